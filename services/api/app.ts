@@ -1,0 +1,60 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { AppError } from '../../shared/errors.ts';
+import type { Sql } from '../../shared/db/postgres.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { ApiConfig } from './config.ts';
+import { errorHandler } from './middleware/error-handler.ts';
+import { jsonBody } from './middleware/json-body.ts';
+import { authenticator } from './middleware/auth.ts';
+import { linkPresenter } from './link-presenter.ts';
+import { campaignStore } from './stores/campaign-store.ts';
+import { domainStore } from './stores/domain-store.ts';
+import { linkStore } from './stores/link-store.ts';
+import { campaignRoutes } from './routes/campaigns.ts';
+import { healthRoutes } from './routes/health.ts';
+import { linkRoutes } from './routes/links.ts';
+
+export interface ApiDeps {
+  sql: Sql;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES'>;
+  logger: Logger;
+}
+
+/** Builds the management API. It owns no connections: the caller opens and closes them. */
+export function createApiApp(deps: ApiDeps): Koa {
+  const { sql, config, logger } = deps;
+  const requireScope = authenticator(sql);
+  const campaigns = campaignStore(sql);
+  const links = linkStore(sql);
+  const domains = domainStore(sql);
+
+  const router = new Router();
+  // Router-level middleware runs only for matched routes, so a wrong method is a 405, not a body error.
+  router.use(jsonBody(config.API_MAX_BODY_BYTES));
+  healthRoutes(router, { sql });
+  campaignRoutes(router, { campaigns, requireScope });
+  linkRoutes(router, {
+      links,
+      campaigns,
+      domains,
+      presentLink: linkPresenter(config.REDIRECT_BASE_URL),
+      requireScope,
+      rulesOfLink: async () => [],
+      onLinkChanged: async () => {},
+  });
+
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true;
+  app.use(errorHandler(logger));
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new AppError('METHOD_NOT_ALLOWED', 'Method not allowed on this route'),
+      notImplemented: () => new AppError('METHOD_NOT_ALLOWED', 'Method not supported'),
+    }),
+  );
+  return app;
+}

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+
+const apiEnv = z.object({
+  ...commonEnv,
+  API_PORT: port(3000),
+  /** Largest accepted JSON body; bigger is a 413, never buffered. */
+  API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+});
+
+export type ApiConfig = z.output<typeof apiEnv>;
+
+export function loadApiConfig(env: Record<string, string | undefined> = process.env): ApiConfig {
+  return parseEnv(apiEnv, env);
+}

@@ -1,0 +1,37 @@
+import type { Context, Next } from 'koa';
+import { AppError } from '../../../shared/errors.ts';
+import { looksLikeApiKey } from '../../../shared/auth/api-key.ts';
+import { findPrincipal, type Principal } from '../../../shared/db/workspaces.ts';
+import type { Sql } from '../../../shared/db/postgres.ts';
+import type { Scope } from '../../../shared/schemas/common.ts';
+
+export interface AuthState {
+  principal: Principal;
+}
+
+/**
+ * `Authorization: Bearer <key>`. Missing or unknown/revoked keys are 401;
+ * a valid key without the route's scope is 403.
+ */
+export function authenticator(sql: Sql) {
+  return function requireScope(scope: Scope) {
+    return async function authenticate(ctx: Context, next: Next): Promise<void> {
+      const header = ctx.get('authorization');
+      if (!header) throw new AppError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <key>');
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+      if (!match) throw new AppError('UNAUTHORIZED', 'Malformed Authorization header: expected Bearer <key>');
+      const key = match[1]!;
+      const principal = looksLikeApiKey(key) ? await findPrincipal(sql, key) : null;
+      if (!principal) throw new AppError('UNAUTHORIZED', 'Invalid or revoked API key');
+      if (!principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
+      (ctx.state as AuthState).principal = principal;
+      return next();
+    };
+  };
+}
+
+export type RequireScope = ReturnType<typeof authenticator>;
+
+export function principalOf(ctx: Context): Principal {
+  return (ctx.state as AuthState).principal;
+}

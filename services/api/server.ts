@@ -1,0 +1,34 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export function listen(app: Koa, port: number, host: string): Promise<RunningServer> {
+  const server = createServer(app.callback());
+  // Behind load balancers keep-alive must outlive theirs; and never hang on slow headers.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: bound } = server.address() as AddressInfo;
+      const shownHost = host.includes(':') ? `[${host}]` : host;
+      resolve({
+        url: `http://${shownHost}:${bound}`,
+        port: bound,
+        server,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}

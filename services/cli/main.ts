@@ -1,0 +1,26 @@
+import { isAppError } from '../../shared/errors.ts';
+import { openDatabase } from '../../shared/db/open-database.ts';
+import { migrate } from '../../shared/db/migrate.ts';
+import { loadCliConfig } from './config.ts';
+import { runCommand, usage } from './commands.ts';
+
+const argv = process.argv.slice(2);
+if (argv.length === 0 || argv.includes('--help')) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+
+const config = loadCliConfig();
+let exitCode = 0;
+const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-cli' });
+try {
+  // A fresh database (or one an older version left) is brought up to date first.
+  if (argv[0] !== 'migrate') await migrate(db.sql);
+  process.stdout.write(`${await runCommand(db.sql, argv)}\n`);
+} catch (err) {
+  exitCode = isAppError(err) && err.code !== 'INTERNAL_ERROR' ? 2 : 1;
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+} finally {
+  await db.close();
+}
+process.exit(exitCode);

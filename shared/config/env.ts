@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+
+/**
+ * Environment fields shared by every service. Each service composes its own
+ * schema from these in its `config.ts` and parses `process.env` exactly once.
+ */
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+export const port = (fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).default(fallback));
+export const optionalUrl = z.preprocess(emptyAsUndefined, z.string().url().optional());
+
+export const commonEnv = {
+  DATABASE_URL: optionalUrl,
+  CLICKHOUSE_URL: optionalUrl,
+  NATS_URL: optionalUrl,
+  DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
+  HOST: z.preprocess(emptyAsUndefined, z.string().default('127.0.0.1')),
+  REDIRECT_BASE_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .url()
+      .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
+      .transform((u) => u.replace(/\/+$/, ''))
+      .default('http://localhost:8080'),
+  ),
+  LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
+};
+
+export function parseEnv<T extends z.ZodType>(schema: T, env: Record<string, string | undefined>): z.output<T> {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new AppError('VALIDATION_ERROR', `Invalid configuration: ${lines.join('; ')}`);
+  }
+  return result.data;
+}

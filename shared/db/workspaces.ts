@@ -1,0 +1,120 @@
+import { AppError } from '../errors.ts';
+import { generateApiKey, hashApiKey } from '../auth/api-key.ts';
+import { newId } from '../ids.ts';
+import { scopes as allScopes, type Plan, type Scope } from '../schemas/common.ts';
+import { iso } from './rows.ts';
+import type { Sql } from './postgres.ts';
+
+/**
+ * Workspaces and their API keys: shared by the API (authentication) and the
+ * command-line tool (issuing and revoking keys).
+ */
+export interface Workspace {
+  id: string;
+  name: string;
+  plan: Plan;
+  createdAt: string;
+}
+
+export interface IssuedApiKey {
+  id: string;
+  workspaceId: string;
+  key: string;
+  prefix: string;
+  scopes: Scope[];
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  workspaceId: string;
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface Principal {
+  keyId: string;
+  workspaceId: string;
+  plan: Plan;
+  scopes: ReadonlySet<Scope>;
+}
+
+/** A new workspace comes with its default campaign, which links join when none is named. */
+export async function createWorkspace(sql: Sql, input: { name: string; plan: Plan }): Promise<Workspace> {
+  const id = newId('workspace');
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ id: string; name: string; plan: Plan; createdAt: Date }[]>`
+      INSERT INTO workspaces (id, name, plan) VALUES (${id}, ${input.name}, ${input.plan})
+      RETURNING id, name, plan, created_at`;
+    await tx`INSERT INTO campaigns (id, workspace_id, name, description, is_default)
+      VALUES (${newId('campaign')}, ${id}, 'Default', 'Links created without a campaign join this one.', true)`;
+    return { id: row!.id, name: row!.name, plan: row!.plan, createdAt: iso(row!.createdAt) };
+  }) as Promise<Workspace>;
+}
+
+export async function countWorkspaces(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM workspaces`;
+  return row!.n;
+}
+
+export async function createApiKey(
+  sql: Sql,
+  input: { workspaceId: string; name?: string; scopes?: readonly Scope[] },
+): Promise<IssuedApiKey> {
+  const [workspace] = await sql`SELECT id FROM workspaces WHERE id = ${input.workspaceId}`;
+  if (!workspace) throw new AppError('NOT_FOUND', `Workspace ${input.workspaceId} not found`);
+  const scopes = [...(input.scopes ?? allScopes)];
+  const generated = generateApiKey();
+  const id = newId('apiKey');
+  await sql`INSERT INTO api_keys (id, workspace_id, name, key_hash, key_prefix, scopes)
+    VALUES (${id}, ${input.workspaceId}, ${input.name ?? ''}, ${generated.hash}, ${generated.prefix}, ${scopes})`;
+  return { id, workspaceId: input.workspaceId, key: generated.key, prefix: generated.prefix, scopes };
+}
+
+export async function revokeApiKey(sql: Sql, keyId: string): Promise<ApiKeyInfo> {
+  const [row] = await sql<ApiKeyRow[]>`
+    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${keyId}
+    RETURNING id, workspace_id, name, key_prefix, scopes, created_at, revoked_at`;
+  if (!row) throw new AppError('NOT_FOUND', `API key ${keyId} not found`);
+  return toKeyInfo(row);
+}
+
+export async function listApiKeys(sql: Sql, workspaceId: string): Promise<ApiKeyInfo[]> {
+  const rows = await sql<ApiKeyRow[]>`
+    SELECT id, workspace_id, name, key_prefix, scopes, created_at, revoked_at
+    FROM api_keys WHERE workspace_id = ${workspaceId} ORDER BY created_at, id`;
+  return rows.map(toKeyInfo);
+}
+
+/** The workspace and scopes behind a presented key, or null when unknown or revoked. */
+export async function findPrincipal(sql: Sql, presentedKey: string): Promise<Principal | null> {
+  const [row] = await sql<{ id: string; workspaceId: string; plan: Plan; scopes: Scope[] }[]>`
+    SELECT k.id, k.workspace_id, w.plan, k.scopes
+    FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+    WHERE k.key_hash = ${hashApiKey(presentedKey)} AND k.revoked_at IS NULL`;
+  return row ? { keyId: row.id, workspaceId: row.workspaceId, plan: row.plan, scopes: new Set(row.scopes) } : null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  workspaceId: string;
+  name: string;
+  keyPrefix: string;
+  scopes: Scope[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+function toKeyInfo(row: ApiKeyRow): ApiKeyInfo {
+  return {
+    id: row.id,
+    workspaceId: row.workspaceId,
+    name: row.name,
+    prefix: row.keyPrefix,
+    scopes: row.scopes,
+    createdAt: iso(row.createdAt),
+    revokedAt: iso(row.revokedAt),
+  };
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+/** Only http(s) URLs are accepted anywhere a destination is (DESIGN.md "Destinations"). */
+export const httpUrl = z
+  .string()
+  .trim()
+  .max(4096)
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http(s) URL');
+
+const forbiddenAppSchemes = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
+
+/** App deep links (`myapp://path`, `intent://...`): any scheme except those that run code in a browser. */
+export const appUrl = z
+  .string()
+  .trim()
+  .max(4096)
+  .refine((value) => {
+    try {
+      return !forbiddenAppSchemes.has(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'must be an app URL such as myapp://path');
+
+export const isoTimestamp = z.iso.datetime({ offset: true });
+
+/** Query-string booleans arrive as text; anything but the two words is a client error. */
+export const queryBoolean = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+const queryInt = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .default(fallback as never);
+
+export const paginationQuery = {
+  page: queryInt(1, 1_000_000, 1),
+  limit: queryInt(1, 100, 20),
+};
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+}
+
+export function pagination(page: number, limit: number, total: number): Pagination {
+  return { page, limit, total, totalPages: Math.ceil(total / limit) };
+}
+
+export const plans = ['starter', 'pro', 'enterprise'] as const;
+export type Plan = (typeof plans)[number];
+
+export const scopes = [
+  'links:read',
+  'links:write',
+  'rules:write',
+  'campaigns:write',
+  'analytics:read',
+  'conversions:write',
+  'domains:write',
+  'qr:write',
+] as const;
+export type Scope = (typeof scopes)[number];

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean } from './common.ts';
+import { customShortCode } from './short-code.ts';
+
+export const redirectBehaviors = ['auto', 'always', 'rule_only', 'never'] as const;
+export const trackingTypes = ['pixel', 's2s'] as const;
+
+/** Spec section 2.1, every field, plus `expiredUrl` (DESIGN.md "Link availability"). */
+export const linkSchema = z.object({
+  id: z.string(),
+  shortCode: z.string(),
+  shortUrl: z.string(),
+  destinationUrl: z.string(),
+  defaultDestination: z.string(),
+  title: z.string(),
+  description: z.string(),
+  campaignId: z.string(),
+  enabled: z.boolean(),
+  password: z.string().nullable(),
+  expiresAt: isoTimestamp.nullable(),
+  expiredUrl: z.string().nullable(),
+  clicksLimit: z.number().int().nullable(),
+  redirectBehavior: z.enum(redirectBehaviors),
+  redirectDomain: z.string(),
+  domainId: z.string().nullable(),
+  deepLinkEnabled: z.boolean(),
+  deepLinkIos: z.string().nullable(),
+  deepLinkAndroid: z.string().nullable(),
+  deepLinkFallbackUrl: z.string().nullable(),
+  conversionTracking: z.boolean(),
+  trackingType: z.enum(trackingTypes),
+  clicks: z.number().int(),
+  uniqueClicks: z.number().int(),
+  impressions: z.number().int(),
+  conversions: z.number().int(),
+  revenue: z.number(),
+  lastClickedAt: isoTimestamp.nullable(),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
+});
+export type Link = z.infer<typeof linkSchema>;
+
+const futureTimestamp = isoTimestamp.refine((value) => Date.parse(value) > Date.now(), 'must be in the future');
+const password = z.string().min(4, 'must be at least 4 characters').max(128);
+
+/** Fields a client may set, shared by create and update; nullable ones clear with null. */
+const editableLinkFields = {
+  destinationUrl: httpUrl,
+  // null: follow destinationUrl, also after it changes.
+  defaultDestination: httpUrl.nullable(),
+  title: z.string().max(500),
+  description: z.string().max(2000),
+  campaignId: z.string().min(1).max(100),
+  enabled: z.boolean(),
+  password: password.nullable(),
+  expiresAt: futureTimestamp.nullable(),
+  expiredUrl: httpUrl.nullable(),
+  clicksLimit: z.number().int().min(1).max(2_000_000_000).nullable(),
+  redirectBehavior: z.enum(redirectBehaviors),
+  domainId: z.string().min(1).max(100).nullable(),
+  deepLinkEnabled: z.boolean(),
+  deepLinkIos: appUrl.nullable(),
+  deepLinkAndroid: appUrl.nullable(),
+  deepLinkFallbackUrl: httpUrl.nullable(),
+  conversionTracking: z.boolean(),
+  trackingType: z.enum(trackingTypes),
+};
+
+export const linkCreateSchema = z.strictObject({
+  ...editableLinkFields,
+  shortCode: customShortCode.optional(),
+  defaultDestination: editableLinkFields.defaultDestination.default(null),
+  title: editableLinkFields.title.default(''),
+  description: editableLinkFields.description.default(''),
+  campaignId: editableLinkFields.campaignId.optional(),
+  enabled: editableLinkFields.enabled.default(true),
+  password: editableLinkFields.password.default(null),
+  expiresAt: editableLinkFields.expiresAt.default(null),
+  expiredUrl: editableLinkFields.expiredUrl.default(null),
+  clicksLimit: editableLinkFields.clicksLimit.default(null),
+  redirectBehavior: editableLinkFields.redirectBehavior.default('auto'),
+  domainId: editableLinkFields.domainId.default(null),
+  deepLinkEnabled: editableLinkFields.deepLinkEnabled.default(false),
+  deepLinkIos: editableLinkFields.deepLinkIos.default(null),
+  deepLinkAndroid: editableLinkFields.deepLinkAndroid.default(null),
+  deepLinkFallbackUrl: editableLinkFields.deepLinkFallbackUrl.default(null),
+  conversionTracking: editableLinkFields.conversionTracking.default(false),
+  trackingType: editableLinkFields.trackingType.default('pixel'),
+});
+export type LinkCreate = z.infer<typeof linkCreateSchema>;
+
+/**
+ * Short codes are immutable once issued (a printed QR code or a sent SMS must keep
+ * working), so shortCode and domainId are not updatable; create a new link instead.
+ */
+export const linkUpdateSchema = z
+  .strictObject({
+    destinationUrl: editableLinkFields.destinationUrl,
+    defaultDestination: editableLinkFields.defaultDestination,
+    title: editableLinkFields.title,
+    description: editableLinkFields.description,
+    campaignId: editableLinkFields.campaignId,
+    enabled: editableLinkFields.enabled,
+    password: editableLinkFields.password,
+    expiresAt: editableLinkFields.expiresAt,
+    expiredUrl: editableLinkFields.expiredUrl,
+    clicksLimit: editableLinkFields.clicksLimit,
+    redirectBehavior: editableLinkFields.redirectBehavior,
+    deepLinkEnabled: editableLinkFields.deepLinkEnabled,
+    deepLinkIos: editableLinkFields.deepLinkIos,
+    deepLinkAndroid: editableLinkFields.deepLinkAndroid,
+    deepLinkFallbackUrl: editableLinkFields.deepLinkFallbackUrl,
+    conversionTracking: editableLinkFields.conversionTracking,
+    trackingType: editableLinkFields.trackingType,
+  })
+  .partial()
+  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update');
+export type LinkUpdate = z.infer<typeof linkUpdateSchema>;
+
+export const linkListQuerySchema = z.strictObject({
+  ...paginationQuery,
+  campaignId: z.string().min(1).max(100).optional(),
+  domainId: z.string().min(1).max(100).optional(),
+  enabled: queryBoolean.optional(),
+  q: z.string().min(1).max(200).optional(),
+});
+
+export const linkGetQuerySchema = z.strictObject({
+  include: z.enum(['rules']).optional(),
+  domain: z.string().min(1).max(253).optional(),
+});

@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import { connectPostgres, type Sql } from '../db/postgres.ts';
+import { startEmbeddedPostgres } from '../db/embedded-postgres.ts';
+import { migrate } from '../db/migrate.ts';
+
+/**
+ * Test databases on both backends we support: the machine's real Postgres
+ * (a fresh database per call, dropped on close) and embedded PGlite (in memory,
+ * served on a loopback socket exactly as `npm start` serves it).
+ */
+export type Backend = 'postgres' | 'pglite';
+export const backends: readonly Backend[] = ['postgres', 'pglite'];
+
+const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface TestDatabase {
+  backend: Backend;
+  url: string;
+  sql: Sql;
+  close(): Promise<void>;
+}
+
+export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
+  if (backend === 'pglite') {
+    const embedded = await startEmbeddedPostgres();
+    const sql = connectPostgres(embedded.url, { max: 1 });
+    await migrate(sql);
+    return {
+      backend,
+      url: embedded.url,
+      sql,
+      async close() {
+        await sql.end({ timeout: 5 });
+        await embedded.stop();
+      },
+    };
+  }
+  const name = `lr_test_${randomBytes(6).toString('hex')}`;
+  const admin = connectPostgres(ADMIN_URL, { max: 1 });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = ADMIN_URL.replace(/\/postgres$/, `/${name}`);
+  const sql = connectPostgres(url, { max: 5 });
+  await migrate(sql);
+  return {
+    backend,
+    url,
+    sql,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}
