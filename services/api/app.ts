@@ -6,6 +6,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { ApiConfig } from './config.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { jsonBody } from './middleware/json-body.ts';
+import { rejectNulInUrl } from './middleware/reject-nul-in-url.ts';
 import { authenticator } from './middleware/auth.ts';
 import { linkPresenter } from './link-presenter.ts';
 import { campaignStore } from './stores/campaign-store.ts';
@@ -48,6 +49,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   app.proxy = false;
   app.silent = true;
   app.use(errorHandler(logger));
+  app.use(rejectNulInUrl);
   app.use(router.routes());
   app.use(
     router.allowedMethods({

@@ -49,7 +49,25 @@ async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new AppError('VALIDATION_ERROR', 'Request body must be a JSON object');
   }
+  const nulAt = findNul(parsed, '');
+  if (nulAt !== null) throw new AppError('VALIDATION_ERROR', 'Invalid request', [{ path: nulAt || '(root)', message: 'must not contain NUL characters' }]);
   return parsed;
+}
+
+/**
+ * Postgres text cannot hold U+0000, so a NUL anywhere would fail deep in a
+ * query as a 500; refuse it here with the path of the first offending string.
+ */
+function findNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, child] of Object.entries(value)) {
+    const childPath = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return childPath;
+    const found = findNul(child, childPath);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 async function readText(ctx: Context, maxBytes: number): Promise<string> {

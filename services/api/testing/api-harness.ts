@@ -17,7 +17,7 @@ export interface RequestOptions {
   key?: string | null;
   body?: unknown;
   /** Sent as-is instead of JSON-encoding `body`. */
-  rawBody?: string;
+  rawBody?: string | Uint8Array;
   headers?: Record<string, string>;
 }
 
@@ -43,7 +43,7 @@ export async function startTestApi(backend: Backend): Promise<TestApi> {
     async request(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.key) headers.authorization = `Bearer ${options.key}`;
-      let body: string | undefined = options.rawBody;
+      let body: string | Uint8Array | undefined = options.rawBody;
       if (body === undefined && options.body !== undefined) {
         body = JSON.stringify(options.body);
         headers['content-type'] ??= 'application/json';

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCommand } from '../../shared/testing/run-command.ts';
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  url: string;
+}
+
+/** `npm start` exactly as a new user runs it, in its own process group so it can be stopped whole. */
+async function npmStart(dataDir: string): Promise<Started> {
+  const child = spawn('npm', ['start'], { env: { ...process.env, DATA_DIR: dataDir, API_PORT: '0' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const match = /linkroute API on (http:\/\/\S+)/.exec(output);
+    if (match) return { child, output: () => output, url: match[1]! };
+    if (exited(child)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  stop(child);
+  throw new Error(`npm start did not come up:\n${output}`);
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (exited(child)) return resolve();
+    child.once('exit', () => resolve());
+    signalGroup(child, 'SIGTERM');
+    setTimeout(() => exited(child) || signalGroup(child, 'SIGKILL'), 10_000).unref();
+  });
+}
+
+describe('npm start on embedded defaults', () => {
+  const cleanup: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const fn of cleanup.reverse()) await fn();
+  });
+
+  it('prints a key once, serves the README walkthrough verbatim, lets the CLI work alongside, and keeps data across restarts', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-start-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+
+    const first = await npmStart(dataDir);
+    cleanup.push(() => stop(first.child));
+    const key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(first.output())?.[1];
+    expect(key, first.output()).toBeDefined();
+    expect(first.output()).toContain(`curl -s -H "Authorization: Bearer $LINKROUTE_API_KEY" ${first.url}/links`);
+
+    // The README walkthrough, run as written; only the API address differs (the test's port is random).
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const walkthrough = /<!-- walkthrough:start -->\s*```sh\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme)?.[1];
+    expect(walkthrough).toBeDefined();
+    expect(walkthrough).toContain('API=http://localhost:3000\n');
+    const script = walkthrough!.replace('API=http://localhost:3000\n', `API=${first.url}\n`);
+    const ran = await runCommand('bash', ['-euo', 'pipefail', '-c', script], { env: { LINKROUTE_API_KEY: key! } });
+    expect(ran.code, ran.stderr + ran.stdout).toBe(0);
+    expect(ran.stdout).toContain('"shortCode": "spring"');
+    expect(ran.stdout).toContain('"rules": []');
+    expect(ran.stdout).toContain('"deleted": true');
+    expect(ran.stdout).toContain('"code": "ALREADY_DELETED"');
+    expect(ran.stdout).not.toMatch(/"code": "(INTERNAL_ERROR|VALIDATION_ERROR|UNAUTHORIZED)"/);
+
+    // The CLI attaches to the running embedded database.
+    const cli = await runCommand('npm', ['run', '-s', 'cli', '--', 'workspace', 'create', '--name', 'Second', '--plan', 'pro', '--json'], { env: { DATA_DIR: dataDir } });
+    expect(cli.code, cli.stderr).toBe(0);
+    const second = JSON.parse(cli.stdout) as { apiKey: string };
+    const res = await fetch(`${first.url}/links`, { headers: { authorization: `Bearer ${second.apiKey}` } });
+    expect(res.status).toBe(200);
+
+    await stop(first.child);
+    const again = await npmStart(dataDir);
+    cleanup.push(() => stop(again.child));
+    expect(again.output()).not.toContain('LINKROUTE_API_KEY=');
+    const links = await fetch(`${again.url}/links?q=spring`, { headers: { authorization: `Bearer ${key}` } });
+    const body = (await links.json()) as { data: Array<{ shortCode: string; title: string }> };
+    expect(body.data.map((l) => l.shortCode)).toEqual(['spring-sale']);
+    await stop(again.child);
+  }, 150_000);
+});

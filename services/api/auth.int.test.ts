@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../../shared/testing/test-database.ts';
+import { createApiKey, revokeApiKey } from '../../shared/db/workspaces.ts';
+import { scopes, type Scope } from '../../shared/schemas/common.ts';
+import { startTestApi, type TestApi } from './testing/api-harness.ts';
+
+/** Every authenticated route and the scope it needs. */
+const routes: Array<{ method: string; path: string; scope: Scope; body?: unknown }> = [
+  { method: 'GET', path: '/links', scope: 'links:read' },
+  { method: 'POST', path: '/links', scope: 'links:write', body: { destinationUrl: 'https://example.com' } },
+  { method: 'GET', path: '/links/link_x', scope: 'links:read' },
+  { method: 'PATCH', path: '/links/link_x', scope: 'links:write', body: { title: 't' } },
+  { method: 'DELETE', path: '/links/link_x', scope: 'links:write' },
+  { method: 'GET', path: '/campaigns', scope: 'links:read' },
+  { method: 'POST', path: '/campaigns', scope: 'campaigns:write', body: { name: 'c' } },
+  { method: 'GET', path: '/campaigns/campaign_x', scope: 'links:read' },
+  { method: 'PATCH', path: '/campaigns/campaign_x', scope: 'campaigns:write', body: { name: 'c' } },
+];
+
+describe.each(backends)('authentication and tenancy on %s', (backend) => {
+  let api: TestApi;
+
+  beforeAll(async () => {
+    api = await startTestApi(backend);
+  });
+  afterAll(() => api?.close());
+
+  it('401 UNAUTHORIZED without a key, with a malformed header, with an unknown key', async () => {
+    const headers = [undefined, 'Bearer', 'Basic dXNlcjpwYXNz', 'Bearer lr_live_unknownunknownunknownunknown12', 'Bearer not-a-key', 'lr_live_abc'];
+    for (const route of routes) {
+      for (const authorization of headers) {
+        const res = await api.request(route.method, route.path, { body: route.body, ...(authorization ? { headers: { authorization } } : {}) });
+        expect(res.status, `${route.method} ${route.path} ${authorization}`).toBe(401);
+        expect(res.body.success).toBe(false);
+        expect(res.body.error.code).toBe('UNAUTHORIZED');
+      }
+    }
+  });
+
+  it('401 before any body validation', async () => {
+    const res = await api.request('POST', '/links', { rawBody: '{not json', headers: { 'content-type': 'text/plain' } });
+    expect(res.status).toBe(401);
+  });
+
+  it('403 FORBIDDEN for a key lacking the route scope; allowed with it (scope matrix)', async () => {
+    const { workspaceId } = await api.tenant();
+    for (const scope of scopes) {
+      const { key } = await createApiKey(api.db.sql, { workspaceId, scopes: scopes.filter((s) => s !== scope) });
+      const { key: only } = await createApiKey(api.db.sql, { workspaceId, scopes: [scope] });
+      for (const route of routes.filter((r) => r.scope === scope)) {
+        const denied = await api.request(route.method, route.path, { key, body: route.body });
+        expect(denied.status, `${route.method} ${route.path} without ${scope}`).toBe(403);
+        expect(denied.body.error).toEqual({ code: 'FORBIDDEN', message: `This API key lacks the ${scope} scope` });
+        const allowed = await api.request(route.method, route.path, { key: only, body: route.body });
+        expect([200, 201, 404], `${route.method} ${route.path} with ${scope}`).toContain(allowed.status);
+      }
+    }
+  });
+
+  it('a revoked key is refused at once', async () => {
+    const { workspaceId } = await api.tenant();
+    const issued = await createApiKey(api.db.sql, { workspaceId });
+    expect((await api.request('GET', '/links', { key: issued.key })).status).toBe(200);
+    await revokeApiKey(api.db.sql, issued.id);
+    expect((await api.request('GET', '/links', { key: issued.key })).status).toBe(401);
+  });
+
+  it('keys are stored only as hashes', async () => {
+    const { workspaceId, key } = await api.tenant();
+    const rows = await api.db.sql`SELECT key_hash, key_prefix FROM api_keys WHERE workspace_id = ${workspaceId}`;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.keyHash).not.toContain(key.slice(8));
+    expect(key.startsWith(rows[0]!.keyPrefix)).toBe(true);
+    expect(rows[0]!.keyPrefix.length).toBeLessThan(key.length / 2);
+  });
+
+  it('another workspace\'s links answer 404 to every operation and never appear in lists', async () => {
+    const a = await api.tenant();
+    const b = await api.tenant();
+    const { body } = await api.request('POST', '/links', { key: a.key, body: { destinationUrl: 'https://a.example', shortCode: 'tenant-a-only' } });
+    const id = body.data.id;
+    for (const path of [`/links/${id}`, '/links/tenant-a-only', `/links/${id}?include=rules`]) {
+      const res = await api.request('GET', path, { key: b.key });
+      expect(res.status, path).toBe(404);
+      expect(res.body.error).toEqual({ code: 'NOT_FOUND', message: 'Link not found' });
+    }
+    expect((await api.request('PATCH', `/links/${id}`, { key: b.key, body: { title: 'pwned' } })).status).toBe(404);
+    expect((await api.request('DELETE', `/links/${id}`, { key: b.key })).status).toBe(404);
+    expect((await api.request('GET', '/links?q=tenant-a', { key: b.key })).body.data).toEqual([]);
+    const still = await api.request('GET', `/links/${id}`, { key: a.key });
+    expect(still.body.data).toMatchObject({ title: '', enabled: true });
+  });
+
+  it('/health and /ready need no key', async () => {
+    expect((await api.request('GET', '/health')).body).toEqual({ success: true, data: { status: 'ok' } });
+    expect((await api.request('GET', '/ready')).body).toEqual({ success: true, data: { status: 'ready', checks: { postgres: 'ok' } } });
+  });
+});

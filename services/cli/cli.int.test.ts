@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCommand } from '../../shared/testing/run-command.ts';
+import { startTestApi, type TestApi } from '../api/testing/api-harness.ts';
+
+/** The real CLI as a child process, against the same Postgres database as an in-process API. */
+describe('command-line tool on postgres', () => {
+  let api: TestApi;
+  const cli = (...args: string[]) => runCommand('npm', ['run', '-s', 'cli', '--', ...args], { env: { DATABASE_URL: api.db.url } });
+
+  beforeAll(async () => {
+    api = await startTestApi('postgres');
+  });
+  afterAll(() => api?.close());
+
+  it('workspace create --json prints a working key; key create/list/revoke manage keys', async () => {
+    const created = await cli('workspace', 'create', '--name', 'Acme', '--plan', 'pro', '--json');
+    expect(created.code, created.stderr).toBe(0);
+    const { workspaceId, apiKey } = JSON.parse(created.stdout) as { workspaceId: string; apiKey: string };
+    expect(workspaceId).toMatch(/^ws_/);
+    expect(apiKey).toMatch(/^lr_live_/);
+    expect((await api.request('GET', '/links', { key: apiKey })).status).toBe(200);
+    const [ws] = await api.db.sql`SELECT plan FROM workspaces WHERE id = ${workspaceId}`;
+    expect(ws!.plan).toBe('pro');
+
+    const readOnly = await cli('key', 'create', '--workspace', workspaceId, '--scopes', 'links:read', '--json');
+    expect(readOnly.code, readOnly.stderr).toBe(0);
+    const issued = JSON.parse(readOnly.stdout) as { keyId: string; apiKey: string; scopes: string[] };
+    expect(issued.scopes).toEqual(['links:read']);
+    expect((await api.request('GET', '/links', { key: issued.apiKey })).status).toBe(200);
+    expect((await api.request('POST', '/links', { key: issued.apiKey, body: { destinationUrl: 'https://e.com' } })).status).toBe(403);
+
+    const listed = await cli('key', 'list', '--workspace', workspaceId, '--json');
+    expect((JSON.parse(listed.stdout) as unknown[]).length).toBe(2);
+    expect(listed.stdout).not.toContain(issued.apiKey);
+
+    const revoked = await cli('key', 'revoke', issued.keyId, '--json');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(JSON.parse(revoked.stdout).keyId).toBe(issued.keyId);
+    expect((await api.request('GET', '/links', { key: issued.apiKey })).status).toBe(401);
+  });
+
+  it('human output and clear errors for bad usage', async () => {
+    const human = await cli('workspace', 'create', '--name', 'Beta', '--plan', 'starter');
+    expect(human.stdout).toMatch(/^Workspace ws_\S+ \(Beta, starter\)\nAPI key \(shown once\): lr_live_/);
+    for (const args of [
+      ['workspace', 'create', '--plan', 'pro'],
+      ['workspace', 'create', '--name', 'X', '--plan', 'gold'],
+      ['key', 'create'],
+      ['key', 'create', '--workspace', 'ws_missing'],
+      ['key', 'create', '--workspace', 'ws_missing', '--scopes', 'everything'],
+      ['key', 'revoke', 'key_missing'],
+      ['frobnicate'],
+      ['workspace', 'create', '--name', 'X', '--bogus'],
+    ]) {
+      const res = await cli(...args);
+      expect(res.code, args.join(' ')).not.toBe(0);
+      expect(res.stderr, args.join(' ')).toMatch(/^error: /);
+    }
+  });
+});

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends, createTestDatabase, type TestDatabase } from '../testing/test-database.ts';
+import { connectPostgres } from './postgres.ts';
+import { migrate } from './migrate.ts';
+
+describe.each(backends)('migrations on %s', (backend) => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase(backend); // already migrated once
+  });
+  afterAll(() => db?.close());
+
+  it('are idempotent: a second run applies nothing and keeps data', async () => {
+    await db.sql`INSERT INTO workspaces (id, name, plan) VALUES ('ws_keep', 'keep', 'pro')`;
+    const again = await migrate(db.sql);
+    expect(again.applied).toEqual([]);
+    expect(again.alreadyApplied).toBeGreaterThanOrEqual(1);
+    expect((await db.sql`SELECT name FROM workspaces WHERE id = 'ws_keep'`)[0]!.name).toBe('keep');
+  });
+});
+
+describe('migrations on postgres, concurrently', () => {
+  it('are safe when several processes migrate at once', async () => {
+    const fresh = await createTestDatabase('postgres');
+    try {
+      const expected = (await fresh.sql<{ version: string }[]>`SELECT version FROM schema_migrations ORDER BY version`).map((r) => r.version);
+      await fresh.sql`DROP SCHEMA public CASCADE`;
+      await fresh.sql`CREATE SCHEMA public`;
+      const clients = Array.from({ length: 4 }, () => connectPostgres(fresh.url, { max: 1 }));
+      const results = await Promise.all(clients.map((sql) => migrate(sql)));
+      await Promise.all(clients.map((sql) => sql.end()));
+      // Exactly one migrator applied each migration; the others waited and found nothing to do.
+      expect(results.flatMap((r) => r.applied)).toEqual(expected);
+      expect(expected.length).toBeGreaterThan(0);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
