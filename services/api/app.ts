@@ -12,9 +12,11 @@ import { linkPresenter } from './link-presenter.ts';
 import { campaignStore } from './stores/campaign-store.ts';
 import { domainStore } from './stores/domain-store.ts';
 import { linkStore } from './stores/link-store.ts';
+import { ruleStore } from './stores/rule-store.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
 import { linkRoutes } from './routes/links.ts';
+import { ruleRoutes } from './routes/rules.ts';
 
 export interface ApiDeps {
   sql: Sql;
@@ -29,6 +31,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql);
+  const rules = ruleStore(sql);
 
   const router = new Router();
   // Router-level middleware runs only for matched routes, so a wrong method is a 405, not a body error.
@@ -41,9 +44,10 @@ export function createApiApp(deps: ApiDeps): Koa {
       domains,
       presentLink: linkPresenter(config.REDIRECT_BASE_URL),
       requireScope,
-      rulesOfLink: async () => [],
+      rules,
       onLinkChanged: async () => {},
   });
+  ruleRoutes(router, { rules, requireScope, onRuleChanged: async () => {} });
 
   const app = new Koa();
   app.proxy = false;

@@ -15,6 +15,11 @@ const routes: Array<{ method: string; path: string; scope: Scope; body?: unknown
   { method: 'POST', path: '/campaigns', scope: 'campaigns:write', body: { name: 'c' } },
   { method: 'GET', path: '/campaigns/campaign_x', scope: 'links:read' },
   { method: 'PATCH', path: '/campaigns/campaign_x', scope: 'campaigns:write', body: { name: 'c' } },
+  { method: 'GET', path: '/rules', scope: 'links:read' },
+  { method: 'GET', path: '/rules/rule_x', scope: 'links:read' },
+  { method: 'POST', path: '/rules', scope: 'rules:write', body: { campaignId: 'campaign_x', type: 'percentage', conditions: { percentage: 5 }, destinationUrl: 'https://e.com' } },
+  { method: 'PATCH', path: '/rules/rule_x', scope: 'rules:write', body: { priority: 5 } },
+  { method: 'DELETE', path: '/rules/rule_x', scope: 'rules:write' },
 ];
 
 describe.each(backends)('authentication and tenancy on %s', (backend) => {
@@ -52,7 +57,9 @@ describe.each(backends)('authentication and tenancy on %s', (backend) => {
         expect(denied.status, `${route.method} ${route.path} without ${scope}`).toBe(403);
         expect(denied.body.error).toEqual({ code: 'FORBIDDEN', message: `This API key lacks the ${scope} scope` });
         const allowed = await api.request(route.method, route.path, { key: only, body: route.body });
-        expect([200, 201, 404], `${route.method} ${route.path} with ${scope}`).toContain(allowed.status);
+        // Past auth: the route answers on its merits (x ids are unknown, so 404, or 400 for a body naming one).
+        expect([200, 201, 400, 404], `${route.method} ${route.path} with ${scope}`).toContain(allowed.status);
+        expect(allowed.body.error?.code ?? 'none').not.toMatch(/UNAUTHORIZED|FORBIDDEN/);
       }
     }
   });

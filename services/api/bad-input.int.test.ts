@@ -19,6 +19,13 @@ const linkFields = [
   'deepLinkFallbackUrl', 'conversionTracking', 'trackingType',
 ];
 const campaignFields = ['name', 'description', 'status'];
+const ruleFields = ['campaignId', 'linkId', 'name', 'type', 'conditions', 'destinationUrl', 'priority', 'enabled', 'deepLinkEnabled', 'deepLinkIos', 'deepLinkAndroid', 'deepLinkFallbackUrl'];
+const ruleTypesAndShapes = [
+  { type: 'geo', conditions: { countries: ['US'] } },
+  { type: 'device', conditions: { os: ['ios'] } },
+  { type: 'time', conditions: { timezone: 'UTC', days: ['monday'], startTime: '09:00', endTime: '17:00' } },
+  { type: 'percentage', conditions: { percentage: 1 } },
+];
 const strangeStrings = [
   '', ' ', 'a\u0000b', '\u0000', 'x'.repeat(5000), '💥', '\ud800', '<script>', "' OR 1=1 --", '%', '_', '\\', '../../etc/passwd',
   'javascript:alert(1)', 'http://', 'https://', 'https://ex ample.com', '2026-13-45T99:99:99Z', 'NaN', 'null', 'true', '-1',
@@ -81,21 +88,23 @@ describe.each(backends)('generated bad input on %s', (backend) => {
   let workspaceId: string;
   let linkId: string;
   let campaignId: string;
+  let ruleId: string;
 
   beforeAll(async () => {
     api = await startTestApi(backend);
     ({ key, workspaceId } = await api.tenant());
     linkId = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/fuzz' } })).body.data.id;
     campaignId = (await api.request('POST', '/campaigns', { key, body: { name: 'fuzz' } })).body.data.id;
+    ruleId = (await api.request('POST', '/rules', { key, body: { campaignId, type: 'geo', conditions: { countries: ['US'] }, destinationUrl: 'https://e.com' } })).body.data.id;
   });
   afterAll(() => api?.close());
 
-  it('1,200 malformed bodies, queries and paths: never a 5xx, always the envelope, nothing stored by a 4xx', async () => {
+  it('1,500 malformed bodies, queries and paths: never a 5xx, always the envelope, nothing stored by a 4xx', async () => {
     const rand = mulberry32(20261122);
     let sent = 0;
     let createdLinks = 1;
-    for (let i = 0; i < 1200; i++) {
-      const kind = i % 8;
+    for (let i = 0; i < 1500; i++) {
+      const kind = i % 10;
       let res: ApiResponse;
       let label: string;
       if (kind === 0) {
@@ -135,6 +144,22 @@ describe.each(backends)('generated bad input on %s', (backend) => {
         const path = pick(rand, ['/links/', '/campaigns/']) + id;
         label = `${method} ${path.slice(0, 80)}`;
         res = await api.request(method, path, { key, ...(method === 'PATCH' ? { body: { title: 'x' } } : {}) });
+      } else if (kind === 8) {
+        // Nearly valid rules: one good shape, then random damage, so conditions validation is exercised.
+        const body: Record<string, unknown> = { campaignId, destinationUrl: 'https://e.com/r', ...pick(rand, ruleTypesAndShapes), ...randomBody(rand, ruleFields) };
+        if (rand() < 0.5) body.conditions = { ...(body.conditions as object), ...randomBody(rand, ['countries', 'operator', 'devices', 'os', 'timezone', 'days', 'startTime', 'endTime', 'percentage']) };
+        label = `POST|PATCH /rules ${JSON.stringify(body).slice(0, 200)}`;
+        if (rand() < 0.5) {
+          res = await api.request('POST', '/rules', { key, body });
+        } else {
+          delete body.campaignId;
+          delete body.type;
+          res = await api.request('PATCH', `/rules/${ruleId}`, { key, body });
+        }
+      } else if (kind === 9) {
+        const query = randomQuery(rand, ['page', 'limit', 'linkId', 'campaignId', 'type', 'enabled']);
+        label = `GET /rules?${query}`;
+        res = await api.request('GET', `/rules?${query}`, { key });
       } else {
         const bytes = pick(rand, [new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), new Uint8Array(70_000).fill(0x20), new Uint8Array([0xc3])]);
         label = `POST /links binary ${bytes.length} bytes`;
@@ -143,7 +168,7 @@ describe.each(backends)('generated bad input on %s', (backend) => {
       expectEnvelope(res, label);
       sent++;
     }
-    expect(sent).toBe(1200);
+    expect(sent).toBe(1500);
     const [row] = await api.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM links WHERE workspace_id = ${workspaceId}`;
     expect(row!.n).toBe(createdLinks);
   });

@@ -13,6 +13,7 @@ import type { PresentLink } from '../link-presenter.ts';
 import type { CampaignStore } from '../stores/campaign-store.ts';
 import type { DomainStore } from '../stores/domain-store.ts';
 import type { LinkChanges, LinkRow, LinkStore } from '../stores/link-store.ts';
+import type { RuleStore } from '../stores/rule-store.ts';
 
 export interface LinkRouteDeps {
   links: LinkStore;
@@ -20,8 +21,7 @@ export interface LinkRouteDeps {
   domains: DomainStore;
   presentLink: PresentLink;
   requireScope: RequireScope;
-  /** The rules of a link for `include=rules`, in evaluation order. */
-  rulesOfLink(workspaceId: string, link: LinkRow): Promise<unknown[]>;
+  rules: RuleStore;
   /** Called after every committed change to a link (snapshot updates hang here). */
   onLinkChanged(link: LinkRow): Promise<void>;
 }
@@ -81,7 +81,7 @@ export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
     const query = parseInput(linkGetQuerySchema, ctx.query, 'query');
     const row = await findLive(ctx, query.domain);
     const link = presentLink(row);
-    ok(ctx, query.include === 'rules' ? { ...link, rules: await deps.rulesOfLink(row.workspaceId, row) } : link);
+    ok(ctx, query.include === 'rules' ? { ...link, rules: await deps.rules.forLink(row) } : link);
   });
 
   router.patch('/links/:id', requireScope('links:write'), async (ctx) => {
@@ -91,7 +91,13 @@ export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
     const { password, ...rest } = input;
     const changes: LinkChanges = { ...rest };
     if (password !== undefined) changes.passwordHash = password === null ? null : await hashPassword(password);
-    const row = await links.update(current.workspaceId, current.id, changes);
+    const moving = input.campaignId !== undefined && input.campaignId !== current.campaignId;
+    const row = await links.update(
+      current.workspaceId,
+      current.id,
+      changes,
+      moving ? (tx) => deps.rules.moveLinkRules(tx, current.workspaceId, current.id, input.campaignId!) : undefined,
+    );
     await deps.onLinkChanged(row);
     ok(ctx, presentLink(row));
   });

@@ -123,10 +123,15 @@ export function linkStore(sql: Sql) {
       return { items, total: count!.total };
     },
 
-    async update(workspaceId: string, id: string, changes: LinkChanges): Promise<LinkRow> {
-      await sql`
-        UPDATE links SET ${sql(changes as Record<string, unknown>)}, updated_at = now()
-        WHERE id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
+    /** `alongside` runs in the same transaction, for changes that must commit with the link's. */
+    async update(workspaceId: string, id: string, changes: LinkChanges, alongside?: (tx: Sql) => Promise<void>): Promise<LinkRow> {
+      await sql.begin(async (tx) => {
+        const t = tx as unknown as Sql;
+        if (alongside) await alongside(t);
+        await t`
+          UPDATE links SET ${t(changes as Record<string, unknown>)}, updated_at = now()
+          WHERE id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
+      });
       return (await byId(workspaceId, id))!;
     },
 
