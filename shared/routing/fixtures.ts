@@ -11,7 +11,7 @@ export function makeLink(overrides: Partial<LinkRecord> = {}): LinkRecord {
     workspaceId: 'ws_1',
     campaignId: 'campaign_1',
     shortCode: 'abc123',
-    domain: 'localhost:8080',
+    domain: '',
     destinationUrl: 'https://example.com/landing',
     defaultDestination: 'https://example.com/default',
     enabled: true,

@@ -35,7 +35,7 @@ export interface LinkRecord {
   workspaceId: string;
   campaignId: string;
   shortCode: string;
-  /** Host the short URL lives on, e.g. 'localhost:8080' or a verified custom domain. */
+  /** '' for the default redirect domain, else the verified custom hostname, lowercase. */
   domain: string;
   destinationUrl: string;
   defaultDestination: string;
