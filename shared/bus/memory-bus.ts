@@ -1,0 +1,170 @@
+import type { Bus, BusMessage, EventConsumer, KvBucket, KvEntry, KvWatch } from './bus.ts';
+import { EVENTS_DEDUP_WINDOW_MS } from './bus.ts';
+
+/**
+ * The bus inside one process (all-in-one mode). Same contract as NATS JetStream:
+ * publisher dedup by message id within the window, durable consumers with
+ * explicit acks and redelivery, KV watchers that replay current values first.
+ * Nothing survives the process: it exists only for single-process setups.
+ */
+interface Stored {
+  seq: number;
+  subject: string;
+  data: Uint8Array;
+}
+
+interface Durable {
+  filter: string | undefined;
+  /** Next stream sequence not yet handed out. */
+  cursor: number;
+  /** Handed out, not yet acked: seq -> redeliver-at time and delivery count. */
+  pending: Map<number, { redeliverAt: number; deliveries: number }>;
+  waiters: Array<() => void>;
+}
+
+const ACK_WAIT_MS = 30_000;
+
+function subjectMatches(filter: string | undefined, subject: string): boolean {
+  if (!filter) return true;
+  return filter.endsWith('>') ? subject.startsWith(filter.slice(0, -1)) : filter === subject;
+}
+
+export function createMemoryBus(): Bus {
+  const bySeq = new Map<number, Stored>();
+  const recentIds = new Map<string, number>();
+  const durables = new Map<string, Durable>();
+  const buckets = new Map<string, KvBucket>();
+  let seq = 0;
+
+  const wake = () => {
+    for (const d of durables.values()) d.waiters.splice(0).forEach((w) => w());
+  };
+
+  function take(d: Durable, max: number): BusMessage[] {
+    const now = Date.now();
+    const out: BusMessage[] = [];
+    for (const [s, p] of d.pending) {
+      if (out.length >= max) break;
+      if (p.redeliverAt <= now && bySeq.has(s)) {
+        p.deliveries++;
+        p.redeliverAt = now + ACK_WAIT_MS;
+        out.push(message(d, bySeq.get(s)!, p.deliveries));
+      }
+    }
+    while (out.length < max && d.cursor <= seq) {
+      const stored = bySeq.get(d.cursor++);
+      if (!stored || !subjectMatches(d.filter, stored.subject)) continue;
+      d.pending.set(stored.seq, { redeliverAt: now + ACK_WAIT_MS, deliveries: 1 });
+      out.push(message(d, stored, 1));
+    }
+    return out;
+  }
+
+  /** Acked by every consumer (and none is behind it): nothing can ask for it again. */
+  function settle(d: Durable, s: number): void {
+    d.pending.delete(s);
+    for (const other of durables.values()) if (other.cursor <= s || other.pending.has(s)) return;
+    bySeq.delete(s);
+  }
+
+  function message(d: Durable, stored: Stored, deliveries: number): BusMessage {
+    return {
+      subject: stored.subject,
+      data: stored.data,
+      deliveries,
+      ack: () => settle(d, stored.seq),
+      nak: (delayMs = 0) => {
+        const p = d.pending.get(stored.seq);
+        if (p) p.redeliverAt = Date.now() + delayMs;
+        setTimeout(wake, delayMs);
+      },
+      term: () => settle(d, stored.seq),
+    };
+  }
+
+  return {
+    kind: 'memory',
+    async publishEvent(subject, data, msgId) {
+      const now = Date.now();
+      const seen = recentIds.get(msgId);
+      if (seen !== undefined && now - seen < EVENTS_DEDUP_WINDOW_MS) return;
+      recentIds.set(msgId, now);
+      if (recentIds.size > 1_000_000) {
+        for (const [id, at] of recentIds) if (now - at >= EVENTS_DEDUP_WINDOW_MS) recentIds.delete(id);
+      }
+      const stored = { seq: ++seq, subject, data };
+      bySeq.set(stored.seq, stored);
+      wake();
+    },
+    async eventConsumer(durableName, filterSubject) {
+      let d = durables.get(durableName);
+      if (!d) {
+        d = { filter: filterSubject, cursor: 1, pending: new Map(), waiters: [] };
+        durables.set(durableName, d);
+      }
+      const durable = d;
+      const consumer: EventConsumer = {
+        async fetch(max, expiresMs) {
+          const ready = take(durable, max);
+          if (ready.length > 0) return ready;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, expiresMs);
+            durable.waiters.push(() => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
+          return take(durable, max);
+        },
+      };
+      return consumer;
+    },
+    async kv(bucket) {
+      let kv = buckets.get(bucket);
+      if (!kv) buckets.set(bucket, (kv = memoryKv()));
+      return kv;
+    },
+    connected: () => true,
+    async close() {
+      wake();
+    },
+  };
+}
+
+function memoryKv(): KvBucket {
+  const values = new Map<string, KvEntry>();
+  const watchers = new Set<(entry: KvEntry) => void>();
+  let revision = 0;
+
+  function write(key: string, value: Uint8Array | null): number {
+    const entry: KvEntry = { key, value, revision: ++revision };
+    values.set(key, entry);
+    // Delivered asynchronously, as over a network, so writers never run watcher code.
+    for (const w of watchers) queueMicrotask(() => w(entry));
+    return entry.revision;
+  }
+
+  return {
+    async get(key) {
+      const e = values.get(key);
+      return e && e.value !== null ? e : null;
+    },
+    put: async (key, value) => write(key, value),
+    async delete(key) {
+      write(key, null);
+    },
+    async entryCount() {
+      return values.size;
+    },
+    async watch(onEntry) {
+      const current = [...values.values()].filter((e) => e.value !== null).sort((a, b) => a.revision - b.revision);
+      const upTo = revision;
+      // Changes after the replay point are delivered live; older ones were replayed.
+      const live = (e: KvEntry) => e.revision > upTo && onEntry(e);
+      watchers.add(live);
+      for (const e of current) onEntry(e);
+      const watch: KvWatch = { initialized: Promise.resolve(), stop: () => void watchers.delete(live) };
+      return watch;
+    },
+  };
+}
