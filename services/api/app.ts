@@ -2,8 +2,9 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { AppError } from '../../shared/errors.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
-import type { Logger } from '../../shared/logger.ts';
+import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { ApiConfig } from './config.ts';
+import type { SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rejectNulInUrl } from './middleware/reject-nul-in-url.ts';
@@ -22,7 +23,12 @@ export interface ApiDeps {
   sql: Sql;
   config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES'>;
   logger: Logger;
+  /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
+  snapshot?: SnapshotPublisher;
 }
+
+/** How long a request waits for its change to reach redirectors before answering anyway. */
+const PUBLISH_WAIT_MS = 250;
 
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
@@ -32,6 +38,17 @@ export function createApiApp(deps: ApiDeps): Koa {
   const links = linkStore(sql);
   const domains = domainStore(sql);
   const rules = ruleStore(sql);
+
+  /**
+   * The change is committed and queued in the outbox (by trigger) whatever happens
+   * here; publishing now just makes it live at once. A slow or failing bus never
+   * fails the request: the publisher's loop retries.
+   */
+  async function publishChanges(): Promise<void> {
+    if (!deps.snapshot) return;
+    const published = deps.snapshot.flush().catch((err) => logger.warn('snapshot publish failed; will retry', errorFields(err)));
+    await Promise.race([published, new Promise((r) => setTimeout(r, PUBLISH_WAIT_MS).unref())]);
+  }
 
   const router = new Router();
   // Router-level middleware runs only for matched routes, so a wrong method is a 405, not a body error.
@@ -45,9 +62,9 @@ export function createApiApp(deps: ApiDeps): Koa {
       presentLink: linkPresenter(config.REDIRECT_BASE_URL),
       requireScope,
       rules,
-      onLinkChanged: async () => {},
+      onLinkChanged: publishChanges,
   });
-  ruleRoutes(router, { rules, requireScope, onRuleChanged: async () => {} });
+  ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
 
   const app = new Koa();
   app.proxy = false;

@@ -1,13 +1,7 @@
 import { hydrateLink, type CompiledLink, type RoutableLink } from '../../shared/routing/index.ts';
+import type { SnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
 import type { LinkLookup } from './ports.ts';
 
-/** A snapshot entry as published by the API: the compiled link, or null once it stops resolving. */
-export interface SnapshotEntry {
-  /** Monotonic per link across all API instances (a Postgres sequence). */
-  version: number;
-  linkId: string;
-  link: CompiledLink | null;
-}
 
 const keyOf = (domain: string, shortCode: string) => `${domain}\n${shortCode}`;
 
@@ -52,6 +46,12 @@ export class SnapshotStore implements LinkLookup {
   /** Sets the shared click count of a link (sum over all redirectors). */
   setClicks(linkId: string, count: number): void {
     this.clickCounts.set(linkId, count);
+  }
+
+  /** clicksLimit of a served link, or null (no limit, or not served). */
+  clicksLimit(linkId: string): number | null {
+    const key = this.byLinkId.get(linkId)?.key;
+    return key ? (this.byKey.get(key)?.compiled.clicksLimit ?? null) : null;
   }
 
   version(linkId: string): number {

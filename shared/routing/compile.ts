@@ -81,6 +81,7 @@ export function compileLink(
     clicksLimit: link.clicksLimit,
     expiredUrl: link.expiredUrl,
     hasPassword: link.hasPassword,
+    passwordHash: link.passwordHash,
     conversionTracking: link.conversionTracking,
     trackingType: link.trackingType,
     defaultDestination,

@@ -20,6 +20,7 @@ export function makeLink(overrides: Partial<LinkRecord> = {}): LinkRecord {
     clicksLimit: null,
     expiredUrl: null,
     hasPassword: false,
+    passwordHash: null,
     deepLinkEnabled: false,
     deepLinkIos: null,
     deepLinkAndroid: null,

@@ -46,6 +46,8 @@ export interface LinkRecord {
   clicksLimit: number | null;
   expiredUrl: string | null;
   hasPassword: boolean;
+  /** scrypt hash (shared/auth/password-hash.ts) so redirectors verify without I/O; null without a password. */
+  passwordHash: string | null;
   deepLinkEnabled: boolean;
   deepLinkIos: string | null;
   deepLinkAndroid: string | null;
@@ -139,6 +141,8 @@ export interface CompiledLink {
   clicksLimit: number | null;
   expiredUrl: string | null;
   hasPassword: boolean;
+  /** scrypt hash (shared/auth/password-hash.ts) so redirectors verify without I/O; null without a password. */
+  passwordHash: string | null;
   conversionTracking: boolean;
   trackingType: TrackingType;
   defaultDestination: string;

@@ -36,8 +36,11 @@ export const clickEventSchema = z.object({
 });
 export type ClickEvent = z.infer<typeof clickEventSchema>;
 
+/**
+ * Clicks and impressions travel in batches: one bus message carries many events
+ * as newline-delimited JSON, and the bus dedups whole batches by message id.
+ */
 export const eventSubjects = {
-  click: 'linkroute.events.click',
-  impression: 'linkroute.events.impression',
-  conversion: 'linkroute.events.conversion',
+  clicks: 'linkroute.events.clicks',
+  conversions: 'linkroute.events.conversions',
 } as const;

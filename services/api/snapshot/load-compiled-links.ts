@@ -1,0 +1,93 @@
+import { compileLink, type CompiledLink, type LinkRecord, type RuleRecord } from '../../../shared/routing/index.ts';
+import type { Sql } from '../../../shared/db/postgres.ts';
+import type { RuleType } from '../../../shared/schemas/rule-conditions.ts';
+
+interface LinkSnapshotRow {
+  id: string;
+  workspaceId: string;
+  campaignId: string;
+  shortCode: string;
+  domainId: string | null;
+  domainHostname: string | null;
+  domainLive: boolean;
+  destinationUrl: string;
+  defaultDestination: string | null;
+  enabled: boolean;
+  redirectBehavior: LinkRecord['redirectBehavior'];
+  expiresAt: Date | null;
+  clicksLimit: number | null;
+  expiredUrl: string | null;
+  passwordHash: string | null;
+  deepLinkEnabled: boolean;
+  deepLinkIos: string | null;
+  deepLinkAndroid: string | null;
+  deepLinkFallbackUrl: string | null;
+  conversionTracking: boolean;
+  trackingType: LinkRecord['trackingType'];
+  deletedAt: Date | null;
+}
+
+interface RuleSnapshotRow extends Omit<RuleRecord, 'createdAt' | 'type'> {
+  type: RuleType;
+  createdAt: Date;
+}
+
+/**
+ * The compiled form of each link, as redirectors must serve it now; null for a
+ * link that must not resolve (deleted, or on a domain that is gone or unverified).
+ * Reads inside the caller's transaction.
+ */
+export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Promise<Map<string, CompiledLink | null>> {
+  const result = new Map<string, CompiledLink | null>(linkIds.map((id) => [id, null]));
+  if (linkIds.length === 0) return result;
+  const links = await tx<LinkSnapshotRow[]>`
+    SELECT l.id, l.workspace_id, l.campaign_id, l.short_code, l.domain_id, lower(d.hostname) AS domain_hostname,
+      (d.id IS NOT NULL AND d.status = 'verified' AND d.deleted_at IS NULL) AS domain_live,
+      l.destination_url, l.default_destination, l.enabled, l.redirect_behavior, l.expires_at, l.clicks_limit,
+      l.expired_url, l.password_hash, l.deep_link_enabled, l.deep_link_ios, l.deep_link_android,
+      l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.deleted_at
+    FROM links l LEFT JOIN domains d ON d.id = l.domain_id
+    WHERE l.id IN ${tx(linkIds as string[])}`;
+  const live = links.filter((l) => !l.deletedAt && (l.domainId === null || l.domainLive));
+  if (live.length === 0) return result;
+  const campaignIds = [...new Set(live.map((l) => l.campaignId))];
+  const rules = await tx<RuleSnapshotRow[]>`
+    SELECT id, link_id, campaign_id, type, conditions, destination_url, priority, enabled,
+      deep_link_enabled, deep_link_ios, deep_link_android, deep_link_fallback_url, created_at
+    FROM rules
+    WHERE link_id IN ${tx(live.map((l) => l.id))} OR (link_id IS NULL AND campaign_id IN ${tx(campaignIds)})`;
+  const byLink = new Map<string, RuleRecord[]>();
+  const byCampaign = new Map<string, RuleRecord[]>();
+  for (const row of rules) {
+    const rule: RuleRecord = { ...row, createdAt: row.createdAt.toISOString() };
+    const map = row.linkId === null ? byCampaign : byLink;
+    const key = row.linkId ?? row.campaignId;
+    map.set(key, [...(map.get(key) ?? []), rule]);
+  }
+  for (const l of live) {
+    const record: LinkRecord = {
+      id: l.id,
+      workspaceId: l.workspaceId,
+      campaignId: l.campaignId,
+      shortCode: l.shortCode,
+      domain: l.domainHostname ?? '',
+      destinationUrl: l.destinationUrl,
+      defaultDestination: l.defaultDestination ?? l.destinationUrl,
+      enabled: l.enabled,
+      redirectBehavior: l.redirectBehavior,
+      expiresAt: l.expiresAt?.toISOString() ?? null,
+      clicksLimit: l.clicksLimit,
+      expiredUrl: l.expiredUrl,
+      hasPassword: l.passwordHash !== null,
+      passwordHash: l.passwordHash,
+      deepLinkEnabled: l.deepLinkEnabled,
+      deepLinkIos: l.deepLinkIos,
+      deepLinkAndroid: l.deepLinkAndroid,
+      deepLinkFallbackUrl: l.deepLinkFallbackUrl,
+      conversionTracking: l.conversionTracking,
+      trackingType: l.trackingType,
+    };
+    result.set(l.id, compileLink(record, byLink.get(l.id) ?? [], byCampaign.get(l.campaignId) ?? []));
+  }
+  return result;
+}
