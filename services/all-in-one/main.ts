@@ -1,24 +1,41 @@
 /**
  * `npm start`: every part of linkroute in one process on embedded defaults.
  * This is a composition root, not a service: the one module allowed to import
- * several services' factories and wire them together.
+ * several services' factories and wire them together, over the in-process bus
+ * (or NATS when NATS_URL is set).
  */
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { countWorkspaces, createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
+import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
+import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { kvBuckets } from '../../shared/bus/bus.ts';
+import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createApiApp } from '../api/app.ts';
 import { loadApiConfig } from '../api/config.ts';
 import { listen } from '../api/server.ts';
+import { snapshotPublisher } from '../api/snapshot/snapshot-publisher.ts';
+import { loadRedirectorConfig } from '../redirector/config.ts';
+import { startRedirector } from '../redirector/redirector.ts';
 
 const config = loadApiConfig();
+const redirectorConfig = loadRedirectorConfig();
 const logger = createLogger('linkroute', config.LOG_LEVEL);
 
 try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
   await migrate(db.sql);
-  const api = await listen(createApiApp({ sql: db.sql, config, logger }), config.API_PORT, config.HOST);
-  logger.info('api listening', { url: api.url, database: db.description });
+  const bus = config.NATS_URL ? await connectNatsBus(config.NATS_URL, { name: 'linkroute', logger }) : createMemoryBus();
+  const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
+
+  const snapshot = snapshotPublisher({ sql: db.sql, kv: await bus.kv(kvBuckets.snapshot), logger });
+  await snapshot.seedIfEmpty();
+  await snapshot.flush();
+  snapshot.start();
+  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot }), config.API_PORT, config.HOST);
+  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
+  logger.info('linkroute started', { api: api.url, redirector: redirector.url, database: db.description, bus: bus.kind });
 
   // First start on an empty database: make a workspace and show its key, once.
   if ((await countWorkspaces(db.sql)) === 0) {
@@ -39,10 +56,14 @@ try {
       ].join('\n'),
     );
   }
+  process.stdout.write(`linkroute redirects on ${redirector.url}\n`);
   process.stdout.write(`linkroute API on ${api.url}\n`);
 
   const shutdown = async () => {
     await api.close();
+    await redirector.close();
+    await snapshot.stop();
+    await bus.close();
     await db.close();
     process.exit(0);
   };

@@ -140,10 +140,10 @@ describe.each(backends)('links API on %s', (backend) => {
   });
 
   it('accepts only http(s) destinations', async () => {
-    for (const destinationUrl of ['ftp://example.com', 'javascript:alert(1)', 'example.com', '/relative', 'http://', 'data:text/html,hi']) {
+    for (const destinationUrl of ['ftp://example.com', 'javascript:alert(1)', 'example.com', '/relative', 'http://', 'data:text/html,hi', 'https://a.com/x\r\nSet-Cookie: a=b', 'https://a.com/x y', 'https://a.com/\tx']) {
       const res = await post({ destinationUrl });
       expect(res.status, destinationUrl).toBe(400);
-      expect(res.body.error.details).toEqual([{ path: 'destinationUrl', message: expect.any(String) }]);
+      expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual(expect.arrayContaining(['destinationUrl']));
     }
   });
 

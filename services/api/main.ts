@@ -1,9 +1,12 @@
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
+import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { kvBuckets, type Bus } from '../../shared/bus/bus.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { listen } from './server.ts';
+import { snapshotPublisher, type SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
 
 const config = loadApiConfig();
 const logger = createLogger('api', config.LOG_LEVEL);
@@ -11,10 +14,23 @@ const logger = createLogger('api', config.LOG_LEVEL);
 try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-api' });
   await migrate(db.sql);
-  const server = await listen(createApiApp({ sql: db.sql, config, logger }), config.API_PORT, config.HOST);
+  let bus: Bus | null = null;
+  let snapshot: SnapshotPublisher | undefined;
+  if (config.NATS_URL) {
+    bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-api', logger });
+    snapshot = snapshotPublisher({ sql: db.sql, kv: await bus.kv(kvBuckets.snapshot), logger });
+    await snapshot.seedIfEmpty();
+    snapshot.start();
+  } else {
+    // Changes stay queued in the outbox and are published once an API runs with NATS_URL.
+    logger.warn('NATS_URL is not set: link changes are not pushed to redirectors');
+  }
+  const server = await listen(createApiApp({ sql: db.sql, config, logger, ...(snapshot ? { snapshot } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, database: db.description });
   const shutdown = async () => {
     await server.close();
+    await snapshot?.stop();
+    await bus?.close();
     await db.close();
     process.exit(0);
   };

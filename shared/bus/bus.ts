@@ -46,11 +46,15 @@ export interface BusMessage {
   nak(delayMs?: number): void;
   /** Never redeliver (poison message, already dead-lettered). */
   term(): void;
+  /** Still being processed: restart the redelivery timer (call more often than every 10 s). */
+  working(): void;
 }
 
 export interface EventConsumer {
-  /** Up to `max` messages; returns once `max` arrived or `expiresMs` passed. */
+  /** Up to `max` messages: returns once `max` have arrived, or after `expiresMs` with what has (maybe none). */
   fetch(max: number, expiresMs: number): Promise<BusMessage[]>;
+  /** Stops receiving; unacknowledged messages go back to the bus. */
+  close(): void;
 }
 
 export interface Bus {
@@ -66,9 +70,12 @@ export interface Bus {
 }
 
 export const EVENTS_STREAM = 'LINKROUTE_EVENTS';
-export const EVENTS_SUBJECTS = 'linkroute.events.>';
+export const EVENTS_SUBJECTS = ['linkroute.events.>', 'linkroute.deadletter.>'];
 /** Dedup window of the events stream: a retried publish within it is dropped. */
 export const EVENTS_DEDUP_WINDOW_MS = 10 * 60_000;
+
+/** Events that can never be stored (invalid), kept for inspection; not consumed by ingesters. */
+export const DEAD_LETTER_SUBJECT = 'linkroute.deadletter.events';
 
 export const kvBuckets = {
   snapshot: 'linkroute_snapshot',

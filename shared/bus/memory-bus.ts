@@ -22,7 +22,7 @@ interface Durable {
   waiters: Array<() => void>;
 }
 
-const ACK_WAIT_MS = 30_000;
+const ACK_WAIT_MS = 10_000;
 
 function subjectMatches(filter: string | undefined, subject: string): boolean {
   if (!filter) return true;
@@ -79,6 +79,10 @@ export function createMemoryBus(): Bus {
         setTimeout(wake, delayMs);
       },
       term: () => settle(d, stored.seq),
+      working: () => {
+        const p = d.pending.get(stored.seq);
+        if (p) p.redeliverAt = Date.now() + ACK_WAIT_MS;
+      },
     };
   }
 
@@ -105,17 +109,21 @@ export function createMemoryBus(): Bus {
       const durable = d;
       const consumer: EventConsumer = {
         async fetch(max, expiresMs) {
-          const ready = take(durable, max);
-          if (ready.length > 0) return ready;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, expiresMs);
-            durable.waiters.push(() => {
-              clearTimeout(timer);
-              resolve();
+          const deadline = Date.now() + expiresMs;
+          const out = take(durable, max);
+          while (out.length < max && Date.now() < deadline) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, deadline - Date.now());
+              durable.waiters.push(() => {
+                clearTimeout(timer);
+                resolve();
+              });
             });
-          });
-          return take(durable, max);
+            out.push(...take(durable, max - out.length));
+          }
+          return out;
         },
+        close() {},
       };
       return consumer;
     },

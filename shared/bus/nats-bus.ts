@@ -13,6 +13,7 @@ import { EVENTS_DEDUP_WINDOW_MS, EVENTS_STREAM, EVENTS_SUBJECTS } from './bus.ts
 import type { Logger } from '../logger.ts';
 
 const nanos = (ms: number) => ms * 1_000_000;
+const ACK_WAIT_MS = 10_000;
 
 /** NATS JetStream behind the Bus interface. Reconnects forever; callers see failures as rejected promises. */
 export async function connectNatsBus(url: string, options: { name: string; logger: Logger }): Promise<Bus> {
@@ -45,25 +46,49 @@ export async function connectNatsBus(url: string, options: { name: string; logge
       await js.publish(subject, data, { msgID: msgId });
     },
     async eventConsumer(durableName, filterSubject) {
-      await jsm.consumers.add(EVENTS_STREAM, {
+      const consumerConfig = {
         durable_name: durableName,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
-        ack_wait: nanos(30_000),
+        // A crashed consumer's messages come back after this; live ones call working() to hold them longer.
+        ack_wait: nanos(ACK_WAIT_MS),
         max_ack_pending: 100_000,
         ...(filterSubject ? { filter_subject: filterSubject } : {}),
-      });
+      };
+      try {
+        await jsm.consumers.add(EVENTS_STREAM, consumerConfig);
+      } catch {
+        // It exists (maybe from an older version with other settings): bring it up to date.
+        await jsm.consumers.update(EVENTS_STREAM, durableName, { ack_wait: consumerConfig.ack_wait, max_ack_pending: consumerConfig.max_ack_pending });
+      }
       const consumer = await js.consumers.get(EVENTS_STREAM, durableName);
+      // A streaming consume (it survives reconnects and keeps heartbeats) feeding a
+      // local queue, so fetch can linger for any time, not JetStream's 1 s minimum.
+      const queue: JsMsg[] = [];
+      const waiter: { wake?: (() => void) | undefined } = {};
+      const stream = await consumer.consume({ max_messages: 1_000 });
+      void (async () => {
+        for await (const m of stream) {
+          queue.push(m);
+          waiter.wake?.();
+        }
+      })();
       const fetcher: EventConsumer = {
         async fetch(max, expiresMs) {
-          const batch = await consumer.fetch({ max_messages: max, expires: Math.max(1_000, expiresMs) });
-          const out: BusMessage[] = [];
-          for await (const m of batch) {
-            out.push(toBusMessage(m));
-            if (out.length >= max) break;
+          const deadline = Date.now() + expiresMs;
+          while (queue.length < max && Date.now() < deadline) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, deadline - Date.now());
+              waiter.wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            waiter.wake = undefined;
           }
-          return out;
+          return queue.splice(0, max).map(toBusMessage);
         },
+        close: () => stream.stop(),
       };
       return fetcher;
     },
@@ -80,7 +105,7 @@ export async function connectNatsBus(url: string, options: { name: string; logge
 async function ensureEventsStream(jsm: JetStreamManager): Promise<void> {
   const config = {
     name: EVENTS_STREAM,
-    subjects: [EVENTS_SUBJECTS],
+    subjects: EVENTS_SUBJECTS,
     duplicate_window: nanos(EVENTS_DEDUP_WINDOW_MS),
     // Events wait here until ingesters acknowledge them; a week covers long outages.
     max_age: nanos(7 * 24 * 3600_000),
@@ -108,6 +133,7 @@ function toBusMessage(m: JsMsg): BusMessage {
     ack: () => m.ack(),
     nak: (delayMs) => m.nak(delayMs),
     term: () => m.term(),
+    working: () => m.working(),
   };
 }
 

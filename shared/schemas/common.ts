@@ -1,10 +1,17 @@
 import { z } from 'zod';
 
+/**
+ * The URL parser silently drops tabs and newlines and encodes spaces, so a value
+ * could validate and still carry CR/LF into a Location header; refuse them.
+ */
+const noControlOrSpace = (value: string) => !/[\u0000-\u0020\u007f]/.test(value);
+
 /** Only http(s) URLs are accepted anywhere a destination is (DESIGN.md "Destinations"). */
 export const httpUrl = z
   .string()
   .trim()
   .max(4096)
+  .refine(noControlOrSpace, 'must not contain spaces or control characters')
   .refine((value) => {
     try {
       const url = new URL(value);
@@ -21,6 +28,7 @@ export const appUrl = z
   .string()
   .trim()
   .max(4096)
+  .refine(noControlOrSpace, 'must not contain spaces or control characters')
   .refine((value) => {
     try {
       return !forbiddenAppSchemes.has(new URL(value).protocol);

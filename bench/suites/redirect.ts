@@ -1,0 +1,369 @@
+/**
+ * Redirect throughput (DESIGN "Performance budgets"): our redirector (100k links, a mix
+ * with rules, the real request path: UA parse, geo-IP, visitor hash, decide, click id,
+ * event) against a bare uWebSockets.js server answering a fixed 302. Same machine, same
+ * load generator (wrk, one thread, keep-alive), same run; each server in its own child
+ * process. Rounds alternate between the servers so drift on a shared machine hits both.
+ *
+ * Every request carries a rotating short code (all 100k), User-Agent and public
+ * X-Forwarded-For address, and no cookie: the worst case for the redirector (a hashed
+ * visitor id and a Set-Cookie on every answer). The bare server gets the same requests.
+ *
+ * Alongside requests/s the suite reports each server's CPU time per request (from
+ * /proc): when the load generator rather than the server is the bottleneck, requests/s
+ * converge while CPU per request still shows the servers' real cost.
+ * Targets 127.0.0.1 only.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { createClickId, verifyClickId } from '../../shared/click-id.ts';
+import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
+import { hashedVisitorId } from '../../shared/visitor.ts';
+import { BENCH_LINK_COUNT, benchShortCode } from '../servers/bench-links.ts';
+import type { Check, Row, SuiteResult } from '../suite.ts';
+
+export const name = 'redirect';
+export const description = 'redirect throughput: our redirector (100k links, rules, events) vs a bare uWS fixed 302, wrk';
+
+const ROUNDS = 3;
+const WARMUP_SECONDS = 2;
+const MEASURE_SECONDS = 8;
+const CONNECTIONS = 64;
+const TARGET_RATIO = 0.8;
+const START_TIMEOUT_MS = 180_000;
+
+const serversDir = new URL('../servers/', import.meta.url);
+
+interface Server {
+  label: string;
+  child: ChildProcess;
+  port: number;
+  stdout: string[];
+}
+
+function startServer(label: string, file: string, env: Record<string, string> = {}): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, serversDir))], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  const stdout: string[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${label} did not start in ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) !== -1) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        stdout.push(line);
+        const ready = /^READY (\d+)$/.exec(line);
+        if (ready) {
+          clearTimeout(timer);
+          resolve({ label, child, port: Number(ready[1]), stdout });
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${label} exited with ${code} before it was ready`));
+    });
+  });
+}
+
+/** SIGTERM by PID, then wait for the exit (SIGKILL after 5 s). */
+function stopServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.child.exitCode !== null) return resolve();
+    const kill = setTimeout(() => server.child.kill('SIGKILL'), 5_000);
+    server.child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    server.child.kill('SIGTERM');
+  });
+}
+
+/** User + system CPU seconds of a process so far (Linux /proc). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}
+
+function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; location: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location }));
+    });
+    req.on('error', reject);
+  });
+}
+
+/** Deterministic public IPv4 addresses (mulberry32), like the routing suite's. */
+function publicIpv4s(count: number): string[] {
+  let a = 7;
+  const random = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const ips: string[] = [];
+  while (ips.length < count) {
+    const first = 1 + Math.floor(random() * 222);
+    if ([10, 100, 127, 169, 172, 192].includes(first)) continue;
+    ips.push(`${first}.${Math.floor(random() * 256)}.${Math.floor(random() * 256)}.${1 + Math.floor(random() * 254)}`);
+  }
+  return ips;
+}
+
+/**
+ * The wrk script: every request is prebuilt in init() (so the generator spends its time
+ * on sockets, not string building), codes visited in a scrambled order, and done()
+ * prints one machine-readable line.
+ */
+export function wrkScript(): string {
+  const uas = Object.values(realUserAgents);
+  const ips = publicIpv4s(256);
+  const luaList = (values: string[]) => `{${values.map((v) => JSON.stringify(v)).join(',')}}`;
+  return `
+local uas = ${luaList(uas)}
+local ips = ${luaList(ips)}
+local n = ${BENCH_LINK_COUNT}
+local digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+local function code(i)
+  local s = ""
+  repeat
+    local d = i % 36
+    s = digits:sub(d + 1, d + 1) .. s
+    i = math.floor(i / 36)
+  until i == 0
+  while #s < 4 do s = "0" .. s end
+  return "b" .. s
+end
+local requests = {}
+init = function(args)
+  for k = 0, n - 1 do
+    local i = (k * 7919) % n
+    requests[k + 1] = wrk.format("GET", "/" .. code(i), {
+      ["User-Agent"] = uas[(k % #uas) + 1],
+      ["X-Forwarded-For"] = ips[(k % #ips) + 1],
+    })
+  end
+end
+local cursor = 0
+request = function()
+  cursor = (cursor % n) + 1
+  return requests[cursor]
+end
+done = function(summary, latency, requests)
+  io.write(string.format('RESULT {"requests":%d,"durationUs":%d,"p50Us":%.0f,"p99Us":%.0f,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    summary.errors.connect, summary.errors.read, summary.errors.write, summary.errors.status, summary.errors.timeout))
+end
+`;
+}
+
+interface WrkResult {
+  requests: number;
+  durationUs: number;
+  p50Us: number;
+  p99Us: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
+}
+
+function runWrk(port: number, script: string, seconds: number): Promise<WrkResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '2s', '-s', script, `http://127.0.0.1:${port}/`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 60) * 1000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      const line = /^RESULT (.*)$/m.exec(out);
+      if (code !== 0 || !line) return reject(new Error(`wrk failed (exit ${code}):\n${out}`));
+      resolve(JSON.parse(line[1]!) as WrkResult);
+    });
+  });
+}
+
+interface Measurement {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuPercent: number;
+  cpuUsPerRequest: number;
+  errors: number;
+  /** Warmup and measured requests together: what the server answered in this round. */
+  answered: number;
+}
+
+async function measure(server: Server, script: string): Promise<Measurement> {
+  const warmup = await runWrk(server.port, script, WARMUP_SECONDS);
+  const pid = server.child.pid!;
+  const cpuBefore = await cpuSeconds(pid);
+  const result = await runWrk(server.port, script, MEASURE_SECONDS);
+  const cpu = (await cpuSeconds(pid)) - cpuBefore;
+  const seconds = result.durationUs / 1e6;
+  return {
+    rps: result.requests / seconds,
+    p50Ms: result.p50Us / 1000,
+    p99Ms: result.p99Us / 1000,
+    cpuPercent: (cpu / seconds) * 100,
+    cpuUsPerRequest: (cpu * 1e6) / result.requests,
+    errors: result.connect + result.read + result.write + result.status + result.timeout,
+    answered: warmup.requests + result.requests,
+  };
+}
+
+/** ns per call of the two MACs on the request path: best of 20 batches of 20k (warm). */
+function hotPathCrypto(): { create: number; verify: number; visitor: number } {
+  const secret = randomBytes(32);
+  const linkId = 'link_BENCH00000000000012345';
+  const uas = Object.values(realUserAgents);
+  const ips = publicIpv4s(256);
+  const clickId = createClickId(secret, linkId, Date.now());
+  let sink = 0;
+  const best = (op: (i: number) => number) => {
+    let min = Infinity;
+    for (let round = 0; round < 20; round++) {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < 20_000; i++) sink += op(i);
+      min = Math.min(min, Number(process.hrtime.bigint() - started) / 20_000);
+    }
+    return min;
+  };
+  const now = Date.now();
+  const result = {
+    create: best((i) => createClickId(secret, linkId, now + i).length),
+    verify: best(() => verifyClickId(secret, clickId)!.timestamp),
+    visitor: best((i) => hashedVisitorId(secret, ips[i & 255]!, uas[i % uas.length]!, now).length),
+  };
+  if (sink === 0) throw new Error('unreachable');
+  return result;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function summarize(label: string, runs: Measurement[]): Row {
+  return {
+    name: label,
+    'req/s': Math.round(median(runs.map((r) => r.rps))),
+    'p50 ms': Number(median(runs.map((r) => r.p50Ms)).toFixed(3)),
+    'p99 ms': Number(median(runs.map((r) => r.p99Ms)).toFixed(3)),
+    'server CPU %': Math.round(median(runs.map((r) => r.cpuPercent))),
+    'server CPU µs/req': Number(median(runs.map((r) => r.cpuUsPerRequest)).toFixed(2)),
+    'req/s per round': runs.map((r) => Math.round(r.rps)).join(' / '),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+  };
+}
+
+export async function run(): Promise<SuiteResult> {
+  const probe = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
+  if (probe.error) throw new Error('wrk is not installed (apt-get install -y wrk)');
+  const dir = await mkdtemp(join(tmpdir(), 'linkroute-bench-redirect-'));
+  const script = join(dir, 'redirect.lua');
+  await writeFile(script, wrkScript());
+  const servers: Server[] = [];
+  // Events flow to a private NATS server, so a benchmark's million events never land in a shared stream.
+  const nats = await startTestNatsServer();
+  try {
+    process.stdout.write(`  starting servers (redirector loads ${BENCH_LINK_COUNT.toLocaleString('en-US')} links)\n`);
+    const [bare, ours] = await Promise.all([startServer('bare uWS fixed 302', 'bare-uws.ts'), startServer('linkroute redirector', 'redirector-server.ts', { NATS_URL: nats.url })]);
+    servers.push(bare!, ours!);
+
+    // Both must answer the generator's requests with redirects, ours from its snapshot.
+    const sample = await get(ours!.port, `/${benchShortCode(12_345)}`, { 'x-forwarded-for': '81.2.69.142' });
+    if (sample.status !== 302 || !sample.location?.startsWith('https://example.com/landing/12345')) {
+      throw new Error(`redirector answered ${sample.status} ${sample.location} for a benchmark code`);
+    }
+    if ((await get(bare!.port, '/x')).status !== 302) throw new Error('bare server does not answer 302');
+
+    const runs = new Map<Server, Measurement[]>([
+      [bare!, []],
+      [ours!, []],
+    ]);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? [bare!, ours!] : [ours!, bare!];
+      for (const server of order) {
+        const result = await measure(server, script);
+        runs.get(server)!.push(result);
+        process.stdout.write(`  round ${round + 1}/${ROUNDS} ${server.label}: ${Math.round(result.rps).toLocaleString('en-US')} req/s, server CPU ${Math.round(result.cpuPercent)} %\n`);
+      }
+    }
+    await Promise.all(servers.map(stopServer));
+    const macs = hotPathCrypto();
+    const emitted = Number(/^EVENTS (\d+)$/m.exec(ours!.stdout.join('\n'))?.[1] ?? NaN);
+
+    const baseline = summarize(bare!.label, runs.get(bare!)!);
+    const row = summarize(ours!.label, runs.get(ours!)!);
+    const ratio = (row['req/s'] as number) / (baseline['req/s'] as number);
+    baseline['x baseline'] = 1;
+    row['x baseline'] = Number(ratio.toFixed(3));
+    const cpuRatio = (baseline['server CPU µs/req'] as number) / (row['server CPU µs/req'] as number);
+    // wrk counts requests whose answers arrived; a few more may be in flight when it stops.
+    const answered = runs.get(ours!)!.reduce((sum, r) => sum + r.answered, 0);
+    const checks: Check[] = [
+      {
+        name: `redirector req/s >= ${TARGET_RATIO} x bare uWS`,
+        pass: ratio >= TARGET_RATIO,
+        detail: `${row['req/s']} vs ${baseline['req/s']} req/s = ${ratio.toFixed(3)} (median of ${ROUNDS} alternating rounds)`,
+      },
+      {
+        name: 'createClickId < 2 µs (in-process, warm)',
+        pass: macs.create < 2_000,
+        detail: `${macs.create.toFixed(0)} ns`,
+      },
+      {
+        name: 'every answered redirect emitted a click event',
+        pass: emitted >= answered && emitted <= answered + 2 * ROUNDS * CONNECTIONS,
+        detail: `${emitted} events for ${answered} answered requests`,
+      },
+      {
+        name: 'no transport or status errors',
+        pass: baseline.errors === 0 && row.errors === 0,
+        detail: `bare ${baseline.errors}, redirector ${row.errors}`,
+      },
+    ];
+    return {
+      suite: name,
+      rows: [baseline, row],
+      baseline,
+      checks,
+      notes: [
+        `wrk -t1 -c${CONNECTIONS}, ${WARMUP_SECONDS} s warmup + ${MEASURE_SECONDS} s measured per server per round, ${ROUNDS} rounds alternating; medians reported`,
+        `requests rotate over all ${BENCH_LINK_COUNT.toLocaleString('en-US')} short codes, ${Object.keys(realUserAgents).length} User-Agents (incl. bots) and 256 public X-Forwarded-For addresses; no cookies (worst case: visitor hash + Set-Cookie every time)`,
+        'link mix: 60 % plain, 10 % conversion tracking (clickId appended), 20 % 4 rules, 10 % 10 rules (geo, device, time, percentage)',
+        `server CPU per request ratio (bare / ours) = ${cpuRatio.toFixed(3)}: the cost ratio independent of which process saturates first`,
+        'click events: batched by the real event publisher to NATS JetStream (a private nats-server on loopback), as in production',
+      `in-process per call (best of 20 x 20k): createClickId ${macs.create.toFixed(0)} ns, verifyClickId ${macs.verify.toFixed(0)} ns, hashedVisitorId ${macs.visitor.toFixed(0)} ns`,
+      ],
+    };
+  } finally {
+    await Promise.all(servers.map(stopServer));
+    await nats.destroy();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

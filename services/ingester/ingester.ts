@@ -1,0 +1,174 @@
+import { createHash } from 'node:crypto';
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Bus, BusMessage } from '../../shared/bus/bus.ts';
+import { DEAD_LETTER_SUBJECT } from '../../shared/bus/bus.ts';
+import { errorFields, type Logger } from '../../shared/logger.ts';
+import { clickEventSchema, eventSubjects } from '../../shared/schemas/click-event.ts';
+import { toEventRow, type EventRow } from './event-row.ts';
+
+export interface IngesterStats {
+  /** Rows inserted into ClickHouse. */
+  inserted: number;
+  /** Events skipped because a redelivered message's event was already stored. */
+  skippedDuplicates: number;
+  /** Lines that could never be stored, sent to the dead-letter subject. */
+  deadLettered: number;
+  insertFailures: number;
+  /** Milliseconds between the oldest event of the last batch and its insert. */
+  lastBatchLagMs: number;
+}
+
+export interface Ingester {
+  stats(): IngesterStats;
+  /** Stops fetching, finishes (inserts and acks) the batch in hand, then resolves. */
+  stop(): Promise<void>;
+}
+
+interface Parsed {
+  rows: EventRow[];
+  bad: string[];
+}
+
+const decoder = new TextDecoder();
+/** ~100 ids of ~70 characters keep a query's URL near 8 KB. */
+const DUPLICATE_CHECK_CHUNK = 100;
+const encoder = new TextEncoder();
+
+function parseMessage(message: BusMessage): Parsed {
+  const rows: EventRow[] = [];
+  const bad: string[] = [];
+  for (const line of decoder.decode(message.data).split('\n')) {
+    if (line === '') continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      bad.push(line);
+      continue;
+    }
+    const event = clickEventSchema.safeParse(json);
+    if (event.success) rows.push(toEventRow(event.data));
+    else bad.push(line);
+  }
+  return { rows, bad };
+}
+
+/**
+ * Moves click events from the bus into ClickHouse, exactly once as far as
+ * ClickHouse can see:
+ * - a message is acknowledged only after the insert holding its events succeeded;
+ * - while ClickHouse is down the batch is retried with backoff, and its messages
+ *   are kept alive (`working`) so no other ingester gets them meanwhile;
+ * - a retried insert carries the same dedup token, so ClickHouse drops it if an
+ *   earlier attempt landed; a message redelivered after a crash has its events
+ *   checked against what is stored first;
+ * - a line that can never be stored goes to the dead-letter subject and does not
+ *   hold up the rest.
+ * Several ingesters may share one durable consumer.
+ */
+export function startIngester(deps: {
+  bus: Bus;
+  clickhouse: ClickHouseClient;
+  logger: Logger;
+  consumerName: string;
+  maxMessages: number;
+  lingerMs: number;
+}): Ingester {
+  const { bus, clickhouse, logger } = deps;
+  const stats: IngesterStats = { inserted: 0, skippedDuplicates: 0, deadLettered: 0, insertFailures: 0, lastBatchLagMs: 0 };
+  let stopping = false;
+
+  /**
+   * Click ids among `rows` that ClickHouse already has. Query parameters travel in
+   * the URL, which servers cap (HTTP header limits), so ids go in chunks.
+   */
+  async function alreadyStored(rows: EventRow[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let i = 0; i < rows.length; i += DUPLICATE_CHECK_CHUNK) {
+      const chunk = rows.slice(i, i + DUPLICATE_CHECK_CHUNK);
+      const result = await clickhouse.query({
+        query: 'SELECT click_id FROM events WHERE link_id IN {links:Array(String)} AND click_id IN {ids:Array(String)}',
+        query_params: { links: [...new Set(chunk.map((r) => r.link_id))], ids: chunk.map((r) => r.click_id) },
+        format: 'JSONEachRow',
+      });
+      for (const r of await result.json<{ click_id: string }>()) found.add(r.click_id);
+    }
+    return found;
+  }
+
+  async function deadLetter(lines: string[]): Promise<void> {
+    for (const line of lines) {
+      const id = createHash('sha256').update(line).digest('hex').slice(0, 32);
+      await bus.publishEvent(DEAD_LETTER_SUBJECT, encoder.encode(line), `dead-${id}`);
+      stats.deadLettered++;
+    }
+    logger.warn('invalid events dead-lettered', { count: lines.length, subject: DEAD_LETTER_SUBJECT });
+  }
+
+  /** Retries until it succeeds, or until stopping (then the batch stays unacked for redelivery). */
+  async function untilDone(what: string, messages: BusMessage[], action: () => Promise<void>): Promise<boolean> {
+    let backoffMs = 100;
+    for (;;) {
+      try {
+        await action();
+        return true;
+      } catch (err) {
+        stats.insertFailures++;
+        logger.warn(`${what} failed; retrying`, { backoffMs, ...errorFields(err) });
+        if (stopping) return false;
+        for (const m of messages) m.working();
+        await new Promise((r) => setTimeout(r, backoffMs));
+        backoffMs = Math.min(5_000, backoffMs * 2);
+      }
+    }
+  }
+
+  async function ingest(messages: BusMessage[]): Promise<void> {
+    const parsed = messages.map(parseMessage);
+    let rows = parsed.flatMap((p) => p.rows);
+    const bad = parsed.flatMap((p) => p.bad);
+    const redeliveredRows = parsed.filter((_, i) => messages[i]!.deliveries > 1).flatMap((p) => p.rows);
+    if (redeliveredRows.length > 0) {
+      let stored = new Set<string>();
+      if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(redeliveredRows))))) return;
+      if (stored.size > 0) {
+        rows = rows.filter((r) => !stored.has(r.click_id));
+        stats.skippedDuplicates += stored.size;
+      }
+    }
+    if (bad.length > 0 && !(await untilDone('dead-lettering', messages, () => deadLetter(bad)))) return;
+    if (rows.length > 0) {
+      const token = createHash('sha256').update(rows.map((r) => r.click_id).join(',')).digest('hex');
+      const inserted = await untilDone('insert', messages, async () => {
+        await clickhouse.insert({ table: 'events', values: rows, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } });
+      });
+      if (!inserted) return;
+      stats.inserted += rows.length;
+      stats.lastBatchLagMs = Date.now() - Math.min(...rows.map((r) => r.ts));
+    }
+    for (const m of messages) m.ack();
+  }
+
+  const done = (async () => {
+    const consumer = await bus.eventConsumer(deps.consumerName, eventSubjects.clicks);
+    while (!stopping) {
+      let messages: BusMessage[];
+      try {
+        messages = await consumer.fetch(deps.maxMessages, deps.lingerMs);
+      } catch (err) {
+        logger.warn('fetch failed; retrying', errorFields(err));
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      if (messages.length > 0) await ingest(messages);
+    }
+  })().catch((err) => logger.error('ingester stopped on an unexpected error', errorFields(err)));
+
+  return {
+    stats: () => ({ ...stats }),
+    async stop() {
+      stopping = true;
+      await done;
+    },
+  };
+}

@@ -1,0 +1,617 @@
+/**
+ * The redirector's HTTP layer end to end in-process: the real uWS server on 127.0.0.1,
+ * the real SnapshotStore filled with compileLink output, an array-backed ClickSink.
+ * Requests go through node:http rather than fetch because fetch cannot set `Host`
+ * (custom-domain routing) and we want raw status/headers for HEAD and redirects.
+ */
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../shared/auth/password-hash.ts';
+import { verifyClickId } from '../../shared/click-id.ts';
+import { newId } from '../../shared/ids.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
+import { makeLink, makeRule } from '../../shared/routing/fixtures.ts';
+import { compileLink, type CompiledLink, type LinkRecord, type RuleRecord } from '../../shared/routing/index.ts';
+import { clickEventSchema, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import { createRedirectorApp, type RedirectorApp } from './app.ts';
+import { loadRedirectorConfig } from './config.ts';
+import type { PixelConversion } from './pixel.ts';
+import type { ClickSink } from './ports.ts';
+import { TRANSPARENT_GIF } from './responses.ts';
+import { SnapshotStore } from './snapshot-store.ts';
+
+class ArraySink implements ClickSink {
+  readonly events: ClickEvent[] = [];
+  emit(event: ClickEvent): void {
+    this.events.push(event);
+  }
+}
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const NOW = Date.parse('2026-03-04T12:00:00Z'); // a Wednesday
+const secret = randomBytes(32);
+const PASSWORD = 'correct horse battery staple';
+const UA = realUserAgents.windowsChrome;
+
+let version = 0;
+function add(store: SnapshotStore, overrides: Partial<LinkRecord>, rules: RuleRecord[] = [], extra: Partial<CompiledLink> & { passwordHash?: string } = {}): string {
+  const id = newId('link');
+  const link = makeLink({ id, ...overrides });
+  const compiled = { ...compileLink(link, rules.map((rule) => ({ ...rule, linkId: id })), []), ...extra };
+  store.apply({ version: ++version, linkId: id, link: compiled });
+  return id;
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function send(base: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      // The path goes out as written (no URL normalisation: `//x`, `%2F`...).
+      { host: url.hostname, port: url.port, path, method: options.method ?? 'GET', headers: { 'user-agent': UA, ...options.headers }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+function setCookieOf(answer: Answer): string | undefined {
+  return answer.headers['set-cookie']?.[0];
+}
+
+function clickIdOf(location: string): string {
+  const match = /[?&]clickId=(ck_[A-Za-z0-9_-]+)/.exec(location);
+  if (!match) throw new Error(`no clickId in ${location}`);
+  return match[1]!;
+}
+
+describe('redirector app', () => {
+  const store = new SnapshotStore();
+  store.setReady(true);
+  const sink = new ArraySink();
+  const conversions: PixelConversion[] = [];
+  let clock = NOW;
+  let app: RedirectorApp;
+  let base: string;
+  // Behind a proxy: client address and country from trusted headers.
+  const proxiedSink = new ArraySink();
+  let proxiedApp: RedirectorApp;
+  let proxied: string;
+
+  const ids = {} as Record<'plain' | 'tracked' | 'trackedQuery' | 'trackedFragment' | 'trackedBoth' | 's2s' | 'never' | 'disabled' | 'expired' | 'expiredUrl' | 'limited' | 'alwaysExpired' | 'ruleOnly' | 'geo' | 'device' | 'defaultDomain' | 'customDomain' | 'deep' | 'xssDeep' | 'jsDeep' | 'crlf' | 'locked' | 'lockedNoHash' | 'lockedDisabled', string>;
+
+  beforeAll(async () => {
+    ids.plain = add(store, { shortCode: 'plain', destinationUrl: 'https://example.com/landing', defaultDestination: 'https://example.com/landing' });
+    ids.tracked = add(store, { shortCode: 'tracked', defaultDestination: 'https://shop.example/p', conversionTracking: true, trackingType: 'pixel' });
+    ids.trackedQuery = add(store, { shortCode: 'tracked-q', defaultDestination: 'https://shop.example/p?ref=x', conversionTracking: true });
+    ids.trackedFragment = add(store, { shortCode: 'tracked-f', defaultDestination: 'https://shop.example/p#top', conversionTracking: true });
+    ids.trackedBoth = add(store, { shortCode: 'tracked-qf', defaultDestination: 'https://shop.example/p?a=1&b=2#sec', conversionTracking: true });
+    ids.s2s = add(store, { shortCode: 'tracked-s2s', defaultDestination: 'https://shop.example/s', conversionTracking: true, trackingType: 's2s' });
+    ids.never = add(store, { shortCode: 'never', redirectBehavior: 'never' });
+    ids.disabled = add(store, { shortCode: 'disabled', enabled: false });
+    ids.expired = add(store, { shortCode: 'expired', expiresAt: '2026-03-01T00:00:00Z' });
+    ids.expiredUrl = add(store, { shortCode: 'expired-url', expiresAt: '2026-03-01T00:00:00Z', expiredUrl: 'https://example.com/sorry' });
+    ids.limited = add(store, { shortCode: 'limited', clicksLimit: 10 });
+    ids.alwaysExpired = add(store, { shortCode: 'always-expired', redirectBehavior: 'always', expiresAt: '2026-03-01T00:00:00Z', defaultDestination: 'https://example.com/always' });
+    ids.ruleOnly = add(store, { shortCode: 'rule-only', redirectBehavior: 'rule_only' }, [
+      makeRule('geo', { countries: ['FR'], operator: 'in' }, { destinationUrl: 'https://example.fr/' }),
+    ]);
+    ids.geo = add(store, { shortCode: 'geo', defaultDestination: 'https://example.com/world' }, [
+      makeRule('geo', { countries: ['DE', 'AT'], operator: 'in' }, { destinationUrl: 'https://example.de/' }),
+      makeRule('geo', { countries: ['GB'], operator: 'in' }, { destinationUrl: 'https://example.co.uk/' }),
+    ]);
+    ids.device = add(store, { shortCode: 'device', defaultDestination: 'https://example.com/desktop' }, [
+      makeRule('device', { devices: ['mobile'], os: ['ios'] }, { destinationUrl: 'https://example.com/iphone' }),
+    ]);
+    ids.defaultDomain = add(store, { shortCode: 'shared', defaultDestination: 'https://example.com/default-domain' });
+    ids.customDomain = add(store, { shortCode: 'shared', domain: 'go.brand.example', defaultDestination: 'https://brand.example/custom' });
+    ids.deep = add(store, {
+      shortCode: 'deep',
+      defaultDestination: 'https://example.com/app-page',
+      deepLinkEnabled: true,
+      deepLinkIos: 'myapp://item/42',
+      deepLinkAndroid: 'myapp://item/42',
+      deepLinkFallbackUrl: 'https://example.com/get-the-app',
+    });
+    ids.xssDeep = add(store, {
+      shortCode: 'xss-deep',
+      defaultDestination: 'https://example.com/"><script>alert(1)</script>',
+      deepLinkEnabled: true,
+      deepLinkIos: 'myapp://x"><script>alert(2)</script>',
+      deepLinkFallbackUrl: 'https://example.com/\'"><img src=x onerror=alert(3)>',
+    });
+    ids.jsDeep = add(store, { shortCode: 'js-deep', defaultDestination: 'https://example.com/safe', deepLinkEnabled: true, deepLinkIos: 'javascript:alert(1)' });
+    ids.crlf = add(store, { shortCode: 'crlf', defaultDestination: 'https://example.com/a\r\nSet-Cookie: evil=1' });
+    ids.locked = add(store, { shortCode: 'locked', defaultDestination: 'https://example.com/secret-page', hasPassword: true }, [], {
+      passwordHash: await hashPassword(PASSWORD),
+    });
+    ids.lockedNoHash = add(store, { shortCode: 'locked-nohash', hasPassword: true });
+    ids.lockedDisabled = add(store, { shortCode: 'locked-disabled', hasPassword: true, enabled: false }, [], { passwordHash: await hashPassword(PASSWORD) });
+
+    app = createRedirectorApp({
+      lookup: store,
+      sink,
+      secret,
+      config: loadRedirectorConfig({ TRUSTED_COUNTRY_HEADER: 'CF-IPCountry', PASSWORD_ATTEMPTS_PER_MINUTE: '3' }),
+      logger: silent,
+      now: () => clock,
+      onPixelConversion: (input) => conversions.push(input),
+    });
+    base = (await app.listen(0, '127.0.0.1')).url;
+
+    proxiedApp = createRedirectorApp({
+      lookup: store,
+      sink: proxiedSink,
+      secret,
+      config: loadRedirectorConfig({ TRUSTED_IP_HEADER: 'x-forwarded-for' }),
+      logger: silent,
+      now: () => clock,
+    });
+    proxied = (await proxiedApp.listen(0, '127.0.0.1')).url;
+  });
+
+  afterAll(() => {
+    app.close();
+    proxiedApp.close();
+  });
+
+  beforeEach(() => {
+    sink.events.length = 0;
+    proxiedSink.events.length = 0;
+    conversions.length = 0;
+    clock = NOW;
+  });
+
+  describe('health', () => {
+    it('answers /health and /ready with the number of links', async () => {
+      expect(await send(base, '/health')).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+      const ready = await send(base, '/ready');
+      expect(ready.status).toBe(200);
+      expect(JSON.parse(ready.body)).toEqual({ status: 'ready', links: store.size });
+      store.setReady(false);
+      try {
+        expect((await send(base, '/ready')).status).toBe(503);
+      } finally {
+        store.setReady(true);
+      }
+    });
+  });
+
+  describe('redirects', () => {
+    it('302s to the destination, uncacheable, and records the click', async () => {
+      const answer = await send(base, '/plain');
+      expect(answer.status).toBe(302);
+      expect(answer.headers.location).toBe('https://example.com/landing');
+      expect(answer.headers['cache-control']).toContain('no-store');
+      expect(answer.headers['referrer-policy']).toBe('no-referrer-when-downgrade');
+      expect(sink.events).toHaveLength(1);
+      const event = sink.events[0]!;
+      expect(clickEventSchema.parse(event)).toEqual(event);
+      expect(event).toMatchObject({
+        kind: 'click',
+        ts: NOW,
+        workspaceId: 'ws_1',
+        campaignId: 'campaign_1',
+        linkId: ids.plain,
+        country: null,
+        deviceClass: 'desktop',
+        os: 'windows',
+        browser: 'Chrome',
+        referrerHost: null,
+        utmSource: null,
+        source: 'link',
+        ruleId: null,
+        destination: 'https://example.com/landing',
+        bot: false,
+      });
+      // The event id is a valid click id of this link, even without conversion tracking.
+      expect(verifyClickId(secret, event.id)).toEqual({ linkId: ids.plain, timestamp: NOW });
+    });
+
+    it.each([
+      ['tracked', 'https://shop.example/p?clickId=', ''],
+      ['tracked-q', 'https://shop.example/p?ref=x&clickId=', ''],
+      ['tracked-f', 'https://shop.example/p?clickId=', '#top'],
+      ['tracked-qf', 'https://shop.example/p?a=1&b=2&clickId=', '#sec'],
+    ])('appends clickId for conversion tracking (%s)', async (code, prefix, fragment) => {
+      const answer = await send(base, `/${code}`);
+      expect(answer.status).toBe(302);
+      const location = answer.headers.location!;
+      expect(location.startsWith(prefix)).toBe(true);
+      expect(location.endsWith(fragment)).toBe(true);
+      const clickId = clickIdOf(location);
+      expect(location).toBe(`${prefix}${clickId}${fragment}`);
+      expect(sink.events[0]!.id).toBe(clickId);
+      expect(verifyClickId(secret, clickId)?.linkId).toBe(sink.events[0]!.linkId);
+      // The event keeps the destination without the per-click parameter.
+      expect(sink.events[0]!.destination).not.toContain('clickId');
+    });
+
+    it('answers 204 for redirectBehavior never and records the click without destination', async () => {
+      const answer = await send(base, '/never');
+      expect(answer.status).toBe(204);
+      expect(answer.headers.location).toBeUndefined();
+      expect(answer.body).toBe('');
+      expect(sink.events).toHaveLength(1);
+      expect(sink.events[0]).toMatchObject({ kind: 'click', linkId: ids.never, destination: null });
+    });
+
+    it('answers the same 404 page for disabled and unknown codes, recording nothing', async () => {
+      const unknown = await send(base, '/nope-nope');
+      const disabled = await send(base, '/disabled');
+      expect(unknown.status).toBe(404);
+      expect(disabled.status).toBe(404);
+      expect(disabled.body).toBe(unknown.body);
+      expect(disabled.headers['set-cookie']).toBeUndefined();
+      expect(unknown.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(unknown.headers['x-content-type-options']).toBe('nosniff');
+      expect(sink.events).toHaveLength(0);
+    });
+
+    it('answers 410 pages for expiry and click limit, recording nothing', async () => {
+      const expired = await send(base, '/expired');
+      expect(expired.status).toBe(410);
+      expect(expired.body).toContain('This link has expired');
+      store.setClicks(ids.limited, 10);
+      const limited = await send(base, '/limited');
+      expect(limited.status).toBe(410);
+      expect(limited.body).toContain('This link has reached its click limit');
+      store.setClicks(ids.limited, 9);
+      expect((await send(base, '/limited')).status).toBe(302);
+      expect(sink.events.map((e) => e.linkId)).toEqual([ids.limited]);
+    });
+
+    it('redirects an expired link to its expiredUrl without recording a click', async () => {
+      const answer = await send(base, '/expired-url');
+      expect(answer.status).toBe(302);
+      expect(answer.headers.location).toBe('https://example.com/sorry');
+      expect(sink.events).toHaveLength(0);
+    });
+
+    it('keeps an expired `always` link redirecting, and counts it', async () => {
+      const answer = await send(base, '/always-expired');
+      expect(answer.status).toBe(302);
+      expect(answer.headers.location).toBe('https://example.com/always');
+      expect(sink.events).toHaveLength(1);
+    });
+
+    it('answers 404 for rule_only without a matching rule, and redirects when one matches', async () => {
+      expect((await send(base, '/rule-only')).status).toBe(404);
+      expect(sink.events).toHaveLength(0);
+      const matched = await send(base, '/rule-only', { headers: { 'cf-ipcountry': 'fr' } });
+      expect(matched.status).toBe(302);
+      expect(matched.headers.location).toBe('https://example.fr/');
+      expect(sink.events[0]!.ruleId).toMatch(/^rule_/);
+    });
+
+    it('routes by country from the trusted country header', async () => {
+      const de = await send(base, '/geo', { headers: { 'cf-ipcountry': 'DE' } });
+      expect(de.headers.location).toBe('https://example.de/');
+      expect(sink.events[0]).toMatchObject({ country: 'DE' });
+      // Invalid or "unknown" codes fall back to geo-IP (127.0.0.1: unknown).
+      for (const value of ['XX', 'T1', 'DEU', '']) {
+        expect((await send(base, '/geo', { headers: { 'cf-ipcountry': value } })).headers.location).toBe('https://example.com/world');
+      }
+      expect(sink.events.slice(1).every((e) => e.country === null)).toBe(true);
+    });
+
+    it('ignores the country header unless configured, and uses geo-IP of the trusted IP header', async () => {
+      const ignored = await send(proxied, '/geo', { headers: { 'cf-ipcountry': 'DE' } });
+      expect(ignored.headers.location).toBe('https://example.com/world');
+      const gb = await send(proxied, '/geo', { headers: { 'x-forwarded-for': '81.2.69.142, 10.0.0.1' } });
+      expect(gb.headers.location).toBe('https://example.co.uk/');
+      expect(proxiedSink.events[1]).toMatchObject({ country: 'GB' });
+      // On the app without TRUSTED_IP_HEADER the header is ignored.
+      expect((await send(base, '/geo', { headers: { 'x-forwarded-for': '81.2.69.142' } })).headers.location).toBe('https://example.com/world');
+    });
+
+    it('routes by device from the User-Agent', async () => {
+      expect((await send(base, '/device', { headers: { 'user-agent': realUserAgents.iphoneSafari } })).headers.location).toBe('https://example.com/iphone');
+      expect((await send(base, '/device', { headers: { 'user-agent': realUserAgents.androidPhoneChrome } })).headers.location).toBe('https://example.com/desktop');
+      expect(sink.events[0]).toMatchObject({ deviceClass: 'mobile', os: 'ios', browser: 'Mobile Safari' });
+    });
+
+    it('routes custom domains by Host, anything else to the default domain', async () => {
+      const custom = await send(base, '/shared', { headers: { host: 'go.brand.example' } });
+      expect(custom.headers.location).toBe('https://brand.example/custom');
+      expect((await send(base, '/shared', { headers: { host: 'GO.Brand.Example' } })).headers.location).toBe('https://brand.example/custom');
+      expect((await send(base, '/shared', { headers: { host: 'other.example' } })).headers.location).toBe('https://example.com/default-domain');
+      expect((await send(base, '/shared')).headers.location).toBe('https://example.com/default-domain');
+      // The port is part of Host: custom domains are registered without one.
+      expect((await send(base, '/shared', { headers: { host: 'go.brand.example:8080' } })).headers.location).toBe('https://example.com/default-domain');
+      // A default-domain code is served on any host.
+      expect((await send(base, '/plain', { headers: { host: 'go.brand.example' } })).status).toBe(302);
+      expect(sink.events.map((e) => e.linkId)).toEqual([ids.customDomain, ids.customDomain, ids.defaultDomain, ids.defaultDomain, ids.defaultDomain, ids.plain]);
+    });
+
+    it('matches paths exactly: one decoded segment, query ignored for lookup', async () => {
+      expect((await send(base, '/plain?utm_source=x&plain=1')).status).toBe(302);
+      expect((await send(base, '/%70lain')).status).toBe(302);
+      for (const path of ['/plain/', '/plain/x', '/a/b', '/', '//plain', '/%E0%A4%A']) {
+        expect((await send(base, path)).status, path).toBe(404);
+      }
+      expect((await send(base, '/plain', { method: 'PUT' })).status).toBe(404);
+      expect(sink.events).toHaveLength(2);
+    });
+
+    it('never writes CR/LF from a destination into a header', async () => {
+      const answer = await send(base, '/crlf');
+      expect(answer.status).toBe(302);
+      expect(answer.headers.location).toBe('https://example.com/aSet-Cookie:%20evil=1');
+      expect(answer.headers['set-cookie']?.some((c) => c.startsWith('evil'))).toBeFalsy();
+    });
+  });
+
+  describe('deep links', () => {
+    it('serves iOS visitors a page that opens the app and falls back', async () => {
+      const answer = await send(base, '/deep', { headers: { 'user-agent': realUserAgents.iphoneSafari } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(answer.headers['cache-control']).toContain('no-store');
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+      expect(answer.headers['content-security-policy']).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'/);
+      expect(answer.body).toContain('data-app="myapp://item/42"');
+      expect(answer.body).toContain('data-fallback="https://example.com/get-the-app"');
+      expect(answer.body).toContain('href="https://example.com/get-the-app"');
+      expect(answer.body).toContain('1500');
+      expect(sink.events).toHaveLength(1);
+      expect(sink.events[0]).toMatchObject({ linkId: ids.deep, destination: 'https://example.com/app-page', os: 'ios' });
+    });
+
+    it('sends Android visitors to an intent URL with the fallback', async () => {
+      const answer = await send(base, '/deep', { headers: { 'user-agent': realUserAgents.androidPhoneChrome } });
+      expect(answer.status).toBe(302);
+      expect(answer.headers.location).toBe(
+        `intent://item/42#Intent;scheme=myapp;S.browser_fallback_url=${encodeURIComponent('https://example.com/get-the-app')};end`,
+      );
+      expect(sink.events).toHaveLength(1);
+    });
+
+    it('plain redirects everyone else', async () => {
+      expect((await send(base, '/deep')).headers.location).toBe('https://example.com/app-page');
+    });
+
+    it('escapes hostile URLs on the page and never navigates to a script URL', async () => {
+      const answer = await send(base, '/xss-deep', { headers: { 'user-agent': realUserAgents.iphoneSafari } });
+      expect(answer.status).toBe(200);
+      expect(answer.body).not.toContain('<script>alert');
+      expect(answer.body).not.toContain('<img');
+      expect(answer.body).toContain('myapp://x&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
+      expect(answer.body).toContain('&#39;&quot;&gt;&lt;img src=x onerror=alert(3)&gt;');
+      // Exactly one script element: ours.
+      expect(answer.body.match(/<script/g)).toHaveLength(1);
+      const js = await send(base, '/js-deep', { headers: { 'user-agent': realUserAgents.iphoneSafari } });
+      expect(js.status).toBe(302);
+      expect(js.headers.location).toBe('https://example.com/safe');
+    });
+
+    it('does not reflect the short code or query into any page', async () => {
+      const probe = '<script>alert(1)</script>';
+      const unknown = await send(base, `/${encodeURIComponent(probe)}?q=${encodeURIComponent(probe)}`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body).not.toContain('<script');
+      const form = await send(base, `/locked?x=${encodeURIComponent(probe)}`);
+      expect(form.body).not.toContain('<script');
+      expect(form.body).not.toContain('alert');
+    });
+  });
+
+  describe('HEAD', () => {
+    it('answers like GET without a body and never records', async () => {
+      const head = await send(base, '/plain', { method: 'HEAD' });
+      expect(head.status).toBe(302);
+      expect(head.headers.location).toBe('https://example.com/landing');
+      expect(head.headers['cache-control']).toContain('no-store');
+      const tracked = await send(base, '/tracked', { method: 'HEAD' });
+      expect(verifyClickId(secret, clickIdOf(tracked.headers.location!))).not.toBeNull();
+      expect((await send(base, '/never', { method: 'HEAD' })).status).toBe(204);
+      const page = await send(base, '/expired', { method: 'HEAD' });
+      const get = await send(base, '/expired');
+      expect(page.status).toBe(410);
+      expect(page.body).toBe('');
+      expect(page.headers['content-length']).toBe(String(Buffer.byteLength(get.body)));
+      expect((await send(base, '/deep', { method: 'HEAD', headers: { 'user-agent': realUserAgents.iphoneSafari } })).status).toBe(200);
+      expect((await send(base, '/nope-nope', { method: 'HEAD' })).status).toBe(404);
+      expect((await send(base, '/i/plain', { method: 'HEAD' })).headers['content-type']).toBe('image/gif');
+      expect(sink.events).toHaveLength(0);
+    });
+  });
+
+  describe('click events', () => {
+    it('flags bots and still records them', async () => {
+      await send(base, '/plain', { headers: { 'user-agent': realUserAgents.googlebot } });
+      await send(base, '/plain', { headers: { 'user-agent': '' } });
+      expect(sink.events.map((e) => e.bot)).toEqual([true, true]);
+    });
+
+    it('takes utm parameters from the query and the referrer host from Referer', async () => {
+      await send(base, '/plain?utm_source=news+letter&utm_medium=email&utm_campaign=spring%20sale&utm_term=shoes&utm_content=hero&other=1', {
+        headers: { referer: 'https://User:pw@WWW.Example.ORG:8443/path?q=1#x' },
+      });
+      expect(sink.events[0]).toMatchObject({
+        utmSource: 'news letter',
+        utmMedium: 'email',
+        utmCampaign: 'spring sale',
+        utmTerm: 'shoes',
+        utmContent: 'hero',
+        referrerHost: 'www.example.org',
+        source: 'link',
+      });
+    });
+
+    it('marks QR scans by the marker parameter', async () => {
+      await send(base, '/plain?qr=1');
+      await send(base, '/plain?utm_source=x&qr=1');
+      await send(base, '/plain?qr=0');
+      expect(sink.events.map((e) => e.source)).toEqual(['qr', 'qr', 'link']);
+    });
+
+    it('sets the visitor cookie once and reuses its id', async () => {
+      const first = await send(base, '/plain');
+      const cookie = setCookieOf(first)!;
+      expect(cookie).toMatch(/^lr_vid=[A-Za-z0-9_-]{22}; Max-Age=31536000; Path=\/; HttpOnly; SameSite=Lax$/);
+      const visitorId = /^lr_vid=([^;]+)/.exec(cookie)![1]!;
+      expect(sink.events[0]!.visitorId).toBe(visitorId);
+      // Same IP and UA without the cookie: the same (hashed) id, so uniques do not double.
+      expect(setCookieOf(await send(base, '/plain'))).toBe(cookie);
+      const second = await send(base, '/tracked', { headers: { cookie: `other=1; lr_vid=${visitorId}` } });
+      expect(second.headers['set-cookie']).toBeUndefined();
+      expect(sink.events.map((e) => e.visitorId)).toEqual([visitorId, visitorId, visitorId]);
+      // A different browser on the same address is a different visitor.
+      await send(base, '/plain', { headers: { 'user-agent': realUserAgents.macSafari } });
+      expect(sink.events[3]!.visitorId).not.toBe(visitorId);
+      // An invalid cookie is replaced.
+      expect(setCookieOf(await send(base, '/plain', { headers: { cookie: 'lr_vid=forged' } }))).toBe(cookie);
+    });
+
+    it('never puts the client address into an event', async () => {
+      await send(proxied, '/plain', { headers: { 'x-forwarded-for': '81.2.69.142' } });
+      await send(base, '/plain');
+      const serialized = JSON.stringify([...proxiedSink.events, ...sink.events]);
+      expect(proxiedSink.events[0]!.country).toBe('GB');
+      expect(serialized).not.toContain('81.2.69.142');
+      expect(serialized).not.toContain('127.0.0.1');
+      for (const event of [...proxiedSink.events, ...sink.events]) expect(clickEventSchema.parse(event)).toEqual(event);
+    });
+  });
+
+  describe('impressions', () => {
+    it('answers a GIF and records an impression for enabled links only', async () => {
+      const answer = await send(base, '/i/plain');
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-type']).toBe('image/gif');
+      expect(answer.headers['cache-control']).toContain('no-store');
+      expect(Number(answer.headers['content-length'])).toBe(TRANSPARENT_GIF.length);
+      expect(answer.body.startsWith('GIF89a')).toBe(true);
+      expect((await send(base, '/i/nope-nope')).headers['content-type']).toBe('image/gif');
+      expect((await send(base, '/i/disabled')).status).toBe(200);
+      expect(sink.events).toHaveLength(1);
+      const event = sink.events[0]!;
+      expect(clickEventSchema.parse(event)).toEqual(event);
+      expect(event).toMatchObject({ kind: 'impression', linkId: ids.plain, destination: null, ruleId: null });
+    });
+  });
+
+  describe('conversion pixel', () => {
+    it('reports verified click ids of pixel links, with valid fields only', async () => {
+      const clickId = clickIdOf((await send(base, '/tracked')).headers.location!);
+      const gif = await send(base, `/p.gif?clickId=${clickId}&event=purchase&value=12.50&currency=eur&orderId=A-1`);
+      expect(gif.status).toBe(200);
+      expect(gif.headers['content-type']).toBe('image/gif');
+      expect(conversions).toEqual([{ clickId, linkId: ids.tracked, event: 'purchase', value: 12.5, currency: 'EUR', orderId: 'A-1' }]);
+      await send(base, `/p.gif?click_id=${clickId}&event=refund&value=-3&currency=EURO&order_id=${'x'.repeat(200)}`);
+      expect(conversions[1]).toEqual({ clickId, linkId: ids.tracked, event: 'conversion', value: null, currency: null, orderId: null });
+    });
+
+    it('ignores forged ids, s2s links and HEAD, but always answers the GIF', async () => {
+      const s2sClick = clickIdOf((await send(base, '/tracked-s2s')).headers.location!);
+      const forged = `ck_${'A'.repeat(63)}`;
+      for (const path of [`/p.gif?clickId=${s2sClick}`, `/p.gif?clickId=${forged}`, '/p.gif', '/p.gif?clickId=']) {
+        const answer = await send(base, path);
+        expect(answer.status).toBe(200);
+        expect(answer.headers['content-type']).toBe('image/gif');
+      }
+      const pixelClick = clickIdOf((await send(base, '/tracked')).headers.location!);
+      await send(base, `/p.gif?clickId=${pixelClick}`, { method: 'HEAD' });
+      expect(conversions).toEqual([]);
+    });
+  });
+
+  describe('password-protected links', () => {
+    const form = (password: string, headers: Record<string, string> = {}) => ({
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams({ password }).toString(),
+    });
+
+    it('shows the form on GET without recording a click', async () => {
+      const answer = await send(base, '/locked');
+      expect(answer.status).toBe(200);
+      expect(answer.body).toContain('<form method="post">');
+      expect(answer.body).toContain('name="password"');
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+      expect(answer.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(answer.headers['set-cookie']?.[0]).toMatch(/^lr_vid=/);
+      expect(sink.events).toHaveLength(0);
+    });
+
+    it('answers 401 with the form for a wrong password, 302 and a click for the right one', async () => {
+      const agent = { 'user-agent': `${UA} password-right` };
+      const wrong = await send(base, '/locked', form('nope', agent));
+      expect(wrong.status).toBe(401);
+      expect(wrong.body).toContain('Wrong password');
+      expect(wrong.body).toContain('name="password"');
+      expect(sink.events).toHaveLength(0);
+      const right = await send(base, '/locked?utm_source=mail', form(PASSWORD, agent));
+      expect(right.status).toBe(302);
+      expect(right.headers.location).toBe('https://example.com/secret-page');
+      expect(sink.events).toHaveLength(1);
+      expect(sink.events[0]).toMatchObject({ linkId: ids.locked, utmSource: 'mail', destination: 'https://example.com/secret-page' });
+    });
+
+    it('throttles wrong answers per visitor and link with 429 and Retry-After', async () => {
+      const agent = { 'user-agent': `${UA} password-throttle` };
+      for (let i = 0; i < 3; i++) expect((await send(base, '/locked', form(`wrong-${i}`, agent))).status).toBe(401);
+      const throttled = await send(base, '/locked', form(PASSWORD, agent));
+      expect(throttled.status).toBe(429);
+      expect(Number(throttled.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(Number(throttled.headers['retry-after'])).toBeLessThanOrEqual(60);
+      expect(sink.events).toHaveLength(0);
+      // Another visitor is not affected; a minute later this one may try again.
+      expect((await send(base, '/locked', form(PASSWORD, { 'user-agent': `${UA} someone-else` }))).status).toBe(302);
+      clock = NOW + 61_000;
+      expect((await send(base, '/locked', form(PASSWORD, agent))).status).toBe(302);
+    });
+
+    it('throttles per address too, so rotating User-Agents does not help', async () => {
+      clock = NOW + 3_600_000;
+      const statuses: number[] = [];
+      for (let i = 0; i < 13; i++) statuses.push((await send(base, '/locked', form('wrong', { 'user-agent': `${UA} rotating-${i}` }))).status);
+      expect(statuses.slice(0, 12).every((s) => s === 401)).toBe(true);
+      expect(statuses[12]).toBe(429);
+    });
+
+    it('rejects oversized bodies, other content types, and links without a password', async () => {
+      clock = NOW + 7_200_000;
+      expect((await send(base, '/locked', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${'x'.repeat(5000)}` })).status).toBe(413);
+      expect((await send(base, '/locked', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"password":"x"}' })).status).toBe(415);
+      expect((await send(base, '/plain', form('x'))).status).toBe(405);
+      expect((await send(base, '/nope-nope', form('x'))).status).toBe(404);
+      expect((await send(base, '/locked-disabled', form(PASSWORD))).status).toBe(404);
+      expect((await send(base, '/locked-disabled')).status).toBe(404);
+      expect((await send(base, '/locked-nohash', form('x'))).status).toBe(503);
+      expect(sink.events).toHaveLength(0);
+    });
+
+    it('survives a client that disconnects mid-check', async () => {
+      clock = NOW + 10_800_000;
+      await new Promise<void>((resolve) => {
+        const url = new URL('/locked', base);
+        const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, agent: false });
+        req.on('error', () => resolve());
+        req.end(`password=${encodeURIComponent(PASSWORD)}`, () => {
+          setTimeout(() => {
+            req.destroy();
+            resolve();
+          }, 5);
+        });
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300)); // scrypt finishes after the abort
+      expect((await send(base, '/health')).status).toBe(200);
+      expect(sink.events).toHaveLength(0);
+    });
+  });
+});

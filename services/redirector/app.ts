@@ -1,0 +1,143 @@
+/**
+ * The redirector's HTTP layer on uWebSockets.js.
+ *
+ *   GET|HEAD /{shortCode}   redirect / 204 / deep link / password form / 404 / 410
+ *   POST     /{shortCode}   password form submission (password-post.ts)
+ *   GET|HEAD /i/{shortCode} impression GIF
+ *   GET|HEAD /p.gif         conversion pixel GIF (?clickId=...)
+ *   GET      /health, /ready
+ *   anything else           404 page
+ *
+ * Routing is uWS's: `/:code` matches exactly one non-empty path segment, so `/a/b`,
+ * `/a/` and `/` fall through to the 404 catch-all. The GET/HEAD path is synchronous.
+ */
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import { errorFields } from '../../shared/logger.ts';
+import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
+import type { RedirectorContext, RedirectorDeps } from './context.ts';
+import { internalErrorPage, notFoundPage } from './pages.ts';
+import { createPasswordPostHandler } from './password-post.ts';
+import { parsePixelConversion } from './pixel.ts';
+import { captureRequest, emptyRequestInfo } from './request-facts.ts';
+import { sendGif, sendJson, sendPage } from './responses.ts';
+import { createLinkServer } from './serve-link.ts';
+
+export type { RedirectorDeps } from './context.ts';
+
+export interface RedirectorApp {
+  listen(port: number, host: string): Promise<{ port: number; url: string }>;
+  close(): void;
+}
+
+/** TemplatedApp.close() exists at run time in uWS 20.30 but is missing from its typings. */
+type ClosableApp = TemplatedApp & { close?: () => void };
+
+export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
+  const ctx: RedirectorContext = { ...deps, now: deps.now ?? Date.now, onPixelConversion: deps.onPixelConversion };
+  const { lookup, config, logger, secret } = ctx;
+  const server = createLinkServer(ctx);
+  // Reused by the synchronous handlers: filled and consumed before the handler returns.
+  const scratch = emptyRequestInfo();
+  if (ctx.onPixelConversion !== undefined && lookup.findById === undefined) {
+    logger.warn('conversion pixel disabled: the link lookup has no findById, so trackingType cannot be checked');
+  }
+  preloadGeoIp();
+
+  /**
+   * A throw must not take the process down (uWS aborts on a handler that returns
+   * without answering): answer 500 when nothing was written yet. Handlers write their
+   * response last, after everything that can throw.
+   */
+  function guarded(name: string, head: boolean, handler: (res: HttpResponse, req: HttpRequest, head: boolean) => void) {
+    return (res: HttpResponse, req: HttpRequest): void => {
+      try {
+        handler(res, req, head);
+      } catch (err) {
+        logger.error(`${name} failed`, errorFields(err));
+        try {
+          sendPage(res, internalErrorPage, head);
+        } catch {
+          // Already answered before the throw: nothing more to write.
+        }
+      }
+    };
+  }
+
+  function onLink(res: HttpResponse, req: HttpRequest, head: boolean): void {
+    const info = captureRequest(res, req, config, scratch);
+    const link = lookup.find(info.host, info.code);
+    if (link === undefined) sendPage(res, notFoundPage, head);
+    else server.serve(res, info, link, head, false);
+  }
+
+  function onImpression(res: HttpResponse, req: HttpRequest, head: boolean): void {
+    const info = captureRequest(res, req, config, scratch);
+    // Unknown codes get the GIF too, so a page never shows a broken image.
+    sendGif(res, head);
+    if (head) return;
+    const link = lookup.find(info.host, info.code);
+    if (link !== undefined && link.compiled.enabled) server.recordImpression(info, link);
+  }
+
+  function onPixel(res: HttpResponse, req: HttpRequest, head: boolean): void {
+    const query = req.getQuery() ?? '';
+    sendGif(res, head);
+    const report = ctx.onPixelConversion;
+    if (head || report === undefined || lookup.findById === undefined) return;
+    const conversion = parsePixelConversion(secret, query);
+    if (conversion === null) return;
+    if (lookup.findById(conversion.linkId)?.compiled.trackingType !== 'pixel') return;
+    try {
+      report(conversion);
+    } catch (err) {
+      logger.error('onPixelConversion failed', { linkId: conversion.linkId, ...errorFields(err) });
+    }
+  }
+
+  function onReady(res: HttpResponse, _req: HttpRequest, head: boolean): void {
+    const links = lookup.size ?? 0;
+    const ready = lookup.ready === undefined ? links > 0 : lookup.ready();
+    sendJson(res, ready ? '200 OK' : '503 Service Unavailable', JSON.stringify({ status: ready ? 'ready' : 'starting', links }), head);
+  }
+
+  const app: ClosableApp = uWS.App();
+  const passwordPost = createPasswordPostHandler(ctx, server);
+  app
+    .get('/health', guarded('health', false, (res, _req, head) => sendJson(res, '200 OK', '{"status":"ok"}', head)))
+    .head('/health', guarded('health', true, (res, _req, head) => sendJson(res, '200 OK', '{"status":"ok"}', head)))
+    .get('/ready', guarded('ready', false, onReady))
+    .head('/ready', guarded('ready', true, onReady))
+    .get('/p.gif', guarded('pixel', false, onPixel))
+    .head('/p.gif', guarded('pixel', true, onPixel))
+    .get('/i/:code', guarded('impression', false, onImpression))
+    .head('/i/:code', guarded('impression', true, onImpression))
+    .get('/:code', guarded('redirect', false, onLink))
+    .head('/:code', guarded('redirect', true, onLink))
+    .post('/:code', guarded('password', false, passwordPost))
+    .any('/*', guarded('not found', false, (res, req) => sendPage(res, notFoundPage, req.getMethod() === 'head')));
+
+  let listenSocket: us_listen_socket | null = null;
+
+  return {
+    listen(port: number, host: string) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (socket === false) {
+            reject(new Error(`redirector could not listen on ${host}:${port}`));
+            return;
+          }
+          listenSocket = socket;
+          const actual = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+          const urlHost = host.includes(':') ? `[${host}]` : host;
+          resolve({ port: actual, url: `http://${urlHost}:${actual}` });
+        });
+      });
+    },
+    close() {
+      if (listenSocket !== null) uWS.us_listen_socket_close(listenSocket);
+      listenSocket = null;
+      // Also ends keep-alive connections, so a closed app lets the process exit.
+      app.close?.();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+/** An HTTP header name (RFC 9110 token), compared lowercase as uWS reports headers. */
+const headerName = z.preprocess(
+  emptyAsUndefined,
+  z
+    .string()
+    .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name')
+    .transform((name) => name.toLowerCase())
+    .optional(),
+);
+
+const redirectorEnv = z.object({
+  ...commonEnv,
+  REDIRECT_PORT: port(8080),
+  /** Checked (length) and resolved against $DATA_DIR/secret by resolveSecret. */
+  LINKROUTE_SECRET: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /**
+   * Set only behind a proxy that overwrites this header (e.g. `x-forwarded-for`): the
+   * client address is then its first entry. Off by default, as any client can send it.
+   */
+  TRUSTED_IP_HEADER: headerName,
+  /** e.g. `cf-ipcountry`: a valid 2-letter code there overrides geo-IP. Off by default. */
+  TRUSTED_COUNTRY_HEADER: headerName,
+  /** `?qr=1` marks a QR scan (the API encodes it into QR codes); never forwarded. */
+  QR_MARKER_PARAM: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be a plain query parameter name').default('qr')),
+  /** Wrong link passwords per visitor and link per minute before answers are 429. */
+  PASSWORD_ATTEMPTS_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1000).default(5)),
+});
+
+export type RedirectorConfig = z.output<typeof redirectorEnv>;
+
+export function loadRedirectorConfig(env: Record<string, string | undefined> = process.env): RedirectorConfig {
+  return parseEnv(redirectorEnv, env);
+}

@@ -1,0 +1,26 @@
+import type { Logger } from '../../shared/logger.ts';
+import type { RedirectorConfig } from './config.ts';
+import type { PixelConversion } from './pixel.ts';
+import type { ClickSink } from './ports.ts';
+import type { RedirectorLookup } from './redirector-lookup.ts';
+
+/** Dependencies of the redirector's HTTP layer. */
+export interface RedirectorDeps {
+  lookup: RedirectorLookup;
+  sink: ClickSink;
+  /** LINKROUTE_SECRET (resolveSecret): click-id MACs and visitor hashes. */
+  secret: Buffer;
+  config: RedirectorConfig;
+  logger: Logger;
+  /** Epoch ms; injectable for tests. */
+  now?: () => number;
+  /**
+   * A verified conversion pixel hit on a link with trackingType `pixel`. Called
+   * synchronously after the GIF is answered; must not block. Exceptions are logged.
+   */
+  onPixelConversion?: (input: PixelConversion) => void;
+}
+
+export interface RedirectorContext extends Required<Omit<RedirectorDeps, 'onPixelConversion'>> {
+  onPixelConversion: RedirectorDeps['onPixelConversion'];
+}

@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import type { Bus } from '../../shared/bus/bus.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
+import { createRedirectorApp } from './app.ts';
+import { clickCounter, type ClickCounter } from './click-counter.ts';
+import type { RedirectorConfig } from './config.ts';
+import { eventPublisher, type EventPublisher } from './event-publisher.ts';
+import type { ClickSink } from './ports.ts';
+import { SnapshotStore } from './snapshot-store.ts';
+import { syncSnapshot } from './snapshot-sync.ts';
+
+export interface RunningRedirector {
+  url: string;
+  port: number;
+  instanceId: string;
+  store: SnapshotStore;
+  events: EventPublisher;
+  /** Stops taking requests, then publishes what is buffered. */
+  close(): Promise<void>;
+}
+
+/**
+ * A redirector: the snapshot loaded from the bus before the first request is
+ * served, kept live by watching it; clicks batched onto the bus; click counts
+ * shared with the other redirectors for clicksLimit.
+ */
+export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus; secret: Buffer; logger: Logger }): Promise<RunningRedirector> {
+  const { config, bus, logger } = deps;
+  const instanceId = randomBytes(6).toString('hex');
+  preloadGeoIp();
+  const store = new SnapshotStore();
+  const sync = await syncSnapshot({ bus, store, logger });
+  await sync.initialized;
+  store.setReady(true);
+  const events = eventPublisher({ bus, logger, instanceId });
+  const counter: ClickCounter = await clickCounter({ bus, store, instanceId, logger });
+  const sink: ClickSink = {
+    emit(event) {
+      events.emit(event);
+      if (event.kind === 'click' && !event.bot) counter.record(event.linkId);
+    },
+  };
+  const app = createRedirectorApp({ lookup: store, sink, secret: deps.secret, config, logger });
+  const { port, url } = await app.listen(config.REDIRECT_PORT, config.HOST);
+  logger.info('redirector listening', { url, links: store.size, instanceId });
+  return {
+    url,
+    port,
+    instanceId,
+    store,
+    events,
+    async close() {
+      app.close();
+      sync.stop();
+      await counter.stop();
+      await events.close();
+    },
+  };
+}

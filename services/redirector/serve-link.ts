@@ -1,0 +1,171 @@
+/**
+ * The request path of a resolved short code: facts -> decide() -> answer -> click event.
+ * Synchronous from start to end (no await, no I/O): it runs inside a uWS handler or a
+ * res.cork() callback. Per request it allocates the strings it must produce (click id,
+ * Location, cookie) and the event; the RequestFacts object is reused.
+ *
+ * What counts (DESIGN "Counting"): GET answers that send the visitor on (redirect,
+ * deep-link page or intent, 204 for `never`) record a click; 404/410 answers, password
+ * forms and HEAD never do. Bots are recorded with `bot: true`.
+ */
+import type { HttpResponse } from 'uWebSockets.js';
+import { createClickId } from '../../shared/click-id.ts';
+import { parseUserAgent, type UserAgentFacts } from '../../shared/request-facts/user-agent.ts';
+import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../shared/routing/index.ts';
+import type { ClickEvent } from '../../shared/schemas/click-event.ts';
+import { hashedVisitorId, visitorCookie, visitorFromCookieHeader } from '../../shared/visitor.ts';
+import type { RedirectorContext } from './context.ts';
+import { appendClickId, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
+import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from './pages.ts';
+import { countryOf, parseTracking, referrerHost, type RequestInfo } from './request-facts.ts';
+import { sendNoContent, sendPage, sendRedirect } from './responses.ts';
+
+export interface LinkServer {
+  /**
+   * Answers a request for `link`. `passwordVerified`: the visitor just gave the right
+   * password (POST); otherwise a protected link answers its form.
+   */
+  serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void;
+  /** GIF already sent by the caller; records the impression of an enabled link. */
+  recordImpression(info: RequestInfo, link: RoutableLink): void;
+  /** The visitor id of a request (cookie, else hash) and whether it is new (no cookie). */
+  visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean };
+}
+
+export function createLinkServer(ctx: RedirectorContext): LinkServer {
+  const { lookup, sink, secret, logger } = ctx;
+  const clock = ctx.now;
+  const qrParam = ctx.config.QR_MARKER_PARAM;
+  /** Reused: decide() is synchronous and keeps no reference to its facts. */
+  const facts: RequestFacts = { now: 0, country: null, deviceClass: 'desktop', os: null, bucket: 0, clicks: 0 };
+
+  // The visitor of the request being served, set by resolveVisitor (no object per request).
+  let visitorId = '';
+  let newVisitor = false;
+
+  function resolveVisitor(info: RequestInfo, now: number): void {
+    const fromCookie = info.cookie === '' ? null : visitorFromCookieHeader(info.cookie);
+    newVisitor = fromCookie === null;
+    visitorId = fromCookie ?? hashedVisitorId(secret, info.ip, info.userAgent, now);
+  }
+
+  function emit(
+    kind: ClickEvent['kind'],
+    id: string,
+    now: number,
+    link: CompiledLink,
+    info: RequestInfo,
+    ua: UserAgentFacts,
+    country: string | null,
+    ruleId: string | null,
+    destination: string | null,
+  ): void {
+    const tracking = parseTracking(info.query, qrParam);
+    sink.emit({
+      id,
+      kind,
+      ts: now,
+      workspaceId: link.workspaceId,
+      linkId: link.id,
+      campaignId: link.campaignId,
+      visitorId,
+      country,
+      deviceClass: ua.deviceClass,
+      os: ua.os,
+      browser: ua.browser,
+      referrerHost: referrerHost(info.referer),
+      utmSource: tracking.utmSource,
+      utmMedium: tracking.utmMedium,
+      utmCampaign: tracking.utmCampaign,
+      utmTerm: tracking.utmTerm,
+      utmContent: tracking.utmContent,
+      source: tracking.qr ? 'qr' : 'link',
+      ruleId,
+      destination,
+      bot: ua.isBot,
+    });
+  }
+
+  function fail(res: HttpResponse, head: boolean, message: string, link: CompiledLink): void {
+    logger.error(message, { linkId: link.id });
+    sendPage(res, internalErrorPage, head);
+  }
+
+  function serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void {
+    const compiled = link.compiled;
+    const now = clock();
+    const ua = parseUserAgent(info.userAgent);
+    const country = countryOf(info);
+    resolveVisitor(info, now);
+    facts.now = now;
+    facts.country = country;
+    facts.deviceClass = ua.deviceClass;
+    facts.os = ua.os;
+    facts.bucket = visitorBucket(visitorId, compiled.id);
+    facts.clicks = lookup.clicks(compiled.id);
+    const decision = decide(link, facts);
+
+    if (decision.kind === 'not_found') {
+      // Same page as an unknown code: a disabled link is not revealed as existing.
+      sendPage(res, notFoundPage, head);
+      return;
+    }
+    if (decision.kind === 'gone') {
+      const expiredUrl = decision.expiredUrl === null ? null : headerSafeUrl(decision.expiredUrl);
+      if (expiredUrl !== null) sendRedirect(res, expiredUrl, null);
+      else sendPage(res, decision.reason === 'expired' ? expiredPage : clicksLimitPage, head);
+      return;
+    }
+
+    const cookie = newVisitor ? visitorCookie(visitorId) : null;
+    if (compiled.hasPassword && !passwordVerified) {
+      sendPage(res, passwordFormPage, head, cookie);
+      return;
+    }
+    const record = !head;
+    // The click id is the event id, so every recorded click gets one; HEAD needs one only
+    // to show the same Location a GET would.
+    const clickId = record || compiled.conversionTracking ? createClickId(secret, compiled.id, now) : '';
+
+    if (decision.kind === 'no_content') {
+      sendNoContent(res, cookie);
+      if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, null);
+      return;
+    }
+
+    const destination = compiled.conversionTracking ? appendClickId(decision.destination, clickId) : decision.destination;
+    const deepLink = decision.deepLink;
+    if (deepLink !== null && deepLink.platform === 'ios' && isSafeAppUrl(deepLink.appUrl)) {
+      const fallback = isHttpUrl(deepLink.fallbackUrl)
+        ? compiled.conversionTracking
+          ? appendClickId(deepLink.fallbackUrl, clickId)
+          : deepLink.fallbackUrl
+        : destination;
+      sendPage(res, deepLinkPage(deepLink.appUrl, fallback), head, cookie);
+    } else {
+      const target = deepLink !== null && deepLink.platform === 'android' ? deepLink.intentUrl : destination;
+      const location = headerSafeUrl(target);
+      if (location === null) {
+        fail(res, head, 'redirect target is not a usable URL', compiled);
+        return;
+      }
+      sendRedirect(res, location, cookie);
+    }
+    if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, decision.destination);
+  }
+
+  function recordImpression(info: RequestInfo, link: RoutableLink): void {
+    const compiled = link.compiled;
+    const now = clock();
+    resolveVisitor(info, now);
+    const ua = parseUserAgent(info.userAgent);
+    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, ua, countryOf(info), null, null);
+  }
+
+  function visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean } {
+    resolveVisitor(info, now);
+    return { id: visitorId, isNew: newVisitor };
+  }
+
+  return { serve, recordImpression, visitorOf };
+}

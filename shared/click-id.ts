@@ -1,0 +1,109 @@
+/**
+ * Click ids `ck_<base64url>`: the event id of a click, appended to destinations for
+ * conversion tracking, and verifiable without any lookup (DESIGN "Click ids").
+ *
+ * Binary layout (47 bytes, 63 base64url characters):
+ *   [0]       version, 1
+ *   [1..7)    click time, epoch ms, 48-bit big-endian
+ *   [7..13)   random, 48 bits: ids of one link in one millisecond stay distinct
+ *   [13..35)  the link id's 22 characters after `link_`, ASCII
+ *   [35..47)  HMAC-SHA256(secret, bytes [0..35)), first 12 bytes
+ *
+ * Creating one is on the redirect hot path: the HMAC key's midstates are computed once
+ * per secret (see hmac-sha256.ts), random bytes come from a pool, and the layout is
+ * written into one reused buffer, so a call allocates only the result string.
+ */
+import { randomFillSync, timingSafeEqual } from 'node:crypto';
+import { HmacSha256 } from './hmac-sha256.ts';
+
+const VERSION = 1;
+const TIME_AT = 1;
+const RANDOM_AT = 7;
+const LINK_AT = 13;
+const LINK_SUFFIX_LENGTH = 22;
+const MAC_AT = LINK_AT + LINK_SUFFIX_LENGTH;
+const MAC_LENGTH = 12;
+const BINARY_LENGTH = MAC_AT + MAC_LENGTH;
+const PREFIX = 'ck_';
+const LINK_PREFIX = 'link_';
+/** 47 bytes = 376 bits -> 63 characters; the last one carries 4 bits and 2 zero bits. */
+const ENCODED_LENGTH = Math.ceil((BINARY_LENGTH * 8) / 6);
+const CLICK_ID_LENGTH = PREFIX.length + ENCODED_LENGTH;
+
+/** The MAC state per secret. Callers pass the same Buffer every time and never mutate it. */
+const macs = new WeakMap<Buffer, HmacSha256>();
+
+function macFor(secret: Buffer): HmacSha256 {
+  let mac = macs.get(secret);
+  if (mac === undefined) {
+    mac = new HmacSha256(secret);
+    macs.set(secret, mac);
+  }
+  return mac;
+}
+
+const RANDOM_POOL_SIZE = 6 * 1024;
+const randomPool = Buffer.allocUnsafe(RANDOM_POOL_SIZE);
+let randomOffset = RANDOM_POOL_SIZE;
+
+const scratch = Buffer.alloc(BINARY_LENGTH);
+const expectedMac = Buffer.alloc(MAC_LENGTH);
+
+/** [0-9A-Za-z]: what newId('link') generates after `link_`. */
+function isBase62(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
+/**
+ * A new click id for a click on `linkId` at `now` (epoch ms). Throws a TypeError for a
+ * link id that newId('link') could not have produced: that is a programming error.
+ */
+export function createClickId(secret: Buffer, linkId: string, now: number): string {
+  if (linkId.length !== LINK_PREFIX.length + LINK_SUFFIX_LENGTH || !linkId.startsWith(LINK_PREFIX)) {
+    throw new TypeError(`not a link id: ${linkId}`);
+  }
+  if (!Number.isInteger(now) || now < 0 || now >= 2 ** 48) throw new TypeError(`not a click time: ${now}`);
+  const buf = scratch;
+  buf[0] = VERSION;
+  buf.writeUIntBE(now, TIME_AT, 6);
+  if (randomOffset + 6 > RANDOM_POOL_SIZE) {
+    randomFillSync(randomPool);
+    randomOffset = 0;
+  }
+  for (let i = 0; i < 6; i++) buf[RANDOM_AT + i] = randomPool[randomOffset + i]!;
+  randomOffset += 6;
+  for (let i = 0; i < LINK_SUFFIX_LENGTH; i++) {
+    const code = linkId.charCodeAt(LINK_PREFIX.length + i);
+    if (!isBase62(code)) throw new TypeError(`not a link id: ${linkId}`);
+    buf[LINK_AT + i] = code;
+  }
+  macFor(secret).sign(buf, 0, MAC_AT, buf, MAC_AT, MAC_LENGTH);
+  return PREFIX + buf.toString('base64url', 0, BINARY_LENGTH);
+}
+
+/** A base64url character, as Buffer's decoder would otherwise skip anything else silently. */
+function isBase64Url(code: number): boolean {
+  return isBase62(code) || code === 45 /* - */ || code === 95 /* _ */;
+}
+
+/**
+ * The link and time a click id was issued for, or null when it is not one of ours:
+ * wrong shape, unknown version, or a MAC that does not match (forged, tampered, other
+ * secret). Never throws, whatever the input.
+ */
+export function verifyClickId(secret: Buffer, clickId: string): { linkId: string; timestamp: number } | null {
+  if (typeof clickId !== 'string' || clickId.length !== CLICK_ID_LENGTH || !clickId.startsWith(PREFIX)) return null;
+  for (let i = PREFIX.length; i < CLICK_ID_LENGTH; i++) if (!isBase64Url(clickId.charCodeAt(i))) return null;
+  const bytes = Buffer.from(clickId.slice(PREFIX.length), 'base64url');
+  // Non-canonical spellings (set low bits in the last character) decode to the same bytes:
+  // reject them so a click id has exactly one spelling, the one we issued.
+  if (bytes.length !== BINARY_LENGTH || bytes.toString('base64url') !== clickId.slice(PREFIX.length)) return null;
+  if (bytes[0] !== VERSION) return null;
+  for (let i = LINK_AT; i < MAC_AT; i++) if (!isBase62(bytes[i]!)) return null;
+  macFor(secret).sign(bytes, 0, MAC_AT, expectedMac, 0, MAC_LENGTH);
+  if (!timingSafeEqual(expectedMac, bytes.subarray(MAC_AT))) return null;
+  return {
+    linkId: LINK_PREFIX + bytes.toString('latin1', LINK_AT, MAC_AT),
+    timestamp: bytes.readUIntBE(TIME_AT, 6),
+  };
+}

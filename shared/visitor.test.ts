@@ -1,0 +1,80 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { hashedVisitorId, visitorCookie, visitorFromCookie, visitorFromCookieHeader } from './visitor.ts';
+
+const secret = randomBytes(32);
+const UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+const NOON = Date.parse('2026-03-04T12:00:00Z');
+
+describe('hashedVisitorId', () => {
+  it('is 22 base64url characters and matches the documented construction', () => {
+    const id = hashedVisitorId(secret, '81.2.69.142', UA, NOON);
+    expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const dayKey = createHmac('sha256', secret).update('linkroute:visitor-day:2026-03-04').digest();
+    const uaDigest = createHash('sha256').update(UA).digest();
+    const expected = createHmac('sha256', dayKey).update(Buffer.concat([Buffer.from('81.2.69.142'), Buffer.from([0]), uaDigest])).digest();
+    expect(id).toBe(expected.subarray(0, 16).toString('base64url'));
+  });
+
+  it('is stable within a UTC day and for every holder of the secret', () => {
+    const a = hashedVisitorId(secret, '81.2.69.142', UA, Date.parse('2026-03-04T00:00:00Z'));
+    const b = hashedVisitorId(Buffer.from(secret), '81.2.69.142', UA, Date.parse('2026-03-04T23:59:59.999Z'));
+    expect(b).toBe(a);
+  });
+
+  it('changes with the day, the IP, the user agent and the secret', () => {
+    const base = hashedVisitorId(secret, '81.2.69.142', UA, NOON);
+    expect(hashedVisitorId(secret, '81.2.69.142', UA, NOON + 86_400_000)).not.toBe(base);
+    expect(hashedVisitorId(secret, '81.2.69.143', UA, NOON)).not.toBe(base);
+    expect(hashedVisitorId(secret, '81.2.69.142', `${UA} x`, NOON)).not.toBe(base);
+    expect(hashedVisitorId(randomBytes(32), '81.2.69.142', UA, NOON)).not.toBe(base);
+  });
+
+  it('uses only the first 512 characters of the user agent, like the UA parser', () => {
+    const long = 'x'.repeat(512);
+    expect(hashedVisitorId(secret, '1.2.3.4', `${long}a`, NOON)).toBe(hashedVisitorId(secret, '1.2.3.4', `${long}b`, NOON));
+  });
+
+  it('keeps (ip, ua) pairs apart at the boundary', () => {
+    expect(hashedVisitorId(secret, '1.2.3.4', '5 UA', NOON)).not.toBe(hashedVisitorId(secret, '1.2.3.45', ' UA', NOON));
+  });
+
+  it('never contains the IP, and copes with empty, non-ASCII and huge input', () => {
+    const id = hashedVisitorId(secret, '81.2.69.142', UA, NOON);
+    expect(id).not.toContain('81.2.69.142');
+    for (const [ip, ua] of [
+      ['', ''],
+      ['2001:db8::1', 'Mozilla/5.0 ☃ 😀'],
+      ['x'.repeat(10_000), 'y'.repeat(100_000)],
+      ['\u{1F600}'.repeat(100), '\u{1F600}'.repeat(1000)],
+    ] as const) {
+      expect(hashedVisitorId(secret, ip, ua, NOON)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    }
+  });
+});
+
+describe('visitor cookie', () => {
+  it('accepts exactly 22 base64url characters', () => {
+    const id = hashedVisitorId(secret, '81.2.69.142', UA, NOON);
+    expect(visitorFromCookie(id)).toBe(id);
+    for (const bad of ['', 'short', `${id}A`, id.slice(0, 21), `${id.slice(0, 21)}=`, `${id.slice(0, 21)}+`, `${id.slice(0, 21)}é`, null, undefined]) {
+      expect(visitorFromCookie(bad)).toBeNull();
+    }
+  });
+
+  it('finds lr_vid in a Cookie header among others, and only as a whole name', () => {
+    const id = 'AbCdEfGhIjKlMnOpQrStUv';
+    expect(visitorFromCookieHeader(`lr_vid=${id}`)).toBe(id);
+    expect(visitorFromCookieHeader(`a=1; lr_vid=${id}; b=2`)).toBe(id);
+    expect(visitorFromCookieHeader(`a=1;lr_vid=${id}`)).toBe(id);
+    expect(visitorFromCookieHeader(`xlr_vid=${id}`)).toBeNull();
+    expect(visitorFromCookieHeader(`xlr_vid=${id}; lr_vid=${id.replace('A', 'Z')}`)).toBe(id.replace('A', 'Z'));
+    expect(visitorFromCookieHeader(`lr_vid=bad; lr_vid=${id}`)).toBe(id);
+    expect(visitorFromCookieHeader('lr_vid=')).toBeNull();
+    expect(visitorFromCookieHeader('')).toBeNull();
+  });
+
+  it('is issued for a year, first-party, not readable by scripts', () => {
+    expect(visitorCookie('AbCdEfGhIjKlMnOpQrStUv')).toBe('lr_vid=AbCdEfGhIjKlMnOpQrStUv; Max-Age=31536000; Path=/; HttpOnly; SameSite=Lax');
+  });
+});

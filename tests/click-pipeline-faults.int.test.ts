@@ -1,0 +1,157 @@
+import { createServer } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../shared/logger.ts';
+import { connectNatsBus } from '../shared/bus/nats-bus.ts';
+import { kvBuckets, type Bus } from '../shared/bus/bus.ts';
+import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/clickhouse-client.ts';
+import { compileLink } from '../shared/routing/index.ts';
+import { makeLink } from '../shared/routing/fixtures.ts';
+import { encodeSnapshotEntry } from '../shared/snapshot/snapshot-entry.ts';
+import { startTestNatsServer, type TestNatsServer } from '../shared/testing/nats-server.ts';
+import { startChildService, type ChildService } from '../shared/testing/child-service.ts';
+import { loadRedirectorConfig } from '../services/redirector/config.ts';
+import { startRedirector, type RunningRedirector } from '../services/redirector/redirector.ts';
+
+const logger = createLogger('faults-test', 'silent');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The click pipeline under faults, each process real: a private NATS server, the
+ * embedded ClickHouse endpoint and the ingester as child processes, and a
+ * redirector serving clicks. After each fault every click is in ClickHouse once.
+ */
+describe('click pipeline: no click lost or doubled through faults', () => {
+  let nats: TestNatsServer;
+  let bus: Bus;
+  let redirector: RunningRedirector;
+  let clickhouse: ClickHouseClient;
+  let chService: ChildService;
+  let ingester: ChildService;
+  let dataDir: string;
+  let chPort: number;
+  let chUrl: string;
+
+  const startClickHouse = async () => {
+    chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort) });
+    await chService.waitFor(/listening|"url"/);
+  };
+  const startIngester = async () => {
+    ingester = startChildService('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: chUrl, INGEST_LINGER_MS: '100' });
+    await ingester.waitFor(/ingester running/);
+  };
+  const addLink = async (shortCode: string) => {
+    const link = makeLink({ id: `link_${shortCode.replace(/-/g, '').padEnd(22, 'x').slice(0, 22)}`, shortCode, conversionTracking: true });
+    const kv = await bus.kv(kvBuckets.snapshot);
+    await kv.put(link.id, encodeSnapshotEntry({ version: 1, linkId: link.id, link: compileLink(link, [], []) }));
+    while (!redirector.store.find('localhost', shortCode)) await sleep(5);
+    return link.id;
+  };
+  /** Clicks `count` times (8 at a time); returns the click ids the redirects carried. */
+  const click = async (shortCode: string, count: number, ids: Set<string>) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < count) {
+          next++;
+          const res = await fetch(`${redirector.url}/${shortCode}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/130.0' } });
+          expect(res.status).toBe(302);
+          ids.add(new URL(res.headers.get('location')!).searchParams.get('clickId')!);
+        }
+      }),
+    );
+  };
+  const stored = async (linkId: string) => {
+    const rows = await (
+      await clickhouse.query({ query: 'SELECT count() AS n, uniqExact(click_id) AS u FROM events WHERE link_id = {l:String}', query_params: { l: linkId }, format: 'JSONEachRow' })
+    ).json<{ n: number; u: number }>();
+    return rows[0]!;
+  };
+  const settle = async (linkId: string, expected: number, timeoutMs = 60_000) => {
+    await redirector.events.flush(timeoutMs);
+    const deadline = Date.now() + timeoutMs;
+    let last = { n: 0, u: 0 };
+    while (Date.now() < deadline) {
+      last = await stored(linkId).catch(() => last);
+      if (last.n >= expected) break;
+      await sleep(200);
+    }
+    await sleep(500); // a late duplicate would show up now
+    return stored(linkId);
+  };
+
+  beforeAll(async () => {
+    nats = await startTestNatsServer();
+    dataDir = await mkdtemp(join(tmpdir(), 'linkroute-faults-'));
+    chPort = await freePort();
+    chUrl = `http://127.0.0.1:${chPort}`;
+    await startClickHouse();
+    clickhouse = connectClickHouse(chUrl, { requestTimeoutMs: 5_000 });
+    bus = await connectNatsBus(nats.url, { name: 'faults-redirector', logger });
+    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0' }), bus, secret: Buffer.alloc(32, 3), logger });
+    await startIngester();
+  }, 90_000);
+
+  afterAll(async () => {
+    await ingester?.kill();
+    await redirector?.close();
+    await bus?.close();
+    await clickhouse?.close();
+    await chService?.kill();
+    await nats?.destroy();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('ingester SIGKILLed mid-stream and restarted', async () => {
+    const linkId = await addLink('fault-kill');
+    const ids = new Set<string>();
+    const clicking = click('fault-kill', 3_000, ids);
+    while ((await stored(linkId)).n < 300) await sleep(50);
+    await ingester.kill('SIGKILL');
+    await sleep(300);
+    await startIngester();
+    await clicking;
+    expect(await settle(linkId, ids.size)).toEqual({ n: 3_000, u: 3_000 });
+    expect(ids.size).toBe(3_000);
+  }, 120_000);
+
+  it('NATS restarted while clicks flow', async () => {
+    const linkId = await addLink('fault-nats');
+    const ids = new Set<string>();
+    await click('fault-nats', 500, ids);
+    await nats.stop();
+    await click('fault-nats', 1_000, ids); // redirects keep working from the snapshot; events buffer
+    await nats.start();
+    await click('fault-nats', 500, ids);
+    expect(await settle(linkId, 2_000)).toEqual({ n: 2_000, u: 2_000 });
+    expect(redirector.events.stats().dropped).toBe(0);
+  }, 120_000);
+
+  it('ClickHouse unreachable for 30 s, then back', async () => {
+    const linkId = await addLink('fault-ch');
+    const ids = new Set<string>();
+    await click('fault-ch', 500, ids);
+    await settle(linkId, 500);
+    await chService.kill();
+    const downSince = Date.now();
+    await click('fault-ch', 1_000, ids);
+    await sleep(Math.max(0, 30_000 - (Date.now() - downSince)));
+    await startClickHouse();
+    await click('fault-ch', 500, ids);
+    const result = await settle(linkId, 2_000);
+    if (result.n !== 2_000) console.error(ingester.output.split('\n').slice(-40).join('\n'));
+    expect(result).toEqual({ n: 2_000, u: 2_000 });
+  }, 150_000);
+});
