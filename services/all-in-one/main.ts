@@ -4,6 +4,7 @@
  * several services' factories and wire them together, over the in-process bus
  * (or NATS when NATS_URL is set).
  */
+import { join } from 'node:path';
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { countWorkspaces, createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
@@ -16,11 +17,18 @@ import { createApiApp } from '../api/app.ts';
 import { loadApiConfig } from '../api/config.ts';
 import { listen } from '../api/server.ts';
 import { snapshotPublisher } from '../api/snapshot/snapshot-publisher.ts';
+import { clickHouseLinkCounters } from '../api/link-counters.ts';
 import { loadRedirectorConfig } from '../redirector/config.ts';
 import { startRedirector } from '../redirector/redirector.ts';
+import { loadIngesterConfig } from '../ingester/config.ts';
+import { startIngester } from '../ingester/ingester.ts';
+import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 
 const config = loadApiConfig();
 const redirectorConfig = loadRedirectorConfig();
+const ingesterConfig = loadIngesterConfig();
 const logger = createLogger('linkroute', config.LOG_LEVEL);
 
 try {
@@ -28,14 +36,31 @@ try {
   await migrate(db.sql);
   const bus = config.NATS_URL ? await connectNatsBus(config.NATS_URL, { name: 'linkroute', logger }) : createMemoryBus();
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
+  const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
+  const clickhouse = connectClickHouse(config.CLICKHOUSE_URL ?? embeddedClickHouse!.url);
+  await migrateClickHouse(clickhouse);
+  const ingester = startIngester({
+    bus,
+    clickhouse,
+    logger,
+    consumerName: ingesterConfig.INGEST_CONSUMER,
+    maxMessages: ingesterConfig.INGEST_MAX_MESSAGES,
+    lingerMs: ingesterConfig.INGEST_LINGER_MS,
+  });
 
   const snapshot = snapshotPublisher({ sql: db.sql, kv: await bus.kv(kvBuckets.snapshot), logger });
   await snapshot.seedIfEmpty();
   await snapshot.flush();
   snapshot.start();
-  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot }), config.API_PORT, config.HOST);
+  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot, counters: clickHouseLinkCounters(clickhouse, logger) }), config.API_PORT, config.HOST);
   const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
-  logger.info('linkroute started', { api: api.url, redirector: redirector.url, database: db.description, bus: bus.kind });
+  logger.info('linkroute started', {
+    api: api.url,
+    redirector: redirector.url,
+    database: db.description,
+    bus: bus.kind,
+    clickhouse: embeddedClickHouse ? `embedded chDB in ${config.DATA_DIR}/clickhouse` : 'CLICKHOUSE_URL',
+  });
 
   // First start on an empty database: make a workspace and show its key, once.
   if ((await countWorkspaces(db.sql)) === 0) {
@@ -61,9 +86,12 @@ try {
 
   const shutdown = async () => {
     await api.close();
-    await redirector.close();
+    await redirector.close(); // publishes buffered clicks
+    await ingester.stop(); // stores what it holds
     await snapshot.stop();
     await bus.close();
+    await clickhouse.close();
+    await embeddedClickHouse?.stop();
     await db.close();
     process.exit(0);
   };

@@ -9,18 +9,20 @@ interface Started {
   child: ChildProcess;
   output: () => string;
   url: string;
+  redirectUrl: string;
 }
 
 /** `npm start` exactly as a new user runs it, in its own process group so it can be stopped whole. */
 async function npmStart(dataDir: string): Promise<Started> {
-  const child = spawn('npm', ['start'], { env: { ...process.env, DATA_DIR: dataDir, API_PORT: '0' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start'], { env: { ...process.env, DATA_DIR: dataDir, API_PORT: '0', REDIRECT_PORT: '0' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const match = /linkroute API on (http:\/\/\S+)/.exec(output);
-    if (match) return { child, output: () => output, url: match[1]! };
+    const redirect = /linkroute redirects on (http:\/\/\S+)/.exec(output);
+    if (match && redirect) return { child, output: () => output, url: match[1]!, redirectUrl: redirect[1]! };
     if (exited(child)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -68,11 +70,14 @@ describe('npm start on embedded defaults', () => {
     const walkthrough = /<!-- walkthrough:start -->\s*```sh\n([\s\S]*?)```\s*<!-- walkthrough:end -->/.exec(readme)?.[1];
     expect(walkthrough).toBeDefined();
     expect(walkthrough).toContain('API=http://localhost:3000\n');
-    const script = walkthrough!.replace('API=http://localhost:3000\n', `API=${first.url}\n`);
+    expect(walkthrough).toContain('REDIRECT=http://localhost:8080\n');
+    const script = walkthrough!.replace('API=http://localhost:3000\n', `API=${first.url}\n`).replace('REDIRECT=http://localhost:8080\n', `REDIRECT=${first.redirectUrl}\n`);
     const ran = await runCommand('bash', ['-euo', 'pipefail', '-c', script], { env: { LINKROUTE_API_KEY: key! } });
     expect(ran.code, ran.stderr + ran.stdout).toBe(0);
     expect(ran.stdout).toContain('"shortCode": "spring"');
     expect(ran.stdout).toContain('"rules": []');
+    expect(ran.stdout).toContain('302 https://example.com/sale');
+    expect(ran.stdout).toMatch(/"clicks": 1,\s+"uniqueClicks": 1,\s+"lastClickedAt": "20/);
     expect(ran.stdout).toContain('"deleted": true');
     expect(ran.stdout).toContain('"code": "ALREADY_DELETED"');
     expect(ran.stdout).not.toMatch(/"code": "(INTERNAL_ERROR|VALIDATION_ERROR|UNAUTHORIZED)"/);

@@ -5,6 +5,7 @@ import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { ApiConfig } from './config.ts';
 import type { SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
+import { noLinkCounters, type LinkCountersSource } from './link-counters.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rejectNulInUrl } from './middleware/reject-nul-in-url.ts';
@@ -25,6 +26,8 @@ export interface ApiDeps {
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: SnapshotPublisher;
+  /** Link counters from ClickHouse; absent: every link reads as never clicked. */
+  counters?: LinkCountersSource;
 }
 
 /** How long a request waits for its change to reach redirectors before answering anyway. */
@@ -60,6 +63,7 @@ export function createApiApp(deps: ApiDeps): Koa {
       campaigns,
       domains,
       presentLink: linkPresenter(config.REDIRECT_BASE_URL),
+      counters: deps.counters ?? noLinkCounters,
       requireScope,
       rules,
       onLinkChanged: publishChanges,

@@ -7,6 +7,8 @@ import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { listen } from './server.ts';
 import { snapshotPublisher, type SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
+import { clickHouseLinkCounters } from './link-counters.ts';
+import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 
 const config = loadApiConfig();
 const logger = createLogger('api', config.LOG_LEVEL);
@@ -25,12 +27,16 @@ try {
     // Changes stay queued in the outbox and are published once an API runs with NATS_URL.
     logger.warn('NATS_URL is not set: link changes are not pushed to redirectors');
   }
-  const server = await listen(createApiApp({ sql: db.sql, config, logger, ...(snapshot ? { snapshot } : {}) }), config.API_PORT, config.HOST);
+  const clickhouse = config.CLICKHOUSE_URL ? connectClickHouse(config.CLICKHOUSE_URL) : null;
+  if (!clickhouse) logger.warn('CLICKHOUSE_URL is not set: link counters read 0');
+  const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
+  const server = await listen(createApiApp({ sql: db.sql, config, logger, ...(snapshot ? { snapshot } : {}), ...(counters ? { counters } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, database: db.description });
   const shutdown = async () => {
     await server.close();
     await snapshot?.stop();
     await bus?.close();
+    await clickhouse?.close();
     await db.close();
     process.exit(0);
   };

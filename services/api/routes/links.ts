@@ -10,6 +10,7 @@ import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
 import { created, ok, okList } from '../respond.ts';
 import type { PresentLink } from '../link-presenter.ts';
+import type { LinkCountersSource } from '../link-counters.ts';
 import type { CampaignStore } from '../stores/campaign-store.ts';
 import type { DomainStore } from '../stores/domain-store.ts';
 import type { LinkChanges, LinkRow, LinkStore } from '../stores/link-store.ts';
@@ -20,6 +21,7 @@ export interface LinkRouteDeps {
   campaigns: CampaignStore;
   domains: DomainStore;
   presentLink: PresentLink;
+  counters: LinkCountersSource;
   requireScope: RequireScope;
   rules: RuleStore;
   /** Called after every committed change to a link (snapshot updates hang here). */
@@ -30,6 +32,13 @@ const linkNotFound = () => new AppError('NOT_FOUND', 'Link not found');
 
 export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
   const { links, campaigns, domains, presentLink, requireScope } = deps;
+
+  /** Links as the API shows them: one counters query for the whole set, never one per link. */
+  async function present(ctx: Context, rows: LinkRow[]) {
+    const { counters, available } = await deps.counters.forLinks(principalOf(ctx).workspaceId, rows.map((r) => r.id));
+    if (!available) ctx.set('X-Linkroute-Counters', 'unavailable');
+    return rows.map((row) => presentLink(row, counters.get(row.id)));
+  }
 
   /** Body references name resources of the caller's workspace; others read as absent. */
   async function checkCampaign(workspaceId: string, campaignId: string): Promise<void> {
@@ -74,14 +83,14 @@ export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
   router.get('/links', requireScope('links:read'), async (ctx) => {
     const query = parseInput(linkListQuerySchema, ctx.query, 'query');
     const { items, total } = await links.list(principalOf(ctx).workspaceId, query);
-    okList(ctx, items.map((row) => presentLink(row)), pagination(query.page, query.limit, total));
+    okList(ctx, await present(ctx, items), pagination(query.page, query.limit, total));
   });
 
   router.get('/links/:id', requireScope('links:read'), async (ctx) => {
     const query = parseInput(linkGetQuerySchema, ctx.query, 'query');
     const row = await findLive(ctx, query.domain);
-    const link = presentLink(row);
-    ok(ctx, query.include === 'rules' ? { ...link, rules: await deps.rules.forLink(row) } : link);
+    const [link] = await present(ctx, [row]);
+    ok(ctx, query.include === 'rules' ? { ...link!, rules: await deps.rules.forLink(row) } : link);
   });
 
   router.patch('/links/:id', requireScope('links:write'), async (ctx) => {
@@ -99,7 +108,7 @@ export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
       moving ? (tx) => deps.rules.moveLinkRules(tx, current.workspaceId, current.id, input.campaignId!) : undefined,
     );
     await deps.onLinkChanged(row);
-    ok(ctx, presentLink(row));
+    ok(ctx, (await present(ctx, [row]))[0]);
   });
 
   router.delete('/links/:id', requireScope('links:write'), async (ctx) => {

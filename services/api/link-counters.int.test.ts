@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { clickHouseLinkCounters } from './link-counters.ts';
+import { startTestApi, type TestApi } from './testing/api-harness.ts';
+
+/** Link counters come from the ClickHouse rollup (embedded chDB here), one query per page. */
+describe('link counters from ClickHouse', () => {
+  let ch: EmbeddedClickHouse;
+  let client: ClickHouseClient;
+  let api: TestApi;
+  let key: string;
+  let workspaceId: string;
+  let queries = 0;
+  let failNext = false;
+
+  beforeAll(async () => {
+    ch = await startEmbeddedClickHouse();
+    client = connectClickHouse(ch.url);
+    await migrateClickHouse(client);
+    // Counts the queries the API sends (and can make the next one fail), on the real client.
+    const counted = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop === 'query') {
+          return (...args: Parameters<ClickHouseClient['query']>) => {
+            queries++;
+            if (failNext) {
+              failNext = false;
+              return Promise.reject(new Error('ClickHouse is down'));
+            }
+            return target.query(...args);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    api = await startTestApi('postgres', { counters: clickHouseLinkCounters(counted, createLogger('test', 'silent')) });
+    ({ key, workspaceId } = await api.tenant());
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+    await client?.close();
+    await ch?.stop();
+  });
+
+  const event = (linkId: string, n: number, over: Partial<{ kind: string; visitor_id: string; bot: boolean; ts: number }> = {}) => ({
+    workspace_id: workspaceId, link_id: linkId, ts: Date.parse('2026-11-20T10:00:00Z') + n * 1000, click_id: `ck_${linkId}_${n}`,
+    kind: 'click', campaign_id: 'campaign_x', visitor_id: `v${n % 3}`, country: 'US', device_class: 'desktop', os: '', browser: '',
+    referrer_host: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '', source: 'link', rule_id: '',
+    destination: 'https://example.com', bot: false, ...over,
+  });
+
+  it('every link response carries clicks, unique clicks, impressions and lastClickedAt, bots excluded', async () => {
+    const a = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/a' } })).body.data.id;
+    const b = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/b' } })).body.data.id;
+    const rows = [
+      ...Array.from({ length: 7 }, (_, i) => event(a, i)), // visitors v0, v1, v2
+      event(a, 100, { bot: true, visitor_id: 'bot' }),
+      event(a, 101, { kind: 'impression', visitor_id: 'v9' }),
+      event(a, 102, { kind: 'impression', visitor_id: 'v9' }),
+      event(b, 200, { ts: Date.parse('2026-11-21T08:00:00Z') }),
+    ];
+    await client.insert({ table: 'events', values: rows, format: 'JSONEachRow' });
+
+    const one = await api.request('GET', `/links/${a}`, { key });
+    expect(one.body.data).toMatchObject({ clicks: 7, uniqueClicks: 3, impressions: 2, conversions: 0, revenue: 0, lastClickedAt: '2026-11-20T10:00:06.000Z' });
+    const list = await api.request('GET', '/links', { key });
+    const byId = new Map(list.body.data.map((l: { id: string }) => [l.id, l]));
+    expect(byId.get(b)).toMatchObject({ clicks: 1, uniqueClicks: 1, impressions: 0, lastClickedAt: '2026-11-21T08:00:00.000Z' });
+    expect(list.headers.get('x-linkroute-counters')).toBeNull();
+  });
+
+  it('a page of links costs one ClickHouse query, not one per link', async () => {
+    for (let i = 0; i < 12; i++) await api.request('POST', '/links', { key, body: { destinationUrl: `https://example.com/${i}` } });
+    const before = queries;
+    const page = await api.request('GET', '/links?limit=12', { key });
+    expect(page.body.data).toHaveLength(12);
+    expect(queries - before).toBe(1);
+  });
+
+  it('when ClickHouse cannot answer, links still read, with zero counters flagged in a header', async () => {
+    failNext = true;
+    const res = await api.request('GET', '/links?limit=5', { key });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-linkroute-counters')).toBe('unavailable');
+    expect(res.body.data.every((l: { clicks: number }) => l.clicks === 0)).toBe(true);
+  });
+});
