@@ -123,20 +123,37 @@ export function startIngester(deps: {
     }
   }
 
-  async function ingest(messages: BusMessage[]): Promise<void> {
+  interface Prepared {
+    messages: BusMessage[];
+    rows: EventRow[];
+    parseMs: number;
+  }
+
+  /** Parses, drops what is stored already, dead-letters what never can be. Null: stopping mid-way. */
+  async function prepare(messages: BusMessage[]): Promise<Prepared | null> {
+    const started = performance.now();
     const parsed = messages.map(parseMessage);
-    let rows = parsed.flatMap((p) => p.rows);
+    // A message and its redelivery can meet in one batch: keep each click id once.
+    const seen = new Set<string>();
+    let rows = parsed.flatMap((p) => p.rows).filter((r) => !seen.has(r.click_id) && seen.add(r.click_id));
     const bad = parsed.flatMap((p) => p.bad);
+    const parseMs = performance.now() - started;
     const redeliveredRows = parsed.filter((_, i) => messages[i]!.deliveries > 1).flatMap((p) => p.rows);
     if (redeliveredRows.length > 0) {
       let stored = new Set<string>();
-      if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(redeliveredRows))))) return;
+      if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(redeliveredRows))))) return null;
       if (stored.size > 0) {
         rows = rows.filter((r) => !stored.has(r.click_id));
         stats.skippedDuplicates += stored.size;
       }
     }
-    if (bad.length > 0 && !(await untilDone('dead-lettering', messages, () => deadLetter(bad)))) return;
+    if (bad.length > 0 && !(await untilDone('dead-lettering', messages, () => deadLetter(bad)))) return null;
+    return { messages, rows, parseMs };
+  }
+
+  /** Inserts, then acknowledges: a message is acked only once its events are stored. */
+  async function store({ messages, rows, parseMs }: Prepared): Promise<void> {
+    const started = performance.now();
     if (rows.length > 0) {
       const token = createHash('sha256').update(rows.map((r) => r.click_id).join(',')).digest('hex');
       const inserted = await untilDone('insert', messages, async () => {
@@ -144,13 +161,28 @@ export function startIngester(deps: {
       });
       if (!inserted) return;
       stats.inserted += rows.length;
-      stats.lastBatchLagMs = Date.now() - Math.min(...rows.map((r) => r.ts));
+      let oldest = Number.POSITIVE_INFINITY;
+      for (const r of rows) if (r.ts < oldest) oldest = r.ts;
+      stats.lastBatchLagMs = Date.now() - oldest;
     }
     for (const m of messages) m.ack();
+    logger.debug('batch stored', { messages: messages.length, rows: rows.length, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
   }
 
+  /** A batch that failed for an unexpected reason goes back for redelivery; ingestion goes on. */
+  const guarded = (messages: BusMessage[], work: Promise<void>) =>
+    work.catch((err) => {
+      logger.error('batch failed unexpectedly; returned for redelivery', { messages: messages.length, ...errorFields(err) });
+      for (const m of messages) m.nak(1_000);
+    });
+
+  /**
+   * Two stages: while ClickHouse stores one batch (in its own thread or server),
+   * the next is fetched and parsed here. At most one insert is in flight.
+   */
   const done = (async () => {
     const consumer = await bus.eventConsumer(deps.consumerName, eventSubjects.clicks);
+    let storing: Promise<void> = Promise.resolve();
     while (!stopping) {
       let messages: BusMessage[];
       try {
@@ -160,8 +192,14 @@ export function startIngester(deps: {
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
-      if (messages.length > 0) await ingest(messages);
+      if (messages.length === 0) continue;
+      let prepared: Prepared | null = null;
+      await guarded(messages, (async () => void (prepared = await prepare(messages)))());
+      await storing;
+      if (prepared) storing = guarded(messages, store(prepared));
     }
+    await storing;
+    consumer.close();
   })().catch((err) => logger.error('ingester stopped on an unexpected error', errorFields(err)));
 
   return {

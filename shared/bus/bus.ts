@@ -51,7 +51,10 @@ export interface BusMessage {
 }
 
 export interface EventConsumer {
-  /** Up to `max` messages: returns once `max` have arrived, or after `expiresMs` with what has (maybe none). */
+  /**
+   * Up to `max` messages: returns once `max` have arrived, or after `expiresMs`
+   * with what has (maybe none). NATS waits at least 1 s for a partial batch.
+   */
   fetch(max: number, expiresMs: number): Promise<BusMessage[]>;
   /** Stops receiving; unacknowledged messages go back to the bus. */
   close(): void;

@@ -62,33 +62,17 @@ export async function connectNatsBus(url: string, options: { name: string; logge
         await jsm.consumers.update(EVENTS_STREAM, durableName, { ack_wait: consumerConfig.ack_wait, max_ack_pending: consumerConfig.max_ack_pending });
       }
       const consumer = await js.consumers.get(EVENTS_STREAM, durableName);
-      // A streaming consume (it survives reconnects and keeps heartbeats) feeding a
-      // local queue, so fetch can linger for any time, not JetStream's 1 s minimum.
-      const queue: JsMsg[] = [];
-      const waiter: { wake?: (() => void) | undefined } = {};
-      const stream = await consumer.consume({ max_messages: 1_000 });
-      void (async () => {
-        for await (const m of stream) {
-          queue.push(m);
-          waiter.wake?.();
-        }
-      })();
+      // Pull requests ask for exactly what fetch wants, so no message waits locally
+      // (a message held past the ack wait would be redelivered to another ingester).
       const fetcher: EventConsumer = {
         async fetch(max, expiresMs) {
-          const deadline = Date.now() + expiresMs;
-          while (queue.length < max && Date.now() < deadline) {
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, deadline - Date.now());
-              waiter.wake = () => {
-                clearTimeout(timer);
-                resolve();
-              };
-            });
-            waiter.wake = undefined;
-          }
-          return queue.splice(0, max).map(toBusMessage);
+          // JetStream holds a pull request open until `max` messages or its expiry (1 s at least).
+          const batch = await consumer.fetch({ max_messages: max, expires: Math.max(1_000, expiresMs) });
+          const out: BusMessage[] = [];
+          for await (const m of batch) out.push(toBusMessage(m));
+          return out;
         },
-        close: () => stream.stop(),
+        close() {},
       };
       return fetcher;
     },

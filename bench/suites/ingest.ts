@@ -1,0 +1,169 @@
+/**
+ * Click pipeline benchmarks (issue 5), on a private nats-server and the embedded
+ * ClickHouse endpoint, all on loopback:
+ * 1. ingestion throughput from a backlog: N events pre-published as redirector
+ *    batches, then the ingester drains them into ClickHouse. Baseline, same run:
+ *    the same rows inserted straight into ClickHouse (the ceiling).
+ * 2. end-to-end latency at a fixed 20k clicks/s: events emitted through the
+ *    redirector's event publisher, measured from the click's timestamp to the row
+ *    being stored (ingested_at), p50/p99 per half to show the lag does not grow.
+ * Acceptance: >= 100k events/s from the backlog; p99 < 2 s at 20k clicks/s.
+ */
+import { randomBytes } from 'node:crypto';
+import { createLogger } from '../../shared/logger.ts';
+import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
+import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import { eventPublisher } from '../../services/redirector/event-publisher.ts';
+import { startIngester } from '../../services/ingester/ingester.ts';
+import { toEventRow } from '../../services/ingester/event-row.ts';
+import type { Check, Row, SuiteResult } from '../suite.ts';
+
+export const name = 'ingest';
+export const description = 'ingestion throughput from a backlog (vs direct ClickHouse inserts) and end-to-end latency at 20k clicks/s';
+
+const BACKLOG_EVENTS = 400_000;
+const EVENTS_PER_MESSAGE = 500;
+const RATE_PER_SECOND = 20_000;
+const RATE_SECONDS = 15;
+const countries = ['US', 'DE', 'GB', 'FR', 'IN', 'BR', 'JP', null];
+const devices = ['desktop', 'mobile', 'tablet'] as const;
+
+function makeEvent(i: number, run: string, ts: number): ClickEvent {
+  return {
+    id: `ck_${run}_${i}`,
+    kind: i % 10 === 0 ? 'impression' : 'click',
+    ts,
+    workspaceId: `ws_bench_${i % 10}`,
+    linkId: `link_${run}_${i % 10_000}`,
+    campaignId: `campaign_${i % 100}`,
+    visitorId: `v${i % 50_000}`,
+    country: countries[i % countries.length]!,
+    deviceClass: devices[i % 3]!,
+    os: i % 2 ? 'ios' : 'windows',
+    browser: 'Chrome',
+    referrerHost: i % 4 ? 'news.example.com' : null,
+    utmSource: i % 5 ? 'newsletter' : null,
+    utmMedium: null,
+    utmCampaign: 'spring',
+    utmTerm: null,
+    utmContent: null,
+    source: i % 7 ? 'link' : 'qr',
+    ruleId: null,
+    destination: 'https://example.com/landing',
+    bot: i % 50 === 0,
+  };
+}
+
+async function count(clickhouse: ClickHouseClient, prefix: string): Promise<number> {
+  const rows = await (await clickhouse.query({ query: 'SELECT count() AS n FROM events WHERE startsWith(click_id, {p:String})', query_params: { p: prefix }, format: 'JSONEachRow' })).json<{ n: number }>();
+  return Number(rows[0]!.n);
+}
+
+export async function run(): Promise<SuiteResult> {
+  const logger = createLogger('bench', 'silent');
+  const nats = await startTestNatsServer();
+  const ch = await startEmbeddedClickHouse();
+  const clickhouse = connectClickHouse(ch.url, { requestTimeoutMs: 120_000 });
+  const bus = await connectNatsBus(nats.url, { name: 'bench-ingest', logger });
+  const encoder = new TextEncoder();
+  try {
+    await migrateClickHouse(clickhouse);
+
+    // Baseline: the same rows straight into ClickHouse, 20k per insert.
+    const baseRun = randomBytes(3).toString('hex');
+    const baseRows = Array.from({ length: BACKLOG_EVENTS }, (_, i) => toEventRow(makeEvent(i, `b${baseRun}`, Date.now())));
+    let started = performance.now();
+    for (let i = 0; i < baseRows.length; i += 20_000) await clickhouse.insert({ table: 'events', values: baseRows.slice(i, i + 20_000), format: 'JSONEachRow' });
+    const baselineRate = BACKLOG_EVENTS / ((performance.now() - started) / 1000);
+    process.stdout.write(`  baseline: ${Math.round(baselineRate).toLocaleString('en-US')} rows/s straight into ClickHouse\n`);
+
+    // Backlog: published as redirector batches before any ingester runs.
+    const backlogRun = `k${randomBytes(3).toString('hex')}`;
+    const now = Date.now();
+    for (let m = 0; m < BACKLOG_EVENTS / EVENTS_PER_MESSAGE; m++) {
+      let text = '';
+      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += JSON.stringify(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, now)) + '\n';
+      await bus.publishEvent(eventSubjects.clicks, encoder.encode(text), `${backlogRun}-${m}`);
+    }
+    process.stdout.write(`  backlog of ${BACKLOG_EVENTS.toLocaleString('en-US')} events published; ingesting\n`);
+    started = performance.now();
+    const consumerName = `bench-${backlogRun}`;
+    let ingester = startIngester({ bus, clickhouse, logger, consumerName, maxMessages: 200, lingerMs: 100 });
+    const deadline = Date.now() + 120_000;
+    // Polled through the ingester's own counter: a count() query would compete for the engine.
+    while (ingester.stats().inserted < BACKLOG_EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const backlogSeconds = (performance.now() - started) / 1000;
+    const backlogRate = ingester.stats().inserted / backlogSeconds;
+    const backlogStored = await count(clickhouse, `ck_${backlogRun}_`);
+    await ingester.stop();
+
+    // Fixed rate through the redirector's publisher, ingested live.
+    const rateRun = `r${randomBytes(3).toString('hex')}`;
+    // The same durable consumer: it continues after the backlog instead of replaying it.
+    ingester = startIngester({ bus, clickhouse, logger, consumerName, maxMessages: 400, lingerMs: 250 });
+    const publisher = eventPublisher({ bus, logger, instanceId: rateRun });
+    const total = RATE_PER_SECOND * RATE_SECONDS;
+    const tickMs = 10;
+    const perTick = (RATE_PER_SECOND * tickMs) / 1000;
+    const t0 = Date.now();
+    let emitted = 0;
+    process.stdout.write(`  emitting ${RATE_PER_SECOND.toLocaleString('en-US')} clicks/s for ${RATE_SECONDS} s\n`);
+    while (emitted < total) {
+      const due = Math.min(total, Math.floor(((Date.now() - t0) / tickMs) * perTick));
+      for (; emitted < due; emitted++) publisher.emit(makeEvent(emitted, rateRun, Date.now()));
+      await new Promise((r) => setTimeout(r, tickMs));
+    }
+    const achievedRate = total / ((Date.now() - t0) / 1000);
+    await publisher.flush(30_000);
+    const rateDeadline = Date.now() + 60_000;
+    while ((await count(clickhouse, `ck_${rateRun}_`)) < total && Date.now() < rateDeadline) await new Promise((r) => setTimeout(r, 200));
+    await ingester.stop();
+    const latency = await (
+      await clickhouse.query({
+        query: `SELECT ts < {mid:DateTime64(3)} AS first_half, count() AS n,
+                  quantile(0.5)(toUnixTimestamp64Milli(ingested_at) - toUnixTimestamp64Milli(ts)) AS p50,
+                  quantile(0.99)(toUnixTimestamp64Milli(ingested_at) - toUnixTimestamp64Milli(ts)) AS p99
+                FROM events WHERE startsWith(click_id, {p:String}) GROUP BY first_half ORDER BY first_half DESC`,
+        query_params: { p: `ck_${rateRun}_`, mid: t0 + (RATE_SECONDS * 1000) / 2 },
+        format: 'JSONEachRow',
+      })
+    ).json<{ first_half: number; n: number; p50: number; p99: number }>();
+    const stored = latency.reduce((s, r) => s + Number(r.n), 0);
+    const p99 = Math.max(...latency.map((r) => Number(r.p99)));
+
+    const baseline: Row = { name: 'direct ClickHouse insert, 20k rows per insert (baseline)', 'events/s': Math.round(baselineRate), 'x baseline': 1 };
+    const rows: Row[] = [
+      baseline,
+      { name: `ingester draining a ${BACKLOG_EVENTS.toLocaleString('en-US')}-event backlog`, 'events/s': Math.round(backlogRate), 'x baseline': Number((backlogRate / baselineRate).toFixed(2)) },
+      ...latency.map((r) => ({
+        name: `${RATE_PER_SECOND.toLocaleString('en-US')} clicks/s, ${Number(r.first_half) ? 'first' : 'second'} half: click -> stored`,
+        events: Number(r.n),
+        'p50 ms': Math.round(Number(r.p50)),
+        'p99 ms': Math.round(Number(r.p99)),
+      })),
+    ];
+    const checks: Check[] = [
+      { name: 'backlog ingestion >= 100k events/s', pass: backlogRate >= 100_000 && backlogStored === BACKLOG_EVENTS, detail: `${Math.round(backlogRate).toLocaleString('en-US')} events/s; ${backlogStored}/${BACKLOG_EVENTS} stored` },
+      { name: 'end-to-end p99 < 2 s at 20k clicks/s', pass: p99 < 2_000 && stored === total, detail: `p99 ${Math.round(p99)} ms; ${stored}/${total} stored; emitted at ${Math.round(achievedRate)}/s` },
+    ];
+    return {
+      suite: name,
+      rows,
+      baseline,
+      checks,
+      notes: [
+        'one process runs the event generator, the NATS client, the ingester and the embedded ClickHouse worker thread; a private nats-server on loopback',
+        `events: ${EVENTS_PER_MESSAGE} per bus message (as redirectors batch them), ~${Math.round(JSON.stringify(makeEvent(1, 'x', 0)).length)} bytes of JSON each`,
+      ],
+    };
+  } finally {
+    await bus.close().catch(() => {});
+    await clickhouse.close();
+    await ch.stop();
+    await nats.destroy();
+  }
+}
