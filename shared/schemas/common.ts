@@ -1,41 +1,32 @@
 import { z } from 'zod';
 
 /**
- * The URL parser silently drops tabs and newlines and encodes spaces, so a value
- * could validate and still carry CR/LF into a Location header; refuse them.
+ * A URL string that `accept`s the parsed URL. The URL parser silently drops tabs
+ * and newlines and encodes spaces, so a value could validate and still carry
+ * CR/LF into a Location header: such characters are refused outright.
  */
-const noControlOrSpace = (value: string) => !/[\u0000-\u0020\u007f]/.test(value);
+function urlString(accept: (url: URL) => boolean, message: string) {
+  return z
+    .string()
+    .trim()
+    .max(4096)
+    .refine((value) => !/[\u0000-\u0020\u007f]/.test(value), 'must not contain spaces or control characters')
+    .refine((value) => {
+      try {
+        return accept(new URL(value));
+      } catch {
+        return false;
+      }
+    }, message);
+}
 
 /** Only http(s) URLs are accepted anywhere a destination is (DESIGN.md "Destinations"). */
-export const httpUrl = z
-  .string()
-  .trim()
-  .max(4096)
-  .refine(noControlOrSpace, 'must not contain spaces or control characters')
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0;
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http(s) URL');
+export const httpUrl = urlString((url) => (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0, 'must be an absolute http(s) URL');
 
 const forbiddenAppSchemes = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 
 /** App deep links (`myapp://path`, `intent://...`): any scheme except those that run code in a browser. */
-export const appUrl = z
-  .string()
-  .trim()
-  .max(4096)
-  .refine(noControlOrSpace, 'must not contain spaces or control characters')
-  .refine((value) => {
-    try {
-      return !forbiddenAppSchemes.has(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be an app URL such as myapp://path');
+export const appUrl = urlString((url) => !forbiddenAppSchemes.has(url.protocol), 'must be an app URL such as myapp://path');
 
 export const isoTimestamp = z.iso.datetime({ offset: true });
 
