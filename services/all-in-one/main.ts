@@ -52,7 +52,7 @@ try {
   await snapshot.seedIfEmpty();
   await snapshot.flush();
   snapshot.start();
-  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot, counters: clickHouseLinkCounters(clickhouse, logger) }), config.API_PORT, config.HOST);
+  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot, counters: clickHouseLinkCounters(clickhouse, logger), analytics: clickhouse }), config.API_PORT, config.HOST);
   const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
   logger.info('linkroute started', {
     api: api.url,

@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../../shared/errors.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
@@ -15,6 +16,7 @@ import { campaignStore } from './stores/campaign-store.ts';
 import { domainStore } from './stores/domain-store.ts';
 import { linkStore } from './stores/link-store.ts';
 import { ruleStore } from './stores/rule-store.ts';
+import { analyticsRoutes } from './routes/analytics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
 import { linkRoutes } from './routes/links.ts';
@@ -28,6 +30,8 @@ export interface ApiDeps {
   snapshot?: SnapshotPublisher;
   /** Link counters from ClickHouse; absent: every link reads as never clicked. */
   counters?: LinkCountersSource;
+  /** ClickHouse for the analytics endpoints; absent: they answer 503. */
+  analytics?: ClickHouseClient;
 }
 
 /** How long a request waits for its change to reach redirectors before answering anyway. */
@@ -69,6 +73,7 @@ export function createApiApp(deps: ApiDeps): Koa {
       onLinkChanged: publishChanges,
   });
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
+  analyticsRoutes(router, { sql, links, requireScope, analytics: deps.analytics });
 
   const app = new Koa();
   app.proxy = false;

@@ -28,9 +28,9 @@ try {
     logger.warn('NATS_URL is not set: link changes are not pushed to redirectors');
   }
   const clickhouse = config.CLICKHOUSE_URL ? connectClickHouse(config.CLICKHOUSE_URL) : null;
-  if (!clickhouse) logger.warn('CLICKHOUSE_URL is not set: link counters read 0');
+  if (!clickhouse) logger.warn('CLICKHOUSE_URL is not set: link counters read 0, analytics answer 503');
   const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
-  const server = await listen(createApiApp({ sql: db.sql, config, logger, ...(snapshot ? { snapshot } : {}), ...(counters ? { counters } : {}) }), config.API_PORT, config.HOST);
+  const server = await listen(createApiApp({ sql: db.sql, config, logger, ...(snapshot ? { snapshot } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, database: db.description });
   const shutdown = async () => {
     await server.close();

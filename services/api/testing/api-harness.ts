@@ -2,10 +2,9 @@ import { createTestDatabase, type Backend, type TestDatabase } from '../../../sh
 import { createApiKey, createWorkspace } from '../../../shared/db/workspaces.ts';
 import { createLogger } from '../../../shared/logger.ts';
 import type { Plan, Scope } from '../../../shared/schemas/common.ts';
-import { createApiApp } from '../app.ts';
+import { createApiApp, type ApiDeps } from '../app.ts';
 import { loadApiConfig } from '../config.ts';
 import { listen } from '../server.ts';
-import type { LinkCountersSource } from '../link-counters.ts';
 
 /** The API in-process on a loopback port, over a fresh test database, driven by real HTTP. */
 export interface ApiResponse<T = any> {
@@ -33,7 +32,7 @@ export interface TestApi {
 
 export const REDIRECT_BASE_URL = 'http://go.test:8080';
 
-export async function startTestApi(backend: Backend, options: { counters?: LinkCountersSource } = {}): Promise<TestApi> {
+export async function startTestApi(backend: Backend, options: Pick<ApiDeps, 'counters' | 'analytics'> = {}): Promise<TestApi> {
   const db = await createTestDatabase(backend);
   const config = loadApiConfig({ REDIRECT_BASE_URL, API_MAX_BODY_BYTES: '65536' });
   const server = await listen(createApiApp({ sql: db.sql, config, logger: createLogger('api-test', 'silent'), ...options }), 0, '127.0.0.1');
