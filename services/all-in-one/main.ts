@@ -22,6 +22,7 @@ import { loadRedirectorConfig } from '../redirector/config.ts';
 import { startRedirector } from '../redirector/redirector.ts';
 import { loadIngesterConfig } from '../ingester/config.ts';
 import { startIngester } from '../ingester/ingester.ts';
+import { clickEvents, conversionEvents } from '../ingester/event-tables.ts';
 import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
@@ -39,20 +40,18 @@ try {
   const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL ?? embeddedClickHouse!.url);
   await migrateClickHouse(clickhouse);
-  const ingester = startIngester({
-    bus,
-    clickhouse,
-    logger,
-    consumerName: ingesterConfig.INGEST_CONSUMER,
-    maxMessages: ingesterConfig.INGEST_MAX_MESSAGES,
-    lingerMs: ingesterConfig.INGEST_LINGER_MS,
-  });
+  const ingesters = [
+    startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName: `${ingesterConfig.INGEST_CONSUMER}-clicks`, maxMessages: ingesterConfig.INGEST_MAX_MESSAGES, lingerMs: ingesterConfig.INGEST_LINGER_MS }),
+    startIngester({ kind: conversionEvents, bus, clickhouse, logger, consumerName: `${ingesterConfig.INGEST_CONSUMER}-conversions`, maxMessages: ingesterConfig.INGEST_MAX_MESSAGES, lingerMs: ingesterConfig.INGEST_LINGER_MS }),
+  ];
+
+
 
   const snapshot = snapshotPublisher({ sql: db.sql, kv: await bus.kv(kvBuckets.snapshot), logger });
   await snapshot.seedIfEmpty();
   await snapshot.flush();
   snapshot.start();
-  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot, counters: clickHouseLinkCounters(clickhouse, logger), analytics: clickhouse }), config.API_PORT, config.HOST);
+  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot, bus, secret, counters: clickHouseLinkCounters(clickhouse, logger), analytics: clickhouse }), config.API_PORT, config.HOST);
   const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
   logger.info('linkroute started', {
     api: api.url,
@@ -87,7 +86,7 @@ try {
   const shutdown = async () => {
     await api.close();
     await redirector.close(); // publishes buffered clicks
-    await ingester.stop(); // stores what it holds
+    await Promise.all(ingesters.map((i) => i.stop())); // stores what they hold
     await snapshot.stop();
     await bus.close();
     await clickhouse.close();

@@ -21,6 +21,8 @@ import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
 import { linkRoutes } from './routes/links.ts';
 import { ruleRoutes } from './routes/rules.ts';
+import { conversionRoutes } from './routes/conversions.ts';
+import type { Bus } from '../../shared/bus/bus.ts';
 
 export interface ApiDeps {
   sql: Sql;
@@ -30,6 +32,9 @@ export interface ApiDeps {
   snapshot?: SnapshotPublisher;
   /** Link counters from ClickHouse; absent: every link reads as never clicked. */
   counters?: LinkCountersSource;
+  /** The bus conversions are published on, and the secret that verifies click ids. */
+  bus?: Bus;
+  secret?: Buffer;
   /** ClickHouse for the analytics endpoints; absent: they answer 503. */
   analytics?: ClickHouseClient;
 }
@@ -73,6 +78,7 @@ export function createApiApp(deps: ApiDeps): Koa {
       onLinkChanged: publishChanges,
   });
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
+  conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });
   analyticsRoutes(router, { sql, links, requireScope, analytics: deps.analytics });
 
   const app = new Koa();

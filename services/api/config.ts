@@ -4,6 +4,8 @@ import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 const apiEnv = z.object({
   ...commonEnv,
   API_PORT: port(3000),
+  /** Verifies click ids of conversions; must equal the redirectors' (generated into DATA_DIR when unset). */
+  LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
   /** Largest accepted JSON body; bigger is a 413, never buffered. */
   API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
 });

@@ -5,6 +5,7 @@ import { kvBuckets, type Bus } from '../../shared/bus/bus.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
+import { resolveSecret } from '../../shared/config/secret.ts';
 import { listen } from './server.ts';
 import { snapshotPublisher, type SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
 import { clickHouseLinkCounters } from './link-counters.ts';
@@ -30,7 +31,8 @@ try {
   const clickhouse = config.CLICKHOUSE_URL ? connectClickHouse(config.CLICKHOUSE_URL) : null;
   if (!clickhouse) logger.warn('CLICKHOUSE_URL is not set: link counters read 0, analytics answer 503');
   const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
-  const server = await listen(createApiApp({ sql: db.sql, config, logger, ...(snapshot ? { snapshot } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
+  const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
+  const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, database: db.description });
   const shutdown = async () => {
     await server.close();

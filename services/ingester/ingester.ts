@@ -3,8 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Bus, BusMessage } from '../../shared/bus/bus.ts';
 import { DEAD_LETTER_SUBJECT } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
-import { clickEventSchema, eventSubjects } from '../../shared/schemas/click-event.ts';
-import { toEventRow, type EventRow } from './event-row.ts';
+import type { EventRowBase, EventTable } from './event-tables.ts';
 
 export interface IngesterStats {
   /** Rows inserted into ClickHouse. */
@@ -24,37 +23,35 @@ export interface Ingester {
   stop(): Promise<void>;
 }
 
-interface Parsed {
-  rows: EventRow[];
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+/** ~100 ids of ~70 characters keep a query's URL near 8 KB. */
+const DUPLICATE_CHECK_CHUNK = 100;
+
+interface Parsed<Row> {
+  rows: Row[];
   bad: string[];
 }
 
-const decoder = new TextDecoder();
-/** ~100 ids of ~70 characters keep a query's URL near 8 KB. */
-const DUPLICATE_CHECK_CHUNK = 100;
-const encoder = new TextEncoder();
-
-function parseMessage(message: BusMessage): Parsed {
-  const rows: EventRow[] = [];
+function parseMessage<Row extends EventRowBase>(kind: EventTable<Row>, message: BusMessage): Parsed<Row> {
+  const rows: Row[] = [];
   const bad: string[] = [];
   for (const line of decoder.decode(message.data).split('\n')) {
     if (line === '') continue;
-    let json: unknown;
+    let row: Row | null = null;
     try {
-      json = JSON.parse(line);
+      row = kind.parse(JSON.parse(line));
     } catch {
-      bad.push(line);
-      continue;
+      // not JSON: dead-lettered below
     }
-    const event = clickEventSchema.safeParse(json);
-    if (event.success) rows.push(toEventRow(event.data));
+    if (row) rows.push(row);
     else bad.push(line);
   }
   return { rows, bad };
 }
 
 /**
- * Moves click events from the bus into ClickHouse, exactly once as far as
+ * Moves events (clicks, or conversions) from the bus into ClickHouse, exactly once as far as
  * ClickHouse can see:
  * - a message is acknowledged only after the insert holding its events succeeded;
  * - while ClickHouse is down the batch is retried with backoff, and its messages
@@ -66,7 +63,9 @@ function parseMessage(message: BusMessage): Parsed {
  *   hold up the rest.
  * Several ingesters may share one durable consumer.
  */
-export function startIngester(deps: {
+export function startIngester<Row extends EventRowBase>(deps: {
+  /** Which events: clickEvents or conversionEvents (event-tables.ts). */
+  kind: EventTable<Row>;
   bus: Bus;
   clickhouse: ClickHouseClient;
   logger: Logger;
@@ -82,16 +81,19 @@ export function startIngester(deps: {
    * Click ids among `rows` that ClickHouse already has. Query parameters travel in
    * the URL, which servers cap (HTTP header limits), so ids go in chunks.
    */
-  async function alreadyStored(rows: EventRow[]): Promise<Set<string>> {
+  const { kind } = deps;
+  const idOf = (row: Row) => row[kind.idColumn] as unknown as string;
+
+  async function alreadyStored(rows: Row[]): Promise<Set<string>> {
     const found = new Set<string>();
     for (let i = 0; i < rows.length; i += DUPLICATE_CHECK_CHUNK) {
       const chunk = rows.slice(i, i + DUPLICATE_CHECK_CHUNK);
       const result = await clickhouse.query({
-        query: 'SELECT click_id FROM events WHERE link_id IN {links:Array(String)} AND click_id IN {ids:Array(String)}',
-        query_params: { links: [...new Set(chunk.map((r) => r.link_id))], ids: chunk.map((r) => r.click_id) },
+        query: `SELECT ${kind.idColumn} AS id FROM ${kind.table} WHERE link_id IN {links:Array(String)} AND ${kind.idColumn} IN {ids:Array(String)}`,
+        query_params: { links: [...new Set(chunk.map((r) => r.link_id))], ids: chunk.map(idOf) },
         format: 'JSONEachRow',
       });
-      for (const r of await result.json<{ click_id: string }>()) found.add(r.click_id);
+      for (const r of await result.json<{ id: string }>()) found.add(r.id);
     }
     return found;
   }
@@ -125,17 +127,17 @@ export function startIngester(deps: {
 
   interface Prepared {
     messages: BusMessage[];
-    rows: EventRow[];
+    rows: Row[];
     parseMs: number;
   }
 
   /** Parses, drops what is stored already, dead-letters what never can be. Null: stopping mid-way. */
   async function prepare(messages: BusMessage[]): Promise<Prepared | null> {
     const started = performance.now();
-    const parsed = messages.map(parseMessage);
+    const parsed = messages.map((m) => parseMessage(kind, m));
     // A message and its redelivery can meet in one batch: keep each click id once.
     const seen = new Set<string>();
-    let rows = parsed.flatMap((p) => p.rows).filter((r) => !seen.has(r.click_id) && seen.add(r.click_id));
+    let rows = parsed.flatMap((p) => p.rows).filter((r) => !seen.has(idOf(r)) && seen.add(idOf(r)));
     const bad = parsed.flatMap((p) => p.bad);
     const parseMs = performance.now() - started;
     const redeliveredRows = parsed.filter((_, i) => messages[i]!.deliveries > 1).flatMap((p) => p.rows);
@@ -143,7 +145,7 @@ export function startIngester(deps: {
       let stored = new Set<string>();
       if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(redeliveredRows))))) return null;
       if (stored.size > 0) {
-        rows = rows.filter((r) => !stored.has(r.click_id));
+        rows = rows.filter((r) => !stored.has(idOf(r)));
         stats.skippedDuplicates += stored.size;
       }
     }
@@ -155,9 +157,9 @@ export function startIngester(deps: {
   async function store({ messages, rows, parseMs }: Prepared): Promise<void> {
     const started = performance.now();
     if (rows.length > 0) {
-      const token = createHash('sha256').update(rows.map((r) => r.click_id).join(',')).digest('hex');
+      const token = createHash('sha256').update(rows.map(idOf).join(',')).digest('hex');
       const inserted = await untilDone('insert', messages, async () => {
-        await clickhouse.insert({ table: 'events', values: rows, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } });
+        await clickhouse.insert({ table: kind.table, values: rows, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } });
       });
       if (!inserted) return;
       stats.inserted += rows.length;
@@ -166,7 +168,7 @@ export function startIngester(deps: {
       stats.lastBatchLagMs = Date.now() - oldest;
     }
     for (const m of messages) m.ack();
-    logger.debug('batch stored', { messages: messages.length, rows: rows.length, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
+    logger.debug('batch stored', { kind: kind.name, messages: messages.length, rows: rows.length, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
   }
 
   /** A batch that failed for an unexpected reason goes back for redelivery; ingestion goes on. */
@@ -181,7 +183,7 @@ export function startIngester(deps: {
    * the next is fetched and parsed here. At most one insert is in flight.
    */
   const done = (async () => {
-    const consumer = await bus.eventConsumer(deps.consumerName, eventSubjects.clicks);
+    const consumer = await bus.eventConsumer(deps.consumerName, kind.subject);
     let storing: Promise<void> = Promise.resolve();
     while (!stopping) {
       let messages: BusMessage[];

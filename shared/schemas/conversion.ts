@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { isoTimestamp } from './common.ts';
+
+export const conversionEvents = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
+
+const currencies = new Set(Intl.supportedValuesOf('currency'));
+
+/** ISO 4217 codes as the runtime's ICU data knows them; lowercase input is accepted. */
+export const currencyCode = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, 'must be a three-letter ISO 4217 currency code')
+  .transform((c) => c.toUpperCase())
+  .refine((c) => currencies.has(c), 'unknown ISO 4217 currency code');
+
+/** Postback tools send snake_case: these aliases are accepted for the camelCase fields. */
+const aliases: Record<string, string> = { click_id: 'clickId', order_id: 'orderId' };
+
+/**
+ * Body of POST /conversions/s2s. Aliases are folded in first; naming a field in
+ * both forms is a 400, so a postback is never silently half-read.
+ */
+export const conversionS2sSchema = z
+  .preprocess((input) => {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(input)) {
+      const name = aliases[key] ?? key;
+      out[name in out ? `${key} (duplicate of ${name})` : name] = value;
+    }
+    return out;
+  }, z.strictObject({
+    clickId: z.string().min(1).max(200),
+    event: z.enum(conversionEvents).default('conversion'),
+    value: z.number().min(0).max(1_000_000_000_000).default(0),
+    currency: currencyCode.default('USD'),
+    orderId: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1 to 128 printable ASCII characters').optional(),
+    timestamp: isoTimestamp.optional(),
+  }));
+export type ConversionS2s = z.infer<typeof conversionS2sSchema>;
+
+/** A conversion as it travels the bus to the ingester (one per message). */
+export const conversionEventSchema = z.object({
+  id: z.string().startsWith('conv_'),
+  clickId: z.string(),
+  workspaceId: z.string(),
+  linkId: z.string(),
+  campaignId: z.string(),
+  event: z.enum(conversionEvents),
+  value: z.number(),
+  currency: z.string(),
+  orderId: z.string().nullable(),
+  /** Epoch milliseconds of the conversion. */
+  ts: z.number().int(),
+  attributed: z.boolean(),
+  source: z.enum(['s2s', 'pixel']),
+});
+export type ConversionEvent = z.infer<typeof conversionEventSchema>;
+
+/** Conversions count within this long after their click (DESIGN.md "Conversions"). */
+export const ATTRIBUTION_WINDOW_MS = 30 * 24 * 3600_000;
