@@ -10,6 +10,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { startIngester, type Ingester } from '../ingester/ingester.ts';
 import { conversionEvents } from '../ingester/event-tables.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
+import { clickHouseLinkCounters } from './link-counters.ts';
 
 const secret = Buffer.alloc(32, 9);
 const DAY = 24 * 3600_000;
@@ -46,7 +47,7 @@ describe('server-to-server conversions', () => {
     bus = createMemoryBus();
     const logger = createLogger('test', 'silent');
     ingester = startIngester({ kind: conversionEvents, bus, clickhouse, logger, consumerName: 'conversions-test', maxMessages: 100, lingerMs: 20 });
-    api = await startTestApi('postgres', { bus, secret });
+    api = await startTestApi('postgres', { bus, secret, analytics: clickhouse, counters: clickHouseLinkCounters(clickhouse, createLogger('test', 'silent')) });
     ({ key, workspaceId } = await api.tenant());
     const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://shop.example', conversionTracking: true, trackingType: 's2s' } })).body.data;
     linkId = link.id;
@@ -131,5 +132,68 @@ describe('server-to-server conversions', () => {
     const readOnly = await createApiKey(api.db.sql, { workspaceId, scopes: ['links:read'] });
     const res = await post({ clickId: createClickId(secret, linkId, Date.now()) }, readOnly.key);
     expect(res.status).toBe(403);
+  });
+
+  it('reports conversions (SPEC 2.5) and feeds the overview, counting attributed ones, each order once', async () => {
+    const tenant = await api.tenant();
+    const newLink = async () => (await api.request('POST', '/links', { key: tenant.key, body: { destinationUrl: 'https://shop.example/x' } })).body.data.id as string;
+    const [a, b] = [await newLink(), await newLink()];
+    const today = new Date().toISOString().slice(0, 10);
+    const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
+    const sent: Array<{ link: string; event: string; value: number; orderId?: string; attributed: boolean }> = [
+      { link: a, event: 'purchase', value: 100, orderId: 'o-1', attributed: true },
+      { link: a, event: 'purchase', value: 100, orderId: 'o-1', attributed: true }, // duplicate postback
+      { link: a, event: 'signup', value: 0, attributed: true },
+      { link: b, event: 'purchase', value: 25.5, orderId: 'o-2', attributed: true },
+      { link: b, event: 'lead', value: 3, attributed: false },
+    ];
+    const ids: string[] = [];
+    for (const [i, c] of sent.entries()) {
+      const clickAt = c.attributed ? Date.now() - 7_200_000 : Date.now() - 40 * DAY;
+      const res = await post(
+        { clickId: createClickId(secret, c.link, clickAt), event: c.event, value: c.value, ...(c.orderId ? { orderId: c.orderId } : {}), timestamp: c.attributed ? at(1 + i * 0.1) : at(2) },
+        tenant.key,
+      );
+      expect([200, 201]).toContain(res.status);
+      if (res.status === 201) ids.push(res.body.data.conversionId);
+    }
+    // Clicks for the rate: 8 on a, 2 on b (one bot on b, not counted).
+    const clickRow = (link: string, n: number, bot = false) => ({
+      workspace_id: tenant.workspaceId, link_id: link, ts: Date.now() - 3_600_000, click_id: `ck_rate_${link}_${n}`, kind: 'click', campaign_id: 'c',
+      visitor_id: `v${n}`, country: 'US', device_class: 'desktop', os: '', browser: '', referrer_host: '', utm_source: '', utm_medium: '',
+      utm_campaign: '', utm_term: '', utm_content: '', source: 'link', rule_id: '', destination: '', bot,
+    });
+    await clickhouse.insert({ table: 'events', values: [...Array.from({ length: 8 }, (_, n) => clickRow(a, n)), clickRow(b, 1), clickRow(b, 2), clickRow(b, 3, true)], format: 'JSONEachRow' });
+    await eventually(() => Promise.all(ids.map(stored)), (r) => r.every((x) => x.length > 0));
+
+    // Independent expectation: attributed, each order once.
+    const counted = [sent[0]!, sent[2]!, sent[3]!];
+    const revenue = counted.reduce((s, c) => s + c.value, 0);
+    const report = await api.request('GET', `/analytics/conversions?from=${today}&to=${today}`, { key: tenant.key });
+    expect(report.status).toBe(200);
+    expect(report.body.data.summary).toEqual({ totalConversions: 3, totalRevenue: revenue, averageValue: Math.round((revenue / 3) * 10_000) / 10_000, conversionRate: 30 });
+    expect(report.body.data.byEvent).toEqual({ purchase: 2, signup: 1, lead: 0, install: 0, conversion: 0 });
+    expect(report.body.data.conversions.map((c: { linkId: string; event: string }) => [c.linkId, c.event])).toEqual([[a, 'purchase'], [a, 'signup'], [b, 'purchase']]);
+    expect(report.body.data.conversions[2]).toEqual({ conversionId: expect.stringMatching(/^conv_/), clickId: expect.stringMatching(/^ck_/), linkId: b, event: 'purchase', value: 25.5, currency: 'USD', timestamp: expect.any(String), orderId: 'o-2' });
+    expect(report.body.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1 });
+
+    const onlyA = await api.request('GET', `/analytics/conversions?linkId=${a}&event=purchase`, { key: tenant.key });
+    expect(onlyA.body.data.summary).toMatchObject({ totalConversions: 1, totalRevenue: 100, conversionRate: 12.5 });
+    const page2 = await api.request('GET', '/analytics/conversions?limit=2&page=2', { key: tenant.key });
+    expect(page2.body.data.conversions).toHaveLength(1);
+
+    const overview = await api.request('GET', `/analytics?from=${today}&to=${today}`, { key: tenant.key });
+    expect(overview.body.data.summary).toEqual({ totalClicks: 10, uniqueClicks: 8, conversions: 3, revenue, conversionRate: 30 });
+    expect(overview.body.data.timeSeries).toEqual([{ date: today, clicks: 10, uniqueClicks: 8, conversions: 3 }]);
+    expect(overview.body.data.topLinks.map((l: { linkId: string; conversions: number }) => [l.linkId, l.conversions])).toEqual([[a, 2], [b, 1]]);
+
+    const linkA = await api.request('GET', `/links/${a}`, { key: tenant.key });
+    expect(linkA.body.data).toMatchObject({ clicks: 8, conversions: 2, revenue: 100 });
+
+    for (const q of ['event=refund', 'from=2026-02-30', `from=${today}&to=2020-01-01`, 'limit=0', 'channel=x']) {
+      const bad = await api.request('GET', `/analytics/conversions?${q}`, { key: tenant.key });
+      expect(bad.status, q).toBe(400);
+      expect(bad.body.error.code).toBe('VALIDATION_ERROR');
+    }
   });
 });

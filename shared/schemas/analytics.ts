@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { paginationQuery, queryBoolean } from './common.ts';
 import { deviceClasses, isValidTimeZone } from './rule-conditions.ts';
+import { conversionEvents } from './conversion.ts';
 
 export const granularities = ['hour', 'day', 'week', 'month'] as const;
 export type Granularity = (typeof granularities)[number];
@@ -144,3 +145,37 @@ export const clickLogEntrySchema = z.strictObject({
   bot: z.boolean(),
 });
 export type ClickLogEntry = z.infer<typeof clickLogEntrySchema>;
+
+/** `GET /analytics/conversions` (SPEC 4.8): the conversion records are paginated. */
+export const conversionReportQuerySchema = z
+  .strictObject({
+    from: calendarDate.optional(),
+    to: calendarDate.optional(),
+    campaignId: id.optional(),
+    linkId: id.optional(),
+    event: z.enum(conversionEvents).optional(),
+    timezone: timeZone.default('UTC'),
+    ...paginationQuery,
+  })
+  // Ranges are checked as day-granularity ones (at most 366 days).
+  .transform((value, ctx) => withRange({ ...value, granularity: 'day' as const }, ctx as never));
+export type ConversionReportQuery = z.output<typeof conversionReportQuerySchema>;
+
+export const conversionRecordSchema = z.strictObject({
+  conversionId: z.string(),
+  clickId: z.string(),
+  linkId: z.string(),
+  event: z.string(),
+  value: z.number(),
+  currency: z.string(),
+  timestamp: z.string(),
+  orderId: z.string(),
+});
+
+/** SPEC 2.5. */
+export const conversionReportSchema = z.strictObject({
+  summary: z.strictObject({ totalConversions: z.number(), totalRevenue: z.number(), averageValue: z.number(), conversionRate: z.number() }),
+  conversions: z.array(conversionRecordSchema),
+  byEvent: z.record(z.string(), z.number()),
+});
+export type ConversionReport = z.infer<typeof conversionReportSchema>;

@@ -1,6 +1,7 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { addDays, dateToMs, msToDate, type AnalyticsOverview, type Granularity } from '../../../shared/schemas/analytics.ts';
+import { conversionBucket, conversionRate, countedConversions } from './conversion-filter.ts';
 
 export interface OverviewFilter {
   workspaceId: string;
@@ -39,7 +40,7 @@ interface Where {
  * Workspace first (the first key column), then a UTC window wide enough for any
  * offset so the primary key prunes, then the exact local-day range. Clicks only.
  */
-function whereOf(f: OverviewFilter): Where {
+export function clickWhere(f: OverviewFilter): Where {
   const parts = [
     'workspace_id = {workspaceId:String}',
     `kind = 'click'`,
@@ -128,13 +129,14 @@ export function devicePercentages(clicks: Record<string, number>): AnalyticsOver
 }
 
 /**
- * The analytics overview (SPEC 2.4) from the hourly rollup, clicks only.
- * Conversions and revenue are 0: conversions are not stored yet (there is no
- * conversions table), so conversionRate is 0 too.
+ * The analytics overview (SPEC 2.4): clicks from the hourly rollup, conversions
+ * (attributed, each order once) from the conversions table.
  */
 export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: OverviewFilter): Promise<AnalyticsOverview> {
-  const { clause, params } = whereOf(f);
-  const [totals, series, top, devices, countries] = await Promise.all([
+  const { clause, params } = clickWhere(f);
+  const counted = countedConversions(f);
+  const cParams = { ...counted.params };
+  const [totals, series, top, devices, countries, convTotals, convSeries] = await Promise.all([
     // Uniques merged over the whole range: a visitor on two days is one unique, not two.
     rows<{ clicks: number; uniques: number }>(ch, `SELECT sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly WHERE ${clause}`, params),
     rows<{ bucket: string; clicks: number; uniques: number }>(
@@ -156,7 +158,21 @@ export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: Overv
       `SELECT country, sum(events) AS clicks FROM link_hourly WHERE ${clause} AND country != '' GROUP BY country ORDER BY clicks DESC, country`,
       params,
     ),
+    rows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${counted.subquery}`, cParams),
+    rows<{ bucket: string; n: number }>(ch, `SELECT ${conversionBucket[f.granularity]} AS bucket, count() AS n FROM ${counted.subquery} GROUP BY bucket`, cParams),
   ]);
+  const topIdsForConversions = top.map((r) => r.link_id);
+  const convByLink = new Map<string, number>();
+  if (topIdsForConversions.length > 0) {
+    const perLink = await rows<{ link_id: string; n: number }>(
+      ch,
+      `SELECT link_id, count() AS n FROM ${counted.subquery} WHERE link_id IN {topIds:Array(String)} GROUP BY link_id`,
+      { ...cParams, topIds: topIdsForConversions },
+    );
+    for (const r of perLink) convByLink.set(r.link_id, Number(r.n));
+  }
+  const convByBucket = new Map(convSeries.map((r) => [r.bucket, Number(r.n)]));
+  const totalConversions = Number(convTotals[0]?.n ?? 0);
 
   const byBucket = new Map(series.map((r) => [r.bucket, r]));
   const topIds = top.map((r) => r.link_id);
@@ -170,12 +186,18 @@ export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: Overv
   const totalClicks = Number(totals[0]?.clicks ?? 0);
 
   return {
-    summary: { totalClicks, uniqueClicks: Number(totals[0]?.uniques ?? 0), conversions: 0, revenue: 0, conversionRate: 0 },
+    summary: {
+      totalClicks,
+      uniqueClicks: Number(totals[0]?.uniques ?? 0),
+      conversions: totalConversions,
+      revenue: Number(convTotals[0]?.revenue ?? 0),
+      conversionRate: conversionRate(totalConversions, totalClicks),
+    },
     timeSeries: bucketLabels(f.from, f.to, f.granularity, f.timezone).map((date) => {
       const r = byBucket.get(date);
-      return { date, clicks: Number(r?.clicks ?? 0), uniqueClicks: Number(r?.uniques ?? 0), conversions: 0 };
+      return { date, clicks: Number(r?.clicks ?? 0), uniqueClicks: Number(r?.uniques ?? 0), conversions: convByBucket.get(date) ?? 0 };
     }),
-    topLinks: top.map((r) => ({ linkId: r.link_id, shortCode: codes.get(r.link_id) ?? '', clicks: Number(r.clicks), conversions: 0 })),
+    topLinks: top.map((r) => ({ linkId: r.link_id, shortCode: codes.get(r.link_id) ?? '', clicks: Number(r.clicks), conversions: convByLink.get(r.link_id) ?? 0 })),
     devices: devicePercentages(Object.fromEntries(devices.map((r) => [r.device_class, Number(r.clicks)]))),
     countries: countries.map((r) => ({ country: r.country, clicks: Number(r.clicks) })),
   };

@@ -4,10 +4,11 @@ import { AppError } from '../../../shared/errors.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { hasPrefix } from '../../../shared/ids.ts';
 import { pagination } from '../../../shared/schemas/common.ts';
-import { analyticsLinkQuerySchema, analyticsQuerySchema, clickLogQuerySchema } from '../../../shared/schemas/analytics.ts';
+import { analyticsLinkQuerySchema, analyticsQuerySchema, clickLogQuerySchema, conversionReportQuerySchema } from '../../../shared/schemas/analytics.ts';
 import { parseInput } from '../../../shared/schemas/validation.ts';
 import { analyticsOverview } from '../analytics/overview-query.ts';
 import { clickLog } from '../analytics/click-log-query.ts';
+import { conversionReport } from '../analytics/conversion-report-query.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { ok, okList } from '../respond.ts';
 import type { LinkStore } from '../stores/link-store.ts';
@@ -31,6 +32,12 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   router.get('/analytics', requireScope('analytics:read'), async (ctx) => {
     const query = parseInput(analyticsQuerySchema, ctx.query, 'query');
     ok(ctx, await analyticsOverview(store(), sql, { ...query, workspaceId: principalOf(ctx).workspaceId }));
+  });
+
+  router.get('/analytics/conversions', requireScope('analytics:read'), async (ctx) => {
+    const query = parseInput(conversionReportQuerySchema, ctx.query, 'query');
+    const { report, total } = await conversionReport(store(), { ...query, workspaceId: principalOf(ctx).workspaceId });
+    ctx.body = { success: true, data: report, pagination: pagination(query.page, query.limit, total) };
   });
 
   // Registered before /analytics/:linkId so "clicks" is never read as a link id.

@@ -1,0 +1,70 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { conversionEvents } from '../../../shared/schemas/conversion.ts';
+import type { ConversionReport } from '../../../shared/schemas/analytics.ts';
+import { conversionRate, countedConversions, type ConversionFilter } from './conversion-filter.ts';
+import { clickWhere } from './overview-query.ts';
+
+async function rows<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<T[]> {
+  return (await ch.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();
+}
+
+interface RecordRow {
+  conversion_id: string;
+  click_id: string;
+  link_id: string;
+  event: string;
+  value: number;
+  currency: string;
+  ms: number;
+  order_id: string;
+}
+
+/**
+ * The conversions report (SPEC 2.5): attributed conversions, each order once;
+ * conversionRate against the clicks of the same filter (bots excluded). Revenue
+ * sums values as sent, whatever their currency.
+ */
+export async function conversionReport(
+  ch: ClickHouseClient,
+  f: ConversionFilter & { page: number; limit: number },
+): Promise<{ report: ConversionReport; total: number }> {
+  const { subquery, params } = countedConversions(f);
+  const clicks = clickWhere({ ...f, granularity: 'day', includeBots: false });
+  const [totals, byEvent, records, clickTotals] = await Promise.all([
+    rows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params),
+    rows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params),
+    rows<RecordRow>(
+      ch,
+      `SELECT conversion_id, click_id, link_id, event, value, currency, toUnixTimestamp64Milli(ts) AS ms, order_id
+       FROM ${subquery} ORDER BY ts DESC, conversion_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+      { ...params, limit: f.limit, offset: (f.page - 1) * f.limit },
+    ),
+    rows<{ clicks: number }>(ch, `SELECT sum(events) AS clicks FROM link_hourly WHERE ${clicks.clause}`, clicks.params),
+  ]);
+  const total = Number(totals[0]?.n ?? 0);
+  const revenue = Number(totals[0]?.revenue ?? 0);
+  const counts = Object.fromEntries(conversionEvents.map((e) => [e, 0])) as Record<string, number>;
+  for (const r of byEvent) counts[r.event] = Number(r.n);
+  return {
+    total,
+    report: {
+      summary: {
+        totalConversions: total,
+        totalRevenue: revenue,
+        averageValue: total === 0 ? 0 : Math.round((revenue / total) * 10_000) / 10_000,
+        conversionRate: conversionRate(total, Number(clickTotals[0]?.clicks ?? 0)),
+      },
+      conversions: records.map((r) => ({
+        conversionId: r.conversion_id,
+        clickId: r.click_id,
+        linkId: r.link_id,
+        event: r.event,
+        value: Number(r.value),
+        currency: r.currency,
+        timestamp: new Date(Number(r.ms)).toISOString(),
+        orderId: r.order_id,
+      })),
+      byEvent: counts,
+    },
+  };
+}
