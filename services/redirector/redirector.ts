@@ -8,6 +8,7 @@ import type { RedirectorConfig } from './config.ts';
 import { eventPublisher, type EventPublisher } from './event-publisher.ts';
 import type { ClickSink } from './ports.ts';
 import { SnapshotStore } from './snapshot-store.ts';
+import { pixelConversions } from './pixel-conversions.ts';
 import { syncSnapshot } from './snapshot-sync.ts';
 
 export interface RunningRedirector {
@@ -41,7 +42,8 @@ export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus
       if (event.kind === 'click' && !event.bot) counter.record(event.linkId);
     },
   };
-  const app = createRedirectorApp({ lookup: store, sink, secret: deps.secret, config, logger });
+  const conversions = pixelConversions({ bus, store, secret: deps.secret, logger });
+  const app = createRedirectorApp({ lookup: store, sink, secret: deps.secret, config, logger, onPixelConversion: (c) => conversions.record(c) });
   const { port, url } = await app.listen(config.REDIRECT_PORT, config.HOST);
   logger.info('redirector listening', { url, links: store.size, instanceId });
   return {
@@ -55,6 +57,7 @@ export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus
       sync.stop();
       await counter.stop();
       await events.close();
+      await conversions.close();
     },
   };
 }
