@@ -4,6 +4,7 @@ import { looksLikeApiKey } from '../../../shared/auth/api-key.ts';
 import { findPrincipal, type Principal } from '../../../shared/db/workspaces.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Scope } from '../../../shared/schemas/common.ts';
+import { enforceRateLimit } from './rate-limit.ts';
 
 export interface AuthState {
   principal: Principal;
@@ -23,9 +24,12 @@ export function authenticator(sql: Sql) {
       const key = match[1]!;
       const principal = looksLikeApiKey(key) ? await findPrincipal(sql, key) : null;
       if (!principal) throw new AppError('UNAUTHORIZED', 'Invalid or revoked API key');
-      if (!principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
       (ctx.state as AuthState).principal = principal;
-      return next();
+      // Every authenticated request counts against the workspace's plan, refused ones included.
+      return enforceRateLimit(ctx, sql, principal, async () => {
+        if (!principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
+        return next();
+      });
     };
   };
 }

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, createWorkspace, findPrincipal } from '../../shared/db/workspaces.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { createApiApp } from './app.ts';
+import { loadApiConfig } from './config.ts';
+import { listen, type RunningServer } from './server.ts';
+import { takeRequest } from './middleware/rate-limit.ts';
+import { startTestApi, type TestApi } from './testing/api-harness.ts';
+
+/** Plan limits over a rolling hour, exact across API instances sharing Postgres. */
+describe('rate limits', () => {
+  let api: TestApi;
+  let second: RunningServer;
+
+  beforeAll(async () => {
+    api = await startTestApi('postgres');
+    // A second API instance on the same database.
+    second = await listen(createApiApp({ sql: api.db.sql, config: loadApiConfig({}), logger: createLogger('t', 'silent') }), 0, '127.0.0.1');
+  });
+  afterAll(async () => {
+    await second?.close();
+    await api?.close();
+  });
+
+  const get = (base: string, key: string, path = '/links') => fetch(base + path, { headers: { authorization: `Bearer ${key}` } });
+
+  it('a starter workspace gets 100 requests per hour across two instances, then 429 with Retry-After', async () => {
+    const { key } = await api.tenant({ plan: 'starter' });
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    for (let i = 0; i < 100; i++) {
+      last = await get(i % 2 ? second.url : api.url, key);
+      statuses.push(last.status);
+      expect(last.headers.get('x-ratelimit-remaining')).toBe(String(99 - i));
+    }
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(last!.headers.get('x-ratelimit-limit')).toBe('100');
+    const reset = Number(last!.headers.get('x-ratelimit-reset'));
+    expect(reset).toBeGreaterThan(Date.now() / 1000 + 3_500);
+    expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 3_600);
+    for (const base of [api.url, second.url]) {
+      const refused = await get(base, key);
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toEqual({ success: false, error: { code: 'RATE_LIMITED', message: expect.stringContaining('100 requests per hour') } });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3_500);
+      expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
+    }
+  });
+
+  it('a concurrent burst on both instances is cut at exactly the limit', async () => {
+    const { key } = await api.tenant({ plan: 'starter' });
+    const results = await Promise.all(Array.from({ length: 130 }, (_, i) => get(i % 2 ? second.url : api.url, key)));
+    const ok = results.filter((r) => r.status === 200).length;
+    expect(ok).toBe(100);
+    expect(results.filter((r) => r.status === 429).length).toBe(30);
+  });
+
+  it('the window rolls: requests older than an hour stop counting', async () => {
+    const ws = await createWorkspace(api.db.sql, { name: 'rolling', plan: 'starter' });
+    const { key } = await createApiKey(api.db.sql, { workspaceId: ws.id });
+    const principal = (await findPrincipal(api.db.sql, key))!;
+    const t0 = Date.now() - 3_600_000 + 60_000; // the first 50 fall out of the window a minute from now
+    for (let i = 0; i < 50; i++) expect((await takeRequest(api.db.sql, principal, t0)).allowed).toBe(true);
+    for (let i = 0; i < 50; i++) expect((await takeRequest(api.db.sql, principal, t0 + 30 * 60_000)).allowed).toBe(true);
+    expect(await takeRequest(api.db.sql, principal, Date.now())).toMatchObject({ allowed: false, remaining: 0 });
+    const later = await takeRequest(api.db.sql, principal, Date.now() + 61_000);
+    expect(later).toMatchObject({ allowed: true, limit: 100, remaining: 49 });
+  });
+
+  it('limits follow the plan and headers come with errors too', async () => {
+    const pro = await api.tenant({ plan: 'pro' });
+    const res = await get(api.url, pro.key, '/links/link_missing');
+    expect(res.status).toBe(404);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
+    const enterprise = await api.tenant({ plan: 'enterprise', scopes: ['links:read'] });
+    const forbidden = await fetch(`${api.url}/campaigns`, { method: 'POST', headers: { authorization: `Bearer ${enterprise.key}`, 'content-type': 'application/json' }, body: '{"name":"x"}' });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.headers.get('x-ratelimit-limit')).toBe('10000');
+  });
+});
