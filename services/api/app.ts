@@ -22,6 +22,7 @@ import { healthRoutes } from './routes/health.ts';
 import { linkRoutes } from './routes/links.ts';
 import { ruleRoutes } from './routes/rules.ts';
 import { conversionRoutes } from './routes/conversions.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 
 export interface ApiDeps {
@@ -41,6 +42,8 @@ export interface ApiDeps {
 
 /** How long a request waits for its change to reach redirectors before answering anyway. */
 const PUBLISH_WAIT_MS = 250;
+
+export type RouteTable = Array<{ path: string; methods: string[] }>;
 
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
@@ -79,9 +82,12 @@ export function createApiApp(deps: ApiDeps): Koa {
   });
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });
+  openApiRoutes(router);
   analyticsRoutes(router, { sql, links, requireScope, analytics: deps.analytics });
 
   const app = new Koa();
+  // The routes the router knows, for the test that holds the OpenAPI document to them.
+  (app.context as { routeTable?: RouteTable }).routeTable = router.stack.map((layer) => ({ path: String(layer.path), methods: layer.methods }));
   app.proxy = false;
   app.silent = true;
   app.use(errorHandler(logger));

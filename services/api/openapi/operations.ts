@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import type { Scope } from '../../../shared/schemas/common.ts';
+import { campaignCreateSchema, campaignListQuerySchema, campaignSchema, campaignUpdateSchema } from '../../../shared/schemas/campaign.ts';
+import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkSchema, linkUpdateSchema } from '../../../shared/schemas/link.ts';
+import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } from '../../../shared/schemas/rule.ts';
+import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
+import {
+  analyticsLinkQuerySchema,
+  analyticsOverviewSchema,
+  analyticsQuerySchema,
+  clickLogEntrySchema,
+  clickLogQuerySchema,
+  conversionReportQuerySchema,
+  conversionReportSchema,
+} from '../../../shared/schemas/analytics.ts';
+
+/**
+ * Every operation of the API, described from the same zod schemas the routes
+ * validate with. A test checks this list against the router, so a route cannot
+ * exist undocumented.
+ */
+export interface Operation {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI style: `/links/{id}`. */
+  path: string;
+  summary: string;
+  /** Absent: no API key needed. */
+  scope?: Scope;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** A request body that validates: shown in the document, checked by a test. */
+  example?: unknown;
+  status: 200 | 201;
+  /** The `data` of the success envelope. */
+  response: z.ZodType;
+  /** Lists add `pagination` beside `data`. */
+  paginated?: boolean;
+}
+
+const deleted = z.object({ id: z.string(), deleted: z.literal(true) });
+const health = z.object({ status: z.string() }).loose();
+const conversionAnswer = z.object({ conversionId: z.string(), attributed: z.boolean(), linkId: z.string(), campaignId: z.string(), duplicate: z.boolean() });
+
+export const operations: Operation[] = [
+  { method: 'get', path: '/health', summary: 'The process is alive', status: 200, response: health },
+  { method: 'get', path: '/ready', summary: 'Its dependencies answer', status: 200, response: health },
+
+  { method: 'get', path: '/campaigns', summary: 'List campaigns, newest first', scope: 'links:read', query: campaignListQuerySchema, status: 200, response: z.array(campaignSchema), paginated: true },
+  { method: 'post', path: '/campaigns', summary: 'Create a campaign', scope: 'campaigns:write', body: campaignCreateSchema, example: { name: 'Spring launch', description: 'Q2 push' }, status: 201, response: campaignSchema },
+  { method: 'get', path: '/campaigns/{id}', summary: 'Get a campaign', scope: 'links:read', status: 200, response: campaignSchema },
+  { method: 'patch', path: '/campaigns/{id}', summary: 'Update a campaign', scope: 'campaigns:write', body: campaignUpdateSchema, example: { status: 'paused' }, status: 200, response: campaignSchema },
+
+  { method: 'get', path: '/links', summary: 'List links, newest first', scope: 'links:read', query: linkListQuerySchema, status: 200, response: z.array(linkSchema), paginated: true },
+  { method: 'post', path: '/links', summary: 'Create a link', scope: 'links:write', body: linkCreateSchema, example: { destinationUrl: 'https://example.com/spring', shortCode: 'spring', title: 'Spring' }, status: 201, response: linkSchema },
+  { method: 'get', path: '/links/{id}', summary: 'Get a link by id or short code', scope: 'links:read', query: linkGetQuerySchema, status: 200, response: linkSchema },
+  { method: 'patch', path: '/links/{id}', summary: 'Update a link', scope: 'links:write', body: linkUpdateSchema, example: { title: 'Spring 2026', clicksLimit: 1000 }, status: 200, response: linkSchema },
+  { method: 'delete', path: '/links/{id}', summary: 'Delete a link (its short code is never reissued)', scope: 'links:write', status: 200, response: deleted },
+
+  { method: 'get', path: '/rules', summary: 'List rules, newest first', scope: 'links:read', query: ruleListQuerySchema, status: 200, response: z.array(ruleSchema), paginated: true },
+  {
+    method: 'post',
+    path: '/rules',
+    summary: 'Create a routing rule',
+    scope: 'rules:write',
+    body: ruleCreateSchema,
+    example: { campaignId: 'campaign_x', type: 'geo', conditions: { countries: ['US', 'CA'], operator: 'in' }, destinationUrl: 'https://example.com/na', priority: 60 },
+    status: 201,
+    response: ruleSchema,
+  },
+  { method: 'get', path: '/rules/{id}', summary: 'Get a rule', scope: 'links:read', status: 200, response: ruleSchema },
+  { method: 'patch', path: '/rules/{id}', summary: 'Update a rule (type, linkId and campaignId are fixed)', scope: 'rules:write', body: ruleUpdateSchema, example: { priority: 90, enabled: false }, status: 200, response: ruleSchema },
+  { method: 'delete', path: '/rules/{id}', summary: 'Delete a rule', scope: 'rules:write', status: 200, response: deleted },
+
+  {
+    method: 'post',
+    path: '/conversions/s2s',
+    summary: 'Record a server-to-server conversion (a repeated orderId answers 200 with duplicate: true)',
+    scope: 'conversions:write',
+    body: conversionS2sSchema,
+    example: { clickId: 'ck_...', event: 'purchase', value: 49.95, currency: 'EUR', orderId: 'A-1001' },
+    status: 201,
+    response: conversionAnswer,
+  },
+
+  { method: 'get', path: '/analytics', summary: 'Analytics overview', scope: 'analytics:read', query: analyticsQuerySchema, status: 200, response: analyticsOverviewSchema },
+  { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true },
+  { method: 'get', path: '/analytics/conversions', summary: 'Conversions report', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true },
+  { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
+
+  { method: 'get', path: '/openapi.json', summary: 'This document', status: 200, response: z.object({}).loose() },
+  { method: 'get', path: '/docs', summary: 'A readable reference page', status: 200, response: z.string() },
+];
