@@ -16,23 +16,29 @@ import { campaignStore } from './stores/campaign-store.ts';
 import { domainStore } from './stores/domain-store.ts';
 import { linkStore } from './stores/link-store.ts';
 import { ruleStore } from './stores/rule-store.ts';
+import { qrStore } from './stores/qr-store.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
 import { linkRoutes } from './routes/links.ts';
 import { ruleRoutes } from './routes/rules.ts';
+import { qrRoutes } from './routes/qr.ts';
 import { conversionRoutes } from './routes/conversions.ts';
 import { openApiRoutes } from './routes/openapi.ts';
+import { domainRoutes } from './routes/domains.ts';
+import { dnsVerifier, type DomainVerifier } from './domain-verifier.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES'>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: SnapshotPublisher;
   /** Link counters from ClickHouse; absent: every link reads as never clicked. */
   counters?: LinkCountersSource;
+  /** Domain TXT lookups; default: DNS through config.DNS_SERVERS. */
+  verifier?: DomainVerifier;
   /** The bus conversions are published on, and the secret that verifies click ids. */
   bus?: Bus;
   secret?: Buffer;
@@ -81,7 +87,9 @@ export function createApiApp(deps: ApiDeps): Koa {
       onLinkChanged: publishChanges,
   });
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
+  qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });
+  domainRoutes(router, { domains, verifier: deps.verifier ?? dnsVerifier(config.DNS_SERVERS ?? []), requireScope, onDomainChanged: publishChanges });
   openApiRoutes(router);
   analyticsRoutes(router, { sql, links, requireScope, analytics: deps.analytics });
 

@@ -4,6 +4,12 @@ import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 const apiEnv = z.object({
   ...commonEnv,
   API_PORT: port(3000),
+  /** DNS servers for domain verification, `ip` or `ip:port`, comma-separated; empty: the system's. */
+  DNS_SERVERS: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[\d.:[\]a-fA-F]+$/, 'must be an IP address, optionally with :port'))),
   /** Verifies click ids of conversions; must equal the redirectors' (generated into DATA_DIR when unset). */
   LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
   /** Largest accepted JSON body; bigger is a 413, never buffered. */

@@ -41,11 +41,16 @@ const timeZone = z
 
 const id = z.string().min(1).max(100);
 
+/** Where a click came from, as the redirector records it. */
+export const clickSources = ['link', 'qr'] as const;
+
 const overviewFields = {
   from: calendarDate.optional(),
   to: calendarDate.optional(),
   campaignId: id.optional(),
   linkId: id.optional(),
+  /** Clicks of one origin only: `qr` scans (short URL with the QR marker) or plain `link` clicks. */
+  source: z.enum(clickSources, { error: 'must be link or qr' }).optional(),
   granularity: z.enum(granularities).default('day'),
   timezone: timeZone.default('UTC'),
   includeBots: queryBoolean.default(false as never),

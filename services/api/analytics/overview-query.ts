@@ -12,6 +12,8 @@ export interface OverviewFilter {
   granularity: Granularity;
   campaignId?: string | undefined;
   linkId?: string | undefined;
+  /** Clicks only: conversions are not split by the source of their click. */
+  source?: 'link' | 'qr' | undefined;
   includeBots: boolean;
 }
 
@@ -64,6 +66,10 @@ export function clickWhere(f: OverviewFilter): Where {
   if (f.linkId !== undefined) {
     parts.push('link_id = {linkId:String}');
     params.linkId = f.linkId;
+  }
+  if (f.source !== undefined) {
+    parts.push('source = {source:String}');
+    params.source = f.source;
   }
   return { clause: parts.join(' AND '), params };
 }

@@ -47,6 +47,8 @@ export function openApiDocument(operations: Operation[], serverUrl: string): Jso
     const success =
       op.path === '/docs'
         ? { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }
+        : op.mediaTypes
+        ? { description: 'Success', content: op.mediaTypes }
         : {
             description: 'Success',
             content: {

@@ -3,7 +3,9 @@ import type { Scope } from '../../../shared/schemas/common.ts';
 import { campaignCreateSchema, campaignListQuerySchema, campaignSchema, campaignUpdateSchema } from '../../../shared/schemas/campaign.ts';
 import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkSchema, linkUpdateSchema } from '../../../shared/schemas/link.ts';
 import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } from '../../../shared/schemas/rule.ts';
+import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
 import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
+import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
 import {
   analyticsLinkQuerySchema,
   analyticsOverviewSchema,
@@ -35,6 +37,8 @@ export interface Operation {
   response: z.ZodType;
   /** Lists add `pagination` beside `data`. */
   paginated?: boolean;
+  /** A non-JSON success body (e.g. an image): its media types, instead of the envelope. */
+  mediaTypes?: Record<string, { schema: Record<string, unknown> }>;
 }
 
 const deleted = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -73,6 +77,19 @@ export const operations: Operation[] = [
 
   {
     method: 'post',
+    path: '/qr',
+    summary: 'Create a QR code of a link (PNG or SVG; returned with the image as a data URI and its imageUrl)',
+    scope: 'qr:write',
+    body: qrCreateSchema,
+    example: { linkId: 'link_x', format: 'png', size: 512, margin: 2, foreground: '#1a1a1a', background: '#ffffff', errorCorrection: 'M' },
+    status: 201,
+    response: qrCodeSchema,
+  },
+  { method: 'get', path: '/qr/{linkId}', summary: "List a link's QR codes, newest first (without dataUri: fetch imageUrl)", scope: 'links:read', query: qrListQuerySchema, status: 200, response: z.array(qrCodeListItemSchema), paginated: true },
+  { method: 'get', path: '/qr/{linkId}/{file}', summary: 'The image of a QR code; file is `{qrId}.png` or `{qrId}.svg` (image/png or image/svg+xml)', scope: 'links:read', status: 200, response: z.string(), mediaTypes: { 'image/png': { schema: { type: 'string', format: 'binary' } }, 'image/svg+xml': { schema: { type: 'string' } } } },
+
+  {
+    method: 'post',
     path: '/conversions/s2s',
     summary: 'Record a server-to-server conversion (a repeated orderId answers 200 with duplicate: true)',
     scope: 'conversions:write',
@@ -86,6 +103,11 @@ export const operations: Operation[] = [
   { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true },
   { method: 'get', path: '/analytics/conversions', summary: 'Conversions report', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true },
   { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
+
+  { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
+  { method: 'post', path: '/domains', summary: 'Register a custom domain (publish the returned TXT record, then verify)', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },
+  { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified, or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
+  { method: 'delete', path: '/domains/{id}', summary: 'Delete a custom domain (its links stop resolving)', scope: 'domains:write', status: 200, response: deleted },
 
   { method: 'get', path: '/openapi.json', summary: 'This document', status: 200, response: z.object({}).loose() },
   { method: 'get', path: '/docs', summary: 'A readable reference page', status: 200, response: z.string() },

@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import jsQRModule from 'jsqr';
+import { PNG } from 'pngjs';
+import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { qrCodeListItemSchema, qrCodeSchema } from '../../shared/schemas/qr.ts';
+import { REDIRECT_BASE_URL, startTestApi, type TestApi } from './testing/api-harness.ts';
+
+// jsqr is CommonJS with an ESM-style `export default` in its types: NodeNext sees the module object.
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
+
+/** Decodes a PNG back to the text its QR code carries (null when unreadable). */
+function decodePng(png: Buffer): string | null {
+  const image = PNG.sync.read(png);
+  return jsQR(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height)?.data ?? null;
+}
+
+const fromDataUri = (uri: string, type: string): Buffer => {
+  const prefix = `data:${type};base64,`;
+  expect(uri.startsWith(prefix)).toBe(true);
+  return Buffer.from(uri.slice(prefix.length), 'base64');
+};
+
+describe('QR codes API on postgres', () => {
+  let api: TestApi;
+  let key: string;
+  let linkId: string;
+  let shortUrl: string;
+
+  const newLink = async (k = key) => (await api.request('POST', '/links', { key: k, body: { destinationUrl: 'https://example.com/qr' } })).body.data as { id: string; shortUrl: string };
+  const postQr = (body: object, k = key) => api.request('POST', '/qr', { key: k, body });
+  const fetchImage = async (path: string, k = key) => {
+    const res = await fetch(api.url + path, { headers: { authorization: `Bearer ${k}` } });
+    return { status: res.status, type: res.headers.get('content-type'), bytes: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  beforeAll(async () => {
+    api = await startTestApi('postgres');
+    ({ key } = await api.tenant());
+    ({ id: linkId, shortUrl } = await newLink());
+  });
+  afterAll(() => api?.close());
+
+  it('creates a PNG with defaults (201) that decodes to the short URL with the QR marker', async () => {
+    const res = await postQr({ linkId });
+    expect(res.status).toBe(201);
+    const qr = qrCodeSchema.strict().parse(res.body.data);
+    expect(qr).toMatchObject({ linkId, format: 'png', size: 512, margin: 2, foreground: '#000000', background: '#ffffff', errorCorrection: 'M' });
+    expect(qr.id).toMatch(/^qr_/);
+    expect(shortUrl.startsWith(REDIRECT_BASE_URL)).toBe(true);
+    expect(qr.encodedUrl).toBe(`${shortUrl}?qr=1`);
+    expect(qr.imageUrl).toBe(`/qr/${linkId}/${qr.id}.png`);
+
+    const png = fromDataUri(qr.dataUri, 'image/png');
+    expect(PNG.sync.read(png).width).toBe(512);
+    expect(decodePng(png)).toBe(qr.encodedUrl);
+
+    const served = await fetchImage(qr.imageUrl);
+    expect(served.status).toBe(200);
+    expect(served.type).toBe('image/png');
+    expect(served.bytes.equals(png)).toBe(true);
+    expect(decodePng(served.bytes)).toBe(qr.encodedUrl);
+  });
+
+  it('honours size, margin, colours (normalised to lowercase) and error correction', async () => {
+    const res = await postQr({ linkId, size: 300, margin: 0, foreground: '#1A237E', background: '#FFF8E1', errorCorrection: 'H' });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ size: 300, margin: 0, foreground: '#1a237e', background: '#fff8e1', errorCorrection: 'H' });
+    const png = fromDataUri(res.body.data.dataUri, 'image/png');
+    expect(PNG.sync.read(png).width).toBe(300);
+    expect(decodePng(png)).toBe(res.body.data.encodedUrl);
+  });
+
+  it('creates and serves SVG as image/svg+xml', async () => {
+    const res = await postQr({ linkId, format: 'svg', foreground: '#222222' });
+    expect(res.status).toBe(201);
+    const qr = qrCodeSchema.parse(res.body.data);
+    expect(qr.imageUrl).toBe(`/qr/${linkId}/${qr.id}.svg`);
+    const svg = fromDataUri(qr.dataUri, 'image/svg+xml').toString('utf8');
+    expect(svg).toContain('<svg');
+    expect(svg).toContain('#222222');
+    const served = await fetchImage(qr.imageUrl);
+    expect(served.status).toBe(200);
+    expect(served.type).toContain('image/svg+xml');
+    expect(served.bytes.toString('utf8')).toBe(svg);
+    // The other extension, an unknown id or an unknown link is not an image of this record.
+    expect((await fetchImage(`/qr/${linkId}/${qr.id}.png`)).status).toBe(404);
+    expect((await fetchImage(`/qr/${linkId}/${qr.id}.gif`)).status).toBe(404);
+    expect((await fetchImage(`/qr/${linkId}/qr_nope.svg`)).status).toBe(404);
+    expect((await fetchImage(`/qr/link_nope/${qr.id}.svg`)).status).toBe(404);
+  });
+
+  it("lists a link's QR records newest first, paginated", async () => {
+    const link = await newLink();
+    const ids: string[] = [];
+    for (const size of [100, 200, 300]) ids.push((await postQr({ linkId: link.id, size })).body.data.id);
+    const all = await api.request('GET', `/qr/${link.id}`, { key });
+    expect(all.status).toBe(200);
+    expect(all.body.data.map((q: { id: string }) => q.id)).toEqual([...ids].reverse());
+    expect(all.body.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1 });
+    for (const item of all.body.data) expect(qrCodeListItemSchema.strict().safeParse(item).success).toBe(true);
+    // Items equal the create answers minus the data URI.
+    const first = (await postQr({ linkId: link.id, format: 'svg' })).body.data;
+    const { dataUri: _dataUri, ...withoutImage } = first;
+    expect((await api.request('GET', `/qr/${link.id}?limit=1`, { key })).body.data).toEqual([withoutImage]);
+    const page2 = await api.request('GET', `/qr/${link.id}?page=2&limit=2`, { key });
+    expect(page2.body.data.map((q: { id: string }) => q.id)).toEqual([ids[1], ids[0]]);
+    expect(page2.body.pagination).toEqual({ page: 2, limit: 2, total: 4, totalPages: 2 });
+    expect((await api.request('GET', `/qr/${link.id}?limit=0`, { key })).status).toBe(400);
+    const empty = await newLink();
+    expect((await api.request('GET', `/qr/${empty.id}`, { key })).body.data).toEqual([]);
+  });
+
+  it('refuses bad input with 400 naming the field', async () => {
+    const stranger = await api.tenant();
+    const foreign = await newLink(stranger.key);
+    const deleted = await newLink();
+    expect((await api.request('DELETE', `/links/${deleted.id}`, { key })).status).toBe(200);
+    const cases: Array<[object, string]> = [
+      [{}, 'linkId'],
+      [{ linkId: 'link_nope' }, 'linkId'],
+      [{ linkId: foreign.id }, 'linkId'],
+      [{ linkId: deleted.id }, 'linkId'],
+      [{ linkId, size: 10 }, 'size'],
+      [{ linkId, size: 5000 }, 'size'],
+      [{ linkId, size: 100.5 }, 'size'],
+      [{ linkId, margin: -1 }, 'margin'],
+      [{ linkId, margin: 17 }, 'margin'],
+      [{ linkId, foreground: 'red' }, 'foreground'],
+      [{ linkId, background: '#fff' }, 'background'],
+      [{ linkId, foreground: '#ABCDEF', background: '#abcdef' }, 'background'],
+      [{ linkId, foreground: '#777777', background: '#888888' }, 'background'],
+      [{ linkId, errorCorrection: 'X' }, 'errorCorrection'],
+      [{ linkId, format: 'gif' }, 'format'],
+      [{ linkId, color: '#000000' }, 'color'],
+    ];
+    for (const [body, path] of cases) {
+      const res = await postQr(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toEqual([path]);
+    }
+    const same = await postQr({ linkId, foreground: '#ABCDEF', background: '#abcdef' });
+    expect(same.body.error.details[0].message).toContain('differ');
+    const low = await postQr({ linkId, foreground: '#777777', background: '#888888' });
+    expect(low.body.error.details[0].message).toContain('contrast');
+    expect(low.body.error.details[0].message).toContain('scanners');
+  });
+
+  it('needs qr:write to create and links:read to read; other workspaces get 404', async () => {
+    const reader = await api.tenant({ scopes: ['links:read'] });
+    const noRead = await api.tenant({ scopes: ['qr:write'] });
+    const forbidden = await postQr({ linkId }, reader.key);
+    expect(forbidden.status).toBe(403);
+    expect((await api.request('GET', `/qr/${linkId}`, { key: noRead.key })).status).toBe(403);
+    expect((await api.request('POST', '/qr', { body: { linkId } })).status).toBe(401);
+
+    const created = (await postQr({ linkId })).body.data;
+    const stranger = await api.tenant();
+    expect((await api.request('GET', `/qr/${linkId}`, { key: stranger.key })).status).toBe(404);
+    expect((await fetchImage(created.imageUrl, stranger.key)).status).toBe(404);
+    expect((await api.request('GET', '/qr/link_nope', { key })).status).toBe(404);
+
+    const doomed = await newLink();
+    await postQr({ linkId: doomed.id });
+    await api.request('DELETE', `/links/${doomed.id}`, { key });
+    expect((await api.request('GET', `/qr/${doomed.id}`, { key })).status).toBe(404);
+  });
+});
+
+/** Scans of a QR code are events with source `qr`; the overview can count them apart from `link` clicks. */
+describe('analytics split by source (qr / link)', () => {
+  let ch: EmbeddedClickHouse;
+  let client: ClickHouseClient;
+  let api: TestApi;
+  let key: string;
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    ch = await startEmbeddedClickHouse();
+    client = connectClickHouse(ch.url);
+    await migrateClickHouse(client);
+    api = await startTestApi('postgres', { analytics: client });
+    ({ key, workspaceId } = await api.tenant());
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+    await client?.close();
+    await ch?.stop();
+  });
+
+  const event = (linkId: string, n: number, source: 'link' | 'qr', visitor: string) => ({
+    workspace_id: workspaceId, link_id: linkId, ts: Date.parse('2026-11-20T10:00:00Z') + n * 1000, click_id: `ck_${linkId}_${n}`,
+    kind: 'click', campaign_id: 'campaign_x', visitor_id: visitor, country: 'US', device_class: source === 'qr' ? 'mobile' : 'desktop',
+    os: '', browser: '', referrer_host: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '', source,
+    rule_id: '', destination: 'https://example.com', bot: false,
+  });
+
+  it('GET /analytics?source=qr counts only QR scans, source=link only plain clicks, none both', async () => {
+    const linkId = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/s' } })).body.data.id;
+    const rows = [
+      ...Array.from({ length: 3 }, (_, i) => event(linkId, i, 'qr', `q${i % 2}`)),
+      ...Array.from({ length: 5 }, (_, i) => event(linkId, 10 + i, 'link', `l${i}`)),
+    ];
+    await client.insert({ table: 'events', values: rows, format: 'JSONEachRow' });
+
+    const range = 'from=2026-11-20&to=2026-11-20';
+    const qr = await api.request('GET', `/analytics?${range}&source=qr`, { key });
+    expect(qr.status).toBe(200);
+    expect(qr.body.data.summary).toMatchObject({ totalClicks: 3, uniqueClicks: 2 });
+    expect(qr.body.data.devices).toEqual({ mobile: 100, desktop: 0, tablet: 0 });
+    expect(qr.body.data.topLinks).toEqual([expect.objectContaining({ linkId, clicks: 3 })]);
+    const link = await api.request('GET', `/analytics?${range}&source=link`, { key });
+    expect(link.body.data.summary).toMatchObject({ totalClicks: 5, uniqueClicks: 5 });
+    const all = await api.request('GET', `/analytics?${range}`, { key });
+    expect(all.body.data.summary.totalClicks).toBe(8);
+    const one = await api.request('GET', `/analytics/${linkId}?${range}&source=qr`, { key });
+    expect(one.body.data.summary.totalClicks).toBe(3);
+
+    const bad = await api.request('GET', `/analytics?${range}&source=email`, { key });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { path: string }) => d.path)).toEqual(['source']);
+  });
+});

@@ -1,0 +1,110 @@
+import type Router from '@koa/router';
+import QRCode from 'qrcode';
+import { AppError } from '../../../shared/errors.ts';
+import { parseInput } from '../../../shared/schemas/validation.ts';
+import { pagination } from '../../../shared/schemas/common.ts';
+import { qrCreateSchema, qrListQuerySchema, type QrCode, type QrCodeListItem } from '../../../shared/schemas/qr.ts';
+import { principalOf, type RequireScope } from '../middleware/auth.ts';
+import { bodyOf } from '../middleware/json-body.ts';
+import { created, okList } from '../respond.ts';
+import type { PresentLink } from '../link-presenter.ts';
+import type { LinkStore } from '../stores/link-store.ts';
+import type { QrRecord, QrStore } from '../stores/qr-store.ts';
+
+export interface QrRouteDeps {
+  qr: QrStore;
+  links: Pick<LinkStore, 'byId'>;
+  presentLink: PresentLink;
+  requireScope: RequireScope;
+  /** The query parameter the redirector reads as a QR scan (its QR_MARKER_PARAM). */
+  qrMarkerParam?: string;
+}
+
+const contentTypes = { png: 'image/png', svg: 'image/svg+xml' } as const;
+
+/** Renders the stored parameters; `qrcode` is deterministic, so a record needs no stored image. */
+export async function renderQr(record: Pick<QrRecord, 'format' | 'size' | 'margin' | 'foreground' | 'background' | 'errorCorrection' | 'encodedUrl'>): Promise<Buffer> {
+  const options = {
+    width: record.size,
+    margin: record.margin,
+    color: { dark: record.foreground, light: record.background },
+    errorCorrectionLevel: record.errorCorrection,
+  };
+  if (record.format === 'svg') return Buffer.from(await QRCode.toString(record.encodedUrl, { ...options, type: 'svg' }), 'utf8');
+  return QRCode.toBuffer(record.encodedUrl, { ...options, type: 'png' });
+}
+
+/** The short URL with the QR marker added (keeping any query it may already have). */
+export function qrEncodedUrl(shortUrl: string, marker: string): string {
+  const url = new URL(shortUrl);
+  url.searchParams.set(marker, '1');
+  return url.toString();
+}
+
+const imageUrl = (record: QrRecord) => `/qr/${encodeURIComponent(record.linkId)}/${encodeURIComponent(record.id)}.${record.format}`;
+
+const presentListItem = (record: QrRecord): QrCodeListItem => ({ ...record, imageUrl: imageUrl(record) });
+
+/** Records never change, so a few recent images are kept rendered (a 2048 px PNG takes ~0.3 s). */
+const IMAGE_CACHE_ENTRIES = 32;
+
+const linkNotFound = () => new AppError('NOT_FOUND', 'Link not found');
+
+/** Creating QR codes needs `qr:write`; reading them `links:read`. */
+export function qrRoutes(router: Router, deps: QrRouteDeps): void {
+  const { qr, links, requireScope } = deps;
+  const marker = deps.qrMarkerParam ?? 'qr';
+  const images = new Map<string, Buffer>();
+
+  async function imageOf(record: QrRecord): Promise<Buffer> {
+    const cached = images.get(record.id);
+    if (cached) {
+      images.delete(record.id);
+      images.set(record.id, cached);
+      return cached;
+    }
+    const image = await renderQr(record);
+    images.set(record.id, image);
+    if (images.size > IMAGE_CACHE_ENTRIES) images.delete(images.keys().next().value!);
+    return image;
+  }
+
+  async function presentQr(record: QrRecord): Promise<QrCode> {
+    const image = await imageOf(record);
+    return { ...presentListItem(record), dataUri: `data:${contentTypes[record.format]};base64,${image.toString('base64')}` };
+  }
+
+  router.post('/qr', requireScope('qr:write'), async (ctx) => {
+    const input = parseInput(qrCreateSchema, await bodyOf(ctx), 'QR code');
+    const workspaceId = principalOf(ctx).workspaceId;
+    const link = await links.byId(workspaceId, input.linkId);
+    if (!link || link.deletedAt) throw new AppError('VALIDATION_ERROR', 'Invalid QR code', [{ path: 'linkId', message: 'link not found' }]);
+    const record = await qr.create(workspaceId, input, qrEncodedUrl(deps.presentLink(link).shortUrl, marker));
+    created(ctx, await presentQr(record));
+  });
+
+  router.get('/qr/:linkId', requireScope('links:read'), async (ctx) => {
+    const query = parseInput(qrListQuerySchema, ctx.query, 'query');
+    const workspaceId = principalOf(ctx).workspaceId;
+    const link = await links.byId(workspaceId, ctx.params.linkId!);
+    if (!link || link.deletedAt) throw linkNotFound();
+    const { items, total } = await qr.listForLink(workspaceId, link.id, query);
+    okList(ctx, items.map(presentListItem), pagination(query.page, query.limit, total));
+  });
+
+  // One segment `{qrId}.{png|svg}`: two segments, so it never competes with the list route.
+  router.get('/qr/:linkId/:file', requireScope('links:read'), async (ctx) => {
+    const notFound = () => new AppError('NOT_FOUND', 'QR code not found');
+    const match = /^(.+)\.(png|svg)$/.exec(ctx.params.file!);
+    if (!match) throw notFound();
+    const workspaceId = principalOf(ctx).workspaceId;
+    const link = await links.byId(workspaceId, ctx.params.linkId!);
+    if (!link || link.deletedAt) throw notFound();
+    const record = await qr.get(workspaceId, link.id, match[1]!);
+    if (!record || record.format !== match[2]) throw notFound();
+    ctx.status = 200;
+    ctx.type = contentTypes[record.format];
+    ctx.set('cache-control', 'private, max-age=3600');
+    ctx.body = await imageOf(record);
+  });
+}

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { isoTimestamp, paginationQuery } from './common.ts';
+
+/**
+ * A hostname we can route by Host: lowercase DNS labels, at least two, no port,
+ * no IP address, within DNS length limits.
+ */
+export const hostname = z
+  .string()
+  .trim()
+  .transform((h) => h.toLowerCase().replace(/\.$/, ''))
+  .refine((h) => h.length >= 4 && h.length <= 253, 'must be 4 to 253 characters')
+  .refine(
+    (h) => h.split('.').length >= 2 && h.split('.').every((label) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(label)),
+    'must be a hostname such as go.example.com (letters, digits and hyphens; no port, no scheme)',
+  )
+  .refine((h) => !/^\d+(\.\d+){3}$/.test(h), 'must be a hostname, not an IP address')
+  .refine((h) => !/^[0-9]+$/.test(h.split('.').at(-1)!), 'must end in a top-level domain');
+
+export const domainStatuses = ['pending', 'verified', 'failed'] as const;
+
+export const domainSchema = z.object({
+  id: z.string(),
+  hostname: z.string(),
+  status: z.enum(domainStatuses),
+  /** Publish this TXT record, then POST /domains/{id}/verify. */
+  verification: z.object({ type: z.literal('TXT'), name: z.string(), value: z.string() }),
+  failureReason: z.string().nullable(),
+  verifiedAt: isoTimestamp.nullable(),
+  createdAt: isoTimestamp,
+  updatedAt: isoTimestamp,
+});
+export type Domain = z.infer<typeof domainSchema>;
+
+export const domainCreateSchema = z.strictObject({ hostname });
+
+export const domainListQuerySchema = z.strictObject({ ...paginationQuery, status: z.enum(domainStatuses).optional() });
+
+export const VERIFICATION_PREFIX = '_linkroute.';

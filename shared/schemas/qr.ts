@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { isoTimestamp, paginationQuery } from './common.ts';
+
+export const qrFormats = ['png', 'svg'] as const;
+export type QrFormat = (typeof qrFormats)[number];
+export const qrErrorCorrectionLevels = ['L', 'M', 'Q', 'H'] as const;
+export type QrErrorCorrection = (typeof qrErrorCorrectionLevels)[number];
+
+/** Below this WCAG contrast ratio between the two colours scanners often fail to read a code. */
+export const MIN_QR_CONTRAST = 3;
+
+const hexColor = z
+  .string()
+  .regex(/^#[0-9A-Fa-f]{6}$/, 'must be a colour like #RRGGBB')
+  .transform((c) => c.toLowerCase());
+
+function relativeLuminance(hex: string): number {
+  const channel = (i: number) => {
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
+}
+
+/** WCAG 2 contrast ratio of two `#rrggbb` colours, 1 to 21. */
+export function contrastRatio(a: string, b: string): number {
+  const [hi, lo] = [relativeLuminance(a), relativeLuminance(b)].sort((x, y) => y - x) as [number, number];
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+const whole = (min: number, max: number) =>
+  z.number().int('must be a whole number').min(min, `must be ${min} to ${max}`).max(max, `must be ${min} to ${max}`);
+
+/** `POST /qr`. Colours are normalised to lowercase. */
+export const qrCreateSchema = z
+  .strictObject({
+    linkId: z.string().min(1).max(100),
+    format: z.enum(qrFormats, { error: 'must be png or svg' }).default('png'),
+    size: whole(64, 2048).default(512),
+    margin: whole(0, 16).default(2),
+    foreground: hexColor.default('#000000'),
+    background: hexColor.default('#ffffff'),
+    errorCorrection: z.enum(qrErrorCorrectionLevels, { error: 'must be L, M, Q or H' }).default('M'),
+  })
+  .superRefine((body, ctx) => {
+    if (body.foreground === body.background) {
+      ctx.addIssue({ code: 'custom', path: ['background'], message: 'must differ from foreground' });
+    } else if (contrastRatio(body.foreground, body.background) < MIN_QR_CONTRAST) {
+      const ratio = contrastRatio(body.foreground, body.background).toFixed(2);
+      ctx.addIssue({
+        code: 'custom',
+        path: ['background'],
+        message: `contrast with foreground is too low (${ratio}:1, at least ${MIN_QR_CONTRAST}:1 needed) for scanners to read the code`,
+      });
+    }
+  });
+export type QrCreate = z.output<typeof qrCreateSchema>;
+
+export const qrCodeSchema = z.object({
+  id: z.string(),
+  linkId: z.string(),
+  format: z.enum(qrFormats),
+  size: z.number().int(),
+  margin: z.number().int(),
+  foreground: z.string(),
+  background: z.string(),
+  errorCorrection: z.enum(qrErrorCorrectionLevels),
+  /** The short URL with the QR marker (`?qr=1`), so scans count as source `qr`. */
+  encodedUrl: z.string(),
+  /** Path on this API that serves the image. */
+  imageUrl: z.string(),
+  /** The image as a `data:` URI (in the create answer only; lists give imageUrl). */
+  dataUri: z.string(),
+  createdAt: isoTimestamp,
+});
+export type QrCode = z.infer<typeof qrCodeSchema>;
+
+/**
+ * An item of `GET /qr/{linkId}`: no data URI, since rendering a page of large PNGs
+ * (about 0.3 s each at 2048 px) would stall the API; the image is at imageUrl.
+ */
+export const qrCodeListItemSchema = qrCodeSchema.omit({ dataUri: true });
+export type QrCodeListItem = z.infer<typeof qrCodeListItemSchema>;
+
+export const qrListQuerySchema = z.strictObject({ ...paginationQuery });
