@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 
-const apiEnv = z.object({
+export const apiEnv = z.object({
   ...commonEnv,
   API_PORT: port(3000),
   /** DNS servers for domain verification, `ip` or `ip:port`, comma-separated; empty: the system's. */

@@ -6,7 +6,7 @@ import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
  * for multi-process setups without a ClickHouse server. Only the variables it
  * uses, so an unrelated malformed one cannot stop it.
  */
-const clickhouseEmbeddedEnv = z.object({
+export const clickhouseEmbeddedEnv = z.object({
   DATA_DIR: commonEnv.DATA_DIR,
   HOST: commonEnv.HOST,
   LOG_LEVEL: commonEnv.LOG_LEVEL,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { commonEnv, parseEnv } from '../../shared/config/env.ts';
 
-const ingesterEnv = z.object({
+export const ingesterEnv = z.object({
   ...commonEnv,
   /** Bus messages (each a batch of up to ~500 events from a redirector) per ClickHouse insert, at most. */
   INGEST_MAX_MESSAGES: z.coerce.number().int().min(1).max(10_000).default(400),
@@ -9,7 +9,6 @@ const ingesterEnv = z.object({
   INGEST_LINGER_MS: z.coerce.number().int().min(10).max(60_000).default(250),
   /** Durable consumer name: ingesters sharing it share the work. */
   INGEST_CONSUMER: z.string().regex(/^[\w-]+$/).default('ingester'),
-  INGESTER_HEALTH_PORT: port(0),
 });
 
 export type IngesterConfig = z.output<typeof ingesterEnv>;

@@ -13,7 +13,7 @@ const headerName = z.preprocess(
     .optional(),
 );
 
-const redirectorEnv = z.object({
+export const redirectorEnv = z.object({
   ...commonEnv,
   REDIRECT_PORT: port(8080),
   /** Checked (length) and resolved against $DATA_DIR/secret by resolveSecret. */

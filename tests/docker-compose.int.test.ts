@@ -1,0 +1,43 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { z } from 'zod';
+import { apiEnv, loadApiConfig } from '../services/api/config.ts';
+import { ingesterEnv, loadIngesterConfig } from '../services/ingester/config.ts';
+import { loadRedirectorConfig, redirectorEnv } from '../services/redirector/config.ts';
+
+/**
+ * docker-compose.yml cannot run here (no Docker engine), so this keeps it true:
+ * each linkroute service's environment uses only variables that service reads,
+ * and they parse with the service's own config schema.
+ */
+const services: Record<string, { schema: z.ZodObject; load: (env: Record<string, string>) => unknown }> = {
+  'start:api': { schema: apiEnv, load: loadApiConfig },
+  'start:redirector': { schema: redirectorEnv, load: loadRedirectorConfig },
+  'start:ingester': { schema: ingesterEnv, load: loadIngesterConfig },
+};
+
+/** `${NAME:-default}` as Compose substitutes it when NAME is unset. */
+const substitute = (value: string) => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
+
+describe('docker-compose.yml', () => {
+  it('runs each service with only the environment it reads, valid for its schema', async () => {
+    const compose = parse(await readFile(new URL('../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as {
+      services: Record<string, { command?: string[]; environment?: Record<string, string>; build?: string; image?: string }>;
+    };
+    const ours = Object.entries(compose.services).filter(([, s]) => s.build);
+    expect(ours.map(([name]) => name).sort()).toEqual(['api', 'ingester', 'redirector-1', 'redirector-2']);
+    for (const [name, service] of ours) {
+      const script = service.command?.at(-1) ?? '';
+      const known = services[script];
+      expect(known, `${name}: unknown command ${service.command}`).toBeDefined();
+      const env = Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, substitute(String(v))]));
+      const unknown = Object.keys(env).filter((k) => !(k in known!.schema.shape));
+      expect(unknown, `${name} sets variables it does not read`).toEqual([]);
+      expect(() => known!.load(env), name).not.toThrow();
+    }
+    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['postgres', 'nats', 'clickhouse']));
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    for (const script of Object.keys(services)) expect(pkg.scripts[script], script).toBeDefined();
+  });
+});
