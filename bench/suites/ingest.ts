@@ -19,6 +19,7 @@ import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { eventPublisher } from '../../services/redirector/event-publisher.ts';
 import { startIngester } from '../../services/ingester/ingester.ts';
+import { clickEvents } from '../../services/ingester/event-tables.ts';
 import { toEventRow } from '../../services/ingester/event-row.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 
@@ -92,7 +93,7 @@ export async function run(): Promise<SuiteResult> {
     process.stdout.write(`  backlog of ${BACKLOG_EVENTS.toLocaleString('en-US')} events published; ingesting\n`);
     started = performance.now();
     const consumerName = `bench-${backlogRun}`;
-    let ingester = startIngester({ bus, clickhouse, logger, consumerName, maxMessages: 200, lingerMs: 100 });
+    let ingester = startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName, maxMessages: 200, lingerMs: 100 });
     const deadline = Date.now() + 120_000;
     // Polled through the ingester's own counter: a count() query would compete for the engine.
     while (ingester.stats().inserted < BACKLOG_EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -104,7 +105,7 @@ export async function run(): Promise<SuiteResult> {
     // Fixed rate through the redirector's publisher, ingested live.
     const rateRun = `r${randomBytes(3).toString('hex')}`;
     // The same durable consumer: it continues after the backlog instead of replaying it.
-    ingester = startIngester({ bus, clickhouse, logger, consumerName, maxMessages: 400, lingerMs: 250 });
+    ingester = startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName, maxMessages: 400, lingerMs: 250 });
     const publisher = eventPublisher({ bus, logger, instanceId: rateRun });
     const total = RATE_PER_SECOND * RATE_SECONDS;
     const tickMs = 10;
