@@ -33,12 +33,20 @@ const CLICK_ID_LENGTH = PREFIX.length + ENCODED_LENGTH;
 /** The MAC state per secret. Callers pass the same Buffer every time and never mutate it. */
 const macs = new WeakMap<Buffer, HmacSha256>();
 
+// The last secret used and its MAC: a process uses one secret, and this spares the
+// WeakMap lookup on every click.
+let lastSecret: Buffer | null = null;
+let lastMac: HmacSha256 | null = null;
+
 function macFor(secret: Buffer): HmacSha256 {
+  if (secret === lastSecret) return lastMac!;
   let mac = macs.get(secret);
   if (mac === undefined) {
     mac = new HmacSha256(secret);
     macs.set(secret, mac);
   }
+  lastSecret = secret;
+  lastMac = mac;
   return mac;
 }
 

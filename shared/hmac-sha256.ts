@@ -87,17 +87,30 @@ function loadBlock(w: Int32Array, bytes: Uint8Array, offset: number): void {
 /**
  * Words of the final message block: bytes data[offset .. offset + rest) (rest < 64), then
  * 0x80, then zeros. Words 14 and 15 (the length) are set by the caller when rest < 56.
+ * Whole words first, then the one holding 0x80: no per-byte branching (this runs for
+ * every MAC on the redirect path).
  */
 function loadTail(w: Int32Array, data: Uint8Array, offset: number, rest: number): void {
-  for (let i = 0; i < 16; i++) {
-    let word = 0;
-    for (let k = 0; k < 4; k++) {
-      const j = i * 4 + k;
-      const byte = j < rest ? data[offset + j]! : j === rest ? 0x80 : 0;
-      word = (word << 8) | byte;
-    }
-    w[i] = word;
+  const whole = rest >> 2;
+  for (let i = 0; i < whole; i++) {
+    const j = offset + i * 4;
+    w[i] = (data[j]! << 24) | (data[j + 1]! << 16) | (data[j + 2]! << 8) | data[j + 3]!;
   }
+  const j = offset + whole * 4;
+  switch (rest & 3) {
+    case 0:
+      w[whole] = 0x80000000 | 0;
+      break;
+    case 1:
+      w[whole] = (data[j]! << 24) | 0x800000;
+      break;
+    case 2:
+      w[whole] = (data[j]! << 24) | (data[j + 1]! << 16) | 0x8000;
+      break;
+    default:
+      w[whole] = (data[j]! << 24) | (data[j + 1]! << 16) | (data[j + 2]! << 8) | 0x80;
+  }
+  for (let i = whole + 1; i < 16; i++) w[i] = 0;
 }
 
 /**

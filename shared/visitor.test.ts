@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashedVisitorId, visitorCookie, visitorFromCookie, visitorFromCookieHeader } from './visitor.ts';
+import { hashedVisitorId, hashedVisitorIdFromDigest, userAgentDigest, visitorCookie, visitorFromCookie, visitorFromCookieHeader } from './visitor.ts';
 
 const secret = randomBytes(32);
 const UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
@@ -50,6 +50,38 @@ describe('hashedVisitorId', () => {
     ] as const) {
       expect(hashedVisitorId(secret, ip, ua, NOON)).toMatch(/^[A-Za-z0-9_-]{22}$/);
     }
+  });
+});
+
+describe('hashedVisitorIdFromDigest', () => {
+  it('is hashedVisitorId with the User-Agent given as userAgentDigest', () => {
+    expect(userAgentDigest(UA)).toEqual(createHash('sha256').update(UA).digest());
+    const long = `${'x'.repeat(512)}tail`;
+    expect(userAgentDigest(long)).toEqual(userAgentDigest('x'.repeat(512)));
+    for (const [ip, ua] of [
+      ['81.2.69.142', UA],
+      ['2001:db8::1', UA],
+      ['', ''],
+      ['caf\u00e9 \u{1F600}', 'Mozilla/5.0 \u2603'],
+      ['1.2.3.4\u0080', long],
+      ['x'.repeat(10_000), 'y'],
+    ] as const) {
+      expect(hashedVisitorIdFromDigest(secret, ip, userAgentDigest(ua), NOON)).toBe(hashedVisitorId(secret, ip, ua, NOON));
+    }
+  });
+
+  it('hashes non-ASCII addresses as UTF-8, as the documented construction says', () => {
+    const dayKey = createHmac('sha256', secret).update('linkroute:visitor-day:2026-03-04').digest();
+    for (const ip of ['caf\u00e9', '1.2.3.4\u0080', 'a\u{1F600}b']) {
+      const expected = createHmac('sha256', dayKey)
+        .update(Buffer.concat([Buffer.from(ip, 'utf8'), Buffer.from([0]), createHash('sha256').update(UA).digest()]))
+        .digest();
+      expect(hashedVisitorIdFromDigest(secret, ip, userAgentDigest(UA), NOON)).toBe(expected.subarray(0, 16).toString('base64url'));
+    }
+  });
+
+  it('refuses a digest of the wrong length', () => {
+    expect(() => hashedVisitorIdFromDigest(secret, '1.2.3.4', Buffer.alloc(31), NOON)).toThrow(TypeError);
   });
 });
 

@@ -42,8 +42,14 @@ interface DayKey {
 /** One day key per secret Buffer (callers pass the same Buffer and never mutate it). */
 const dayKeys = new WeakMap<Buffer, DayKey>();
 
+// The last secret used and its day key: a process uses one secret, and this spares the
+// WeakMap lookup on every visitor hash.
+let lastSecret: Buffer | null = null;
+let lastEntry: DayKey | null = null;
+
 function dayMac(secret: Buffer, now: number): HmacSha256 {
   const day = Math.floor(now / DAY_MS);
+  if (secret === lastSecret && lastEntry!.day === day) return lastEntry!.mac;
   let entry = dayKeys.get(secret);
   if (entry === undefined || entry.day !== day) {
     const date = new Date(day * DAY_MS).toISOString().slice(0, 10);
@@ -52,17 +58,29 @@ function dayMac(secret: Buffer, now: number): HmacSha256 {
     key.fill(0);
     dayKeys.set(secret, entry);
   }
+  lastSecret = secret;
+  lastEntry = entry;
   return entry.mac;
 }
 
-/** SHA-256 of (the first 512 characters of) a User-Agent; bounded whatever clients send. */
+/**
+ * SHA-256 of (the first 512 characters of) a User-Agent: the form in which the UA enters
+ * the visitor hash. Uncached; callers that see the same UAs again should keep the result
+ * (hashedVisitorId does, and the redirector caches it with the parsed UA).
+ */
+export function userAgentDigest(userAgent: string): Buffer {
+  const ua = userAgent.length > MAX_UA_LENGTH ? userAgent.slice(0, MAX_UA_LENGTH) : userAgent;
+  return createHash('sha256').update(ua, 'utf8').digest();
+}
+
+/** userAgentDigest, cached per UA string; bounded whatever clients send. */
 const uaDigests = new LruCache<string, Buffer>(UA_CACHE_SIZE);
 
-function uaDigest(userAgent: string): Buffer {
+function cachedUaDigest(userAgent: string): Buffer {
   const ua = userAgent.length > MAX_UA_LENGTH ? userAgent.slice(0, MAX_UA_LENGTH) : userAgent;
   let digest = uaDigests.get(ua);
   if (digest === undefined) {
-    digest = createHash('sha256').update(ua, 'utf8').digest();
+    digest = userAgentDigest(ua);
     uaDigests.set(ua, digest);
   }
   return digest;
@@ -73,14 +91,30 @@ const scratch = Buffer.allocUnsafe(3 * MAX_IP_LENGTH + 1 + UA_DIGEST_BYTES + ID_
 
 /** The visitor id of a request without our cookie. `now` picks the UTC day. */
 export function hashedVisitorId(secret: Buffer, ip: string, userAgent: string, now: number): string {
+  return hashedVisitorIdFromDigest(secret, ip, cachedUaDigest(userAgent), now);
+}
+
+/** hashedVisitorId for a User-Agent given as its userAgentDigest (32 bytes). */
+export function hashedVisitorIdFromDigest(secret: Buffer, ip: string, uaDigest: Uint8Array, now: number): string {
+  if (uaDigest.length !== UA_DIGEST_BYTES) throw new TypeError('not a User-Agent digest');
   const mac = dayMac(secret, now);
   const ipPart = ip.length > MAX_IP_LENGTH ? ip.slice(0, MAX_IP_LENGTH) : ip;
-  let end = scratch.write(ipPart, 0, 'utf8');
+  // Addresses are ASCII: copy them byte by byte, which is cheaper than a native
+  // Buffer.write for a dozen characters; anything else goes through UTF-8 encoding.
+  let end = 0;
+  while (end < ipPart.length) {
+    const code = ipPart.charCodeAt(end);
+    if (code >= 0x80) break;
+    scratch[end++] = code;
+  }
+  if (end < ipPart.length) end = scratch.write(ipPart, 0, 'utf8');
+  const ipBytes = end;
   scratch[end++] = 0;
-  const digest = uaDigest(userAgent);
-  for (let i = 0; i < UA_DIGEST_BYTES; i++) scratch[end + i] = digest[i]!;
+  for (let i = 0; i < UA_DIGEST_BYTES; i++) scratch[end + i] = uaDigest[i]!;
   end += UA_DIGEST_BYTES;
   mac.sign(scratch, 0, end, scratch, end, ID_BYTES);
+  // The address must not outlive the request, not even in this buffer.
+  for (let i = 0; i < ipBytes; i++) scratch[i] = 0;
   return scratch.toString('base64url', end, end + ID_BYTES);
 }
 

@@ -11,12 +11,15 @@
  *
  * Alongside requests/s the suite reports each server's CPU time per request (from
  * /proc): when the load generator rather than the server is the bottleneck, requests/s
- * converge while CPU per request still shows the servers' real cost.
+ * converge while CPU per request still shows the servers' real cost. It also reports
+ * wrk's CPU, the private nats-server's CPU per redirect (a cost only our side has, on the
+ * same cores), and the CPU other processes used during each round, with a warning above
+ * 10 %: on a shared machine such rounds measure the neighbours as much as the servers.
  * Targets 127.0.0.1 only.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +40,8 @@ const MEASURE_SECONDS = 8;
 const CONNECTIONS = 64;
 const TARGET_RATIO = 0.8;
 const START_TIMEOUT_MS = 180_000;
+/** Above this much CPU used by unrelated processes during a round, the suite warns. */
+const OTHER_CPU_WARNING_PERCENT = 10;
 
 const serversDir = new URL('../servers/', import.meta.url);
 
@@ -97,6 +102,38 @@ async function cpuSeconds(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticksPerSecond = 100; // USER_HZ on Linux
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}
+
+/**
+ * CPU seconds of this process's children that have exited and been waited for (Linux
+ * /proc/self/stat cutime + cstime): across one wrk run, wrk is the only such child.
+ */
+async function exitedChildrenCpuSeconds(): Promise<number> {
+  const stat = await readFile('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+/** Busy CPU seconds of the whole machine, all cores (Linux /proc/stat: all but idle and iowait). */
+async function machineBusySeconds(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!;
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = ticks.reduce((sum, t) => sum + t, 0);
+  return (total - ticks[3]! - ticks[4]!) / 100;
+}
+
+/** The PID of the private nats-server listening on `port`, from /proc (0 when not found). */
+async function natsServerPid(port: string): Promise<number> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
+      if (argv[0]!.endsWith('nats-server') && argv.includes(port)) return Number(entry);
+    } catch {
+      // The process exited while we looked.
+    }
+  }
+  return 0;
 }
 
 function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; location: string | undefined }> {
@@ -214,15 +251,32 @@ interface Measurement {
   errors: number;
   /** Warmup and measured requests together: what the server answered in this round. */
   answered: number;
+  /** CPU of the private nats-server per request (the click events' share outside our process). */
+  natsCpuUsPerRequest: number;
+  wrkCpuPercent: number;
+  /**
+   * CPU used by everything else on the machine during the round (of all cores together):
+   * other processes competing with the servers make a round's numbers unreliable.
+   */
+  otherCpuPercent: number;
 }
 
-async function measure(server: Server, script: string): Promise<Measurement> {
+async function measure(server: Server, script: string, natsPid: number): Promise<Measurement> {
   const warmup = await runWrk(server.port, script, WARMUP_SECONDS);
   const pid = server.child.pid!;
   const cpuBefore = await cpuSeconds(pid);
+  const natsBefore = natsPid === 0 ? 0 : await cpuSeconds(natsPid);
+  const wrkBefore = await exitedChildrenCpuSeconds();
+  const selfBefore = process.cpuUsage();
+  const machineBefore = await machineBusySeconds();
   const result = await runWrk(server.port, script, MEASURE_SECONDS);
+  const machine = (await machineBusySeconds()) - machineBefore;
+  const self = process.cpuUsage(selfBefore);
+  const wrk = (await exitedChildrenCpuSeconds()) - wrkBefore;
+  const nats = natsPid === 0 ? 0 : (await cpuSeconds(natsPid)) - natsBefore;
   const cpu = (await cpuSeconds(pid)) - cpuBefore;
   const seconds = result.durationUs / 1e6;
+  const other = Math.max(0, machine - cpu - nats - wrk - (self.user + self.system) / 1e6);
   return {
     rps: result.requests / seconds,
     p50Ms: result.p50Us / 1000,
@@ -231,6 +285,9 @@ async function measure(server: Server, script: string): Promise<Measurement> {
     cpuUsPerRequest: (cpu * 1e6) / result.requests,
     errors: result.connect + result.read + result.write + result.status + result.timeout,
     answered: warmup.requests + result.requests,
+    natsCpuUsPerRequest: (nats * 1e6) / result.requests,
+    wrkCpuPercent: (wrk / seconds) * 100,
+    otherCpuPercent: (other / seconds) * 100,
   };
 }
 
@@ -276,6 +333,8 @@ function summarize(label: string, runs: Measurement[]): Row {
     'server CPU %': Math.round(median(runs.map((r) => r.cpuPercent))),
     'server CPU µs/req': Number(median(runs.map((r) => r.cpuUsPerRequest)).toFixed(2)),
     'req/s per round': runs.map((r) => Math.round(r.rps)).join(' / '),
+    'wrk CPU %': Math.round(median(runs.map((r) => r.wrkCpuPercent))),
+    'other procs CPU %': Math.round(Math.max(...runs.map((r) => r.otherCpuPercent))),
     errors: runs.reduce((sum, r) => sum + r.errors, 0),
   };
 }
@@ -301,6 +360,7 @@ export async function run(): Promise<SuiteResult> {
     }
     if ((await get(bare!.port, '/x')).status !== 302) throw new Error('bare server does not answer 302');
 
+    const natsPid = await natsServerPid(new URL(nats.url).port);
     const runs = new Map<Server, Measurement[]>([
       [bare!, []],
       [ours!, []],
@@ -308,9 +368,11 @@ export async function run(): Promise<SuiteResult> {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? [bare!, ours!] : [ours!, bare!];
       for (const server of order) {
-        const result = await measure(server, script);
+        const result = await measure(server, script, natsPid);
         runs.get(server)!.push(result);
-        process.stdout.write(`  round ${round + 1}/${ROUNDS} ${server.label}: ${Math.round(result.rps).toLocaleString('en-US')} req/s, server CPU ${Math.round(result.cpuPercent)} %\n`);
+        process.stdout.write(
+          `  round ${round + 1}/${ROUNDS} ${server.label}: ${Math.round(result.rps).toLocaleString('en-US')} req/s, server CPU ${Math.round(result.cpuPercent)} %, wrk ${Math.round(result.wrkCpuPercent)} %, other processes ${Math.round(result.otherCpuPercent)} %\n`,
+        );
       }
     }
     await Promise.all(servers.map(stopServer));
@@ -358,7 +420,11 @@ export async function run(): Promise<SuiteResult> {
         'link mix: 60 % plain, 10 % conversion tracking (clickId appended), 20 % 4 rules, 10 % 10 rules (geo, device, time, percentage)',
         `server CPU per request ratio (bare / ours) = ${cpuRatio.toFixed(3)}: the cost ratio independent of which process saturates first`,
         'click events: batched by the real event publisher to NATS JetStream (a private nats-server on loopback), as in production',
-      `in-process per call (best of 20 x 20k): createClickId ${macs.create.toFixed(0)} ns, verifyClickId ${macs.verify.toFixed(0)} ns, hashedVisitorId ${macs.visitor.toFixed(0)} ns`,
+        `nats-server CPU per redirect (median): ${median(runs.get(ours!)!.map((r) => r.natsCpuUsPerRequest)).toFixed(2)} µs, on the cores the servers and wrk share`,
+        ...(Math.max(...[...runs.values()].flat().map((r) => r.otherCpuPercent)) > OTHER_CPU_WARNING_PERCENT
+          ? [`WARNING: other processes used over ${OTHER_CPU_WARNING_PERCENT} % CPU during some rounds (column "other procs CPU %", of all cores): those rounds competed for CPU, so req/s and the ratio are unreliable; rerun on a quiet machine`]
+          : []),
+        `in-process per call (best of 20 x 20k): createClickId ${macs.create.toFixed(0)} ns, verifyClickId ${macs.verify.toFixed(0)} ns, hashedVisitorId ${macs.visitor.toFixed(0)} ns`,
       ],
     };
   } finally {

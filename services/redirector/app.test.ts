@@ -13,7 +13,7 @@ import { newId } from '../../shared/ids.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
 import { makeLink, makeRule } from '../../shared/routing/fixtures.ts';
-import { compileLink, type CompiledLink, type LinkRecord, type RuleRecord } from '../../shared/routing/index.ts';
+import { compileLink, visitorBucket, type CompiledLink, type LinkRecord, type RuleRecord } from '../../shared/routing/index.ts';
 import { clickEventSchema, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { createRedirectorApp, type RedirectorApp } from './app.ts';
 import { loadRedirectorConfig } from './config.ts';
@@ -91,7 +91,7 @@ describe('redirector app', () => {
   let proxiedApp: RedirectorApp;
   let proxied: string;
 
-  const ids = {} as Record<'plain' | 'tracked' | 'trackedQuery' | 'trackedFragment' | 'trackedBoth' | 's2s' | 'never' | 'disabled' | 'expired' | 'expiredUrl' | 'limited' | 'alwaysExpired' | 'ruleOnly' | 'geo' | 'device' | 'defaultDomain' | 'customDomain' | 'deep' | 'xssDeep' | 'jsDeep' | 'crlf' | 'locked' | 'lockedNoHash' | 'lockedDisabled', string>;
+  const ids = {} as Record<'plain' | 'tracked' | 'trackedQuery' | 'trackedFragment' | 'trackedBoth' | 's2s' | 'never' | 'disabled' | 'expired' | 'expiredUrl' | 'limited' | 'alwaysExpired' | 'ruleOnly' | 'geo' | 'device' | 'split' | 'defaultDomain' | 'customDomain' | 'deep' | 'xssDeep' | 'jsDeep' | 'crlf' | 'locked' | 'lockedNoHash' | 'lockedDisabled', string>;
 
   beforeAll(async () => {
     ids.plain = add(store, { shortCode: 'plain', destinationUrl: 'https://example.com/landing', defaultDestination: 'https://example.com/landing' });
@@ -115,6 +115,10 @@ describe('redirector app', () => {
     ]);
     ids.device = add(store, { shortCode: 'device', defaultDestination: 'https://example.com/desktop' }, [
       makeRule('device', { devices: ['mobile'], os: ['ios'] }, { destinationUrl: 'https://example.com/iphone' }),
+    ]);
+    ids.split = add(store, { shortCode: 'split', defaultDestination: 'https://example.com/b' }, [
+      makeRule('geo', { countries: ['JP'], operator: 'in' }, { destinationUrl: 'https://example.jp/', priority: 100 }),
+      makeRule('percentage', { percentage: 50 }, { destinationUrl: 'https://example.com/a', priority: 50 }),
     ]);
     ids.defaultDomain = add(store, { shortCode: 'shared', defaultDestination: 'https://example.com/default-domain' });
     ids.customDomain = add(store, { shortCode: 'shared', domain: 'go.brand.example', defaultDestination: 'https://brand.example/custom' });
@@ -322,6 +326,20 @@ describe('redirector app', () => {
       expect((await send(base, '/device', { headers: { 'user-agent': realUserAgents.iphoneSafari } })).headers.location).toBe('https://example.com/iphone');
       expect((await send(base, '/device', { headers: { 'user-agent': realUserAgents.androidPhoneChrome } })).headers.location).toBe('https://example.com/desktop');
       expect(sink.events[0]).toMatchObject({ deviceClass: 'mobile', os: 'ios', browser: 'Mobile Safari' });
+    });
+
+    it('splits traffic by the visitor bucket for percentage rules (cookie and hashed visitors)', async () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 40; i++) {
+        const cookie: Record<string, string> = i % 2 === 0 ? { cookie: `lr_vid=${`visitor${String(i).padStart(3, '0')}`.padEnd(22, 'x')}` } : {};
+        const answer = await send(proxied, '/split', { headers: { ...cookie, 'x-forwarded-for': `81.2.69.${i}` } });
+        const event = proxiedSink.events.at(-1)!;
+        const expected = visitorBucket(event.visitorId, ids.split) < 50 ? 'https://example.com/a' : 'https://example.com/b';
+        expect(answer.headers.location).toBe(expected);
+        expect(event.ruleId === null).toBe(expected === 'https://example.com/b');
+        seen.add(expected);
+      }
+      expect(seen.size).toBe(2);
     });
 
     it('routes custom domains by Host, anything else to the default domain', async () => {

@@ -10,15 +10,16 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { createClickId } from '../../shared/click-id.ts';
-import { parseUserAgent, type UserAgentFacts } from '../../shared/request-facts/user-agent.ts';
+import type { UserAgentFacts } from '../../shared/request-facts/user-agent.ts';
 import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../shared/routing/index.ts';
 import type { ClickEvent } from '../../shared/schemas/click-event.ts';
-import { hashedVisitorId, visitorCookie, visitorFromCookieHeader } from '../../shared/visitor.ts';
+import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } from '../../shared/visitor.ts';
 import type { RedirectorContext } from './context.ts';
 import { appendClickId, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
 import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from './pages.ts';
 import { countryOf, parseTracking, referrerHost, type RequestInfo } from './request-facts.ts';
 import { sendNoContent, sendPage, sendRedirect } from './responses.ts';
+import { UserAgentWorkCache } from './user-agent-work.ts';
 
 export interface LinkServer {
   /**
@@ -32,6 +33,26 @@ export interface LinkServer {
   visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean };
 }
 
+/** Rule types whose predicates never read facts.bucket (see shared/routing/matchers). */
+const BUCKET_FREE_RULE_TYPES: ReadonlySet<string> = new Set(['geo', 'device', 'time']);
+
+/**
+ * Whether decide() may read the visitor bucket for this link: it has a rule of a type that
+ * can (percentage, or a type newer than this list). Most links have no rules at all, and
+ * the bucket hash is otherwise computed for nothing on every request.
+ */
+const readsBucket = new WeakMap<RoutableLink, boolean>();
+
+function needsBucket(link: RoutableLink): boolean {
+  if (link.rules.length === 0) return false;
+  let needs = readsBucket.get(link);
+  if (needs === undefined) {
+    needs = link.compiled.rules.some((rule) => !BUCKET_FREE_RULE_TYPES.has(rule.type));
+    readsBucket.set(link, needs);
+  }
+  return needs;
+}
+
 export function createLinkServer(ctx: RedirectorContext): LinkServer {
   const { lookup, sink, secret, logger } = ctx;
   const clock = ctx.now;
@@ -39,14 +60,17 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   /** Reused: decide() is synchronous and keeps no reference to its facts. */
   const facts: RequestFacts = { now: 0, country: null, deviceClass: 'desktop', os: null, bucket: 0, clicks: 0 };
 
+  /** Parsed UA and its digest for the visitor hash, per UA string. */
+  const userAgents = new UserAgentWorkCache();
+
   // The visitor of the request being served, set by resolveVisitor (no object per request).
   let visitorId = '';
   let newVisitor = false;
 
-  function resolveVisitor(info: RequestInfo, now: number): void {
+  function resolveVisitor(info: RequestInfo, uaDigest: Buffer, now: number): void {
     const fromCookie = info.cookie === '' ? null : visitorFromCookieHeader(info.cookie);
     newVisitor = fromCookie === null;
-    visitorId = fromCookie ?? hashedVisitorId(secret, info.ip, info.userAgent, now);
+    visitorId = fromCookie ?? hashedVisitorIdFromDigest(secret, info.ip, uaDigest, now);
   }
 
   function emit(
@@ -94,15 +118,17 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   function serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void {
     const compiled = link.compiled;
     const now = clock();
-    const ua = parseUserAgent(info.userAgent);
+    const uaWork = userAgents.get(info.userAgent);
+    const ua = uaWork.facts;
     const country = countryOf(info);
-    resolveVisitor(info, now);
+    resolveVisitor(info, uaWork.digest, now);
     facts.now = now;
     facts.country = country;
     facts.deviceClass = ua.deviceClass;
     facts.os = ua.os;
-    facts.bucket = visitorBucket(visitorId, compiled.id);
-    facts.clicks = lookup.clicks(compiled.id);
+    // Facts decide() cannot read for this link are not worth computing (0 is never read).
+    facts.bucket = needsBucket(link) ? visitorBucket(visitorId, compiled.id) : 0;
+    facts.clicks = link.clicksLimit === null ? 0 : lookup.clicks(compiled.id);
     const decision = decide(link, facts);
 
     if (decision.kind === 'not_found') {
@@ -157,13 +183,13 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   function recordImpression(info: RequestInfo, link: RoutableLink): void {
     const compiled = link.compiled;
     const now = clock();
-    resolveVisitor(info, now);
-    const ua = parseUserAgent(info.userAgent);
-    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, ua, countryOf(info), null, null);
+    const uaWork = userAgents.get(info.userAgent);
+    resolveVisitor(info, uaWork.digest, now);
+    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, uaWork.facts, countryOf(info), null, null);
   }
 
   function visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean } {
-    resolveVisitor(info, now);
+    resolveVisitor(info, userAgents.get(info.userAgent).digest, now);
     return { id: visitorId, isNew: newVisitor };
   }
 

@@ -1,13 +1,32 @@
 import { hydrateLink, type CompiledLink, type RoutableLink } from '../../shared/routing/index.ts';
 import type { SnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
 import type { LinkLookup } from './ports.ts';
+import { StringKeyedTable } from './string-keyed-table.ts';
 
-interface Slot {
-  compiled: CompiledLink;
-  routable: RoutableLink | null;
+/**
+ * A link as received, not yet hydrated. Once served, the table holds its RoutableLink
+ * instead (no wrapper: one pointer less to chase, and a cache miss less, per request).
+ * Both carry `compiled`.
+ */
+class Pending {
+  readonly compiled: CompiledLink;
+
+  constructor(compiled: CompiledLink) {
+    this.compiled = compiled;
+  }
 }
 
+type Held = Pending | RoutableLink;
+
 const DEFAULT_DOMAIN = '';
+
+/** The RoutableLink of a held link, hydrating it (and keeping the result) on first use. */
+function routable(codes: StringKeyedTable<Held>, shortCode: string, held: Held): RoutableLink {
+  if (!(held instanceof Pending)) return held;
+  const hydrated = hydrateLink(held.compiled);
+  codes.set(shortCode, hydrated);
+  return hydrated;
+}
 
 /**
  * The redirector's in-memory index of links: domain -> short code -> link
@@ -15,14 +34,21 @@ const DEFAULT_DOMAIN = '';
  * request so loading a large snapshot stays cheap in time and memory; an entry
  * older than what we hold is ignored, so updates may arrive twice or out of
  * order (watch restarts, several publishers) safely.
+ *
+ * Both levels are StringKeyedTables, not Maps: find() runs on every request with the
+ * Host header and short code as fresh strings, which V8 Maps look up slowly.
  */
 export class SnapshotStore implements LinkLookup {
-  private readonly domains = new Map<string, Map<string, Slot>>([[DEFAULT_DOMAIN, new Map()]]);
-  private readonly defaultCodes = this.domains.get(DEFAULT_DOMAIN)!;
+  private readonly domains = new StringKeyedTable<StringKeyedTable<Held>>();
+  private readonly defaultCodes = new StringKeyedTable<Held>();
   private readonly byLinkId = new Map<string, { version: number; domain: string | null; code: string | null }>();
   private readonly clickCounts = new Map<string, number>();
   private loaded = false;
   private count = 0;
+
+  constructor() {
+    this.domains.set(DEFAULT_DOMAIN, this.defaultCodes);
+  }
 
   apply(entry: SnapshotEntry): boolean {
     const known = this.byLinkId.get(entry.linkId);
@@ -36,26 +62,31 @@ export class SnapshotStore implements LinkLookup {
     }
     const { domain, shortCode } = entry.link;
     let codes = this.domains.get(domain);
-    if (!codes) this.domains.set(domain, (codes = new Map()));
+    if (!codes) this.domains.set(domain, (codes = new StringKeyedTable()));
     if (!codes.has(shortCode)) this.count++;
-    codes.set(shortCode, { compiled: entry.link, routable: null });
+    codes.set(shortCode, new Pending(entry.link));
     this.byLinkId.set(entry.linkId, { version: entry.version, domain, code: shortCode });
     return true;
   }
 
   /** `host` as the Host header sent it, lowercased; custom domains are registered without a port. */
   find(host: string, shortCode: string): RoutableLink | undefined {
-    const slot = (host !== DEFAULT_DOMAIN ? this.domains.get(host)?.get(shortCode) : undefined) ?? this.defaultCodes.get(shortCode);
-    if (!slot) return undefined;
-    return (slot.routable ??= hydrateLink(slot.compiled));
+    if (host !== DEFAULT_DOMAIN) {
+      const codes = this.domains.get(host);
+      const held = codes?.get(shortCode);
+      if (held !== undefined) return routable(codes!, shortCode, held);
+    }
+    const held = this.defaultCodes.get(shortCode);
+    return held === undefined ? undefined : routable(this.defaultCodes, shortCode, held);
   }
 
   /** The link a (verified) click id names, wherever it is served. */
   findById(linkId: string): RoutableLink | undefined {
     const known = this.byLinkId.get(linkId);
     if (!known || known.domain === null || known.code === null) return undefined;
-    const slot = this.domains.get(known.domain)?.get(known.code);
-    return slot ? (slot.routable ??= hydrateLink(slot.compiled)) : undefined;
+    const codes = this.domains.get(known.domain);
+    const held = codes?.get(known.code);
+    return held === undefined ? undefined : routable(codes!, known.code, held);
   }
 
   clicks(linkId: string): number {

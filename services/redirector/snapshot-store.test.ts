@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { makeLink } from '../../shared/routing/fixtures.ts';
+import { compileLink, type CompiledLink } from '../../shared/routing/index.ts';
+import { SnapshotStore } from './snapshot-store.ts';
+
+function compiled(id: string, shortCode: string, domain = '', overrides: Parameters<typeof makeLink>[0] = {}): CompiledLink {
+  return compileLink(makeLink({ id, shortCode, domain, ...overrides }), [], []);
+}
+
+describe('SnapshotStore', () => {
+  it('finds links by short code on the default domain, for any Host', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_a', link: compiled('link_a', 'abc') });
+    expect(store.find('', 'abc')?.compiled.id).toBe('link_a');
+    expect(store.find('lnk.example:8080', 'abc')?.compiled.id).toBe('link_a');
+    expect(store.find('', 'abd')).toBeUndefined();
+    expect(store.find('', 'ABC')).toBeUndefined();
+    expect(store.size).toBe(1);
+  });
+
+  it('prefers a custom domain link for its Host, falling back to the default domain', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'x', '') });
+    store.apply({ version: 2, linkId: 'link_c', link: compiled('link_c', 'x', 'go.brand.example') });
+    store.apply({ version: 3, linkId: 'link_o', link: compiled('link_o', 'only-default', '') });
+    expect(store.find('go.brand.example', 'x')?.compiled.id).toBe('link_c');
+    expect(store.find('other.example', 'x')?.compiled.id).toBe('link_d');
+    expect(store.find('go.brand.example', 'only-default')?.compiled.id).toBe('link_o');
+    expect(store.findById('link_c')?.compiled.id).toBe('link_c');
+    expect(store.size).toBe(3);
+  });
+
+  it('hydrates once and serves the same RoutableLink until the link changes', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_a', link: compiled('link_a', 'abc') });
+    const first = store.find('', 'abc');
+    expect(store.find('', 'abc')).toBe(first);
+    expect(store.findById('link_a')).toBe(first);
+    store.apply({ version: 2, linkId: 'link_a', link: compiled('link_a', 'abc', '', { defaultDestination: 'https://example.com/new' }) });
+    const second = store.find('', 'abc');
+    expect(second).not.toBe(first);
+    expect(second?.compiled.defaultDestination).toBe('https://example.com/new');
+  });
+
+  it('moves a link when its short code or domain changes, and removes deleted links', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_a', link: compiled('link_a', 'old') });
+    store.apply({ version: 2, linkId: 'link_a', link: compiled('link_a', 'new', 'go.brand.example') });
+    expect(store.find('', 'old')).toBeUndefined();
+    expect(store.find('go.brand.example', 'new')?.compiled.id).toBe('link_a');
+    expect(store.size).toBe(1);
+    store.apply({ version: 3, linkId: 'link_a', link: null });
+    expect(store.find('go.brand.example', 'new')).toBeUndefined();
+    expect(store.findById('link_a')).toBeUndefined();
+    expect(store.size).toBe(0);
+    expect(store.version('link_a')).toBe(3);
+  });
+
+  it('ignores entries older than or as old as what it holds', () => {
+    const store = new SnapshotStore();
+    expect(store.apply({ version: 5, linkId: 'link_a', link: compiled('link_a', 'five') })).toBe(true);
+    expect(store.apply({ version: 4, linkId: 'link_a', link: compiled('link_a', 'four') })).toBe(false);
+    expect(store.apply({ version: 5, linkId: 'link_a', link: null })).toBe(false);
+    expect(store.find('', 'five')?.compiled.id).toBe('link_a');
+    expect(store.find('', 'four')).toBeUndefined();
+  });
+
+  it('keeps clicks and clicksLimit per link', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_a', link: compiled('link_a', 'a', '', { clicksLimit: 10 }) });
+    expect(store.clicks('link_a')).toBe(0);
+    store.setClicks('link_a', 7);
+    expect(store.clicks('link_a')).toBe(7);
+    expect(store.clicksLimit('link_a')).toBe(10);
+    expect(store.clicksLimit('link_unknown')).toBeNull();
+  });
+
+  it('holds 100k links and finds each, also after half are deleted', () => {
+    const store = new SnapshotStore();
+    for (let i = 0; i < 100_000; i++) store.apply({ version: 1, linkId: `link_${i}`, link: compiled(`link_${i}`, `c${i.toString(36)}`) });
+    for (let i = 0; i < 100_000; i += 2) store.apply({ version: 2, linkId: `link_${i}`, link: null });
+    for (let i = 0; i < 100_000; i += 997) expect(store.find('', `c${i.toString(36)}`)?.compiled.id).toBe(i % 2 === 0 ? undefined : `link_${i}`);
+    expect(store.size).toBe(50_000);
+  });
+});
