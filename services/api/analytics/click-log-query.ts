@@ -1,25 +1,9 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { addDays, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
+import type { EventRow } from '../../../shared/clickhouse/event-row.ts';
 
-interface ClickRow {
-  click_id: string;
-  link_id: string;
-  campaign_id: string;
-  ts_ms: number;
-  country: string;
-  device_class: string;
-  os: string;
-  browser: string;
-  referrer_host: string;
-  utm_source: string;
-  utm_medium: string;
-  utm_campaign: string;
-  utm_term: string;
-  utm_content: string;
-  source: string;
-  rule_id: string;
-  bot: boolean | number;
-}
+/** An `events` row as the click log selects it: the timestamp as epoch ms. */
+type ClickRow = Omit<EventRow, 'ts' | 'bot' | 'workspace_id' | 'kind' | 'visitor_id' | 'destination'> & { ts_ms: number; bot: boolean | number };
 
 /** Events store "unknown" as ''; the API says null. */
 const orNull = (value: string): string | null => (value === '' ? null : value);
