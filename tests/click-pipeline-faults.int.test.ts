@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,19 +13,10 @@ import { startTestNatsServer, type TestNatsServer } from '../shared/testing/nats
 import { startChildService, type ChildService } from '../shared/testing/child-service.ts';
 import { loadRedirectorConfig } from '../services/redirector/config.ts';
 import { startRedirector, type RunningRedirector } from '../services/redirector/redirector.ts';
+import { freePort } from '../shared/testing/free-port.ts';
 
 const logger = createLogger('faults-test', 'silent');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The click pipeline under faults, each process real: a private NATS server, the

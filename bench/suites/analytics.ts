@@ -12,7 +12,6 @@
  * Acceptance (DESIGN.md "Performance budgets"): overview over 10M clicks, p50 < 50 ms.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startChildService } from '../../shared/testing/child-service.ts';
@@ -23,6 +22,7 @@ import { bucketLabels } from '../../services/api/analytics/overview-query.ts';
 import { addDays } from '../../shared/schemas/analytics.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
+import { freePort } from '../../shared/testing/free-port.ts';
 
 export const name = 'analytics';
 export const description = 'analytics overview / per-link report / click log latency over HTTP at 1M and 10M events (vs GET /health)';
@@ -43,16 +43,6 @@ const MS_DAY = 86_400_000;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const log = (line: string) => process.stdout.write(`  ${line}\n`);

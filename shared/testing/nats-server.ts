@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 /**
  * A private NATS server with JetStream for tests that stop and restart it, so
@@ -17,17 +18,6 @@ export interface TestNatsServer {
 }
 
 const NATS_BINARY = '/usr/sbin/nats-server';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForPort(port: number, up: boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

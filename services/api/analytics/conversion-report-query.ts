@@ -3,10 +3,7 @@ import { conversionEvents } from '../../../shared/schemas/conversion.ts';
 import type { ConversionReport } from '../../../shared/schemas/analytics.ts';
 import { conversionRate, countedConversions, type ConversionFilter } from './conversion-filter.ts';
 import { clickWhere } from './overview-query.ts';
-
-async function rows<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await ch.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();
-}
+import { queryRows } from './query-rows.ts';
 
 interface RecordRow {
   conversion_id: string;
@@ -31,15 +28,15 @@ export async function conversionReport(
   const { subquery, params } = countedConversions(f);
   const clicks = clickWhere({ ...f, granularity: 'day', includeBots: false });
   const [totals, byEvent, records, clickTotals] = await Promise.all([
-    rows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params),
-    rows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params),
-    rows<RecordRow>(
+    queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params),
+    queryRows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params),
+    queryRows<RecordRow>(
       ch,
       `SELECT conversion_id, click_id, link_id, event, value, currency, toUnixTimestamp64Milli(ts) AS ms, order_id
        FROM ${subquery} ORDER BY ts DESC, conversion_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
       { ...params, limit: f.limit, offset: (f.page - 1) * f.limit },
     ),
-    rows<{ clicks: number }>(ch, `SELECT sum(events) AS clicks FROM link_hourly WHERE ${clicks.clause}`, clicks.params),
+    queryRows<{ clicks: number }>(ch, `SELECT sum(events) AS clicks FROM link_hourly WHERE ${clicks.clause}`, clicks.params),
   ]);
   const total = Number(totals[0]?.n ?? 0);
   const revenue = Number(totals[0]?.revenue ?? 0);

@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { addDays, dateToMs, msToDate, type AnalyticsOverview, type Granularity } from '../../../shared/schemas/analytics.ts';
 import { conversionBucket, conversionRate, countedConversions } from './conversion-filter.ts';
+import { queryRows } from './query-rows.ts';
 
 export interface OverviewFilter {
   workspaceId: string;
@@ -74,11 +75,6 @@ export function clickWhere(f: OverviewFilter): Where {
   return { clause: parts.join(' AND '), params };
 }
 
-async function rows<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<T[]> {
-  const result = await ch.query({ query, query_params: params, format: 'JSONEachRow' });
-  return result.json<T>();
-}
-
 /** Every bucket label of the range, in order, so the series is zero-filled. */
 export function bucketLabels(from: string, to: string, granularity: Granularity, timezone: string): string[] {
   const labels: string[] = [];
@@ -144,33 +140,33 @@ export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: Overv
   const cParams = { ...counted.params };
   const [totals, series, top, devices, countries, convTotals, convSeries] = await Promise.all([
     // Uniques merged over the whole range: a visitor on two days is one unique, not two.
-    rows<{ clicks: number; uniques: number }>(ch, `SELECT sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly WHERE ${clause}`, params),
-    rows<{ bucket: string; clicks: number; uniques: number }>(
+    queryRows<{ clicks: number; uniques: number }>(ch, `SELECT sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly WHERE ${clause}`, params),
+    queryRows<{ bucket: string; clicks: number; uniques: number }>(
       ch,
       `SELECT ${bucketExpression[f.granularity]} AS bucket, sum(events) AS clicks, uniqExactMerge(visitors) AS uniques
        FROM link_hourly WHERE ${clause} GROUP BY bucket`,
       params,
     ),
-    rows<{ link_id: string; clicks: number }>(
+    queryRows<{ link_id: string; clicks: number }>(
       ch,
       `SELECT link_id, sum(events) AS clicks FROM link_hourly WHERE ${clause}
        GROUP BY link_id ORDER BY clicks DESC, link_id LIMIT ${TOP_LINKS}`,
       params,
     ),
-    rows<{ device_class: string; clicks: number }>(ch, `SELECT device_class, sum(events) AS clicks FROM link_hourly WHERE ${clause} GROUP BY device_class`, params),
+    queryRows<{ device_class: string; clicks: number }>(ch, `SELECT device_class, sum(events) AS clicks FROM link_hourly WHERE ${clause} GROUP BY device_class`, params),
     // Unknown location ('') still counts in the totals but is not a country, so it is left out here.
-    rows<{ country: string; clicks: number }>(
+    queryRows<{ country: string; clicks: number }>(
       ch,
       `SELECT country, sum(events) AS clicks FROM link_hourly WHERE ${clause} AND country != '' GROUP BY country ORDER BY clicks DESC, country`,
       params,
     ),
-    rows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${counted.subquery}`, cParams),
-    rows<{ bucket: string; n: number }>(ch, `SELECT ${conversionBucket[f.granularity]} AS bucket, count() AS n FROM ${counted.subquery} GROUP BY bucket`, cParams),
+    queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${counted.subquery}`, cParams),
+    queryRows<{ bucket: string; n: number }>(ch, `SELECT ${conversionBucket[f.granularity]} AS bucket, count() AS n FROM ${counted.subquery} GROUP BY bucket`, cParams),
   ]);
   const topIdsForConversions = top.map((r) => r.link_id);
   const convByLink = new Map<string, number>();
   if (topIdsForConversions.length > 0) {
-    const perLink = await rows<{ link_id: string; n: number }>(
+    const perLink = await queryRows<{ link_id: string; n: number }>(
       ch,
       `SELECT link_id, count() AS n FROM ${counted.subquery} WHERE link_id IN {topIds:Array(String)} GROUP BY link_id`,
       { ...cParams, topIds: topIdsForConversions },

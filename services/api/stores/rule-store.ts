@@ -7,23 +7,8 @@ import type { RuleRecord } from '../../../shared/routing/index.ts';
 import type { RuleType } from '../../../shared/schemas/rule-conditions.ts';
 import type { Rule, RuleCreate } from '../../../shared/schemas/rule.ts';
 
-interface RuleRow {
-  id: string;
-  linkId: string | null;
-  campaignId: string;
-  name: string;
-  type: RuleType;
-  conditions: Record<string, unknown>;
-  destinationUrl: string;
-  priority: number;
-  enabled: boolean;
-  deepLinkEnabled: boolean;
-  deepLinkIos: string | null;
-  deepLinkAndroid: string | null;
-  deepLinkFallbackUrl: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+/** A rules row as postgres.js returns it: the API's Rule with Date timestamps. */
+type RuleRow = Omit<Rule, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
 
 export type RuleChanges = Partial<Pick<Rule, 'name' | 'conditions' | 'destinationUrl' | 'priority' | 'enabled' | 'deepLinkEnabled' | 'deepLinkIos' | 'deepLinkAndroid' | 'deepLinkFallbackUrl'>>;
 
