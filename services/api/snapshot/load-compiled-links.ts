@@ -62,7 +62,9 @@ export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Pr
     const rule: RuleRecord = { ...row, createdAt: row.createdAt.toISOString() };
     const map = row.linkId === null ? byCampaign : byLink;
     const key = row.linkId ?? row.campaignId;
-    map.set(key, [...(map.get(key) ?? []), rule]);
+    const list = map.get(key);
+    if (list) list.push(rule);
+    else map.set(key, [rule]);
   }
   for (const l of live) {
     const record: LinkRecord = {

@@ -42,7 +42,12 @@ export function ruleStore(sql: Sql) {
       WHERE campaign_id = ${campaignId} AND type = 'percentage' AND enabled AND id <> ${candidate.id}`;
     const campaignWide = others.filter((r) => r.linkId === null);
     const byLink = new Map<string, BudgetRule[]>();
-    for (const rule of others) if (rule.linkId !== null) byLink.set(rule.linkId, [...(byLink.get(rule.linkId) ?? []), rule]);
+    for (const rule of others) {
+      if (rule.linkId === null) continue;
+      const list = byLink.get(rule.linkId);
+      if (list) list.push(rule);
+      else byLink.set(rule.linkId, [rule]);
+    }
     const linkSets = candidate.linkId !== null ? [byLink.get(candidate.linkId) ?? []] : [[], ...byLink.values()];
     for (const linkRules of linkSets) {
       const total = percentageTotal([...campaignWide, ...linkRules, candidate]);
