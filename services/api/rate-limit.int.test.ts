@@ -65,6 +65,23 @@ describe('rate limits', () => {
     expect(await takeRequest(api.db.sql, principal, Date.now())).toMatchObject({ allowed: false, remaining: 0 });
     const later = await takeRequest(api.db.sql, principal, Date.now() + 61_000);
     expect(later).toMatchObject({ allowed: true, limit: 100, remaining: 49 });
+    // The kept window size equals the hits it stands for: 50 expired, 1 refused (not recorded).
+    const [kept] = await api.db.sql<{ used: number; hits: number }[]>`
+      SELECT w.used, (SELECT count(*)::int FROM rate_limit_hits h WHERE h.workspace_id = w.workspace_id) AS hits
+      FROM rate_limit_windows w WHERE w.workspace_id = ${ws.id}`;
+    expect(kept).toEqual({ used: 51, hits: 51 });
+  });
+
+  it('counts the same on the embedded Postgres (PGlite)', async () => {
+    const embedded = await startTestApi('pglite');
+    try {
+      const { key } = await embedded.tenant({ plan: 'starter' });
+      const results = await Promise.all(Array.from({ length: 105 }, () => get(embedded.url, key)));
+      expect(results.filter((r) => r.status === 200).length).toBe(100);
+      expect(results.filter((r) => r.status === 429).length).toBe(5);
+    } finally {
+      await embedded.close();
+    }
   });
 
   it('limits follow the plan and headers come with errors too', async () => {

@@ -19,30 +19,22 @@ export interface RateDecision {
 
 /**
  * An exact rolling one-hour window per workspace, shared by every API instance:
- * the workspace row is locked while the window is counted and the request
- * recorded, so concurrent requests on any instance are counted one by one. A
- * refused request is not recorded (it does not push the window out).
+ * take_rate_limit() (migration 0007) counts and records the request under the
+ * workspace's window row lock, so concurrent requests on any instance are counted
+ * one by one, in one round trip. A refused request is not recorded.
  */
 export async function takeRequest(sql: Sql, principal: Principal, now = Date.now()): Promise<RateDecision> {
   const limit = planLimits[principal.plan];
-  return (await sql.begin(async (tx) => {
-    const t = tx as unknown as Sql;
-    await t`SELECT 1 FROM workspaces WHERE id = ${principal.workspaceId} FOR UPDATE`;
-    const since = new Date(now - WINDOW_MS);
-    await t`DELETE FROM rate_limit_hits WHERE workspace_id = ${principal.workspaceId} AND at <= ${since}`;
-    const [window] = await t<{ used: number; oldest: Date | null }[]>`
-      SELECT count(*)::int AS used, min(at) AS oldest FROM rate_limit_hits WHERE workspace_id = ${principal.workspaceId}`;
-    const used = window!.used;
-    const allowed = used < limit;
-    if (allowed) await t`INSERT INTO rate_limit_hits (workspace_id, at) VALUES (${principal.workspaceId}, ${new Date(now)})`;
-    const oldest = window!.oldest?.getTime() ?? now;
-    return {
-      limit,
-      remaining: Math.max(0, limit - used - (allowed ? 1 : 0)),
-      reset: Math.ceil((oldest + WINDOW_MS) / 1000),
-      allowed,
-    };
-  })) as RateDecision;
+  const [window] = await sql<{ used: number; oldest: Date | null; allowed: boolean }[]>`
+    SELECT used, oldest, allowed FROM take_rate_limit(${principal.workspaceId}, ${limit}, ${new Date(now)})`;
+  const { used, allowed } = window!;
+  const oldest = window!.oldest?.getTime() ?? now;
+  return {
+    limit,
+    remaining: Math.max(0, limit - used - (allowed ? 1 : 0)),
+    reset: Math.ceil((oldest + WINDOW_MS) / 1000),
+    allowed,
+  };
 }
 
 /** Sets X-RateLimit-* on the response (also on errors); a refusal is 429 RATE_LIMITED with Retry-After. */
