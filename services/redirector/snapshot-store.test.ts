@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makeLink } from '../../shared/routing/fixtures.ts';
 import { compileLink, type CompiledLink } from '../../shared/routing/index.ts';
 import { SnapshotStore } from './snapshot-store.ts';
+import { decodeSnapshotEntry, decodeSnapshotEntryLazily, encodeSnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
 
 function compiled(id: string, shortCode: string, domain = '', overrides: Parameters<typeof makeLink>[0] = {}): CompiledLink {
   return compileLink(makeLink({ id, shortCode, domain, ...overrides }), [], []);
@@ -81,5 +82,32 @@ describe('SnapshotStore', () => {
     for (let i = 0; i < 100_000; i += 2) store.apply({ version: 2, linkId: `link_${i}`, link: null });
     for (let i = 0; i < 100_000; i += 997) expect(store.find('', `c${i.toString(36)}`)?.compiled.id).toBe(i % 2 === 0 ? undefined : `link_${i}`);
     expect(store.size).toBe(50_000);
+  });
+  it('serves entries off the wire the same as parsed ones, parsing a link only when it is first served', () => {
+    const link = compiled('link_w', 'wire', 'go.brand.example', { clicksLimit: 7 });
+    const wire = encodeSnapshotEntry({ version: 3, linkId: 'link_w', link });
+    expect(decodeSnapshotEntry(wire)).toEqual({ version: 3, linkId: 'link_w', link });
+    const lazy = decodeSnapshotEntryLazily(wire);
+    expect(lazy.header).toEqual({ version: 3, linkId: 'link_w', domain: 'go.brand.example', shortCode: 'wire', clicksLimit: 7 });
+    const store = new SnapshotStore();
+    expect(store.applyLazy(lazy)).toBe(true);
+    expect(store.clicksLimit('link_w')).toBe(7);
+    expect(store.find('go.brand.example', 'wire')?.compiled).toEqual(link);
+    expect(store.findById('link_w')?.clicksLimit).toBe(7);
+    // Older versions are ignored, a null link removes it.
+    expect(store.applyLazy(decodeSnapshotEntryLazily(encodeSnapshotEntry({ version: 2, linkId: 'link_w', link: null })))).toBe(false);
+    const gone = decodeSnapshotEntryLazily(encodeSnapshotEntry({ version: 4, linkId: 'link_w', link: null }));
+    expect(gone).toEqual({ header: { version: 4, linkId: 'link_w', domain: null, shortCode: null, clicksLimit: null }, linkJson: '' });
+    expect(store.applyLazy(gone)).toBe(true);
+    expect(store.find('go.brand.example', 'wire')).toBeUndefined();
+    expect(store.size).toBe(0);
+  });
+
+  it('reads entries written as one JSON document (before the header line) and refuses anything else', () => {
+    const link = compiled('link_old', 'old');
+    const legacy = new TextEncoder().encode(JSON.stringify({ version: 5, linkId: 'link_old', link }));
+    expect(decodeSnapshotEntry(legacy)).toEqual({ version: 5, linkId: 'link_old', link });
+    expect(() => decodeSnapshotEntryLazily(new TextEncoder().encode('{"version":1}'))).toThrow(/not a snapshot entry/);
+    expect(() => decodeSnapshotEntryLazily(new TextEncoder().encode('garbage'))).toThrow();
   });
 });

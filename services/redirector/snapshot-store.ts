@@ -1,18 +1,32 @@
 import { hydrateLink, type CompiledLink, type RoutableLink } from '../../shared/routing/index.ts';
-import type { SnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
+import type { LazySnapshotEntry, SnapshotEntry, SnapshotEntryHeader } from '../../shared/snapshot/snapshot-entry.ts';
 import type { LinkLookup } from './ports.ts';
 import { StringKeyedTable } from './string-keyed-table.ts';
 
 /**
- * A link as received, not yet hydrated. Once served, the table holds its RoutableLink
- * instead (no wrapper: one pointer less to chase, and a cache miss less, per request).
- * Both carry `compiled`.
+ * A link as received, not yet hydrated: usually still its JSON text, parsed on first
+ * use (text is a third of the parsed form's memory, and most links of a large
+ * snapshot are not clicked soon). Once served, the table holds its RoutableLink
+ * instead (no wrapper: one pointer less to chase, and a cache miss less, per
+ * request). Both carry `compiled` and `clicksLimit`.
  */
 class Pending {
-  readonly compiled: CompiledLink;
+  readonly clicksLimit: number | null;
+  private json: string;
+  private parsed: CompiledLink | null;
 
-  constructor(compiled: CompiledLink) {
-    this.compiled = compiled;
+  constructor(clicksLimit: number | null, json: string, parsed: CompiledLink | null) {
+    this.clicksLimit = clicksLimit;
+    this.json = json;
+    this.parsed = parsed;
+  }
+
+  get compiled(): CompiledLink {
+    if (this.parsed === null) {
+      this.parsed = JSON.parse(this.json) as CompiledLink;
+      this.json = '';
+    }
+    return this.parsed;
   }
 }
 
@@ -45,27 +59,46 @@ export class SnapshotStore implements LinkLookup {
   private readonly clickCounts = new Map<string, number>();
   private loaded = false;
   private count = 0;
+  private newestVersion = 0;
+  private appliedAt = 0;
 
   constructor() {
     this.domains.set(DEFAULT_DOMAIN, this.defaultCodes);
   }
 
+  /** An entry already parsed (tests, benchmarks, in-process buses). */
   apply(entry: SnapshotEntry): boolean {
-    const known = this.byLinkId.get(entry.linkId);
-    if (known && known.version >= entry.version) return false;
+    const { version, linkId, link } = entry;
+    const header: SnapshotEntryHeader = { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null };
+    return this.place(header, link === null ? null : new Pending(header.clicksLimit, '', link));
+  }
+
+  /** An entry as it comes off the bus: indexed by its header, the link parsed when first served. */
+  applyLazy(entry: LazySnapshotEntry): boolean {
+    const { header, linkJson } = entry;
+    return this.place(header, header.shortCode === null ? null : new Pending(header.clicksLimit, linkJson, null));
+  }
+
+  private place(header: SnapshotEntryHeader, pending: Pending | null): boolean {
+    const known = this.byLinkId.get(header.linkId);
+    if (known && known.version >= header.version) return false;
+    // For metrics (snapshot version, last update age). Not on the request path: the
+    // clock read is small next to decoding the entry it follows.
+    if (header.version > this.newestVersion) this.newestVersion = header.version;
+    this.appliedAt = Date.now();
     if (known?.domain != null && known.code !== null) {
       if (this.domains.get(known.domain)?.delete(known.code)) this.count--;
     }
-    if (entry.link === null) {
-      this.byLinkId.set(entry.linkId, { version: entry.version, domain: null, code: null });
+    if (pending === null || header.domain === null || header.shortCode === null) {
+      this.byLinkId.set(header.linkId, { version: header.version, domain: null, code: null });
       return true;
     }
-    const { domain, shortCode } = entry.link;
+    const { domain, shortCode } = header;
     let codes = this.domains.get(domain);
     if (!codes) this.domains.set(domain, (codes = new StringKeyedTable()));
     if (!codes.has(shortCode)) this.count++;
-    codes.set(shortCode, new Pending(entry.link));
-    this.byLinkId.set(entry.linkId, { version: entry.version, domain, code: shortCode });
+    codes.set(shortCode, pending);
+    this.byLinkId.set(header.linkId, { version: header.version, domain, code: shortCode });
     return true;
   }
 
@@ -102,7 +135,7 @@ export class SnapshotStore implements LinkLookup {
   clicksLimit(linkId: string): number | null {
     const known = this.byLinkId.get(linkId);
     if (!known || known.domain === null || known.code === null) return null;
-    return this.domains.get(known.domain)?.get(known.code)?.compiled.clicksLimit ?? null;
+    return this.domains.get(known.domain)?.get(known.code)?.clicksLimit ?? null;
   }
 
   version(linkId: string): number {
@@ -120,5 +153,15 @@ export class SnapshotStore implements LinkLookup {
 
   get size(): number {
     return this.count;
+  }
+
+  /** The highest snapshot version applied so far (0: none). */
+  get highestVersion(): number {
+    return this.newestVersion;
+  }
+
+  /** Epoch ms when an entry was last applied (0: none yet). */
+  get lastAppliedAt(): number {
+    return this.appliedAt;
   }
 }

@@ -1,7 +1,7 @@
 import type { Bus, KvWatch } from '../../shared/bus/bus.ts';
 import { kvBuckets } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
-import { decodeSnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
+import { decodeSnapshotEntryLazily } from '../../shared/snapshot/snapshot-entry.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
 export interface SnapshotSync {
@@ -21,7 +21,7 @@ export async function syncSnapshot(deps: { bus: Bus; store: SnapshotStore; logge
   const watch: KvWatch = await kv.watch((entry) => {
     if (entry.value === null) return; // entries are never deleted, only replaced by `link: null`
     try {
-      deps.store.apply(decodeSnapshotEntry(entry.value));
+      deps.store.applyLazy(decodeSnapshotEntryLazily(entry.value));
     } catch (err) {
       deps.logger.error('bad snapshot entry skipped', { key: entry.key, revision: entry.revision, ...errorFields(err) });
     }

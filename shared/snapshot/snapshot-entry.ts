@@ -12,13 +12,59 @@ export interface SnapshotEntry {
   link: CompiledLink | null;
 }
 
+/**
+ * What a redirector needs to index an entry without parsing the compiled link:
+ * a 1M-link snapshot held as parsed objects costs over a gigabyte and most of a
+ * load's time, while most links are never clicked between two loads.
+ */
+export interface SnapshotEntryHeader {
+  version: number;
+  linkId: string;
+  /** null with the link. */
+  domain: string | null;
+  shortCode: string | null;
+  clicksLimit: number | null;
+}
+
+/** A header and the compiled link's JSON text, parsed on first use ('' when link is null). */
+export interface LazySnapshotEntry {
+  header: SnapshotEntryHeader;
+  linkJson: string;
+}
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const NEWLINE = 10;
 
+/** Wire format: the header's JSON, a newline, then the compiled link's JSON (nothing when null). */
 export function encodeSnapshotEntry(entry: SnapshotEntry): Uint8Array {
-  return encoder.encode(JSON.stringify(entry));
+  const { version, linkId, link } = entry;
+  const header: SnapshotEntryHeader = { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null };
+  return encoder.encode(`${JSON.stringify(header)}\n${link === null ? '' : JSON.stringify(link)}`);
+}
+
+export function decodeSnapshotEntryLazily(data: Uint8Array): LazySnapshotEntry {
+  const split = data.indexOf(NEWLINE);
+  if (split < 0) return fromSingleDocument(JSON.parse(decoder.decode(data)) as SnapshotEntry);
+  const header = JSON.parse(decoder.decode(data.subarray(0, split))) as SnapshotEntryHeader;
+  // decode() copies: the text keeps nothing of the (possibly pooled) message buffer alive.
+  return { header, linkJson: decoder.decode(data.subarray(split + 1)) };
+}
+
+/**
+ * Entries written before the header line existed were one JSON document; a bucket
+ * may still hold them after an upgrade, until each link is published again.
+ */
+function fromSingleDocument(entry: SnapshotEntry): LazySnapshotEntry {
+  if (typeof entry?.version !== 'number' || typeof entry.linkId !== 'string') throw new Error('not a snapshot entry');
+  const { version, linkId, link } = entry;
+  return {
+    header: { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null },
+    linkJson: link ? JSON.stringify(link) : '',
+  };
 }
 
 export function decodeSnapshotEntry(data: Uint8Array): SnapshotEntry {
-  return JSON.parse(decoder.decode(data)) as SnapshotEntry;
+  const { header, linkJson } = decodeSnapshotEntryLazily(data);
+  return { version: header.version, linkId: header.linkId, link: linkJson === '' ? null : (JSON.parse(linkJson) as CompiledLink) };
 }
