@@ -17,7 +17,7 @@
  * 10 %: on a shared machine such rounds measure the neighbours as much as the servers.
  * Targets 127.0.0.1 only.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -30,6 +30,7 @@ import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts
 import { hashedVisitorId } from '../../shared/visitor.ts';
 import { BENCH_LINK_COUNT, benchShortCode } from '../servers/bench-links.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
+import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors } from '../wrk.ts';
 
 export const name = 'redirect';
 export const description = 'redirect throughput: our redirector (100k links, rules, events) vs a bare uWS fixed 302, wrk';
@@ -204,42 +205,7 @@ request = function()
   cursor = (cursor % n) + 1
   return requests[cursor]
 end
-done = function(summary, latency, requests)
-  io.write(string.format('RESULT {"requests":%d,"durationUs":%d,"p50Us":%.0f,"p99Us":%.0f,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-    summary.errors.connect, summary.errors.read, summary.errors.write, summary.errors.status, summary.errors.timeout))
-end
-`;
-}
-
-interface WrkResult {
-  requests: number;
-  durationUs: number;
-  p50Us: number;
-  p99Us: number;
-  connect: number;
-  read: number;
-  write: number;
-  status: number;
-  timeout: number;
-}
-
-function runWrk(port: number, script: string, seconds: number): Promise<WrkResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--timeout', '2s', '-s', script, `http://127.0.0.1:${port}/`], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 60) * 1000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      const line = /^RESULT (.*)$/m.exec(out);
-      if (code !== 0 || !line) return reject(new Error(`wrk failed (exit ${code}):\n${out}`));
-      resolve(JSON.parse(line[1]!) as WrkResult);
-    });
-  });
+${WRK_RESULT_LUA}`;
 }
 
 interface Measurement {
@@ -262,14 +228,14 @@ interface Measurement {
 }
 
 async function measure(server: Server, script: string, natsPid: number): Promise<Measurement> {
-  const warmup = await runWrk(server.port, script, WARMUP_SECONDS);
+  const warmup = await runWrk({ url: `http://127.0.0.1:${server.port}/`, script, seconds: WARMUP_SECONDS, connections: CONNECTIONS });
   const pid = server.child.pid!;
   const cpuBefore = await cpuSeconds(pid);
   const natsBefore = natsPid === 0 ? 0 : await cpuSeconds(natsPid);
   const wrkBefore = await exitedChildrenCpuSeconds();
   const selfBefore = process.cpuUsage();
   const machineBefore = await machineBusySeconds();
-  const result = await runWrk(server.port, script, MEASURE_SECONDS);
+  const result = await runWrk({ url: `http://127.0.0.1:${server.port}/`, script, seconds: MEASURE_SECONDS, connections: CONNECTIONS });
   const machine = (await machineBusySeconds()) - machineBefore;
   const self = process.cpuUsage(selfBefore);
   const wrk = (await exitedChildrenCpuSeconds()) - wrkBefore;
@@ -283,7 +249,7 @@ async function measure(server: Server, script: string, natsPid: number): Promise
     p99Ms: result.p99Us / 1000,
     cpuPercent: (cpu / seconds) * 100,
     cpuUsPerRequest: (cpu * 1e6) / result.requests,
-    errors: result.connect + result.read + result.write + result.status + result.timeout,
+    errors: wrkErrors(result),
     answered: warmup.requests + result.requests,
     natsCpuUsPerRequest: (nats * 1e6) / result.requests,
     wrkCpuPercent: (wrk / seconds) * 100,
@@ -340,8 +306,7 @@ function summarize(label: string, runs: Measurement[]): Row {
 }
 
 export async function run(): Promise<SuiteResult> {
-  const probe = spawnSync('wrk', ['-v'], { encoding: 'utf8' });
-  if (probe.error) throw new Error('wrk is not installed (apt-get install -y wrk)');
+  requireWrk();
   const dir = await mkdtemp(join(tmpdir(), 'linkroute-bench-redirect-'));
   const script = join(dir, 'redirect.lua');
   await writeFile(script, wrkScript());

@@ -80,6 +80,31 @@ describe('link counters from ClickHouse', () => {
     expect(queries - before).toBe(1);
   });
 
+  it('concurrent requests share queries, and each workspace sees only its own links', async () => {
+    const other = await api.tenant();
+    const mine = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/mine' } })).body.data.id;
+    const theirs = (await api.request('POST', '/links', { key: other.key, body: { destinationUrl: 'https://example.com/theirs' } })).body.data.id;
+    await client.insert({
+      table: 'events',
+      values: [event(mine, 1), event(mine, 2), { ...event(theirs, 3), workspace_id: other.workspaceId }],
+      format: 'JSONEachRow',
+    });
+    const before = queries;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? api.request('GET', `/links/${theirs}`, { key: other.key }) : api.request('GET', `/links/${mine}`, { key }))),
+    );
+    // The first request runs alone; the rest queue behind it and go together.
+    expect(queries - before).toBeLessThan(20);
+    for (const [i, res] of answers.entries()) {
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject(i % 2 ? { id: theirs, clicks: 1 } : { id: mine, clicks: 2 });
+    }
+    // A link id asked in another workspace's name gets nothing from ClickHouse either.
+    const counters = clickHouseLinkCounters(client, createLogger('test', 'silent'));
+    expect((await counters.forLinks(workspaceId, [theirs])).counters.size).toBe(0);
+    expect((await counters.forLinks(other.workspaceId, [theirs])).counters.get(theirs)).toMatchObject({ clicks: 1 });
+  });
+
   it('when ClickHouse cannot answer, links still read, with zero counters flagged in a header', async () => {
     failNext = true;
     const res = await api.request('GET', '/links?limit=5', { key });

@@ -8,6 +8,7 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
  * kill and restart it. Output is kept for failure messages.
  */
 export interface ChildService {
+  readonly pid: number;
   readonly output: string;
   /** Resolves when a line matching `pattern` has been printed. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
@@ -25,6 +26,7 @@ export function startChildService(mainPath: string, env: Record<string, string>)
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
+    pid: child.pid!,
     get output() {
       return output;
     },
