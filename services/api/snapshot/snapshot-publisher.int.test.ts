@@ -57,6 +57,24 @@ describe.each(['nats', 'memory'] as const)('snapshot publishing through %s', (bu
     await db?.close();
   });
 
+  it('each flush resolves once its own change is published, even while other changes keep coming', async () => {
+    const ws = (await db.sql<{ workspaceId: string }[]>`SELECT workspace_id FROM api_keys LIMIT 1`)[0]!.workspaceId;
+    const [campaign] = await db.sql<{ id: string }[]>`SELECT id FROM campaigns WHERE workspace_id = ${ws} AND is_default`;
+    const ids: string[] = [];
+    const flushed = Array.from({ length: 40 }, async (_, i) => {
+      const id = `link_flush${String(i).padStart(17, '0')}`;
+      ids.push(id);
+      // Raw SQL, as any writer may: the outbox trigger queues it all the same.
+      await db.sql`INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url)
+        VALUES (${id}, ${ws}, ${campaign!.id}, '', ${`flush${i}`}, 'https://example.com/f')`;
+      await publisher.flush();
+      // Published before this flush resolved, whatever the other 39 are doing.
+      expect((await entry(id))?.link?.shortCode).toBe(`flush${i}`);
+    });
+    await Promise.all(flushed);
+    expect(ids).toHaveLength(40);
+  });
+
   it('a created link is in the snapshot when the API answers, compiled as the engine routes it', async () => {
     const { data } = await call('POST', '/links', { destinationUrl: 'https://example.com/a', shortCode: `s-${randomBytes(3).toString('hex')}` });
     const e = await entry(data.id);

@@ -25,8 +25,6 @@ export interface SnapshotPublisher {
  */
 export function snapshotPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): SnapshotPublisher {
   const { sql, kv, logger } = deps;
-  let running: Promise<void> | null = null;
-  let again = false;
   let timer: NodeJS.Timeout | null = null;
 
   async function publishBatch(): Promise<number> {
@@ -48,22 +46,52 @@ export function snapshotPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger
     })) as number;
   }
 
-  async function drain(): Promise<void> {
-    do {
-      again = false;
-      while ((await publishBatch()) === BATCH);
-    } while (again);
+  /**
+   * Flush calls are numbered. A pass reads the queue after every call numbered up to
+   * `covers` had committed its change, so when the pass ends those calls are done:
+   * a caller waits for at most the pass running now and the next one, never for a
+   * whole busy period of passes triggered by later changes.
+   */
+  let requested = 0;
+  const waiters: Array<{ upTo: number; resolve(): void; reject(err: unknown): void }> = [];
+  let running: Promise<void> | null = null;
+
+  function settle(covers: number, err?: unknown): void {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const w = waiters[i]!;
+      if (w.upTo > covers) continue;
+      waiters.splice(i, 1);
+      if (err === undefined) w.resolve();
+      else w.reject(err);
+    }
+  }
+
+  async function passes(): Promise<void> {
+    let done = 0;
+    try {
+      while (done < requested) {
+        const covers = requested;
+        try {
+          while ((await publishBatch()) === BATCH);
+          settle(covers);
+        } catch (err) {
+          // The rows stay queued; start()'s timer (or the next change) tries again.
+          settle(covers, err);
+        }
+        done = covers;
+      }
+    } finally {
+      // Cleared in the same step that saw no flush pending: a flush after this starts a new run.
+      running = null;
+    }
   }
 
   const publisher: SnapshotPublisher = {
     flush() {
-      if (running) {
-        // A change committed after the running pass read the queue: run once more.
-        again = true;
-        return running;
-      }
-      running = drain().finally(() => (running = null));
-      return running;
+      const mine = ++requested;
+      const published = new Promise<void>((resolve, reject) => waiters.push({ upTo: mine, resolve, reject }));
+      running ??= passes();
+      return published;
     },
     async seedIfEmpty() {
       if ((await kv.entryCount()) > 0) return 0;
