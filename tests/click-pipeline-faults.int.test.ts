@@ -39,7 +39,8 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     await chService.waitFor(/listening|"url"/);
   };
   const startIngester = async () => {
-    ingester = startChildService('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: chUrl, INGEST_LINGER_MS: '100' });
+    // INGEST_PORT 0: its health server must not collide with other tests' ingesters.
+    ingester = startChildService('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: chUrl, INGEST_LINGER_MS: '100', INGEST_PORT: '0' });
     await ingester.waitFor(/ingester running/);
   };
   const addLink = async (shortCode: string) => {

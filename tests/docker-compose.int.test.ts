@@ -11,10 +11,10 @@ import { loadRedirectorConfig, redirectorEnv } from '../services/redirector/conf
  * each linkroute service's environment uses only variables that service reads,
  * and they parse with the service's own config schema.
  */
-const services: Record<string, { schema: z.ZodObject; load: (env: Record<string, string>) => unknown }> = {
-  'start:api': { schema: apiEnv, load: loadApiConfig },
-  'start:redirector': { schema: redirectorEnv, load: loadRedirectorConfig },
-  'start:ingester': { schema: ingesterEnv, load: loadIngesterConfig },
+const services: Record<string, { schema: z.ZodObject; load: (env: Record<string, string>) => unknown; portVariable: string }> = {
+  'start:api': { schema: apiEnv, load: loadApiConfig, portVariable: 'API_PORT' },
+  'start:redirector': { schema: redirectorEnv, load: loadRedirectorConfig, portVariable: 'REDIRECT_PORT' },
+  'start:ingester': { schema: ingesterEnv, load: loadIngesterConfig, portVariable: 'INGEST_PORT' },
 };
 
 /** `${NAME:-default}` as Compose substitutes it when NAME is unset. */
@@ -23,7 +23,7 @@ const substitute = (value: string) => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1')
 describe('docker-compose.yml', () => {
   it('runs each service with only the environment it reads, valid for its schema', async () => {
     const compose = parse(await readFile(new URL('../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as {
-      services: Record<string, { command?: string[]; environment?: Record<string, string>; build?: string; image?: string }>;
+      services: Record<string, { command?: string[]; environment?: Record<string, string>; build?: string; image?: string; healthcheck?: { test: string[] } }>;
     };
     const ours = Object.entries(compose.services).filter(([, s]) => s.build);
     expect(ours.map(([name]) => name).sort()).toEqual(['api', 'ingester', 'redirector-1', 'redirector-2']);
@@ -35,6 +35,9 @@ describe('docker-compose.yml', () => {
       const unknown = Object.keys(env).filter((k) => !(k in known!.schema.shape));
       expect(unknown, `${name} sets variables it does not read`).toEqual([]);
       expect(() => known!.load(env), name).not.toThrow();
+      // The healthcheck asks /ready on the port the service was told to listen on.
+      const probe = service.healthcheck?.test.join(' ') ?? '';
+      expect(probe, `${name} healthcheck`).toContain(`http://127.0.0.1:${env[known!.portVariable]}/ready`);
     }
     expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['postgres', 'nats', 'clickhouse']));
     const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };

@@ -5,12 +5,19 @@
  * generated events of one workspace (10k links, 50 campaigns, last 30 days).
  *
  * Data is generated inside ClickHouse (`INSERT INTO events SELECT ... FROM numbers()`,
- * deterministic cityHash64 columns), so the link_hourly materialized view fills
- * the rollup exactly as ingestion does. The embedded ClickHouse (chDB) runs as its
- * own process; the API runs in-process over a fresh Postgres database.
+ * deterministic cityHash64 columns), so the materialized views fill the rollups
+ * (link_hourly, and the workspace and link rollups of 0004) exactly as ingestion
+ * does. Conversions are generated too: by default 1 in 1000 clicks converts
+ * (ANALYTICS_BENCH_CONVERSION_RATE), 3 in 4 with an order id, 1 in 10 of those
+ * fired twice (a pixel repeat the reports fold), so the overview's conversions
+ * statement reads a realistic table. Each tier's rows are inserted in time order
+ * (1M-row chunks, each a slice of the 30 days), as ingestion writes them. The
+ * embedded ClickHouse (chDB) runs as its own process; the API runs in-process over
+ * a fresh Postgres database.
  * Baseline, same run: `GET /health` over the same HTTP path (the API's fixed cost).
  * Acceptance (DESIGN.md "Performance budgets"): overview over 10M clicks, p50 < 50 ms.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +26,10 @@ import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhous
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { startTestApi } from '../../services/api/testing/api-harness.ts';
 import { bucketLabels } from '../../services/api/analytics/overview-query.ts';
+import { clickParts, type ClickRow } from '../../services/api/analytics/click-statement.ts';
+import { countedConversions } from '../../services/api/analytics/conversion-filter.ts';
+import { overviewStatement } from '../../services/api/analytics/overview-statement.ts';
+import { hourRange } from '../../services/api/analytics/hour-range.ts';
 import { addDays } from '../../shared/schemas/analytics.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
@@ -28,11 +39,15 @@ export const name = 'analytics';
 export const description = 'analytics overview / per-link report / click log latency over HTTP at 1M and 10M events (vs GET /health)';
 
 const LINKS = 10_000;
+/** The rollups the overview reads without a linkId filter (clickhouse/0004_workspace_rollups.sql). */
+const OVERVIEW_TABLES = ['workspace_clicks', 'link_clicks'];
 const CAMPAIGNS = 50;
 const DAYS = 30;
 const CHUNK = 1_000_000;
 /** Events of the workspace under test after each tier (the other workspaces get 10 % on top). */
 const TIERS = (process.env.ANALYTICS_BENCH_TIERS ?? '1000000,10000000').split(',').map(Number);
+/** Share of generated (non-bot) clicks that convert. */
+const CONVERSION_RATE = Number(process.env.ANALYTICS_BENCH_CONVERSION_RATE ?? 0.001);
 const WARMUPS = 3;
 const SAMPLES = 30;
 const MIN_SAMPLES = 5;
@@ -40,6 +55,8 @@ const ROW_BUDGET_MS = 12_000;
 const SETTLE_MS = 30_000;
 const ACCEPTANCE_P50_MS = 50;
 const MS_DAY = 86_400_000;
+/** USER_HZ of /proc/<pid>/stat: 100 on every Linux this runs on. */
+const CLOCK_TICKS_PER_S = 100;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -58,16 +75,15 @@ async function scalar(ch: ClickHouseClient, query: string, params: Record<string
  * one of three other workspaces; the rest to the workspace under test, so a tier of
  * N events for it needs N * 11/10 rows. Link popularity is skewed (u^3: link_bench_0 is
  * the busiest), a link's campaign is fixed (link % 50), ~2 % bots, ~10 % impressions,
- * visitors drawn from a pool of 2M so they repeat.
+ * visitors drawn from a pool of 2M so they repeat. Times fall in the chunk's slice
+ * of the 30 days (see run()).
  */
-function generateStatement(): string {
-  return `
-    INSERT INTO events (workspace_id, link_id, ts, click_id, kind, campaign_id, visitor_id, country, device_class, os,
-      browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, destination, bot)
+const generatedRows = `
     SELECT
+      n,
       if(n % 11 = 10, concat('ws_bench_other_', toString(h1 % 3)), {ws:String}) AS workspace_id,
       concat('link_bench_', toString(link)) AS link_id,
-      fromUnixTimestamp64Milli({nowMs:Int64} - toInt64(h2 % {spanMs:UInt64}), 'UTC') AS ts,
+      fromUnixTimestamp64Milli({sliceStartMs:Int64} + toInt64(h2 % {sliceSpanMs:UInt64}), 'UTC') AS ts,
       concat('ck_bench_', toString(n)) AS click_id,
       if(h3 % 100 < 10, 'impression', 'click') AS kind,
       {campaigns:Array(String)}[1 + link % ${CAMPAIGNS}] AS campaign_id,
@@ -91,6 +107,29 @@ function generateStatement(): string {
         toUInt32(floor(pow((cityHash64(n, 5) % 1000000) / 1000000, 3) * ${LINKS})) AS link
       FROM numbers({count:UInt64})
     )`;
+
+function generateStatement(): string {
+  return `
+    INSERT INTO events (workspace_id, link_id, ts, click_id, kind, campaign_id, visitor_id, country, device_class, os,
+      browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, destination, bot)
+    SELECT workspace_id, link_id, ts, click_id, kind, campaign_id, visitor_id, country, device_class, os,
+      browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, destination, bot
+    FROM (${generatedRows})`;
+}
+
+/**
+ * Conversions of the same rows: CONVERSION_RATE of the non-bot clicks of every
+ * workspace, minutes after their click, 95 % attributed; 3 in 4 carry an order id
+ * and 1 in 10 of those is stored twice, 5 s apart (a repeated pixel: counted once).
+ */
+function generateConversionsStatement(): string {
+  return `
+    INSERT INTO conversions (workspace_id, link_id, ts, conversion_id, click_id, campaign_id, event, value, currency, order_id, attributed, source)
+    SELECT workspace_id, link_id, ts + toIntervalSecond(60 + c % 3000 + 5 * (copy - 1)), concat('conv_bench_', toString(n), '_', toString(copy)),
+      click_id, campaign_id, ['purchase', 'signup', 'lead', 'purchase'][1 + c % 4], toDecimal64((c % 10000) / 100, 4), 'USD',
+      if(c % 4 = 0, '', concat('order_', toString(n))), c % 20 != 0, if(copy = 2 OR c % 3 = 0, 'pixel', 's2s')
+    FROM (SELECT *, cityHash64(n, 9) AS c FROM (${generatedRows}) WHERE kind = 'click' AND NOT bot AND cityHash64(n, 8) % 1000000 < {perMillion:UInt64})
+    ARRAY JOIN if(c % 4 != 0 AND c % 40 < 4, [1, 2], [1]) AS copy`;
 }
 
 interface Query {
@@ -103,7 +142,13 @@ interface Query {
  * already takes over 1 s there is only one, and the sample count is cut to fit
  * ROW_BUDGET_MS (at least MIN_SAMPLES), so a slow query cannot blow the suite's time.
  */
-async function timeRequests(url: string, key: string | null, path: string, mark: () => number = () => 0): Promise<{ samples: number[]; body: unknown; firstDone: number }> {
+async function timeRequests(
+  url: string,
+  key: string | null,
+  path: string,
+  mark: () => number = () => 0,
+  cpuMs: () => number = () => NaN,
+): Promise<{ samples: number[]; body: unknown; firstDone: number; cpuMsPerRequest: number }> {
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   let body: unknown;
   const once = async () => {
@@ -125,8 +170,23 @@ async function timeRequests(url: string, key: string | null, path: string, mark:
   }
   const n = Math.max(MIN_SAMPLES, Math.min(SAMPLES, Math.floor(ROW_BUDGET_MS / Math.max(warmMs, 1))));
   const samples: number[] = [];
+  const cpuBefore = cpuMs();
   for (let i = 0; i < n; i++) samples.push((await once()).ms);
-  return { samples, body, firstDone };
+  return { samples, body, firstDone, cpuMsPerRequest: (cpuMs() - cpuBefore) / n };
+}
+
+/**
+ * CPU time a process has used (all threads), from /proc (Linux; NaN elsewhere).
+ * Unlike latency it does not grow while the process waits for a core, so it stays
+ * comparable when other work shares the machine.
+ */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+  } catch {
+    return NaN;
+  }
 }
 
 function row(label: string, tier: string, samples: number[], baselineP50: number | undefined, extra: Record<string, string | number> = {}): Row {
@@ -156,77 +216,60 @@ async function medianMs(fn: () => Promise<unknown>, runs = 3): Promise<number> {
 }
 
 /**
- * Where the overview's time goes at the largest tier: each of its five ClickHouse
- * statements alone (the SQL of services/api/analytics/overview-query.ts, UTC, day,
- * 30 days), the Postgres short-code lookup and the zero-fill, then the uniques part
- * against candidate workspace-level rollups built here (throwaway tables in the
- * bench's own ClickHouse; nothing in clickhouse/ changes).
+ * Where the overview's time goes at the largest tier: its one ClickHouse statement
+ * (built by services/api/analytics, 30 days, day, UTC and Europe/Berlin) and each
+ * of its parts alone, the Postgres short-code lookup and the zero-fill; for
+ * comparison the previous design's totals statement (exact uniques merged from
+ * link_hourly); and how far the sketched unique visitors are from the exact count.
  */
 async function diagnose(ch: ClickHouseClient, sql: Sql, workspaceId: string, from: string, to: string, tier: string): Promise<{ rows: Row[]; notes: string[] }> {
-  const where = `workspace_id = {workspaceId:String} AND kind = 'click' AND hour >= toDateTime({lo:String}, 'UTC') AND hour < toDateTime({hi:String}, 'UTC')
-    AND toDate(toTimeZone(hour, {tz:String})) BETWEEN toDate({from:String}) AND toDate({to:String}) AND NOT bot`;
-  const params = { workspaceId, lo: `${addDays(from, -1)} 00:00:00`, hi: `${addDays(to, 2)} 00:00:00`, tz: 'UTC', from, to };
-  const q = (query: string) => () => ch.query({ query, query_params: params, format: 'JSONEachRow' }).then((r) => r.json());
-  const rollupRows = await scalar(ch, `SELECT count() AS v FROM link_hourly WHERE ${where}`, params);
-  let explained = 'EXPLAIN unavailable';
-  try {
-    const plan = await (await ch.query({ query: `EXPLAIN indexes = 1 SELECT sum(events) FROM link_hourly WHERE ${where}`, query_params: params, format: 'JSONEachRow' })).json<{ explain: string }>();
-    explained = plan.map((l) => l.explain.trim()).filter((l) => /^(Type|Keys|Condition|Parts|Granules):|PrimaryKey|Partition|MinMax/.test(l)).join('; ');
-  } catch (err) {
-    explained = `EXPLAIN failed: ${(err as Error).message.slice(0, 120)}`;
-  }
-  const statements: Array<[string, string]> = [
-    ['totals: sum(events) + uniqExactMerge(visitors)', `SELECT sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly WHERE ${where}`],
-    ['series: per-day sum + uniqExactMerge', `SELECT toString(toDate(toTimeZone(hour, {tz:String}))) AS bucket, sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly WHERE ${where} GROUP BY bucket`],
-    ['top links: GROUP BY link_id', `SELECT link_id, sum(events) AS clicks FROM link_hourly WHERE ${where} GROUP BY link_id ORDER BY clicks DESC, link_id LIMIT 10`],
-    ['devices: GROUP BY device_class', `SELECT device_class, sum(events) AS clicks FROM link_hourly WHERE ${where} GROUP BY device_class`],
-    ['countries: GROUP BY country', `SELECT country, sum(events) AS clicks FROM link_hourly WHERE ${where} AND country != '' GROUP BY country ORDER BY clicks DESC, country`],
-    ['totals without uniques: sum(events) only', `SELECT sum(events) AS clicks FROM link_hourly WHERE ${where}`],
-  ];
   const rows: Row[] = [];
-  const add = (label: string, ms: number, extra: Record<string, string | number> = {}) =>
+  const add = (label: string, ms: number, extra: Record<string, string | number> = {}) => {
     rows.push({ name: `  diag: ${label}`, tier, 'p50 ms': Number(ms.toFixed(2)), ...extra });
-  for (const [label, query] of statements) {
-    add(label, await medianMs(q(query)), { 'rollup rows read': rollupRows });
-    log(`diag ${tier}: ${label}: ${rows.at(-1)!['p50 ms']} ms`);
+    log(`diag ${tier}: ${label}: ${ms.toFixed(1)} ms`);
+  };
+  const run = <T>(query: string, params: Record<string, unknown>) => () => ch.query({ query, query_params: params, format: 'JSONEachRow' }).then((r) => r.json<T>());
+  const notes: string[] = [];
+  for (const timezone of ['UTC', 'Europe/Berlin']) {
+    const f = { workspaceId, from, to, timezone, granularity: 'day' as const, includeBots: false };
+    const range = hourRange(from, to, timezone);
+    const whole = overviewStatement(f, range);
+    const parts = clickParts(f, range);
+    const counted = countedConversions(f);
+    add(`overview statement (all of it), ${timezone}`, await medianMs(run(whole.query, whole.params)));
+    add(`  its click totals, series, countries, devices alone, ${timezone}`, await medianMs(run(parts.totalsAndSeries, parts.params)));
+    add(`  its top links alone (no conversions), ${timezone}`, await medianMs(run(parts.topLinks, parts.params)));
+    add(`  its counted conversions alone (one pass), ${timezone}`, await medianMs(run(`SELECT count() FROM ${counted.subquery}`, counted.params)));
+    if (timezone !== 'UTC') continue;
+
+    // Sketched uniques against the exact count over raw events, for the range and per day.
+    const clickRows = await run<ClickRow>(parts.totalsAndSeries, parts.params)();
+    const exact = await (
+      await ch.query({
+        query: `SELECT toString(toDate(ts)) AS day, uniqExact(visitor_id) AS visitors FROM events
+          WHERE workspace_id = {workspaceId:String} AND kind = 'click' AND NOT bot AND toDate(ts) BETWEEN {from:Date} AND {to:Date}
+          GROUP BY day WITH TOTALS`,
+        query_params: { workspaceId, from, to },
+        format: 'JSON',
+      })
+    ).json<{ day: string; visitors: string }>();
+    const sketched = new Map(clickRows.filter((r) => r.part === 'series').map((r) => [r.key, Number(r.uniques)]));
+    const errors = exact.data.map((d) => Math.abs((sketched.get(d.day) ?? 0) / Number(d.visitors) - 1) * 100);
+    const total = Number(clickRows.find((r) => r.part === 'total')?.uniques ?? 0);
+    const exactTotal = Number(exact.totals?.visitors ?? 0);
+    notes.push(
+      `diag uniques (${tier}, 30 days, UTC): sketch ${fmt(total)} vs exact ${fmt(exactTotal)} distinct visitors (${(((total / exactTotal) - 1) * 100).toFixed(2)} %); per day (~${fmt(Number(exact.data[0]?.visitors ?? 0))} visitors each) mean |error| ${(errors.reduce((a, b) => a + b, 0) / Math.max(1, errors.length)).toFixed(2)} %, max ${Math.max(0, ...errors).toFixed(2)} %`,
+      `diag conversions (${tier}): ${fmt(await scalar(ch, 'SELECT count() AS v FROM conversions WHERE workspace_id = {ws:String}', { ws: workspaceId }))} conversion rows of the workspace (folded per order when read: that part grows with them)`,
+    );
   }
+  const before = `SELECT sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly
+    WHERE workspace_id = {workspaceId:String} AND kind = 'click' AND NOT bot AND hour >= toDateTime({lo:String}, 'UTC') AND hour < toDateTime({hi:String}, 'UTC')`;
+  add('before 0004: totals with exact uniques from link_hourly (1 of ~8 statements)', await medianMs(run(before, { workspaceId, lo: `${from} 00:00:00`, hi: `${addDays(to, 1)} 00:00:00` }), 1));
   const ids = Array.from({ length: 10 }, (_, i) => `link_bench_${i}`);
   add('Postgres short-code lookup (10 ids)', await medianMs(() => sql`SELECT id, short_code FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(ids)}`, 10));
   add('zero-fill labels (bucketLabels, 30 days)', await medianMs(async () => bucketLabels(from, to, 'day', 'UTC'), 10));
-
-  // Candidate: one workspace-level hourly rollup without link_id, three ways of keeping uniques.
-  const built = performance.now();
-  await ch.command({
-    query: `CREATE TABLE bench_ws_hourly ENGINE = MergeTree ORDER BY (workspace_id, hour, kind, bot, country, device_class) AS
-      SELECT workspace_id, toStartOfHour(ts) AS hour, kind, bot, country, device_class, count() AS events,
-        uniqExactState(visitor_id) AS v_exact, uniqExactState(cityHash64(visitor_id)) AS v_hash, uniqCombined64State(visitor_id) AS v_approx,
-        uniqHLL12State(visitor_id) AS v_hll12
-      FROM events GROUP BY workspace_id, hour, kind, bot, country, device_class`,
-  });
-  const buildSeconds = (performance.now() - built) / 1000;
-  const wsRows = await scalar(ch, `SELECT count() AS v FROM bench_ws_hourly WHERE ${where}`, params);
-  for (const [label, merge] of [
-    ['workspace_hourly (no link_id), uniqExact(String) states', 'uniqExactMerge(v_exact)'],
-    ['workspace_hourly, uniqExact(cityHash64) states', 'uniqExactMerge(v_hash)'],
-    ['workspace_hourly, uniqCombined64 states (approx.)', 'uniqCombined64Merge(v_approx)'],
-    ['workspace_hourly, uniqHLL12 states (approx.)', 'uniqHLL12Merge(v_hll12)'],
-    ['workspace_hourly, no uniques (sums only)', '0'],
-  ] as const) {
-    const totals = await medianMs(q(`SELECT sum(events) AS clicks, ${merge} AS uniques FROM bench_ws_hourly WHERE ${where}`));
-    const series = await medianMs(q(`SELECT toString(toDate(toTimeZone(hour, {tz:String}))) AS bucket, sum(events) AS clicks, ${merge} AS uniques FROM bench_ws_hourly WHERE ${where} GROUP BY bucket`));
-    add(`${label}: totals`, totals, { 'rollup rows read': wsRows });
-    add(`${label}: series`, series, { 'rollup rows read': wsRows });
-    log(`diag ${tier}: ${label}: totals ${totals.toFixed(1)} ms, series ${series.toFixed(1)} ms`);
-  }
-  await ch.command({ query: 'DROP TABLE bench_ws_hourly' });
-  return {
-    rows,
-    notes: [
-      `diag rows (${tier}): each statement of the 30-day UTC overview alone, through the ClickHouse client (median of 3 after 1 warm-up); the overview's link_hourly filter matches ${fmt(rollupRows)} rollup rows`,
-      `diag EXPLAIN indexes=1 of the overview filter on link_hourly: ${explained}`,
-      `diag workspace_hourly: a throwaway rollup without link_id built from events in ${buildSeconds.toFixed(1)} s; the filter matches ${fmt(wsRows)} of its rows`,
-    ],
-  };
+  notes.unshift(`diag rows (${tier}): each statement alone through the ClickHouse client, median of 3 after 1 warm-up; the parts of the overview statement run in parallel within it`);
+  return { rows, notes };
 }
 
 export async function run(): Promise<SuiteResult> {
@@ -276,6 +319,7 @@ export async function run(): Promise<SuiteResult> {
       { label: 'overview, 30 days, day, UTC', path: `/analytics?from=${from30}&to=${today}&granularity=day` },
       { label: 'overview, 30 days, day, Europe/Berlin', path: `/analytics?from=${from30}&to=${today}&granularity=day&timezone=Europe/Berlin` },
       { label: 'overview, 7 days, hour, UTC', path: `/analytics?from=${from7}&to=${today}&granularity=hour` },
+      { label: 'overview, 30 days, day, UTC, one campaign', path: `/analytics?from=${from30}&to=${today}&granularity=day&campaignId=campaign_bench_0` },
       { label: 'per-link report, busiest link, 30 days', path: `/analytics/link_bench_0?from=${from30}&to=${today}&granularity=day` },
       { label: 'click log, first page (limit 50)', path: '/analytics/clicks?limit=50' },
     ];
@@ -301,13 +345,17 @@ export async function run(): Promise<SuiteResult> {
       rows.push(row('SELECT 1 via ClickHouse client (reference)', tier, select1, baseP50));
       for (const q of queries) {
         const before = statements;
-        const { samples, body, firstDone } = await timeRequests(api!.url, key, q.path, () => statements);
+        const { samples, body, firstDone, cpuMsPerRequest } = await timeRequests(api!.url, key, q.path, () => statements, () => processCpuMs(ch.pid));
         const perRequest = firstDone - before;
         const data = (body as { data: unknown }).data;
         let counted: number;
         if (Array.isArray(data)) counted = Number((body as { pagination?: { total?: number } }).pagination?.total ?? data.length);
         else counted = Number((data as { summary: { totalClicks: number } }).summary.totalClicks);
-        const r = row(q.label, tier, samples, baseP50, { 'clicks counted': counted, 'CH statements': perRequest });
+        const r = row(q.label, tier, samples, baseP50, {
+          'clicks counted': counted,
+          'CH statements': perRequest,
+          ...(Number.isFinite(cpuMsPerRequest) ? { 'CH CPU ms/req': Number(cpuMsPerRequest.toFixed(1)) } : {}),
+        });
         rows.push(r);
         if (q === queries[0]) overviewP50.set(events, r['p50 ms'] as number);
         log(`${tier}: ${q.label}: p50 ${r['p50 ms']} ms, p95 ${r['p95 ms']} ms (${fmt(counted)} clicks)`);
@@ -317,12 +365,18 @@ export async function run(): Promise<SuiteResult> {
     for (const target of TIERS) {
       const totalRows = Math.ceil((target * 11) / 10);
       const started = performance.now();
+      // A tier's rows spread evenly over the 30 days, its chunks in time order as
+      // ingestion writes them: so a day's rollup rows sit in the parts of that time,
+      // as in a live system, not in every part (which 30-day-wide bulk chunks would give).
+      const spanMs = DAYS * MS_DAY - 60_000;
+      const tierRows = totalRows - generated;
       for (let offset = generated; offset < totalRows; offset += CHUNK) {
         const count = Math.min(CHUNK, totalRows - offset);
-        await clickhouse.command({
-          query: generateStatement(),
-          query_params: { ws: workspaceId, nowMs, spanMs: DAYS * MS_DAY - 60_000, campaigns, offset, count },
-        });
+        const sliceStartMs = nowMs - spanMs + Math.floor(((offset - generated) / tierRows) * spanMs);
+        const sliceSpanMs = Math.max(1, Math.floor((count / tierRows) * spanMs));
+        const query_params = { ws: workspaceId, sliceStartMs, sliceSpanMs, campaigns, offset, count, perMillion: Math.round(CONVERSION_RATE * 1_000_000) };
+        await clickhouse.command({ query: generateStatement(), query_params });
+        await clickhouse.command({ query: generateConversionsStatement(), query_params });
         log(`generated ${fmt(offset + count)} / ${fmt(totalRows)} rows (${((performance.now() - started) / 1000).toFixed(1)} s)`);
       }
       const seconds = (performance.now() - started) / 1000;
@@ -340,22 +394,27 @@ export async function run(): Promise<SuiteResult> {
         merging = -1;
       }
       const settled = merging === 0 ? `merges settled after ${((performance.now() - settle) / 1000).toFixed(1)} s` : merging < 0 ? 'system.merges not readable' : `${merging} merges still running after ${SETTLE_MS / 1000} s`;
-      const rollupRows = await scalar(clickhouse, 'SELECT count() AS v FROM link_hourly');
-      const parts = await scalar(clickhouse, "SELECT count() AS v FROM system.parts WHERE database = currentDatabase() AND table = 'link_hourly' AND active");
+      const tables = await (
+        await clickhouse.query({
+          query: `SELECT table, sum(rows) AS rows, count() AS parts FROM system.parts
+            WHERE database = currentDatabase() AND active AND table IN ('link_hourly', ${OVERVIEW_TABLES.map((t) => `'${t}'`).join(', ')}) GROUP BY table ORDER BY table`,
+          format: 'JSONEachRow',
+        })
+      ).json<{ table: string; rows: string; parts: string }>();
+      const conversions = await scalar(clickhouse, 'SELECT count() AS v FROM conversions WHERE workspace_id = {ws:String}', { ws: workspaceId });
       const tier = `${target / 1_000_000}M`;
-      const note = `tier ${tier}: ${fmt(added)} rows generated in ${seconds.toFixed(1)} s (${fmt(added / seconds)} rows/s incl. the link_hourly view); events ${fmt(generated)} rows, link_hourly ${fmt(rollupRows)} rows in ${parts} active parts (as inserted; ${settled})`;
+      const note = `tier ${tier}: ${fmt(added)} rows generated in ${seconds.toFixed(1)} s (${fmt(added / seconds)} rows/s incl. the rollup views); events ${fmt(generated)} rows, ${fmt(conversions)} conversion rows of the workspace under test; ${tables.map((t) => `${t.table} ${fmt(Number(t.rows))} rows in ${t.parts} parts`).join(', ')} (as inserted; ${settled})`;
       log(note);
       notes.push(note);
       await measureTier(tier, target);
       if (target === TIERS[0]) {
-        // What a fully merged rollup would give (production merges in the background, never FINAL per query).
+        // What fully merged rollups would give (production merges in the background, never FINAL per query).
         const t = performance.now();
-        await clickhouse.command({ query: 'OPTIMIZE TABLE link_hourly FINAL' });
+        for (const table of OVERVIEW_TABLES) await clickhouse.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
         const optimizeSeconds = (performance.now() - t) / 1000;
-        const merged = await scalar(clickhouse, 'SELECT count() AS v FROM link_hourly');
         const { samples } = await timeRequests(api.url, key, queries[0]!.path);
-        rows.push(row(`${queries[0]!.label}, after OPTIMIZE link_hourly FINAL`, tier, samples, baseline!['p50 ms'] as number));
-        const merge = `tier ${tier}: OPTIMIZE TABLE link_hourly FINAL took ${optimizeSeconds.toFixed(1)} s, ${fmt(rollupRows)} -> ${fmt(merged)} rows (1 part); the larger tier is measured as inserted`;
+        rows.push(row(`${queries[0]!.label}, after OPTIMIZE of its rollups`, tier, samples, baseline!['p50 ms'] as number));
+        const merge = `tier ${tier}: OPTIMIZE TABLE ... FINAL of ${OVERVIEW_TABLES.join(', ')} took ${optimizeSeconds.toFixed(1)} s; the larger tier is measured as inserted`;
         log(merge);
         notes.push(merge);
       }
@@ -375,7 +434,8 @@ export async function run(): Promise<SuiteResult> {
     ];
     notes.push(
       'events per tier = rows of the workspace under test (clicks + ~10 % impressions, ~2 % bots); the overview counts non-bot clicks only, see "clicks counted"',
-      'embedded ClickHouse (chDB) in its own process: it runs statements one at a time, so the statements a request sends in parallel ("CH statements") are serialised, each paying at least the "SELECT 1" round trip; API in-process on 127.0.0.1; Postgres 127.0.0.1:5432 (fresh database); the conversions table is empty',
+      `embedded ClickHouse (chDB) in its own process: it runs statements one at a time, so the statements a request sends ("CH statements") are serialised, each paying at least the "SELECT 1" round trip; API in-process on 127.0.0.1; Postgres 127.0.0.1:5432 (fresh database); conversions: ${CONVERSION_RATE * 100} % of non-bot clicks (ANALYTICS_BENCH_CONVERSION_RATE)`,
+      '"CH CPU ms/req": CPU time of the embedded ClickHouse process (all threads, incl. its HTTP layer) per timed request, from /proc at 10 ms resolution over the row; unlike p50 it does not grow while the engine waits for a core on a busy machine',
       `${WARMUPS} warm-ups (1 when a warm-up takes over 1 s) then up to ${SAMPLES} timed sequential requests per row, fewer (at least ${MIN_SAMPLES}) when a row would exceed ${ROW_BUDGET_MS / 1000} s; whole suite ${((performance.now() - suiteStart) / 1000).toFixed(0)} s`,
     );
     return { suite: name, rows, ...(baseline ? { baseline } : {}), checks, notes };

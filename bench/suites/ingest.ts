@@ -1,26 +1,40 @@
 /**
  * Click pipeline benchmarks (issue 5), on a private nats-server and the embedded
- * ClickHouse endpoint, all on loopback:
+ * ClickHouse endpoint in its own process (`npm run clickhouse:embedded`, as a
+ * ClickHouse server would be), all on loopback:
  * 1. ingestion throughput from a backlog: N events pre-published as redirector
- *    batches, then the ingester drains them into ClickHouse. Baseline, same run:
- *    the same rows inserted straight into ClickHouse (the ceiling).
+ *    batches, then the ingester (shipped defaults: INGEST_MAX_MESSAGES,
+ *    INGEST_LINGER_MS) drains them into ClickHouse. Baseline, same run: the same
+ *    rows, already encoded as the ingester sends them, inserted straight into
+ *    ClickHouse in the ingester's batch size with its settings (the ceiling).
+ *    For reference, the same rows as JSONEachRow objects through client.insert().
  * 2. end-to-end latency at a fixed 20k clicks/s: events emitted through the
  *    redirector's event publisher, measured from the click's timestamp to the row
  *    being stored (ingested_at), p50/p99 per half to show the lag does not grow.
  * Acceptance: >= 100k events/s from the backlog; p99 < 2 s at 20k clicks/s.
+ * The CPU each process used while the backlog drained is reported, with what
+ * other tenants of the machine took meanwhile (throughput is CPU-bound here).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger } from '../../shared/logger.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
-import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { startChildService } from '../../shared/testing/child-service.ts';
+import { freePort } from '../../shared/testing/free-port.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { eventPublisher } from '../../services/redirector/event-publisher.ts';
+import { clickEventJson } from '../../services/redirector/click-event-json.ts';
+import { loadIngesterConfig } from '../../services/ingester/config.ts';
 import { startIngester } from '../../services/ingester/ingester.ts';
 import { clickEvents } from '../../services/ingester/event-tables.ts';
 import { toEventRow } from '../../services/ingester/event-row.ts';
+import { insertBatch } from '../../services/ingester/insert-batch.ts';
+import { cpuMeter, findPids } from '../process-cpu.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 
 export const name = 'ingest';
@@ -59,6 +73,45 @@ function makeEvent(i: number, run: string, ts: number): ClickEvent {
   };
 }
 
+/**
+ * Baseline: the rows, already in the ingester's insert format (encoding not timed),
+ * inserted in the ingester's batch size and with its settings: the ceiling.
+ */
+async function directInsertRate(clickhouse: ClickHouseClient, run: string, batchEvents: number): Promise<number> {
+  const bodies: Array<{ body: Buffer; token: string }> = [];
+  for (let first = 0; first < BACKLOG_EVENTS; first += batchEvents) {
+    const block = clickEvents.newBody(batchEvents * 200);
+    const ids: string[] = [];
+    for (let i = first; i < Math.min(BACKLOG_EVENTS, first + batchEvents); i++) {
+      const row = toEventRow(makeEvent(i, run, Date.now()));
+      clickEvents.write(block, row);
+      ids.push(row.click_id);
+    }
+    bodies.push({ body: block.bytes(), token: createHash('sha256').update(ids.join(',')).digest('hex') });
+  }
+  const started = performance.now();
+  for (const { body, token } of bodies) await insertBatch(clickhouse, clickEvents, body, token);
+  return BACKLOG_EVENTS / ((performance.now() - started) / 1000);
+}
+
+/** Reference: the rows as objects through client.insert() as JSONEachRow, 20k per insert (the ingester's way before). */
+async function jsonInsertRate(clickhouse: ClickHouseClient, run: string): Promise<number> {
+  const rows = Array.from({ length: BACKLOG_EVENTS }, (_, i) => toEventRow(makeEvent(i, run, Date.now())));
+  const started = performance.now();
+  for (let i = 0; i < rows.length; i += 20_000) await clickhouse.insert({ table: 'events', values: rows.slice(i, i + 20_000), format: 'JSONEachRow' });
+  return BACKLOG_EVENTS / ((performance.now() - started) / 1000);
+}
+
+/** Waits (at most `timeoutMs`) until ClickHouse runs no merge. */
+async function mergesDone(clickhouse: ClickHouseClient, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const [row] = await (await clickhouse.query({ query: 'SELECT count() AS n FROM system.merges', format: 'JSONEachRow' })).json<{ n: number }>();
+    if (Number(row!.n) === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function count(clickhouse: ClickHouseClient, prefix: string): Promise<number> {
   const rows = await (await clickhouse.query({ query: 'SELECT count() AS n FROM events WHERE startsWith(click_id, {p:String})', query_params: { p: prefix }, format: 'JSONEachRow' })).json<{ n: number }>();
   return Number(rows[0]!.n);
@@ -66,46 +119,56 @@ async function count(clickhouse: ClickHouseClient, prefix: string): Promise<numb
 
 export async function run(): Promise<SuiteResult> {
   const logger = createLogger('bench', 'silent');
+  // What ships: the ingester's defaults, as `npm run start:ingester` would use them.
+  const config = loadIngesterConfig({});
   const nats = await startTestNatsServer();
-  const ch = await startEmbeddedClickHouse();
-  const clickhouse = connectClickHouse(ch.url, { requestTimeoutMs: 120_000 });
-  const bus = await connectNatsBus(nats.url, { name: 'bench-ingest', logger });
+  const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-bench-ch-'));
+  const chPort = await freePort();
+  const chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), LOG_LEVEL: 'info' });
+  const clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 120_000 });
+  let bus: Awaited<ReturnType<typeof connectNatsBus>> | undefined;
   const encoder = new TextEncoder();
   try {
+    await chService.waitFor(/listening/, 60_000);
+    bus = await connectNatsBus(nats.url, { name: 'bench-ingest', logger });
     await migrateClickHouse(clickhouse);
+    const batchEvents = config.INGEST_MAX_MESSAGES * EVENTS_PER_MESSAGE;
 
-    // Baseline: the same rows straight into ClickHouse, 20k per insert.
     const baseRun = randomBytes(3).toString('hex');
-    const baseRows = Array.from({ length: BACKLOG_EVENTS }, (_, i) => toEventRow(makeEvent(i, `b${baseRun}`, Date.now())));
-    let started = performance.now();
-    for (let i = 0; i < baseRows.length; i += 20_000) await clickhouse.insert({ table: 'events', values: baseRows.slice(i, i + 20_000), format: 'JSONEachRow' });
-    const baselineRate = BACKLOG_EVENTS / ((performance.now() - started) / 1000);
+    const baselineRate = await directInsertRate(clickhouse, `b${baseRun}`, batchEvents);
     process.stdout.write(`  baseline: ${Math.round(baselineRate).toLocaleString('en-US')} rows/s straight into ClickHouse\n`);
+    const jsonRate = await jsonInsertRate(clickhouse, `j${baseRun}`);
+    // Background merges of those parts would otherwise take CPU from the drain below.
+    await mergesDone(clickhouse, 20_000);
 
-    // Backlog: published as redirector batches before any ingester runs.
+    // Backlog: published as redirector batches (their own serialiser) before any ingester runs.
     const backlogRun = `k${randomBytes(3).toString('hex')}`;
     const now = Date.now();
     for (let m = 0; m < BACKLOG_EVENTS / EVENTS_PER_MESSAGE; m++) {
       let text = '';
-      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += JSON.stringify(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, now)) + '\n';
+      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += clickEventJson(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, now)) + '\n';
       await bus.publishEvent(eventSubjects.clicks, encoder.encode(text), `${backlogRun}-${m}`);
     }
     process.stdout.write(`  backlog of ${BACKLOG_EVENTS.toLocaleString('en-US')} events published; ingesting\n`);
-    started = performance.now();
+    const natsPid = (await findPids('nats-server', String(new URL(nats.url).port)))[0] ?? 0;
+    const cpu = await cpuMeter({ ingester: process.pid, clickhouse: chService.pid, nats: natsPid });
+    const started = performance.now();
     const consumerName = `bench-${backlogRun}`;
-    let ingester = startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName, maxMessages: 200, lingerMs: 100 });
+    const ingesterOptions = { kind: clickEvents, bus, clickhouse, logger, consumerName, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS };
+    let ingester = startIngester(ingesterOptions);
     const deadline = Date.now() + 120_000;
     // Polled through the ingester's own counter: a count() query would compete for the engine.
     while (ingester.stats().inserted < BACKLOG_EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const backlogSeconds = (performance.now() - started) / 1000;
     const backlogRate = ingester.stats().inserted / backlogSeconds;
+    const used = await cpu.stop();
     const backlogStored = await count(clickhouse, `ck_${backlogRun}_`);
     await ingester.stop();
 
     // Fixed rate through the redirector's publisher, ingested live.
     const rateRun = `r${randomBytes(3).toString('hex')}`;
     // The same durable consumer: it continues after the backlog instead of replaying it.
-    ingester = startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName, maxMessages: 400, lingerMs: 250 });
+    ingester = startIngester(ingesterOptions);
     const publisher = eventPublisher({ bus, logger, instanceId: rateRun });
     const total = RATE_PER_SECOND * RATE_SECONDS;
     const tickMs = 10;
@@ -136,9 +199,15 @@ export async function run(): Promise<SuiteResult> {
     const stored = latency.reduce((s, r) => s + Number(r.n), 0);
     const p99 = Math.max(...latency.map((r) => Number(r.p99)));
 
-    const baseline: Row = { name: 'direct ClickHouse insert, 20k rows per insert (baseline)', 'events/s': Math.round(baselineRate), 'x baseline': 1 };
+    const baseline: Row = {
+      name: `direct insert of the same rows, ${clickEvents.format}, ${batchEvents.toLocaleString('en-US')} per insert (baseline)`,
+      'events/s': Math.round(baselineRate),
+      'x baseline': 1,
+    };
+    const cpuShare = (seconds: number) => `${Math.round((seconds / backlogSeconds) * 100)}%`;
     const rows: Row[] = [
       baseline,
+      { name: 'direct insert, JSONEachRow objects via client.insert(), 20k per insert', 'events/s': Math.round(jsonRate), 'x baseline': Number((jsonRate / baselineRate).toFixed(2)) },
       { name: `ingester draining a ${BACKLOG_EVENTS.toLocaleString('en-US')}-event backlog`, 'events/s': Math.round(backlogRate), 'x baseline': Number((backlogRate / baselineRate).toFixed(2)) },
       ...latency.map((r) => ({
         name: `${RATE_PER_SECOND.toLocaleString('en-US')} clicks/s, ${Number(r.first_half) ? 'first' : 'second'} half: click -> stored`,
@@ -157,14 +226,17 @@ export async function run(): Promise<SuiteResult> {
       baseline,
       checks,
       notes: [
-        'one process runs the event generator, the NATS client, the ingester and the embedded ClickHouse worker thread; a private nats-server on loopback',
-        `events: ${EVENTS_PER_MESSAGE} per bus message (as redirectors batch them), ~${Math.round(JSON.stringify(makeEvent(1, 'x', 0)).length)} bytes of JSON each`,
+        'processes: this one (event generator, NATS client, ingester), the embedded ClickHouse endpoint (chDB), a private nats-server; loopback',
+        `ingester: INGEST_MAX_MESSAGES ${config.INGEST_MAX_MESSAGES}, INGEST_LINGER_MS ${config.INGEST_LINGER_MS} (defaults); events: ${EVENTS_PER_MESSAGE} per bus message (as redirectors batch them), ~${clickEventJson(makeEvent(1, 'x', 0)).length} bytes of JSON each`,
+        `CPU while the backlog drained, share of one core: ingester process ${cpuShare(used.ingester!)}, ClickHouse process ${cpuShare(used.clickhouse!)}, nats-server ${cpuShare(used.nats!)}, other tenants of the machine ${cpuShare(used.others!)}`,
+        `ClickHouse schema: ${(await readdir(new URL('../../clickhouse/', import.meta.url))).filter((f) => f.endsWith('.sql')).sort().join(', ')}`,
       ],
     };
   } finally {
-    await bus.close().catch(() => {});
+    await bus?.close().catch(() => {});
     await clickhouse.close();
-    await ch.stop();
+    await chService.kill();
+    await rm(dataDir, { recursive: true, force: true });
     await nats.destroy();
   }
 }

@@ -10,19 +10,20 @@ import { migrate } from '../../shared/db/migrate.ts';
 import { countWorkspaces, createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
-import { kvBuckets } from '../../shared/bus/bus.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createApiApp } from '../api/app.ts';
 import { loadApiConfig } from '../api/config.ts';
 import { listen } from '../api/server.ts';
-import { snapshotPublisher } from '../api/snapshot/snapshot-publisher.ts';
+import { startSnapshotPublishing } from '../api/snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from '../api/link-counters.ts';
 import { loadRedirectorConfig } from '../redirector/config.ts';
 import { startRedirector } from '../redirector/redirector.ts';
 import { loadIngesterConfig } from '../ingester/config.ts';
 import { startIngester } from '../ingester/ingester.ts';
 import { clickEvents, conversionEvents } from '../ingester/event-tables.ts';
+import { registerIngesterMetrics } from '../ingester/ingester-metrics.ts';
+import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
@@ -47,11 +48,21 @@ try {
 
 
 
-  const snapshot = snapshotPublisher({ sql: db.sql, kv: await bus.kv(kvBuckets.snapshot), logger });
-  await snapshot.seedIfEmpty();
-  await snapshot.flush();
-  snapshot.start();
-  const api = await listen(createApiApp({ sql: db.sql, config, logger, snapshot, bus, secret, counters: clickHouseLinkCounters(clickhouse, logger), analytics: clickhouse }), config.API_PORT, config.HOST);
+  // Compacts the snapshot only on NATS (see startSnapshotPublishing).
+  const publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
+  const snapshot = publishing.publisher;
+  await snapshot.flush(); // the redirector below starts with every link
+  // The ingesters have no HTTP server here: their metrics are served with the API's.
+  const apiMetrics = createMetricsRegistry();
+  registerIngesterMetrics(apiMetrics, [
+    { kind: clickEvents.name, ingester: ingesters[0]! },
+    { kind: conversionEvents.name, ingester: ingesters[1]! },
+  ]);
+  const api = await listen(
+    createApiApp({ sql: db.sql, config, logger, snapshot, bus, secret, counters: clickHouseLinkCounters(clickhouse, logger), analytics: clickhouse, metrics: apiMetrics }),
+    config.API_PORT,
+    config.HOST,
+  );
   const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
   logger.info('linkroute started', {
     api: api.url,
@@ -87,7 +98,7 @@ try {
     await api.close();
     await redirector.close(); // publishes buffered clicks
     await Promise.all(ingesters.map((i) => i.stop())); // stores what they hold
-    await snapshot.stop();
+    await publishing.stop();
     await bus.close();
     await clickhouse.close();
     await embeddedClickHouse?.stop();

@@ -59,6 +59,7 @@ interface Expect {
   granularity?: 'hour' | 'day' | 'week' | 'month';
   linkId?: string;
   campaignId?: string;
+  source?: 'link' | 'qr';
   includeBots?: boolean;
   /** The zero-filled labels, written out by the test. */
   labels: string[];
@@ -71,7 +72,8 @@ function expected(all: EventRow[], e: Expect) {
   const rows = all.filter((r) => {
     const d = local(r.ts, tz).date;
     return r.workspace_id === e.workspaceId && r.kind === 'click' && (e.includeBots || !r.bot) && d >= e.from && d <= e.to &&
-      (e.linkId === undefined || r.link_id === e.linkId) && (e.campaignId === undefined || r.campaign_id === e.campaignId);
+      (e.linkId === undefined || r.link_id === e.linkId) && (e.campaignId === undefined || r.campaign_id === e.campaignId) &&
+      (e.source === undefined || r.source === e.source);
   });
   const label = (r: EventRow) => {
     const l = local(r.ts, tz);
@@ -245,6 +247,30 @@ describe('analytics from ClickHouse', () => {
     expect(byLink).toEqual(expected(events, { ...base, linkId: link.id }));
     expect(byLink.summary.totalClicks).toBeGreaterThan(0);
     expect(await overview(`/analytics/${link.id}?from=2026-03-01&to=2026-11-30&granularity=month`)).toEqual(byLink);
+  });
+
+  it('campaign and source filters, alone and together, west of UTC: partial UTC days at both ends', async () => {
+    const base = { workspaceId: a.workspaceId, from: '2026-10-29', to: '2026-11-03', tz: 'America/New_York', labels: days('2026-10-29', '2026-11-03'), shortCodes };
+    const q = '/analytics?from=2026-10-29&to=2026-11-03&timezone=America/New_York';
+    const cases: Array<[string, Partial<Expect>]> = [
+      [`&campaignId=${secondCampaign}`, { campaignId: secondCampaign }],
+      ['&source=qr', { source: 'qr' }],
+      [`&campaignId=${secondCampaign}&source=link`, { campaignId: secondCampaign, source: 'link' }],
+      [`&campaignId=${secondCampaign}&source=qr&includeBots=true`, { campaignId: secondCampaign, source: 'qr', includeBots: true }],
+    ];
+    for (const [qs, filter] of cases) {
+      const data = await overview(q + qs);
+      expect(data, qs).toEqual(expected(events, { ...base, ...filter }));
+      expect(data.summary.totalClicks, qs).toBeGreaterThan(0);
+    }
+  });
+
+  it('week and day buckets east of UTC (Asia/Tokyo): whole days from daily rollups, the rest hour by hour', async () => {
+    const weeks = await overview('/analytics?from=2026-03-24&to=2026-04-06&granularity=week&timezone=Asia/Tokyo');
+    expect(weeks).toEqual(expected(events, { workspaceId: a.workspaceId, from: '2026-03-24', to: '2026-04-06', tz: 'Asia/Tokyo', granularity: 'week', labels: ['2026-03-23', '2026-03-30', '2026-04-06'], shortCodes }));
+    const oneDay = await overview(`/analytics?from=2026-03-29&to=2026-03-29&timezone=Asia/Tokyo&source=qr`);
+    expect(oneDay).toEqual(expected(events, { workspaceId: a.workspaceId, from: '2026-03-29', to: '2026-03-29', tz: 'Asia/Tokyo', source: 'qr', labels: ['2026-03-29'], shortCodes }));
+    expect(oneDay.summary.totalClicks).toBeGreaterThan(0);
   });
 
   it('another workspace never sees these clicks; its link ids are 404 on /analytics/{linkId} and zeros as a filter', async () => {

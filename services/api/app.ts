@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { Registry } from 'prom-client';
 import { AppError } from '../../shared/errors.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
@@ -8,6 +9,7 @@ import type { ApiConfig } from './config.ts';
 import type { SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
 import { noLinkCounters, type LinkCountersSource } from './link-counters.ts';
 import { errorHandler } from './middleware/error-handler.ts';
+import { requestMetrics } from './middleware/request-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rejectNulInUrl } from './middleware/reject-nul-in-url.ts';
 import { authenticator } from './middleware/auth.ts';
@@ -20,6 +22,7 @@ import { qrStore } from './stores/qr-store.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { linkRoutes } from './routes/links.ts';
 import { ruleRoutes } from './routes/rules.ts';
 import { qrRoutes } from './routes/qr.ts';
@@ -28,6 +31,7 @@ import { openApiRoutes } from './routes/openapi.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { dnsVerifier, type DomainVerifier } from './domain-verifier.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
+import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 
 export interface ApiDeps {
   sql: Sql;
@@ -44,6 +48,12 @@ export interface ApiDeps {
   secret?: Buffer;
   /** ClickHouse for the analytics endpoints; absent: they answer 503. */
   analytics?: ClickHouseClient;
+  /**
+   * Where this instance's metrics go, served at /metrics; default: a registry of its
+   * own (so instances in one process never mix counts). A caller may pass one to
+   * serve more (npm start adds the ingester's).
+   */
+  metrics?: Registry;
 }
 
 /** How long a request waits for its change to reach redirectors before answering anyway. */
@@ -59,6 +69,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   const links = linkStore(sql);
   const domains = domainStore(sql);
   const rules = ruleStore(sql);
+  const metrics = deps.metrics ?? createMetricsRegistry();
 
   /**
    * The change is committed and queued in the outbox (by trigger) whatever happens
@@ -74,7 +85,8 @@ export function createApiApp(deps: ApiDeps): Koa {
   const router = new Router();
   // Router-level middleware runs only for matched routes, so a wrong method is a 405, not a body error.
   router.use(jsonBody(config.API_MAX_BODY_BYTES));
-  healthRoutes(router, { sql });
+  healthRoutes(router, { sql, bus: deps.bus, clickhouse: deps.analytics });
+  metricsRoutes(router, { registry: metrics });
   campaignRoutes(router, { campaigns, requireScope });
   linkRoutes(router, {
       links,
@@ -98,6 +110,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   (app.context as { routeTable?: RouteTable }).routeTable = router.stack.map((layer) => ({ path: String(layer.path), methods: layer.methods }));
   app.proxy = false;
   app.silent = true;
+  app.use(requestMetrics(metrics));
   app.use(errorHandler(logger));
   app.use(rejectNulInUrl);
   app.use(router.routes());

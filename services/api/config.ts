@@ -14,6 +14,13 @@ export const apiEnv = z.object({
   LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
   /** Largest accepted JSON body; bigger is a 413, never buffered. */
   API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  /**
+   * The compacted snapshot redirectors start from is rewritten after this many link
+   * changes (a starting redirector replays the changes after it one message each)...
+   */
+  SNAPSHOT_COMPACT_AFTER_CHANGES: z.coerce.number().int().min(1).default(10_000),
+  /** ...or once it is this old with any change after it (a rewrite reads the whole snapshot bucket). */
+  SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
 });
 
 export type ApiConfig = z.output<typeof apiEnv>;

@@ -1,13 +1,15 @@
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
-import { kvBuckets, type Bus } from '../../shared/bus/bus.ts';
+import type { Bus } from '../../shared/bus/bus.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
+import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { listen } from './server.ts';
-import { snapshotPublisher, type SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
+import type { SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
+import { startSnapshotPublishing, type SnapshotPublishing } from './snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from './link-counters.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 
@@ -19,11 +21,12 @@ try {
   await migrate(db.sql);
   let bus: Bus | null = null;
   let snapshot: SnapshotPublisher | undefined;
+  let publishing: SnapshotPublishing | undefined;
   if (config.NATS_URL) {
     bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-api', logger });
-    snapshot = snapshotPublisher({ sql: db.sql, kv: await bus.kv(kvBuckets.snapshot), logger });
-    await snapshot.seedIfEmpty();
-    snapshot.start();
+    // The outbox publisher (seeding an empty bucket) and the snapshot compactor.
+    publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
+    snapshot = publishing.publisher;
   } else {
     // Changes stay queued in the outbox and are published once an API runs with NATS_URL.
     logger.warn('NATS_URL is not set: link changes are not pushed to redirectors');
@@ -34,16 +37,16 @@ try {
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, database: db.description });
-  const shutdown = async () => {
+  handleShutdown(logger, async () => {
+    // In-flight requests finish first; then the outbox loop stops (what it has not
+    // published stays queued for the next API; a compaction under way is abandoned),
+    // and connections close.
     await server.close();
-    await snapshot?.stop();
+    await publishing?.stop();
     await bus?.close();
     await clickhouse?.close();
     await db.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  });
 } catch (err) {
   logger.error('api failed to start', errorFields(err));
   process.exit(1);

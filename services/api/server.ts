@@ -26,7 +26,12 @@ export function listen(app: Koa, port: number, host: string): Promise<RunningSer
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
+            // close() lets requests in flight finish, but leaves their keep-alive
+            // connections open until keepAliveTimeout (65 s): past any shutdown deadline.
+            // So connections are closed as soon as they fall idle: now, and every 50 ms.
             server.closeIdleConnections();
+            const sweep = setInterval(() => server.closeIdleConnections(), 50);
+            server.once('close', () => clearInterval(sweep));
           }),
       });
     });

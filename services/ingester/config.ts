@@ -1,14 +1,20 @@
 import { z } from 'zod';
-import { commonEnv, parseEnv } from '../../shared/config/env.ts';
+import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 
 export const ingesterEnv = z.object({
   ...commonEnv,
-  /** Bus messages (each a batch of up to ~500 events from a redirector) per ClickHouse insert, at most. */
-  INGEST_MAX_MESSAGES: z.coerce.number().int().min(1).max(10_000).default(400),
+  /**
+   * Bus messages (each a batch of up to ~500 events from a redirector) per ClickHouse insert, at most.
+   * 200 is ~100k events, ~40 MB of JSON in hand per batch: past that an insert costs ClickHouse no less
+   * per row, and a backlog's first insert starts later.
+   */
+  INGEST_MAX_MESSAGES: z.coerce.number().int().min(1).max(10_000).default(200),
   /** How long a batch may wait for more messages before it is inserted. */
   INGEST_LINGER_MS: z.coerce.number().int().min(10).max(60_000).default(250),
   /** Durable consumer name: ingesters sharing it share the work. */
   INGEST_CONSUMER: z.string().regex(/^[\w-]+$/).default('ingester'),
+  /** The ingester's own HTTP port: /health, /ready and /metrics only (it serves no traffic). */
+  INGEST_PORT: port(8090),
 });
 
 export type IngesterConfig = z.output<typeof ingesterEnv>;

@@ -3,6 +3,35 @@ import type { EventRow } from '../../shared/clickhouse/event-row.ts';
 
 export type { EventRow };
 
+/**
+ * Each events column's ClickEvent key, as toEventRow maps them (null becomes ''):
+ * the fast line path writes rows from this table, and event-row.test.ts holds it
+ * to toEventRow.
+ */
+export const EVENT_ROW_SOURCES = {
+  workspace_id: 'workspaceId',
+  link_id: 'linkId',
+  ts: 'ts',
+  click_id: 'id',
+  kind: 'kind',
+  campaign_id: 'campaignId',
+  visitor_id: 'visitorId',
+  country: 'country',
+  device_class: 'deviceClass',
+  os: 'os',
+  browser: 'browser',
+  referrer_host: 'referrerHost',
+  utm_source: 'utmSource',
+  utm_medium: 'utmMedium',
+  utm_campaign: 'utmCampaign',
+  utm_term: 'utmTerm',
+  utm_content: 'utmContent',
+  source: 'source',
+  rule_id: 'ruleId',
+  destination: 'destination',
+  bot: 'bot',
+} as const satisfies Record<keyof EventRow, keyof ClickEvent>;
+
 export function toEventRow(e: ClickEvent): EventRow {
   return {
     workspace_id: e.workspaceId,

@@ -3,7 +3,10 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Bus, BusMessage } from '../../shared/bus/bus.ts';
 import { DEAD_LETTER_SUBJECT } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
+import { EventBatch, type BatchBody } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
+import { insertBatch } from './insert-batch.ts';
+import { readMessage } from './read-message.ts';
 
 export interface IngesterStats {
   /** Rows inserted into ClickHouse. */
@@ -23,32 +26,14 @@ export interface Ingester {
   stop(): Promise<void>;
 }
 
-const decoder = new TextDecoder();
 const encoder = new TextEncoder();
-/** ~100 ids of ~70 characters keep a query's URL near 8 KB. */
-const DUPLICATE_CHECK_CHUNK = 100;
 
-interface Parsed<Row> {
-  rows: Row[];
-  bad: string[];
-}
-
-function parseMessage<Row extends EventRowBase>(kind: EventTable<Row>, message: BusMessage): Parsed<Row> {
-  const rows: Row[] = [];
-  const bad: string[] = [];
-  for (const line of decoder.decode(message.data).split('\n')) {
-    if (line === '') continue;
-    let row: Row | null = null;
-    try {
-      row = kind.parse(JSON.parse(line));
-    } catch {
-      // not JSON: dead-lettered below
-    }
-    if (row) rows.push(row);
-    else bad.push(line);
-  }
-  return { rows, bad };
-}
+/**
+ * Ids per duplicate check. They travel in the request body (multipart query
+ * parameters, see alreadyStored), so a chunk is bounded by the query's cost,
+ * not by URL limits.
+ */
+const DUPLICATE_CHECK_CHUNK = 10_000;
 
 /**
  * Moves events (clicks, or conversions) from the bus into ClickHouse, exactly once as far as
@@ -63,9 +48,9 @@ function parseMessage<Row extends EventRowBase>(kind: EventTable<Row>, message: 
  *   hold up the rest.
  * Several ingesters may share one durable consumer.
  */
-export function startIngester<Row extends EventRowBase>(deps: {
+export function startIngester<Row extends EventRowBase, Body extends BatchBody>(deps: {
   /** Which events: clickEvents or conversionEvents (event-tables.ts). */
-  kind: EventTable<Row>;
+  kind: EventTable<Row, Body>;
   bus: Bus;
   clickhouse: ClickHouseClient;
   logger: Logger;
@@ -73,25 +58,23 @@ export function startIngester<Row extends EventRowBase>(deps: {
   maxMessages: number;
   lingerMs: number;
 }): Ingester {
-  const { bus, clickhouse, logger } = deps;
+  const { bus, clickhouse, logger, kind } = deps;
   const stats: IngesterStats = { inserted: 0, skippedDuplicates: 0, deadLettered: 0, insertFailures: 0, lastBatchLagMs: 0 };
   let stopping = false;
 
   /**
-   * Click ids among `rows` that ClickHouse already has. Query parameters travel in
-   * the URL, which servers cap (HTTP header limits), so ids go in chunks.
+   * Which of these events (ids with their link ids) ClickHouse already has. The
+   * ids go as multipart query parameters, in the body: a redelivered batch of
+   * 100k events is a handful of queries, not a thousand URL-sized ones.
    */
-  const { kind } = deps;
-  const idOf = (row: Row) => row[kind.idColumn] as unknown as string;
-
-  async function alreadyStored(rows: Row[]): Promise<Set<string>> {
+  async function alreadyStored(ids: string[], linkIds: string[]): Promise<Set<string>> {
     const found = new Set<string>();
-    for (let i = 0; i < rows.length; i += DUPLICATE_CHECK_CHUNK) {
-      const chunk = rows.slice(i, i + DUPLICATE_CHECK_CHUNK);
+    for (let i = 0; i < ids.length; i += DUPLICATE_CHECK_CHUNK) {
       const result = await clickhouse.query({
         query: `SELECT ${kind.idColumn} AS id FROM ${kind.table} WHERE link_id IN {links:Array(String)} AND ${kind.idColumn} IN {ids:Array(String)}`,
-        query_params: { links: [...new Set(chunk.map((r) => r.link_id))], ids: chunk.map(idOf) },
+        query_params: { links: [...new Set(linkIds.slice(i, i + DUPLICATE_CHECK_CHUNK))], ids: ids.slice(i, i + DUPLICATE_CHECK_CHUNK) },
         format: 'JSONEachRow',
+        use_multipart_params: true,
       });
       for (const r of await result.json<{ id: string }>()) found.add(r.id);
     }
@@ -127,48 +110,49 @@ export function startIngester<Row extends EventRowBase>(deps: {
 
   interface Prepared {
     messages: BusMessage[];
-    rows: Row[];
+    batch: EventBatch<Body>;
     parseMs: number;
   }
 
   /** Parses, drops what is stored already, dead-letters what never can be. Null: stopping mid-way. */
   async function prepare(messages: BusMessage[]): Promise<Prepared | null> {
     const started = performance.now();
-    const parsed = messages.map((m) => parseMessage(kind, m));
-    // A message and its redelivery can meet in one batch: keep each click id once.
-    const seen = new Set<string>();
-    let rows = parsed.flatMap((p) => p.rows).filter((r) => !seen.has(idOf(r)) && seen.add(idOf(r)));
-    const bad = parsed.flatMap((p) => p.bad);
-    const parseMs = performance.now() - started;
-    const redeliveredRows = parsed.filter((_, i) => messages[i]!.deliveries > 1).flatMap((p) => p.rows);
-    if (redeliveredRows.length > 0) {
-      let stored = new Set<string>();
-      if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(redeliveredRows))))) return null;
-      if (stored.size > 0) {
-        rows = rows.filter((r) => !stored.has(idOf(r)));
-        stats.skippedDuplicates += stored.size;
-      }
+    let bytes = 0;
+    for (const m of messages) bytes += m.data.byteLength;
+    // A redelivered message may have been stored before (its ingester died before acking):
+    // its events that ClickHouse has are left out of the batch.
+    let stored: ReadonlySet<string> = new Set();
+    const redelivered = messages.filter((m) => m.deliveries > 1);
+    if (redelivered.length > 0) {
+      const probe = new EventBatch(kind.newBody(bytes), { keepLinkIds: true });
+      for (const m of redelivered) readMessage(kind, m.data, probe);
+      if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(probe.ids, probe.linkIds!))))) return null;
+      stats.skippedDuplicates += stored.size;
     }
+    // Encoded rows are smaller than their JSON lines: the body rarely has to grow.
+    // A message and its redelivery can meet in one batch: the batch keeps each event id once.
+    const batch = new EventBatch(kind.newBody(bytes + 4096), { skip: stored });
+    const bad: string[] = [];
+    for (const m of messages) for (const line of readMessage(kind, m.data, batch)) bad.push(line);
+    const parseMs = performance.now() - started;
     if (bad.length > 0 && !(await untilDone('dead-lettering', messages, () => deadLetter(bad)))) return null;
-    return { messages, rows, parseMs };
+    return { messages, batch, parseMs };
   }
 
   /** Inserts, then acknowledges: a message is acked only once its events are stored. */
-  async function store({ messages, rows, parseMs }: Prepared): Promise<void> {
+  async function store({ messages, batch, parseMs }: Prepared): Promise<void> {
     const started = performance.now();
-    if (rows.length > 0) {
-      const token = createHash('sha256').update(rows.map(idOf).join(',')).digest('hex');
-      const inserted = await untilDone('insert', messages, async () => {
-        await clickhouse.insert({ table: kind.table, values: rows, format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: token } });
-      });
+    if (batch.count > 0) {
+      // The same events give the same token, however often this insert is retried.
+      const token = createHash('sha256').update(batch.ids.join(',')).digest('hex');
+      const body = batch.body.bytes();
+      const inserted = await untilDone('insert', messages, () => insertBatch(clickhouse, kind, body, token));
       if (!inserted) return;
-      stats.inserted += rows.length;
-      let oldest = Number.POSITIVE_INFINITY;
-      for (const r of rows) if (r.ts < oldest) oldest = r.ts;
-      stats.lastBatchLagMs = Date.now() - oldest;
+      stats.inserted += batch.count;
+      stats.lastBatchLagMs = Date.now() - batch.oldestTs;
     }
     for (const m of messages) m.ack();
-    logger.debug('batch stored', { kind: kind.name, messages: messages.length, rows: rows.length, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
+    logger.debug('batch stored', { kind: kind.name, messages: messages.length, rows: batch.count, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
   }
 
   /** A batch that failed for an unexpected reason goes back for redelivery; ingestion goes on. */

@@ -1,10 +1,15 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { checkBus, checkClickHouse } from '../../shared/health/dependency-checks.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
+import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
+import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadIngesterConfig } from './config.ts';
 import { startIngester } from './ingester.ts';
 import { clickEvents, conversionEvents } from './event-tables.ts';
+import { startHealthServer } from './health-server.ts';
+import { registerIngesterMetrics } from './ingester-metrics.ts';
 
 const config = loadIngesterConfig();
 const logger = createLogger('ingester', config.LOG_LEVEL);
@@ -16,23 +21,34 @@ try {
   const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-ingester', logger });
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   await migrateClickHouse(clickhouse);
+  // Listening first: a taken port fails the start before any event is consumed.
+  const metrics = createMetricsRegistry();
+  const http = await startHealthServer({
+    port: config.INGEST_PORT,
+    host: config.HOST,
+    registry: metrics,
+    // Ready when it can do its work: take events from NATS and store them in ClickHouse.
+    checks: async () => ({ nats: checkBus(bus), clickhouse: await checkClickHouse(clickhouse) }),
+    logger,
+  });
   // Clicks and conversions, each with its own durable consumer (shared by every ingester process).
   const ingesters = [
     startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName: `${config.INGEST_CONSUMER}-clicks`, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS }),
     startIngester({ kind: conversionEvents, bus, clickhouse, logger, consumerName: `${config.INGEST_CONSUMER}-conversions`, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS }),
   ];
+  registerIngesterMetrics(metrics, [
+    { kind: clickEvents.name, ingester: ingesters[0]! },
+    { kind: conversionEvents.name, ingester: ingesters[1]! },
+  ]);
 
-
-  logger.info('ingester running', { consumers: ingesters.length });
-  const shutdown = async () => {
+  logger.info('ingester running', { consumers: ingesters.length, url: http.url });
+  handleShutdown(logger, async () => {
     // Finish and acknowledge the batch in hand; anything unacknowledged is redelivered to a peer.
     await Promise.all(ingesters.map((i) => i.stop()));
+    await http.close();
     await bus.close();
     await clickhouse.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  });
 } catch (err) {
   logger.error('ingester failed to start', errorFields(err));
   process.exit(1);

@@ -5,14 +5,17 @@
  *   POST     /{shortCode}   password form submission (password-post.ts)
  *   GET|HEAD /i/{shortCode} impression GIF
  *   GET|HEAD /p.gif         conversion pixel GIF (?clickId=...)
- *   GET      /health, /ready
+ *   GET|HEAD /health, /ready
+ *   GET      /metrics       Prometheus text format (metrics-route.ts)
  *   anything else           404 page
  *
  * Routing is uWS's: `/:code` matches exactly one non-empty path segment, so `/a/b`,
  * `/a/` and `/` fall through to the 404 catch-all. The GET/HEAD path is synchronous.
  */
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import type { Registry } from 'prom-client';
 import { errorFields } from '../../shared/logger.ts';
+import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
 import type { RedirectorContext, RedirectorDeps } from './context.ts';
 import { internalErrorPage, notFoundPage } from './pages.ts';
@@ -21,20 +24,30 @@ import { parsePixelConversion } from './pixel.ts';
 import { captureRequest, emptyRequestInfo } from './request-facts.ts';
 import { sendGif, sendJson, sendPage } from './responses.ts';
 import { createLinkServer } from './serve-link.ts';
+import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './request-counters.ts';
+import { createMetricsHandler } from './metrics-route.ts';
+import { registerRequestMetrics } from './redirector-metrics.ts';
 
 export type { RedirectorDeps } from './context.ts';
 
 export interface RedirectorApp {
   listen(port: number, host: string): Promise<{ port: number; url: string }>;
   close(): void;
+  /** This instance's metrics, served at /metrics; the caller adds what it owns (events, snapshot). */
+  readonly metrics: Registry;
 }
 
 /** TemplatedApp.close() exists at run time in uWS 20.30 but is missing from its typings. */
 type ClosableApp = TemplatedApp & { close?: () => void };
 
 export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
-  const ctx: RedirectorContext = { ...deps, now: deps.now ?? Date.now, onPixelConversion: deps.onPixelConversion };
+  const counters = new RequestCounters();
+  const ctx: RedirectorContext = { ...deps, now: deps.now ?? Date.now, onPixelConversion: deps.onPixelConversion, counters };
   const { lookup, config, logger, secret } = ctx;
+  const latency = redirectLatencyHistogram();
+  const metrics = createMetricsRegistry();
+  registerRequestMetrics(metrics, counters, latency);
+  let untilSample = LATENCY_SAMPLE_EVERY;
   const server = createLinkServer(ctx);
   // Reused by the synchronous handlers: filled and consumed before the handler returns.
   const scratch = emptyRequestInfo();
@@ -53,6 +66,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
       try {
         handler(res, req, head);
       } catch (err) {
+        counters.error++;
         logger.error(`${name} failed`, errorFields(err));
         try {
           sendPage(res, internalErrorPage, head);
@@ -63,16 +77,31 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     };
   }
 
-  function onLink(res: HttpResponse, req: HttpRequest, head: boolean): void {
+  function serveCode(res: HttpResponse, req: HttpRequest, head: boolean): void {
     const info = captureRequest(res, req, config, scratch);
     const link = lookup.find(info.host, info.code);
-    if (link === undefined) sendPage(res, notFoundPage, head);
-    else server.serve(res, info, link, head, false);
+    if (link === undefined) {
+      counters.notFound++;
+      sendPage(res, notFoundPage, head);
+    } else server.serve(res, info, link, head, false);
+  }
+
+  /** Times one request in LATENCY_SAMPLE_EVERY (request-counters.ts says why not all). */
+  function onLink(res: HttpResponse, req: HttpRequest, head: boolean): void {
+    if (--untilSample !== 0) {
+      serveCode(res, req, head);
+      return;
+    }
+    untilSample = LATENCY_SAMPLE_EVERY;
+    const started = performance.now();
+    serveCode(res, req, head);
+    latency.observe((performance.now() - started) / 1000);
   }
 
   function onImpression(res: HttpResponse, req: HttpRequest, head: boolean): void {
     const info = captureRequest(res, req, config, scratch);
     // Unknown codes get the GIF too, so a page never shows a broken image.
+    counters.impression++;
     sendGif(res, head);
     if (head) return;
     const link = lookup.find(info.host, info.code);
@@ -81,6 +110,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
 
   function onPixel(res: HttpResponse, req: HttpRequest, head: boolean): void {
     const query = req.getQuery() ?? '';
+    counters.pixel++;
     sendGif(res, head);
     const report = ctx.onPixelConversion;
     if (head || report === undefined || lookup.findById === undefined) return;
@@ -94,10 +124,17 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     }
   }
 
+  /**
+   * Ready once the full snapshot is loaded: until then every code would be a 404. The
+   * bus is reported, not required: without it the redirector still serves its snapshot
+   * and buffers clicks (DESIGN), so pulling it from rotation would only lose traffic.
+   */
   function onReady(res: HttpResponse, _req: HttpRequest, head: boolean): void {
     const links = lookup.size ?? 0;
     const ready = lookup.ready === undefined ? links > 0 : lookup.ready();
-    sendJson(res, ready ? '200 OK' : '503 Service Unavailable', JSON.stringify({ status: ready ? 'ready' : 'starting', links }), head);
+    const body: Record<string, unknown> = { status: ready ? 'ready' : 'starting', links };
+    if (deps.busConnected !== undefined) body.checks = { snapshot: ready ? 'ok' : 'loading', nats: deps.busConnected() ? 'ok' : 'unavailable' };
+    sendJson(res, ready ? '200 OK' : '503 Service Unavailable', JSON.stringify(body), head);
   }
 
   const app: ClosableApp = uWS.App();
@@ -107,6 +144,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     .head('/health', guarded('health', true, (res, _req, head) => sendJson(res, '200 OK', '{"status":"ok"}', head)))
     .get('/ready', guarded('ready', false, onReady))
     .head('/ready', guarded('ready', true, onReady))
+    .get('/metrics', guarded('metrics', false, createMetricsHandler(metrics, logger)))
     .get('/p.gif', guarded('pixel', false, onPixel))
     .head('/p.gif', guarded('pixel', true, onPixel))
     .get('/i/:code', guarded('impression', false, onImpression))
@@ -114,11 +152,18 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     .get('/:code', guarded('redirect', false, onLink))
     .head('/:code', guarded('redirect', true, onLink))
     .post('/:code', guarded('password', false, passwordPost))
-    .any('/*', guarded('not found', false, (res, req) => sendPage(res, notFoundPage, req.getMethod() === 'head')));
+    .any(
+      '/*',
+      guarded('not found', false, (res, req) => {
+        counters.notFound++;
+        sendPage(res, notFoundPage, req.getMethod() === 'head');
+      }),
+    );
 
   let listenSocket: us_listen_socket | null = null;
 
   return {
+    metrics,
     listen(port: number, host: string) {
       return new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {

@@ -3,6 +3,7 @@ import type { RedirectorConfig } from './config.ts';
 import type { PixelConversion } from './pixel.ts';
 import type { ClickSink } from './ports.ts';
 import type { RedirectorLookup } from './redirector-lookup.ts';
+import type { RequestCounters } from './request-counters.ts';
 
 /** Dependencies of the redirector's HTTP layer. */
 export interface RedirectorDeps {
@@ -19,8 +20,15 @@ export interface RedirectorDeps {
    * synchronously after the GIF is answered; must not block. Exceptions are logged.
    */
   onPixelConversion?: (input: PixelConversion) => void;
+  /**
+   * Whether the bus is connected, reported by /ready (informational: the redirector
+   * serves its snapshot and buffers clicks while the bus is away). Absent: not reported.
+   */
+  busConnected?: () => boolean;
 }
 
-export interface RedirectorContext extends Required<Omit<RedirectorDeps, 'onPixelConversion'>> {
+export interface RedirectorContext extends Required<Omit<RedirectorDeps, 'onPixelConversion' | 'busConnected'>> {
   onPixelConversion: RedirectorDeps['onPixelConversion'];
+  /** What was answered, counted on the request path (request-counters.ts). */
+  counters: RequestCounters;
 }

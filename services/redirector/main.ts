@@ -1,6 +1,7 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
+import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadRedirectorConfig } from './config.ts';
 import { startRedirector } from './redirector.ts';
 
@@ -14,13 +15,11 @@ try {
   const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-redirector', logger });
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const redirector = await startRedirector({ config, bus, secret, logger });
-  const shutdown = async () => {
+  handleShutdown(logger, async () => {
+    // Stops taking requests, then publishes the clicks it buffered (bounded), then disconnects.
     await redirector.close();
     await bus.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  });
 } catch (err) {
   logger.error('redirector failed to start', errorFields(err));
   process.exit(1);

@@ -45,7 +45,7 @@ interface PendingPost {
 }
 
 export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkServer): (res: HttpResponse, req: HttpRequest) => void {
-  const { lookup, secret, logger } = ctx;
+  const { lookup, secret, logger, counters } = ctx;
   const clock = ctx.now;
   const byVisitor = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE);
   const byAddress = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE * ADDRESS_LIMIT_FACTOR);
@@ -60,6 +60,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
 
   async function check(res: HttpResponse, pending: PendingPost, info: RequestInfo, link: RoutableLink, contentType: string): Promise<void> {
     if (!contentType.toLowerCase().startsWith(FORM_TYPE)) {
+      counters.passwordRejected++;
       answerLater(res, pending, unsupportedMediaPage);
       return;
     }
@@ -73,6 +74,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     const addressKey = `${hashedVisitorId(secret, info.ip, '', now)}\n${linkId}`;
     const retryAfter = Math.max(byVisitor.retryAfter(visitorKey, now), byAddress.retryAfter(addressKey, now));
     if (retryAfter > 0) {
+      counters.passwordRejected++;
       answerLater(res, pending, tooManyAttemptsPage, cookie, ['Retry-After', String(retryAfter)]);
       return;
     }
@@ -80,6 +82,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     if (hash === null) {
       if (!missingHashLogged) logger.error('password-protected link without a password hash in the snapshot', { linkId });
       missingHashLogged = true;
+      counters.error++;
       answerLater(res, pending, unavailablePage);
       return;
     }
@@ -88,6 +91,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     byAddress.charge(addressKey, now);
     const right = password !== '' && (await verifyPassword(password, hash));
     if (!right) {
+      counters.passwordRejected++;
       answerLater(res, pending, wrongPasswordPage, cookie);
       return;
     }
@@ -111,14 +115,17 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     // Answers given right away leave the unread body to uWS; closing keeps the
     // connection from being reused with a half-read body.
     if (link === undefined) {
+      counters.notFound++;
       sendPage(res, notFoundPage, false, null, null, true);
       return;
     }
     if (!link.compiled.hasPassword) {
+      counters.passwordRejected++;
       sendPage(res, methodNotAllowedPage, false, null, ['Allow', 'GET, HEAD'], true);
       return;
     }
     if (declaredLength > MAX_PASSWORD_BODY_BYTES) {
+      counters.passwordRejected++;
       sendPage(res, payloadTooLargePage, false, null, null, true);
       return;
     }
@@ -130,6 +137,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
       if (pending.done) return;
       pending.size += chunk.byteLength;
       if (pending.size > MAX_PASSWORD_BODY_BYTES) {
+        counters.passwordRejected++;
         answerLater(res, pending, payloadTooLargePage, null, null, true);
         return;
       }
@@ -138,6 +146,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
       if (!isLast) return;
       check(res, pending, info, link, contentType).catch((err: unknown) => {
         logger.error('password check failed', { linkId: link.compiled.id, ...errorFields(err) });
+        counters.error++;
         answerLater(res, pending, internalErrorPage);
       });
     });

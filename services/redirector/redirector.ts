@@ -10,6 +10,7 @@ import type { ClickSink } from './ports.ts';
 import { SnapshotStore } from './snapshot-store.ts';
 import { pixelConversions } from './pixel-conversions.ts';
 import { syncSnapshot } from './snapshot-sync.ts';
+import { registerRedirectorMetrics } from './redirector-metrics.ts';
 
 export interface RunningRedirector {
   url: string;
@@ -29,6 +30,7 @@ export interface RunningRedirector {
 export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus; secret: Buffer; logger: Logger }): Promise<RunningRedirector> {
   const { config, bus, logger } = deps;
   const instanceId = randomBytes(6).toString('hex');
+  const startedAt = Date.now();
   preloadGeoIp();
   const store = new SnapshotStore();
   const sync = await syncSnapshot({ bus, store, logger });
@@ -43,7 +45,16 @@ export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus
     },
   };
   const conversions = pixelConversions({ bus, store, secret: deps.secret, logger });
-  const app = createRedirectorApp({ lookup: store, sink, secret: deps.secret, config, logger, onPixelConversion: (c) => conversions.record(c) });
+  const app = createRedirectorApp({
+    lookup: store,
+    sink,
+    secret: deps.secret,
+    config,
+    logger,
+    onPixelConversion: (c) => conversions.record(c),
+    busConnected: () => bus.connected(),
+  });
+  registerRedirectorMetrics(app.metrics, { events, conversions, store, bus, startedAt });
   const { port, url } = await app.listen(config.REDIRECT_PORT, config.HOST);
   logger.info('redirector listening', { url, links: store.size, instanceId });
   return {

@@ -54,7 +54,7 @@ function needsBucket(link: RoutableLink): boolean {
 }
 
 export function createLinkServer(ctx: RedirectorContext): LinkServer {
-  const { lookup, sink, secret, logger } = ctx;
+  const { lookup, sink, secret, logger, counters } = ctx;
   const clock = ctx.now;
   const qrParam = ctx.config.QR_MARKER_PARAM;
   /** Reused: decide() is synchronous and keeps no reference to its facts. */
@@ -111,6 +111,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   }
 
   function fail(res: HttpResponse, head: boolean, message: string, link: CompiledLink): void {
+    counters.error++;
     logger.error(message, { linkId: link.id });
     sendPage(res, internalErrorPage, head);
   }
@@ -133,18 +134,25 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
 
     if (decision.kind === 'not_found') {
       // Same page as an unknown code: a disabled link is not revealed as existing.
+      counters.notFound++;
       sendPage(res, notFoundPage, head);
       return;
     }
     if (decision.kind === 'gone') {
       const expiredUrl = decision.expiredUrl === null ? null : headerSafeUrl(decision.expiredUrl);
-      if (expiredUrl !== null) sendRedirect(res, expiredUrl, null);
-      else sendPage(res, decision.reason === 'expired' ? expiredPage : clicksLimitPage, head);
+      if (expiredUrl !== null) {
+        counters.expiredRedirect++;
+        sendRedirect(res, expiredUrl, null);
+      } else {
+        counters.gone++;
+        sendPage(res, decision.reason === 'expired' ? expiredPage : clicksLimitPage, head);
+      }
       return;
     }
 
     const cookie = newVisitor ? visitorCookie(visitorId) : null;
     if (compiled.hasPassword && !passwordVerified) {
+      counters.passwordForm++;
       sendPage(res, passwordFormPage, head, cookie);
       return;
     }
@@ -154,6 +162,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const clickId = record || compiled.conversionTracking ? createClickId(secret, compiled.id, now) : '';
 
     if (decision.kind === 'no_content') {
+      counters.noContent++;
       sendNoContent(res, cookie);
       if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, null);
       return;
@@ -167,14 +176,17 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
           ? appendClickId(deepLink.fallbackUrl, clickId)
           : deepLink.fallbackUrl
         : destination;
+      counters.deepLink++;
       sendPage(res, deepLinkPage(deepLink.appUrl, fallback), head, cookie);
     } else {
-      const target = deepLink !== null && deepLink.platform === 'android' ? deepLink.intentUrl : destination;
-      const location = headerSafeUrl(target);
+      const intent = deepLink !== null && deepLink.platform === 'android';
+      const location = headerSafeUrl(intent ? deepLink.intentUrl : destination);
       if (location === null) {
         fail(res, head, 'redirect target is not a usable URL', compiled);
         return;
       }
+      if (intent) counters.deepLink++;
+      else counters.redirect++;
       sendRedirect(res, location, cookie);
     }
     if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, decision.destination);

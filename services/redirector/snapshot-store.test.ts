@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { makeLink } from '../../shared/routing/fixtures.ts';
 import { compileLink, type CompiledLink } from '../../shared/routing/index.ts';
 import { SnapshotStore } from './snapshot-store.ts';
-import { decodeSnapshotEntry, decodeSnapshotEntryLazily, encodeSnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
+import { decodeSnapshotEntry, decodeSnapshotEntryHeader, decodeSnapshotEntryLazily, encodeSnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
+import { compressBlock, decompressBlock, SnapshotBlockBuilder } from '../../shared/snapshot/snapshot-blocks.ts';
+import { SnapshotFrameReader } from '../../shared/snapshot/snapshot-blob.ts';
 
 function compiled(id: string, shortCode: string, domain = '', overrides: Parameters<typeof makeLink>[0] = {}): CompiledLink {
   return compileLink(makeLink({ id, shortCode, domain, ...overrides }), [], []);
@@ -109,5 +111,42 @@ describe('SnapshotStore', () => {
     expect(decodeSnapshotEntry(legacy)).toEqual({ version: 5, linkId: 'link_old', link });
     expect(() => decodeSnapshotEntryLazily(new TextEncoder().encode('{"version":1}'))).toThrow(/not a snapshot entry/);
     expect(() => decodeSnapshotEntryLazily(new TextEncoder().encode('garbage'))).toThrow();
+  });
+
+  it('serves links of a compressed block (the compacted snapshot) as the same links, decompressing on first use', async () => {
+    const links = Array.from({ length: 300 }, (_, i) => compiled(`link_p${i}`, `p${i}`, i % 3 === 0 ? 'go.brand.example' : '', { clicksLimit: i % 5 === 0 ? i + 1 : null }));
+    const builder = new SnapshotBlockBuilder();
+    const blocks: Uint8Array[] = [];
+    const pack = async (frames: Uint8Array | null) => frames && blocks.push(await compressBlock(frames));
+    for (const link of links) await pack(builder.add(encodeSnapshotEntry({ version: 10, linkId: link.id, link })));
+    await pack(builder.finish());
+    expect(blocks.length).toBeGreaterThan(1); // 300 links do not fit one block
+
+    const store = new SnapshotStore();
+    for (const block of blocks) {
+      const plain = decompressBlock(block);
+      new SnapshotFrameReader().push(plain, (frame) => {
+        const { header, linkStart } = decodeSnapshotEntryHeader(frame)!;
+        const at = frame.byteOffset - plain.byteOffset;
+        expect(store.applyPacked(header, block, at + linkStart, at + frame.length)).toBe(true);
+      });
+    }
+    expect(store.size).toBe(300);
+    expect(store.clicksLimit('link_p5')).toBe(6);
+    for (const [i, link] of links.entries()) {
+      expect(store.find(link.domain === '' ? 'any.example' : link.domain, `p${i}`)?.compiled).toEqual(JSON.parse(JSON.stringify(link)));
+    }
+    expect(store.findById('link_p7')?.compiled.id).toBe('link_p7');
+    // Newer entries from the watch replace packed ones; older ones do not.
+    expect(store.apply({ version: 9, linkId: 'link_p1', link: compiled('link_p1', 'p1', '', { defaultDestination: 'https://example.com/older' }) })).toBe(false);
+    expect(store.applyLazy(decodeSnapshotEntryLazily(encodeSnapshotEntry({ version: 11, linkId: 'link_p2', link: null })))).toBe(true);
+    expect(store.find('', 'p2')).toBeUndefined();
+    expect(store.size).toBe(299);
+    // A load that failed half-way is forgotten whole; entries apply again from scratch.
+    store.setClicks('link_p3', 2);
+    store.clear();
+    expect([store.size, store.find('', 'p3'), store.findById('link_p3'), store.version('link_p3'), store.clicks('link_p3')]).toEqual([0, undefined, undefined, 0, 2]);
+    expect(store.apply({ version: 1, linkId: 'link_p3', link: compiled('link_p3', 'p3') })).toBe(true);
+    expect(store.find('', 'p3')?.compiled.id).toBe('link_p3');
   });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../logger.ts';
+import { connect } from 'nats';
 import type { Bus, KvEntry } from './bus.ts';
 import { createMemoryBus } from './memory-bus.ts';
 import { connectNatsBus } from './nats-bus.ts';
@@ -13,10 +14,47 @@ const unique = () => randomBytes(5).toString('hex');
 /** One contract, two implementations: what holds on NATS must hold in-process. */
 describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
   let bus: Bus;
+  /** Streams these tests created on the shared server, removed afterwards. */
+  const streams: string[] = [];
+  const kvName = () => {
+    const name = `test_${unique()}`;
+    streams.push(`KV_${name}`);
+    return name;
+  };
+  const blobName = () => {
+    const name = `test_blobs_${unique()}`;
+    streams.push(`OBJ_${name}`);
+    return name;
+  };
+  const waitFor = async (done: () => boolean) => {
+    const deadline = Date.now() + 3_000;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  };
+  async function* pieces(...texts: string[]) {
+    for (const t of texts) yield encode(t);
+  }
+  const collect = async <T>(items: AsyncIterable<T>) => {
+    const out: T[] = [];
+    for await (const item of items) out.push(item);
+    return out;
+  };
+  const readAll = async (data: AsyncIterable<Uint8Array>) => {
+    let text = '';
+    for await (const piece of data) text += decode(piece);
+    return text;
+  };
+
   beforeAll(async () => {
     bus = kind === 'nats' ? await connectNatsBus(NATS_URL, { name: 'bus-test', logger: createLogger('test', 'silent') }) : createMemoryBus();
   });
-  afterAll(() => bus?.close());
+  afterAll(async () => {
+    await bus?.close();
+    if (kind !== 'nats' || streams.length === 0) return;
+    const nc = await connect({ servers: NATS_URL });
+    const jsm = await nc.jetstreamManager();
+    for (const stream of streams) await jsm.streams.delete(stream).catch(() => {});
+    await nc.close();
+  });
 
   it('delivers published events once per message id to a durable consumer, and redelivers what is not acked', async () => {
     const subject = `linkroute.events.test.${unique()}`;
@@ -64,5 +102,148 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     expect(await kv.get('two')).toBeNull();
     expect(await kv.entryCount()).toBe(3);
     watch.stop();
+  });
+
+  it('KV watch from a revision delivers every change at or after it (deletes too), then live ones; initialized fires', async () => {
+    const kv = await bus.kv(kvName());
+    const r1 = await kv.put('a', encode('a1'));
+    await kv.put('b', encode('b1'));
+    const r3 = await kv.put('c', encode('c1'));
+    await kv.put('a', encode('a2'));
+    await kv.delete('b');
+    const seen: KvEntry[] = [];
+    const watch = await kv.watch((e) => seen.push(e), { fromRevision: r3 });
+    await watch.initialized;
+    await waitFor(() => seen.length >= 3);
+    expect(seen.map((e) => [e.key, decode(e.value)])).toEqual([['c', 'c1'], ['a', 'a2'], ['b', null]]);
+    expect(seen[0]!.revision).toBe(r3);
+    await kv.put('d', encode('d1'));
+    await waitFor(() => seen.length >= 4);
+    expect(seen.slice(3).map((e) => [e.key, decode(e.value)])).toEqual([['d', 'd1']]);
+    watch.stop();
+    expect(r1).toBeLessThan(r3);
+
+    // Caught up already (nothing at or after the revision): initialized all the same.
+    const { revision } = await kv.status();
+    const none: KvEntry[] = [];
+    const idle = await kv.watch((e) => none.push(e), { fromRevision: revision + 1 });
+    await idle.initialized;
+    await kv.put('e', encode('e1'));
+    await waitFor(() => none.length >= 1);
+    expect(none.map((e) => e.key)).toEqual(['e']);
+    idle.stop();
+  });
+
+  it('KV status: entries, the last revision, and a generation that names the bucket', async () => {
+    const kv = await bus.kv(kvName());
+    const empty = await kv.status();
+    expect(empty).toMatchObject({ entries: 0, revision: 0 });
+    await kv.put('a', encode('1'));
+    const last = await kv.put('a', encode('2'));
+    const after = await kv.status();
+    expect(after).toMatchObject({ entries: 1, revision: last, generation: empty.generation });
+    expect(after.generation).not.toBe((await (await bus.kv(kvName())).status()).generation);
+  });
+
+  it('KV scan reads every current value once, deletes included, in revision order, a batch at a time', async () => {
+    const kv = await bus.kv(kvName());
+    expect(await collect(kv.scan())).toEqual([]);
+    for (let i = 0; i < 25; i++) await kv.put(`k${i}`, encode(`v${i}`));
+    for (let i = 0; i < 25; i += 5) await kv.put(`k${i}`, encode(`w${i}`));
+    await kv.delete('k1');
+    const batches = await collect(kv.scan(7));
+    expect(batches.map((b) => b.length)).toEqual([7, 7, 7, 4]);
+    const entries = batches.flat();
+    expect(entries.map((e) => e.revision)).toEqual([...entries.map((e) => e.revision)].sort((x, y) => x - y));
+    expect(new Set(entries.map((e) => e.key)).size).toBe(25);
+    const byKey = new Map(entries.map((e) => [e.key, decode(e.value)]));
+    expect(byKey.get('k0')).toBe('w0');
+    expect(byKey.get('k2')).toBe('v2');
+    expect(byKey.get('k1')).toBeNull();
+    expect(Math.max(...entries.map((e) => e.revision))).toBe((await kv.status()).revision);
+  });
+
+  it('blobs: put streams pieces in, get streams them out with the metadata; a put replaces whole', async () => {
+    const blobs = await bus.blobs(blobName());
+    expect(await blobs.get('one')).toBeNull();
+    expect(await blobs.info('one')).toBeNull();
+    const big = 'x'.repeat(300 * 1024); // larger than a NATS chunk: split and joined back
+    const written = await blobs.put('one', pieces('hello ', big, ' world'), { revision: '7' });
+    expect(written).toMatchObject({ name: 'one', size: 12 + big.length, metadata: { revision: '7' } });
+    const got = (await blobs.get('one'))!;
+    expect(got.info).toMatchObject({ size: 12 + big.length, metadata: { revision: '7' } });
+    expect(await readAll(got.data)).toBe(`hello ${big} world`);
+
+    // Metadata computed once the data is stored; the old content stays readable until then.
+    let counted = 0;
+    async function* counting() {
+      for (const t of ['a', 'b', 'c']) {
+        counted++;
+        expect(await readAll((await blobs.get('one'))!.data)).toBe(`hello ${big} world`);
+        yield encode(t);
+      }
+    }
+    await blobs.put('one', counting(), () => ({ revision: String(counted) }));
+    expect((await blobs.info('one'))!.metadata).toEqual({ revision: '3' });
+    expect(await readAll((await blobs.get('one'))!.data)).toBe('abc');
+    expect((await blobs.info('one'))!.modifiedAt).toBeGreaterThan(Date.now() - 60_000);
+
+    // A writer that fails leaves the previous blob as it was.
+    async function* failing() {
+      yield encode('partial');
+      throw new Error('source failed');
+    }
+    await expect(blobs.put('one', failing(), {})).rejects.toThrow('source failed');
+    expect(await readAll((await blobs.get('one'))!.data)).toBe('abc');
+
+    await blobs.put('empty', pieces(), {});
+    expect(await readAll((await blobs.get('empty'))!.data)).toBe('');
+    await blobs.delete('one');
+    expect(await blobs.get('one')).toBeNull();
+  });
+
+  it('a blob read overlapping a replace gives the old content whole or fails, never a mix', async () => {
+    const blobs = await bus.blobs(blobName());
+    const random = (seed: number) => Uint8Array.from({ length: 700 * 1024 }, (_, i) => (i * 2654435761 + seed) >>> 24);
+    const [a, b] = [random(1), random(2)];
+    await blobs.put('x', pieces(), {});
+    await blobs.put('x', (async function* () {
+      yield a;
+    })(), {});
+    const reading = (await blobs.get('x'))!;
+    const iterator = reading.data[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    await blobs.put('x', (async function* () {
+      yield b;
+    })(), {});
+    const read = [first.value as Uint8Array];
+    const outcome = await (async () => {
+      for (let r = await iterator.next(); !r.done; r = await iterator.next()) read.push(r.value);
+    })().then(
+      () => 'whole',
+      () => 'failed',
+    );
+    if (outcome === 'whole') expect(Buffer.concat(read).equals(Buffer.from(a))).toBe(true);
+    if (kind === 'nats') expect(outcome).toBe('failed'); // its old chunks were purged
+    expect(Buffer.concat(await collect((await blobs.get('x'))!.data)).equals(Buffer.from(b))).toBe(true);
+  });
+
+  it('a lease has one holder at a time; released or expired, another process takes it', async () => {
+    const name = `test-lease-${unique()}`;
+    const first = await bus.tryLease(name, 60_000);
+    expect(first).not.toBeNull();
+    expect(await bus.tryLease(name, 60_000)).toBeNull();
+    expect(await first!.renew()).toBe(true);
+    await first!.release();
+    const second = await bus.tryLease(name, 300);
+    expect(second).not.toBeNull();
+    expect(await bus.tryLease(name, 300)).toBeNull();
+    await new Promise((r) => setTimeout(r, 400)); // second stops renewing: its claim expires
+    const third = await bus.tryLease(name, 60_000);
+    expect(third).not.toBeNull();
+    expect(await second!.renew()).toBe(false); // taken over: the old holder learns it lost it
+    await second!.release(); // and letting go does not free the new holder's lease
+    expect(await bus.tryLease(name, 60_000)).toBeNull();
+    await third!.release();
   });
 });

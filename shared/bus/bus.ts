@@ -3,12 +3,15 @@
  * (`nats-bus.ts`). All-in-one mode: an in-process implementation with the same
  * semantics (`memory-bus.ts`), used only when every service runs in one process.
  *
- * Two facilities:
+ * Four facilities:
  * - events: a durable stream (clicks, impressions, conversions) with publisher
  *   dedup by message id and durable, explicitly acknowledged consumers;
  * - key-value buckets: per-key latest values with revisions and watchers that
  *   first deliver every current value, then every change (the link snapshot,
- *   shared click counts).
+ *   shared click counts);
+ * - blob stores: large values written and read as a stream of chunks (the
+ *   compacted link snapshot, see shared/snapshot/snapshot-blob.ts);
+ * - leases: one holder at a time across processes (who compacts the snapshot).
  */
 export interface KvEntry {
   key: string;
@@ -17,8 +20,30 @@ export interface KvEntry {
   revision: number;
 }
 
+/** Where a bucket stands; cheap to ask (no values read). */
+export interface KvStatus {
+  /** Entries stored, delete markers included. */
+  entries: number;
+  /** The highest revision written so far (0: never written). Revisions only grow. */
+  revision: number;
+  /**
+   * Names this incarnation of the bucket: a bucket deleted and created again starts
+   * its revisions over, so a revision is only meaningful with its generation.
+   */
+  generation: string;
+}
+
+export interface KvWatchOptions {
+  /**
+   * Deliver only what was written at this revision or later (0 or absent: every current
+   * value first). Resuming from a revision a caller already holds everything up to
+   * skips the replay of what it has.
+   */
+  fromRevision?: number;
+}
+
 export interface KvWatch {
-  /** Resolves once every value present when the watch started has been delivered. */
+  /** Resolves once every value present when the watch started (from `fromRevision` on, when given) has been delivered. */
   readonly initialized: Promise<void>;
   stop(): void;
 }
@@ -29,11 +54,63 @@ export interface KvBucket {
   delete(key: string): Promise<void>;
   /** Entries stored, delete markers included: 0 means the bucket was never written. */
   entryCount(): Promise<number>;
+  status(): Promise<KvStatus>;
   /**
-   * Calls `onEntry` for every current value, then for every change, in revision
-   * order, across reconnects (missed changes are replayed), until stopped.
+   * Calls `onEntry` for every current value (from `fromRevision` on, when given), then
+   * for every change, in revision order, across reconnects (missed changes are
+   * replayed), until stopped.
    */
-  watch(onEntry: (entry: KvEntry) => void): Promise<KvWatch>;
+  watch(onEntry: (entry: KvEntry) => void, options?: KvWatchOptions): Promise<KvWatch>;
+  /**
+   * Reads every current value once, delete markers included, in revision order, a
+   * batch at a time: the next batch is read only when the caller asks for it, so a
+   * slow caller holds one batch, never the bucket. Invariant when the iteration ends:
+   * for every key, its latest value up to the highest revision delivered has been
+   * delivered (values written during the scan may or may not be).
+   */
+  scan(batchSize?: number): AsyncIterable<KvEntry[]>;
+}
+
+export type BlobMetadata = Record<string, string>;
+
+/** A stored blob's description; `metadata` is what its writer attached. */
+export interface BlobInfo {
+  name: string;
+  size: number;
+  /** Epoch ms of the put that wrote it. */
+  modifiedAt: number;
+  metadata: BlobMetadata;
+}
+
+export interface BlobStore {
+  /**
+   * Stores `data` under `name`, replacing what was there only once all of it is stored:
+   * a reader sees the old blob or the new one, never a mix (a read that overlaps a
+   * replace may fail instead; readers fall back or retry). If `data` throws, nothing
+   * changes. Pieces are stored in order; large ones may be split. `metadata` may be a
+   * function: it is called once all of `data` is stored, so it can describe what the
+   * data turned out to hold.
+   */
+  put(name: string, data: AsyncIterable<Uint8Array>, metadata: BlobMetadata | (() => BlobMetadata)): Promise<BlobInfo>;
+  info(name: string): Promise<BlobInfo | null>;
+  /**
+   * The blob's bytes in order, read as the caller consumes them (bounded memory). The
+   * iteration throws if the content cannot be read whole and intact (replaced during
+   * the read, corrupt); what it yielded before may be incomplete.
+   */
+  get(name: string): Promise<{ info: BlobInfo; data: AsyncIterable<Uint8Array> } | null>;
+  delete(name: string): Promise<void>;
+}
+
+/**
+ * A time-limited claim on a name: while it is held (renewed within its ttl), no other
+ * process gets the same name. A holder that stops renewing (crashed, stalled) loses it
+ * after the ttl. Clocks of holders are assumed within a few seconds of each other.
+ */
+export interface Lease {
+  /** Extends the lease by its ttl; false when it was lost (expired and taken, released). */
+  renew(): Promise<boolean>;
+  release(): Promise<void>;
 }
 
 export interface BusMessage {
@@ -67,6 +144,9 @@ export interface Bus {
   /** A durable consumer of the events stream; several processes sharing a name share the work. */
   eventConsumer(durableName: string, filterSubject?: string): Promise<EventConsumer>;
   kv(bucket: string): Promise<KvBucket>;
+  blobs(bucket: string): Promise<BlobStore>;
+  /** The lease on `name` for `ttlMs`, or null while another holder has it. */
+  tryLease(name: string, ttlMs: number): Promise<Lease | null>;
   /** Whether the bus is reachable right now. */
   connected(): boolean;
   close(): Promise<void>;
@@ -83,4 +163,9 @@ export const DEAD_LETTER_SUBJECT = 'linkroute.deadletter.events';
 export const kvBuckets = {
   snapshot: 'linkroute_snapshot',
   clickCounts: 'linkroute_click_counts',
+} as const;
+
+export const blobBuckets = {
+  /** The compacted snapshot: every entry of kvBuckets.snapshot up to a revision, as one blob. */
+  snapshot: 'linkroute_snapshot_compacted',
 } as const;

@@ -1,5 +1,8 @@
-import type { Bus, BusMessage, EventConsumer, KvBucket, KvEntry, KvWatch } from './bus.ts';
+import type { BlobStore, Bus, BusMessage, EventConsumer, KvBucket } from './bus.ts';
 import { EVENTS_DEDUP_WINDOW_MS } from './bus.ts';
+import { memoryBlobStore } from './memory-blob-store.ts';
+import { memoryKv } from './memory-kv.ts';
+import { memoryLeases } from './memory-lease.ts';
 
 /**
  * The bus inside one process (all-in-one mode). Same contract as NATS JetStream:
@@ -34,6 +37,8 @@ export function createMemoryBus(): Bus {
   const recentIds = new Map<string, number>();
   const durables = new Map<string, Durable>();
   const buckets = new Map<string, KvBucket>();
+  const blobStores = new Map<string, BlobStore>();
+  const leases = memoryLeases();
   let seq = 0;
 
   const wake = () => {
@@ -132,47 +137,15 @@ export function createMemoryBus(): Bus {
       if (!kv) buckets.set(bucket, (kv = memoryKv()));
       return kv;
     },
+    async blobs(bucket) {
+      let store = blobStores.get(bucket);
+      if (!store) blobStores.set(bucket, (store = memoryBlobStore()));
+      return store;
+    },
+    tryLease: async (name, ttlMs) => leases.tryLease(name, ttlMs),
     connected: () => true,
     async close() {
       wake();
-    },
-  };
-}
-
-function memoryKv(): KvBucket {
-  const values = new Map<string, KvEntry>();
-  const watchers = new Set<(entry: KvEntry) => void>();
-  let revision = 0;
-
-  function write(key: string, value: Uint8Array | null): number {
-    const entry: KvEntry = { key, value, revision: ++revision };
-    values.set(key, entry);
-    // Delivered asynchronously, as over a network, so writers never run watcher code.
-    for (const w of watchers) queueMicrotask(() => w(entry));
-    return entry.revision;
-  }
-
-  return {
-    async get(key) {
-      const e = values.get(key);
-      return e && e.value !== null ? e : null;
-    },
-    put: async (key, value) => write(key, value),
-    async delete(key) {
-      write(key, null);
-    },
-    async entryCount() {
-      return values.size;
-    },
-    async watch(onEntry) {
-      const current = [...values.values()].filter((e) => e.value !== null).sort((a, b) => a.revision - b.revision);
-      const upTo = revision;
-      // Changes after the replay point are delivered live; older ones were replayed.
-      const live = (e: KvEntry) => e.revision > upTo && onEntry(e);
-      watchers.add(live);
-      for (const e of current) onEntry(e);
-      const watch: KvWatch = { initialized: Promise.resolve(), stop: () => void watchers.delete(live) };
-      return watch;
     },
   };
 }

@@ -8,12 +8,32 @@ import {
   type KV,
   type NatsConnection,
 } from 'nats';
-import type { Bus, BusMessage, EventConsumer, KvBucket, KvEntry, KvWatch } from './bus.ts';
+import type { Bus, BusMessage, EventConsumer } from './bus.ts';
 import { EVENTS_DEDUP_WINDOW_MS, EVENTS_STREAM, EVENTS_SUBJECTS } from './bus.ts';
+import { natsBlobStore } from './nats-blob-store.ts';
+import { natsKv } from './nats-kv.ts';
+import { natsTryLease } from './nats-lease.ts';
 import type { Logger } from '../logger.ts';
 
 const nanos = (ms: number) => ms * 1_000_000;
 const ACK_WAIT_MS = 10_000;
+/**
+ * Messages per pull request. The server cuts a client off as a slow consumer
+ * once more than its max_pending (64 MiB by default) is on the way to it, and
+ * what was in flight then waits out the ack wait: one pull of 400 redirector
+ * batches (~200 KB each) did that. 50 messages stay under it even at NATS's
+ * 1 MiB max_payload.
+ */
+const PULL_MAX_MESSAGES = 50;
+/** The KV bucket holding every lease; a claim untouched for this long is dropped with its key. */
+const LEASES_BUCKET = 'linkroute_leases';
+const LEASE_KEY_MAX_AGE_MS = 24 * 3600_000;
+/**
+ * For creating a KV watch: its consumer (last value per key) makes the server index
+ * every key, 3.6 s for a million keys on nats-server 2.9, past the 5 s default when the
+ * server is busy. Only watches get it: puts keep failing fast when NATS is away.
+ */
+const KV_WATCH_API_TIMEOUT_MS = 30_000;
 
 /** NATS JetStream behind the Bus interface. Reconnects forever; callers see failures as rejected promises. */
 export async function connectNatsBus(url: string, options: { name: string; logger: Logger }): Promise<Bus> {
@@ -39,6 +59,8 @@ export async function connectNatsBus(url: string, options: { name: string; logge
   const jsm: JetStreamManager = await nc.jetstreamManager();
   const js: JetStreamClient = nc.jetstream();
   await ensureEventsStream(jsm);
+  let leases: Promise<KV> | null = null;
+  const watchJs: JetStreamClient = nc.jetstream({ timeout: KV_WATCH_API_TIMEOUT_MS });
 
   return {
     kind: 'nats',
@@ -66,18 +88,39 @@ export async function connectNatsBus(url: string, options: { name: string; logge
       // (a message held past the ack wait would be redelivered to another ingester).
       const fetcher: EventConsumer = {
         async fetch(max, expiresMs) {
-          // JetStream holds a pull request open until `max` messages or its expiry (1 s at least).
-          const batch = await consumer.fetch({ max_messages: max, expires: Math.max(1_000, expiresMs) });
+          // Pull requests of at most PULL_MAX_MESSAGES; JetStream holds each open until it is
+          // full or expires (1 s at least). Another pull follows only while they come back full
+          // and within the wait asked for, so live traffic waits no longer than one pull did.
+          const started = Date.now();
           const out: BusMessage[] = [];
-          for await (const m of batch) out.push(toBusMessage(m));
-          return out;
+          for (;;) {
+            const want = Math.min(PULL_MAX_MESSAGES, max - out.length);
+            const batch = await consumer.fetch({ max_messages: want, expires: Math.max(1_000, expiresMs) });
+            let got = 0;
+            for await (const m of batch) {
+              out.push(toBusMessage(m));
+              got++;
+            }
+            if (got < want || out.length >= max || Date.now() - started >= expiresMs) return out;
+          }
         },
         close() {},
       };
       return fetcher;
     },
     async kv(bucket) {
-      return natsKv(await js.views.kv(bucket, { history: 1 }));
+      // History 1 everywhere: natsKv's scan relies on it.
+      const kv = await js.views.kv(bucket, { history: 1 });
+      return natsKv(js, bucket, kv, () => watchJs.views.kv(bucket, { history: 1 }));
+    },
+    blobs: (bucket) => natsBlobStore(nc, js, jsm, bucket),
+    async tryLease(name, ttlMs) {
+      // Opened once; a failed open is tried again on the next call.
+      leases ??= js.views.kv(LEASES_BUCKET, { history: 1, ttl: LEASE_KEY_MAX_AGE_MS }).catch((err: unknown) => {
+        leases = null;
+        throw err;
+      });
+      return natsTryLease(await leases, name, ttlMs);
     },
     connected: () => isConnected,
     async close() {
@@ -118,38 +161,5 @@ function toBusMessage(m: JsMsg): BusMessage {
     nak: (delayMs) => m.nak(delayMs),
     term: () => m.term(),
     working: () => m.working(),
-  };
-}
-
-function natsKv(kv: KV): KvBucket {
-  const toEntry = (e: { key: string; value: Uint8Array; revision: number; operation: string }): KvEntry => ({
-    key: e.key,
-    value: e.operation === 'PUT' ? e.value : null,
-    revision: e.revision,
-  });
-  return {
-    async get(key) {
-      const e = await kv.get(key);
-      return e && e.operation === 'PUT' ? toEntry(e) : null;
-    },
-    put: (key, value) => kv.put(key, value),
-    async delete(key) {
-      await kv.delete(key);
-    },
-    async entryCount() {
-      return (await kv.status()).values;
-    },
-    async watch(onEntry) {
-      // The watcher is an ordered consumer: after a reconnect or a sequence gap it
-      // recreates itself from the last revision it delivered, so no change is missed.
-      let markInitialized!: () => void;
-      const initialized = new Promise<void>((resolve) => (markInitialized = resolve));
-      const iterator = await kv.watch({ key: '>', initializedFn: () => markInitialized() });
-      void (async () => {
-        for await (const e of iterator) onEntry(toEntry(e));
-      })();
-      const watch: KvWatch = { initialized, stop: () => iterator.stop() };
-      return watch;
-    },
   };
 }

@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../errors.ts';
 import { fromEngineError } from './clickhouse-exception.ts';
+import { insertFromFileSql, type FileInsert } from './insert-from-file.ts';
 
 /**
  * The main-thread handle on chdb-worker.mjs: one worker thread owning the chDB
@@ -45,14 +47,17 @@ interface Pending {
 export class ChdbThread {
   readonly engineVersion: string;
   private readonly worker: Worker;
+  private readonly spoolDir: string;
+  private nextSpoolFile = 1;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private failure: Error | null = null;
   private readonly exited: Promise<void>;
 
-  private constructor(worker: Worker, engineVersion: string) {
+  private constructor(worker: Worker, engineVersion: string, spoolDir: string) {
     this.worker = worker;
     this.engineVersion = engineVersion;
+    this.spoolDir = spoolDir;
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', (reply: Reply) => {
       const p = this.pending.get(reply.id);
@@ -65,8 +70,11 @@ export class ChdbThread {
     worker.once('exit', (code) => this.fail(new AppError('SERVICE_UNAVAILABLE', `chDB worker exited (code ${code})`)));
   }
 
-  /** Starts the thread and opens the connections on `path`; rejects with AppError if chDB cannot open it. */
-  static async start(options: { path: string; connectionArgs: string[] }): Promise<ChdbThread> {
+  /**
+   * Starts the thread and opens the connections on `path`; rejects with AppError if chDB cannot open it.
+   * `spoolDir` (an existing directory only this thread writes to) holds insertFromFile()'s data while it runs.
+   */
+  static async start(options: { path: string; connectionArgs: string[]; spoolDir: string }): Promise<ChdbThread> {
     pinChdbAddon();
     const worker = new Worker(new URL('./chdb-worker.mjs', import.meta.url), {
       workerData: { path: options.path, connectionArgs: options.connectionArgs },
@@ -89,7 +97,7 @@ export class ChdbThread {
       await worker.terminate().catch(() => undefined);
       throw new AppError('SERVICE_UNAVAILABLE', `embedded ClickHouse (chDB) could not open ${options.path}: ${first.message ?? 'unknown error'}`);
     }
-    return new ChdbThread(worker, first.engineVersion ?? 'unknown');
+    return new ChdbThread(worker, first.engineVersion ?? 'unknown', options.spoolDir);
   }
 
   get alive(): boolean {
@@ -114,6 +122,18 @@ export class ChdbThread {
   async insert(prefix: string, data: Buffer): Promise<InsertReply> {
     const owned = ownsItsMemory(data) ? data : Buffer.from(copyToOwnArrayBuffer(data));
     const r = await this.call({ type: 'insert', prefix, data: owned }, [owned.buffer as ArrayBuffer]);
+    return { rowsWritten: r.rowsWritten ?? 0, bytesWritten: r.bytesWritten ?? 0, elapsedSeconds: r.elapsed ?? 0 };
+  }
+
+  /**
+   * The same INSERT, its data written to a spool file that the engine reads
+   * (`FROM INFILE`, see insert-from-file.ts) and that is removed afterwards.
+   * `data` is moved to the worker, as for insert().
+   */
+  async insertFromFile(insert: FileInsert, data: Buffer): Promise<InsertReply> {
+    const file = join(this.spoolDir, `insert-${this.nextSpoolFile++}.data`);
+    const owned = ownsItsMemory(data) ? data : Buffer.from(copyToOwnArrayBuffer(data));
+    const r = await this.call({ type: 'insert-file', sql: insertFromFileSql(insert, file), file, data: owned }, [owned.buffer as ArrayBuffer]);
     return { rowsWritten: r.rowsWritten ?? 0, bytesWritten: r.bytesWritten ?? 0, elapsedSeconds: r.elapsed ?? 0 };
   }
 

@@ -11,6 +11,8 @@
  * Protocol (one message in, one reply out, matched by `id`):
  *   { id, type: 'query',  sql, format, params? }  -> { id, ok, bytes, rowsRead, bytesRead, elapsed }
  *   { id, type: 'insert', prefix, data }          -> { id, ok, rowsWritten, bytesWritten, elapsed }
+ *   { id, type: 'insert-file', sql, file, data }  -> the same; `data` is written to `file`, which
+ *                                                    `sql` reads (FROM INFILE), then removed
  *   { id, type: 'kill',   sql }                   -> { id, ok }   (runs on the second connection)
  *   { id, type: 'close' }                         -> { id, ok }   then the thread exits by itself
  *   failures                                      -> { id, ok: false, message }
@@ -23,6 +25,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createRequire } from 'node:module';
+import { rm, writeFile } from 'node:fs/promises';
 
 if (!parentPort) throw new Error('chdb-worker.mjs must run as a worker thread');
 const port = parentPort;
@@ -62,6 +65,7 @@ try {
 
 /** @type {Set<Promise<unknown>>} */
 const inFlight = new Set();
+const NO_DATA = Buffer.alloc(0);
 
 if (ready) port.on('message', (msg) => {
   if (msg.type === 'close') {
@@ -104,6 +108,17 @@ async function start(msg) {
       // it is the flag chdb itself passes for line-delimited formats.
       const r = await native.InsertRawAsyncConnection(data.connection, msg.prefix, buf, true);
       return { reply: { rowsWritten: r.rowsWritten, bytesWritten: r.bytesWritten, elapsed: r.elapsed }, transfer: [] };
+    }
+    case 'insert-file': {
+      /** @type {Uint8Array} */ const d = msg.data;
+      await writeFile(msg.file, d);
+      try {
+        // The statement names its data (FROM INFILE): nothing follows its text.
+        const r = await native.InsertRawAsyncConnection(data.connection, msg.sql, NO_DATA, false);
+        return { reply: { rowsWritten: r.rowsWritten, bytesWritten: r.bytesWritten, elapsed: r.elapsed }, transfer: [] };
+      } finally {
+        await rm(msg.file, { force: true });
+      }
     }
     case 'kill': {
       await native.QueryAsyncConnection(killer.connection, msg.sql, 'TabSeparated');

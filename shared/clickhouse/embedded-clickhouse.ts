@@ -57,7 +57,11 @@ export async function startEmbeddedClickHouse(options: EmbeddedClickHouseOptions
   let thread: ChdbThread | undefined;
   let server: Server | undefined;
   try {
-    thread = await ChdbThread.start({ path, connectionArgs: CONNECTION_ARGS });
+    // Insert data waits here while the engine reads it (insert-from-file.ts); a crash can leave one file behind.
+    const spoolDir = join(path, 'insert-spool');
+    await rm(spoolDir, { recursive: true, force: true });
+    await mkdir(spoolDir);
+    thread = await ChdbThread.start({ path, connectionArgs: CONNECTION_ARGS, spoolDir });
     const engine = await describeEngine(thread);
     const queue = new EngineQueue(thread, new ConnectionState(engine.baseline));
     const handler = createRequestHandler({

@@ -1,6 +1,7 @@
 import type { ChdbThread, InsertReply, QueryReply } from './chdb-thread.ts';
 import { clickHouseException } from './clickhouse-exception.ts';
 import type { ConnectionState } from './connection-state.ts';
+import type { FileInsert } from './insert-from-file.ts';
 
 /**
  * The one queue in front of the chDB data connection: statements run one at a
@@ -20,7 +21,9 @@ import type { ConnectionState } from './connection-state.ts';
  */
 export type Statement =
   | { kind: 'query'; sql: string; format: string; params: Record<string, string> | undefined }
-  | { kind: 'insert'; prefix: string; data: Buffer };
+  | { kind: 'insert'; prefix: string; data: Buffer }
+  /** `INSERT INTO <target> FORMAT <format>` with `data`, the engine reading it from a spool file (insert-from-file.ts). */
+  | { kind: 'insert-from-file'; insert: FileInsert; data: Buffer };
 
 export interface EngineJob {
   statement: Statement;
@@ -128,9 +131,14 @@ export class EngineQueue {
         }
         this.state.committed(settings, database);
       }
-      return statement.kind === 'insert'
-        ? { kind: 'insert', reply: await this.thread.insert(statement.prefix, statement.data) }
-        : { kind: 'query', reply: await this.thread.query(statement.sql, statement.format, statement.params) };
+      switch (statement.kind) {
+        case 'insert':
+          return { kind: 'insert', reply: await this.thread.insert(statement.prefix, statement.data) };
+        case 'insert-from-file':
+          return { kind: 'insert', reply: await this.thread.insertFromFile(statement.insert, statement.data) };
+        case 'query':
+          return { kind: 'query', reply: await this.thread.query(statement.sql, statement.format, statement.params) };
+      }
     } catch (err) {
       await this.flushLeftovers();
       throw err;

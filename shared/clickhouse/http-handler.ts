@@ -6,6 +6,7 @@ import type { Logger } from '../logger.ts';
 import { ClickHouseException, clickHouseException, fromEngineError } from './clickhouse-exception.ts';
 import { readClickHouseRequest, type ClickHouseRequest } from './clickhouse-request.ts';
 import type { EngineOutcome, EngineQueue, Statement } from './engine-queue.ts';
+import { fileInsertShape, isBinaryFormat } from './insert-from-file.ts';
 import type { SettingsPolicy } from './request-settings.ts';
 import { isInsertWithFormat, isSessionOnlyStatement, trailingFormat } from './statement-text.ts';
 
@@ -123,7 +124,9 @@ function toStatement(request: ClickHouseRequest, format: string): Statement | nu
   }
   // The raw path hands the bytes to the engine as they are; it takes no query parameters.
   if (isInsertWithFormat(query) && !hasParams) {
-    return isBlank(data) ? null : { kind: 'insert', prefix: query, data };
+    if (isBinaryFormat(format) ? data.length === 0 : isBlank(data)) return null;
+    const fromFile = fileInsertShape(query);
+    return fromFile ? { kind: 'insert-from-file', insert: fromFile, data } : { kind: 'insert', prefix: query, data };
   }
   // Anything else with a body: the body continues the query text, as on a server.
   return { kind: 'query', sql: `${query}\n${data.toString('utf8')}`, format, params: hasParams ? params : undefined };

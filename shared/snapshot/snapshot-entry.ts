@@ -1,4 +1,5 @@
 import type { CompiledLink } from '../routing/index.ts';
+import { parseEntryHeaderFast } from './entry-header-parser.ts';
 
 /**
  * A snapshot entry in the KV bucket, keyed by link id: the compiled link, or
@@ -49,6 +50,20 @@ export function decodeSnapshotEntryLazily(data: Uint8Array): LazySnapshotEntry {
   const header = JSON.parse(decoder.decode(data.subarray(0, split))) as SnapshotEntryHeader;
   // decode() copies: the text keeps nothing of the (possibly pooled) message buffer alive.
   return { header, linkJson: decoder.decode(data.subarray(split + 1)) };
+}
+
+/**
+ * Only the header of the entry at [start, end) of `data`, and where the compiled
+ * link's JSON starts (it runs to `end`; empty when the link is null). null for an
+ * entry in the old single-document form, which has no separate header: decode it
+ * with decodeSnapshotEntryLazily.
+ */
+export function decodeSnapshotEntryHeader(data: Uint8Array, start = 0, end = data.length): { header: SnapshotEntryHeader; linkStart: number } | null {
+  const fast = parseEntryHeaderFast(data, start, end);
+  if (fast) return fast;
+  const split = data.indexOf(NEWLINE, start);
+  if (split < 0 || split >= end) return null;
+  return { header: JSON.parse(decoder.decode(data.subarray(start, split))) as SnapshotEntryHeader, linkStart: split + 1 };
 }
 
 /**

@@ -16,7 +16,12 @@ export interface ConversionFilter {
   event?: string | undefined;
 }
 
-/** One row per conversion counted: FROM this subquery, never from the raw table. */
+/**
+ * One row per conversion counted: FROM this subquery, never from the raw table.
+ * No FINAL: a row stored twice (the only thing FINAL would fold) has the same
+ * conversion id and order, so LIMIT 1 BY the order key folds it as well, and
+ * FINAL's merge on read would cost as much again.
+ */
 export function countedConversions(f: ConversionFilter): { subquery: string; params: Record<string, unknown> } {
   const parts = [
     'workspace_id = {cWorkspaceId:String}',
@@ -45,7 +50,7 @@ export function countedConversions(f: ConversionFilter): { subquery: string; par
     parts.push('event = {cEvent:String}');
     params.cEvent = f.event;
   }
-  const subquery = `(SELECT * FROM conversions FINAL WHERE ${parts.join(' AND ')}
+  const subquery = `(SELECT conversion_id, click_id, link_id, event, value, currency, ts, order_id FROM conversions WHERE ${parts.join(' AND ')}
     ORDER BY ts, conversion_id LIMIT 1 BY if(order_id = '', conversion_id, order_id))`;
   return { subquery, params };
 }
@@ -62,3 +67,4 @@ export const conversionBucket: Record<Granularity, string> = {
 export function conversionRate(conversions: number, clicks: number): number {
   return clicks === 0 ? 0 : Math.round((conversions / clicks) * 10_000) / 100;
 }
+

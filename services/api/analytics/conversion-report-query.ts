@@ -2,7 +2,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { conversionEvents } from '../../../shared/schemas/conversion.ts';
 import type { ConversionReport } from '../../../shared/schemas/analytics.ts';
 import { conversionRate, countedConversions, type ConversionFilter } from './conversion-filter.ts';
-import { clickWhere } from './overview-query.ts';
+import { clickTotalStatement } from './click-statement.ts';
+import { hourRange } from './hour-range.ts';
 import { queryRows } from './query-rows.ts';
 
 interface RecordRow {
@@ -26,7 +27,7 @@ export async function conversionReport(
   f: ConversionFilter & { page: number; limit: number },
 ): Promise<{ report: ConversionReport; total: number }> {
   const { subquery, params } = countedConversions(f);
-  const clicks = clickWhere({ ...f, granularity: 'day', includeBots: false });
+  const clicks = clickTotalStatement({ ...f, includeBots: false }, hourRange(f.from, f.to, f.timezone));
   const [totals, byEvent, records, clickTotals] = await Promise.all([
     queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params),
     queryRows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params),
@@ -36,7 +37,7 @@ export async function conversionReport(
        FROM ${subquery} ORDER BY ts DESC, conversion_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
       { ...params, limit: f.limit, offset: (f.page - 1) * f.limit },
     ),
-    queryRows<{ clicks: number }>(ch, `SELECT sum(events) AS clicks FROM link_hourly WHERE ${clicks.clause}`, clicks.params),
+    queryRows<{ clicks: number }>(ch, clicks.query, clicks.params),
   ]);
   const total = Number(totals[0]?.n ?? 0);
   const revenue = Number(totals[0]?.revenue ?? 0);

@@ -1,79 +1,15 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { addDays, dateToMs, msToDate, type AnalyticsOverview, type Granularity } from '../../../shared/schemas/analytics.ts';
-import { conversionBucket, conversionRate, countedConversions } from './conversion-filter.ts';
+import type { ClickRow } from './click-statement.ts';
+import { conversionRate } from './conversion-filter.ts';
+import { hourRange } from './hour-range.ts';
+import { overviewStatement, type OverviewFilter, type OverviewRow } from './overview-statement.ts';
 import { queryRows } from './query-rows.ts';
 
-export interface OverviewFilter {
-  workspaceId: string;
-  /** Calendar days in `timezone`, both included. */
-  from: string;
-  to: string;
-  timezone: string;
-  granularity: Granularity;
-  campaignId?: string | undefined;
-  linkId?: string | undefined;
-  /** Clicks only: conversions are not split by the source of their click. */
-  source?: 'link' | 'qr' | undefined;
-  includeBots: boolean;
-}
+export type { OverviewFilter };
 
-const TOP_LINKS = 10;
 const HOUR_MS = 3_600_000;
-
-/**
- * Local bucket of each rollup hour. The rollup is per UTC hour, so bucket
- * boundaries are exact for zones whose offset is whole hours; in 30/45-minute
- * zones (Asia/Kolkata, Asia/Kathmandu) an hour straddling local midnight is
- * counted wholly in the day (or hour) its start falls in.
- */
-const bucketExpression: Record<Granularity, string> = {
-  hour: `formatDateTime(toTimeZone(hour, {tz:String}), '%Y-%m-%dT%H:00')`,
-  day: `toString(toDate(toTimeZone(hour, {tz:String})))`,
-  week: `toString(toMonday(toTimeZone(hour, {tz:String})))`,
-  month: `toString(toStartOfMonth(toTimeZone(hour, {tz:String})))`,
-};
-
-interface Where {
-  clause: string;
-  params: Record<string, unknown>;
-}
-
-/**
- * Workspace first (the first key column), then a UTC window wide enough for any
- * offset so the primary key prunes, then the exact local-day range. Clicks only.
- */
-export function clickWhere(f: OverviewFilter): Where {
-  const parts = [
-    'workspace_id = {workspaceId:String}',
-    `kind = 'click'`,
-    `hour >= toDateTime({lo:String}, 'UTC')`,
-    `hour < toDateTime({hi:String}, 'UTC')`,
-    'toDate(toTimeZone(hour, {tz:String})) BETWEEN toDate({from:String}) AND toDate({to:String})',
-  ];
-  const params: Record<string, unknown> = {
-    workspaceId: f.workspaceId,
-    lo: `${addDays(f.from, -1)} 00:00:00`,
-    hi: `${addDays(f.to, 2)} 00:00:00`,
-    tz: f.timezone,
-    from: f.from,
-    to: f.to,
-  };
-  if (!f.includeBots) parts.push('NOT bot');
-  if (f.campaignId !== undefined) {
-    parts.push('campaign_id = {campaignId:String}');
-    params.campaignId = f.campaignId;
-  }
-  if (f.linkId !== undefined) {
-    parts.push('link_id = {linkId:String}');
-    params.linkId = f.linkId;
-  }
-  if (f.source !== undefined) {
-    parts.push('source = {source:String}');
-    params.source = f.source;
-  }
-  return { clause: parts.join(' AND '), params };
-}
 
 /** Every bucket label of the range, in order, so the series is zero-filled. */
 export function bucketLabels(from: string, to: string, granularity: Granularity, timezone: string): string[] {
@@ -131,76 +67,57 @@ export function devicePercentages(clicks: Record<string, number>): AnalyticsOver
 }
 
 /**
- * The analytics overview (SPEC 2.4): clicks from the hourly rollup, conversions
- * (attributed, each order once) from the conversions table.
+ * The analytics overview (SPEC 2.4) in one ClickHouse statement: clicks from the
+ * rollups (clickhouse/0002 for one link, 0004 otherwise), conversions (attributed,
+ * each order once) from their table; then Postgres names the top links.
  */
 export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: OverviewFilter): Promise<AnalyticsOverview> {
-  const { clause, params } = clickWhere(f);
-  const counted = countedConversions(f);
-  const cParams = { ...counted.params };
-  const [totals, series, top, devices, countries, convTotals, convSeries] = await Promise.all([
-    // Uniques merged over the whole range: a visitor on two days is one unique, not two.
-    queryRows<{ clicks: number; uniques: number }>(ch, `SELECT sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly WHERE ${clause}`, params),
-    queryRows<{ bucket: string; clicks: number; uniques: number }>(
-      ch,
-      `SELECT ${bucketExpression[f.granularity]} AS bucket, sum(events) AS clicks, uniqExactMerge(visitors) AS uniques
-       FROM link_hourly WHERE ${clause} GROUP BY bucket`,
-      params,
-    ),
-    queryRows<{ link_id: string; clicks: number }>(
-      ch,
-      `SELECT link_id, sum(events) AS clicks FROM link_hourly WHERE ${clause}
-       GROUP BY link_id ORDER BY clicks DESC, link_id LIMIT ${TOP_LINKS}`,
-      params,
-    ),
-    queryRows<{ device_class: string; clicks: number }>(ch, `SELECT device_class, sum(events) AS clicks FROM link_hourly WHERE ${clause} GROUP BY device_class`, params),
-    // Unknown location ('') still counts in the totals but is not a country, so it is left out here.
-    queryRows<{ country: string; clicks: number }>(
-      ch,
-      `SELECT country, sum(events) AS clicks FROM link_hourly WHERE ${clause} AND country != '' GROUP BY country ORDER BY clicks DESC, country`,
-      params,
-    ),
-    queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${counted.subquery}`, cParams),
-    queryRows<{ bucket: string; n: number }>(ch, `SELECT ${conversionBucket[f.granularity]} AS bucket, count() AS n FROM ${counted.subquery} GROUP BY bucket`, cParams),
-  ]);
-  const topIdsForConversions = top.map((r) => r.link_id);
-  const convByLink = new Map<string, number>();
-  if (topIdsForConversions.length > 0) {
-    const perLink = await queryRows<{ link_id: string; n: number }>(
-      ch,
-      `SELECT link_id, count() AS n FROM ${counted.subquery} WHERE link_id IN {topIds:Array(String)} GROUP BY link_id`,
-      { ...cParams, topIds: topIdsForConversions },
-    );
-    for (const r of perLink) convByLink.set(r.link_id, Number(r.n));
-  }
-  const convByBucket = new Map(convSeries.map((r) => [r.bucket, Number(r.n)]));
-  const totalConversions = Number(convTotals[0]?.n ?? 0);
+  const { query, params } = overviewStatement(f, hourRange(f.from, f.to, f.timezone));
+  const rows = await queryRows<OverviewRow>(ch, query, params);
+  const clickRows = rows.filter((r): r is Extract<OverviewRow, { uniques: unknown }> => r.part === 'total' || r.part === 'series');
+  const total = clickRows.find((r) => r.part === 'total');
+  const byBucket = new Map(clickRows.filter((r) => r.part === 'series').map((r) => [r.key, r]));
+  // Ties in clicks are broken by link id, as in the statement (rows of a UNION come in no set order).
+  const top = rows.filter((r) => r.part === 'top').sort((a, b) => Number(b.clicks) - Number(a.clicks) || (a.key < b.key ? -1 : 1));
+  const conversions = rows.filter((r) => r.part === 'conversions');
+  const convTotal = conversions.find((r) => r.key === '');
+  const convByBucket = new Map(conversions.filter((r) => r.key !== '').map((r) => [r.key, Number(r.conversions)]));
+  const codes = await shortCodes(sql, f.workspaceId, top.map((r) => r.key));
 
-  const byBucket = new Map(series.map((r) => [r.bucket, r]));
-  const topIds = top.map((r) => r.link_id);
-  const codes = new Map<string, string>();
-  if (topIds.length > 0) {
-    // Deleted links keep their short code here: their clicks are history, not gone.
-    const found = await sql<{ id: string; shortCode: string }[]>`
-      SELECT id, short_code FROM links WHERE workspace_id = ${f.workspaceId} AND id IN ${sql(topIds)}`;
-    for (const r of found) codes.set(r.id, r.shortCode);
-  }
-  const totalClicks = Number(totals[0]?.clicks ?? 0);
-
+  const totalClicks = Number(total?.clicks ?? 0);
+  const totalConversions = Number(convTotal?.conversions ?? 0);
   return {
     summary: {
       totalClicks,
-      uniqueClicks: Number(totals[0]?.uniques ?? 0),
+      uniqueClicks: Number(total?.uniques ?? 0),
       conversions: totalConversions,
-      revenue: Number(convTotals[0]?.revenue ?? 0),
+      revenue: Number(convTotal?.revenue ?? 0),
       conversionRate: conversionRate(totalConversions, totalClicks),
     },
     timeSeries: bucketLabels(f.from, f.to, f.granularity, f.timezone).map((date) => {
       const r = byBucket.get(date);
       return { date, clicks: Number(r?.clicks ?? 0), uniqueClicks: Number(r?.uniques ?? 0), conversions: convByBucket.get(date) ?? 0 };
     }),
-    topLinks: top.map((r) => ({ linkId: r.link_id, shortCode: codes.get(r.link_id) ?? '', clicks: Number(r.clicks), conversions: convByLink.get(r.link_id) ?? 0 })),
-    devices: devicePercentages(Object.fromEntries(devices.map((r) => [r.device_class, Number(r.clicks)]))),
-    countries: countries.map((r) => ({ country: r.country, clicks: Number(r.clicks) })),
+    topLinks: top.map((r) => ({ linkId: r.key, shortCode: codes.get(r.key) ?? '', clicks: Number(r.clicks), conversions: Number(r.conversions) })),
+    devices: devicePercentages(countsOf(total?.devices)),
+    // Unknown location ('') still counts in the totals but is not a country.
+    countries: Object.entries(countsOf(total?.countries))
+      .filter(([country, clicks]) => country !== '' && clicks > 0)
+      .map(([country, clicks]) => ({ country, clicks }))
+      .sort((a, b) => b.clicks - a.clicks || (a.country < b.country ? -1 : 1)),
   };
+}
+
+/** A [keys, values] map of the click statement as an object. */
+function countsOf(map: ClickRow['countries'] | undefined): Record<string, number> {
+  const [keys, values] = map ?? [[], []];
+  return Object.fromEntries(keys.map((k, i) => [k, Number(values[i])]));
+}
+
+/** Short codes of the top links; deleted links keep theirs here: their clicks are history, not gone. */
+async function shortCodes(sql: Sql, workspaceId: string, linkIds: string[]): Promise<Map<string, string>> {
+  if (linkIds.length === 0) return new Map();
+  const found = await sql<{ id: string; shortCode: string }[]>`
+    SELECT id, short_code FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(linkIds)}`;
+  return new Map(found.map((r) => [r.id, r.shortCode]));
 }

@@ -47,7 +47,15 @@ const conversionAnswer = z.object({ conversionId: z.string(), attributed: z.bool
 
 export const operations: Operation[] = [
   { method: 'get', path: '/health', summary: 'The process is alive', status: 200, response: health },
-  { method: 'get', path: '/ready', summary: 'Its dependencies answer', status: 200, response: health },
+  { method: 'get', path: '/ready', summary: 'It can serve: Postgres answers (503 when not); NATS and ClickHouse, when configured, reported in checks', status: 200, response: health },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics (text exposition format): requests by route and status, latency, process metrics',
+    status: 200,
+    response: z.string(),
+    mediaTypes: { 'text/plain': { schema: { type: 'string' } } },
+  },
 
   { method: 'get', path: '/campaigns', summary: 'List campaigns, newest first', scope: 'links:read', query: campaignListQuerySchema, status: 200, response: z.array(campaignSchema), paginated: true },
   { method: 'post', path: '/campaigns', summary: 'Create a campaign', scope: 'campaigns:write', body: campaignCreateSchema, example: { name: 'Spring launch', description: 'Q2 push' }, status: 201, response: campaignSchema },

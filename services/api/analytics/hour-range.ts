@@ -1,0 +1,52 @@
+import { addDays, dateToMs, msToDate } from '../../../shared/schemas/analytics.ts';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The UTC hours an overview counts: those whose start falls on a local day from
+ * `from` to `to` in `timezone`, always one unbroken run. Rollups are per UTC hour,
+ * so in 30/45-minute zones an hour straddling local midnight belongs wholly to the
+ * day its start falls in. `whole` is the run of whole UTC days inside it, which
+ * daily rollups can answer; the hours outside it are the edges.
+ */
+export interface HourRange {
+  /** First hour counted, epoch ms. */
+  startMs: number;
+  /** End of the last hour counted (exclusive), epoch ms. */
+  endMs: number;
+  whole: { first: string; last: string } | null;
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+/** Local calendar date of an instant (formatter cached: building one costs more than using it). */
+function localDate(ms: number, timeZone: string): string {
+  let format = formats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    formats.set(timeZone, format);
+  }
+  const p = Object.fromEntries(format.formatToParts(ms).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day}`;
+}
+
+/** First whole UTC hour at or after `fromMs` whose start is on local day `date` or later. */
+function firstHourOnOrAfter(date: string, fromMs: number, timeZone: string): number {
+  // Local midnight is within a day and a half of UTC midnight in every zone.
+  let ms = fromMs;
+  while (localDate(ms, timeZone) < date) ms += HOUR_MS;
+  return ms;
+}
+
+export function hourRange(from: string, to: string, timeZone: string): HourRange {
+  const startMs = firstHourOnOrAfter(from, dateToMs(from) - DAY_MS, timeZone);
+  const endMs = firstHourOnOrAfter(addDays(to, 1), Math.max(startMs, dateToMs(to) - DAY_MS), timeZone);
+  const firstWhole = Math.ceil(startMs / DAY_MS) * DAY_MS;
+  const lastWholeEnd = Math.floor(endMs / DAY_MS) * DAY_MS;
+  const whole = firstWhole < lastWholeEnd ? { first: msToDate(firstWhole), last: msToDate(lastWholeEnd - DAY_MS) } : null;
+  return { startMs, endMs, whole };
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, as ClickHouse parses a DateTime parameter. */
+export const sqlDateTime = (ms: number): string => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');

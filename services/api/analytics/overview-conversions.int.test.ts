@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../../shared/clickhouse/embedded-clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
+import { startTestApi, type TestApi } from '../testing/api-harness.ts';
+
+/**
+ * Conversions in the overview: attributed only, each order once at its first
+ * conversion in the range (day and link), the top links' counts beside their clicks.
+ * Rows go straight into ClickHouse, so pixel repeats and late duplicates can be staged.
+ */
+describe('overview conversions', () => {
+  let ch: EmbeddedClickHouse;
+  let client: ClickHouseClient;
+  let api: TestApi;
+  let key: string;
+  let workspaceId: string;
+  let a: string;
+  let b: string;
+
+  beforeAll(async () => {
+    ch = await startEmbeddedClickHouse();
+    client = connectClickHouse(ch.url);
+    await migrateClickHouse(client);
+    api = await startTestApi('postgres', { analytics: client });
+    ({ key, workspaceId } = await api.tenant());
+    a = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://shop.example/a' } })).body.data.id;
+    b = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://shop.example/b' } })).body.data.id;
+
+    const click = (link: string, n: number, iso: string) => ({
+      workspace_id: workspaceId, link_id: link, ts: Date.parse(iso), click_id: `ck_${link}_${n}`, kind: 'click', campaign_id: '', visitor_id: `v${n}`,
+      country: 'DE', device_class: 'mobile', os: '', browser: '', referrer_host: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '',
+      utm_content: '', source: 'link', rule_id: '', destination: '', bot: false,
+    });
+    // a: 3 clicks, b: 2, so a leads the top links.
+    await client.insert({
+      table: 'events',
+      values: [click(a, 1, '2026-06-10T08:00:00Z'), click(a, 2, '2026-06-10T09:00:00Z'), click(a, 3, '2026-06-11T09:00:00Z'), click(b, 1, '2026-06-11T10:00:00Z'), click(b, 2, '2026-06-11T11:00:00Z')],
+      format: 'JSONEachRow',
+    });
+    const conversion = (id: string, link: string, iso: string, over: Partial<{ order_id: string; value: number; attributed: boolean; source: string }> = {}) => ({
+      workspace_id: workspaceId, link_id: link, ts: Date.parse(iso), conversion_id: id, click_id: `ck_${link}_1`, campaign_id: '', event: 'purchase',
+      value: 10, currency: 'EUR', order_id: '', attributed: true, source: 'pixel', ...over,
+    });
+    await client.insert({
+      table: 'conversions',
+      values: [
+        conversion('conv_1', a, '2026-06-10T10:00:00Z', { order_id: 'o-1', value: 10 }),
+        conversion('conv_2', a, '2026-06-11T10:00:00Z', { order_id: 'o-1', value: 10 }), // the pixel fired again the next day: still one order, on the 10th
+        conversion('conv_3', b, '2026-06-11T12:00:00Z', { order_id: 'o-2', value: 5, source: 's2s' }),
+        conversion('conv_4', b, '2026-06-11T13:00:00Z', { value: 1 }), // no order id: counted as itself
+        conversion('conv_5', a, '2026-06-11T14:00:00Z', { value: 100, attributed: false }), // outside the attribution window
+        conversion('conv_6', a, '2026-06-13T10:00:00Z', { value: 100 }), // outside the range
+      ],
+      format: 'JSONEachRow',
+    });
+    // The same conversion stored twice (a retried batch that slipped past deduplication) still counts once.
+    await client.insert({ table: 'conversions', values: [conversion('conv_4', b, '2026-06-11T13:00:00Z', { value: 1 })], format: 'JSONEachRow', clickhouse_settings: { insert_deduplicate: 0 } });
+  }, 60_000);
+  afterAll(async () => {
+    await api?.close();
+    await client?.close();
+    await ch?.stop();
+  });
+
+  it('counts each order once, on its first day and link, and gives the top links their conversions', async () => {
+    const res = await api.request('GET', '/analytics?from=2026-06-10&to=2026-06-12', { key });
+    expect(res.status).toBe(200);
+    const data = res.body.data;
+    expect(data.summary).toEqual({ totalClicks: 5, uniqueClicks: 3, conversions: 3, revenue: 16, conversionRate: 60 });
+    expect(data.timeSeries).toEqual([
+      { date: '2026-06-10', clicks: 2, uniqueClicks: 2, conversions: 1 },
+      { date: '2026-06-11', clicks: 3, uniqueClicks: 3, conversions: 2 },
+      { date: '2026-06-12', clicks: 0, uniqueClicks: 0, conversions: 0 },
+    ]);
+    expect(data.topLinks.map((l: { linkId: string; clicks: number; conversions: number }) => [l.linkId, l.clicks, l.conversions])).toEqual([
+      [a, 3, 1],
+      [b, 2, 2],
+    ]);
+    // A range that starts after the first conversion of o-1 counts its repeat there, as the conversions report does.
+    const later = (await api.request('GET', '/analytics?from=2026-06-11&to=2026-06-11', { key })).body.data;
+    expect(later.summary).toMatchObject({ conversions: 3, revenue: 16 });
+    expect(later.topLinks.map((l: { linkId: string; conversions: number }) => [l.linkId, l.conversions])).toEqual([[b, 2], [a, 1]]);
+    // The same on one link's report.
+    const linkA = (await api.request('GET', `/analytics/${a}?from=2026-06-10&to=2026-06-12`, { key })).body.data;
+    expect(linkA.summary).toEqual({ totalClicks: 3, uniqueClicks: 3, conversions: 1, revenue: 10, conversionRate: 33.33 });
+    expect(linkA.topLinks).toEqual([{ linkId: a, shortCode: expect.any(String), clicks: 3, conversions: 1 }]);
+  });
+});

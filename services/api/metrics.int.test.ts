@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectPostgres } from '../../shared/db/postgres.ts';
+import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
+import type { Bus } from '../../shared/bus/bus.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { freePort } from '../../shared/testing/free-port.ts';
+import { createApiApp } from './app.ts';
+import { loadApiConfig } from './config.ts';
+import { listen, type RunningServer } from './server.ts';
+import { startTestApi, type TestApi } from './testing/api-harness.ts';
+
+/** The value of one sample line (`name{labels} value`) of a Prometheus text page, or undefined. */
+function sample(page: string, series: string): number | undefined {
+  const line = page.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const logger = createLogger('metrics-test', 'silent');
+
+describe('API observability', () => {
+  let api: TestApi;
+  let key: string;
+
+  beforeAll(async () => {
+    api = await startTestApi('postgres');
+    key = (await api.tenant({ plan: 'starter' })).key;
+  });
+  afterAll(() => api?.close());
+
+  const scrape = async () => {
+    const res = await fetch(`${api.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    return res.text();
+  };
+
+  it('serves Prometheus text without a key, with process metrics and request metrics by route template', async () => {
+    const before = await scrape();
+    expect(before).toContain('# TYPE linkroute_api_http_requests_total counter');
+    expect(before).toContain('# TYPE linkroute_api_http_request_duration_seconds histogram');
+    expect(before).toContain('process_cpu_user_seconds_total');
+    expect(before).toContain('nodejs_heap_size_used_bytes');
+
+    for (let i = 0; i < 3; i++) expect((await api.request('GET', '/links', { key })).status).toBe(200);
+    expect((await api.request('GET', '/links/no-such-code', { key })).status).toBe(404);
+    expect((await api.request('GET', '/links/other-code', { key })).status).toBe(404);
+    expect((await api.request('GET', '/nowhere/at/all')).status).toBe(404);
+    expect((await api.request('PUT', '/links')).status).toBe(405);
+    expect((await api.request('POST', '/links', { key, rawBody: '{nope', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+    expect((await api.request('GET', '/analytics/clicks', { key })).status).toBe(503); // no ClickHouse here
+
+    const page = await scrape();
+    expect(sample(page, 'linkroute_api_http_requests_total{method="GET",route="/links",status="200"}')).toBe(3);
+    // Templates, never raw paths: two codes, one series.
+    expect(sample(page, 'linkroute_api_http_requests_total{method="GET",route="/links/:id",status="404"}')).toBe(2);
+    expect(page).not.toContain('no-such-code');
+    expect(sample(page, 'linkroute_api_http_requests_total{method="GET",route="unmatched",status="404"}')).toBe(1);
+    expect(page).not.toContain('/nowhere');
+    expect(sample(page, 'linkroute_api_http_requests_total{method="PUT",route="/links",status="405"}')).toBe(1);
+    expect(sample(page, 'linkroute_api_http_requests_total{method="POST",route="/links",status="400"}')).toBe(1);
+    // The route that answered, not a later one whose pattern also matches.
+    expect(sample(page, 'linkroute_api_http_requests_total{method="GET",route="/analytics/clicks",status="503"}')).toBe(1);
+    expect(page).not.toContain('route="/analytics/:linkId"');
+    expect(sample(page, 'linkroute_api_http_request_duration_seconds_count{method="GET",route="/links"}')).toBe(3);
+    expect(sample(page, 'linkroute_api_http_requests_total{method="GET",route="/metrics",status="200"}')).toBe(1);
+  });
+
+  it('/metrics, /health and /ready are never rate limited nor need a key', async () => {
+    // A starter workspace has 100 requests an hour; these must not spend nor hit it.
+    for (let i = 0; i < 120; i++) expect((await fetch(`${api.url}/metrics`)).status).toBe(200);
+    for (const path of ['/health', '/ready']) {
+      const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+    }
+    const res = await api.request('GET', '/links', { key });
+    expect(res.status).toBe(200);
+    expect(Number(res.headers.get('x-ratelimit-remaining'))).toBeGreaterThan(80);
+  });
+});
+
+describe('API /ready', () => {
+  const servers: RunningServer[] = [];
+  const closers: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const s of servers) await s.close();
+    for (const close of closers) await close();
+  });
+
+  const start = async (deps: Partial<Parameters<typeof createApiApp>[0]> & Pick<Parameters<typeof createApiApp>[0], 'sql'>) => {
+    const server = await listen(createApiApp({ config: loadApiConfig({}), logger, ...deps }), 0, '127.0.0.1');
+    servers.push(server);
+    return server;
+  };
+
+  it('answers 503 when Postgres is unreachable', async () => {
+    const sql = connectPostgres(`postgres://postgres@127.0.0.1:${await freePort()}/none`, { max: 1 });
+    closers.push(() => sql.end({ timeout: 1 }));
+    const server = await start({ sql });
+    const res = await fetch(`${server.url}/ready`);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ success: false, error: { code: 'SERVICE_UNAVAILABLE', details: [{ path: 'postgres', message: 'unavailable' }] } });
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+  });
+
+  it('reports NATS and ClickHouse when configured, staying ready without them (the API degrades, it does not stop)', async () => {
+    const api = await startTestApi('postgres');
+    closers.push(() => api.close());
+    let connected = true;
+    const bus = { connected: () => connected } as unknown as Bus;
+    const deadClickHouse = connectClickHouse(`http://127.0.0.1:${await freePort()}`);
+    closers.push(() => deadClickHouse.close());
+    const server = await start({ sql: api.db.sql, bus, analytics: deadClickHouse });
+    let res = await fetch(`${server.url}/ready`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ success: true, data: { status: 'ready', checks: { postgres: 'ok', nats: 'ok', clickhouse: 'unavailable' } } });
+    connected = false;
+    res = await fetch(`${server.url}/ready`);
+    expect(((await res.json()) as { data: { checks: Record<string, string> } }).data.checks.nats).toBe('unavailable');
+  });
+});

@@ -1,0 +1,82 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { CheckResult } from '../../shared/health/dependency-checks.ts';
+import { errorFields, type Logger } from '../../shared/logger.ts';
+import { METRICS_CONTENT_TYPE } from '../../shared/metrics/metrics-registry.ts';
+
+/**
+ * The ingester takes no requests of its own, so this small server exists for
+ * orchestrators and Prometheus only:
+ *   GET|HEAD /health   200 while the process runs
+ *   GET|HEAD /ready    200 when every check is ok, else 503; the checks in the body
+ *   GET      /metrics  Prometheus text format
+ */
+export interface HealthServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface HealthServerDeps {
+  port: number;
+  host: string;
+  registry: Registry;
+  /** The dependency checks /ready runs on each request. */
+  checks(): Promise<Record<string, CheckResult>>;
+  logger: Logger;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(body));
+}
+
+export function startHealthServer(deps: HealthServerDeps): Promise<HealthServer> {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      sendJson(res, 405, { status: 'method not allowed' });
+      return;
+    }
+    if (path === '/health') {
+      sendJson(res, 200, { status: 'ok' });
+    } else if (path === '/ready') {
+      const checks = await deps.checks();
+      const ready = Object.values(checks).every((state) => state === 'ok');
+      sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+    } else if (path === '/metrics') {
+      const text = await deps.registry.metrics();
+      res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' }).end(text);
+    } else {
+      sendJson(res, 404, { status: 'not found' });
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      deps.logger.error('health server request failed', { path: req.url, ...errorFields(err) });
+      if (!res.headersSent) sendJson(res, 500, { status: 'error' });
+      else res.destroy();
+    });
+  });
+  // Probes and scrapes are short; never hold a socket for a slow client.
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 10_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(deps.port, deps.host, () => {
+      const { port } = server.address() as AddressInfo;
+      const shownHost = deps.host.includes(':') ? `[${deps.host}]` : deps.host;
+      resolve({
+        url: `http://${shownHost}:${port}`,
+        port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,148 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEAD_LETTER_SUBJECT, type Bus } from '../../shared/bus/bus.ts';
+import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
+import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
+import { RowBinaryWriter } from '../../shared/clickhouse/row-binary.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import { clickEventJson } from '../redirector/click-event-json.ts';
+import { toEventRow } from './event-row.ts';
+import { clickEvents, conversionEvents } from './event-tables.ts';
+import { startIngester } from './ingester.ts';
+
+const logger = createLogger('ingester-test', 'silent');
+const encoder = new TextEncoder();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function click(n: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
+  return {
+    id: `ck_ingest_${n}`,
+    kind: n % 2 ? 'click' : 'impression',
+    ts: 1_767_225_600_000 + n,
+    workspaceId: 'ws_ingest',
+    linkId: `link_ingest_${n % 3}`,
+    campaignId: 'campaign_1',
+    visitorId: `v${n}`,
+    country: n % 2 ? 'DE' : null,
+    deviceClass: 'mobile',
+    os: n % 2 ? 'ios' : null,
+    browser: 'Chrome',
+    referrerHost: null,
+    utmSource: 'newsletter',
+    utmMedium: null,
+    utmCampaign: null,
+    utmTerm: null,
+    utmContent: null,
+    source: 'link',
+    ruleId: null,
+    destination: 'https://example.com/',
+    bot: n % 5 === 0,
+    ...overrides,
+  };
+}
+
+/** The generic ingester on the in-process bus and the embedded ClickHouse. */
+describe('ingester', () => {
+  let ch: EmbeddedClickHouse;
+  let clickhouse: ClickHouseClient;
+  let bus: Bus;
+
+  beforeAll(async () => {
+    ch = await startEmbeddedClickHouse({ logger });
+    clickhouse = connectClickHouse(ch.url);
+    await migrateClickHouse(clickhouse);
+    bus = createMemoryBus();
+  });
+
+  afterAll(async () => {
+    await clickhouse?.close();
+    await ch?.stop();
+  });
+
+  const stored = async (prefix: string) =>
+    (
+      await clickhouse.query({
+        query: 'SELECT * EXCEPT (ingested_at, ts), toUnixTimestamp64Milli(ts) AS ms FROM events WHERE startsWith(click_id, {p:String}) ORDER BY click_id',
+        query_params: { p: prefix },
+        format: 'JSONEachRow',
+      })
+    ).json<Record<string, unknown>>();
+  const expectedRow = (e: ClickEvent) => {
+    const { ts, ...row } = toEventRow(e);
+    return { ...row, ms: ts };
+  };
+  const publish = (lines: string[], id: string) => bus.publishEvent(eventSubjects.clicks, encoder.encode(`${lines.join('\n')}\n`), id);
+
+  it('stores every valid event once, by either path, and dead-letters the rest without holding it up', async () => {
+    const fast = [click(1), click(2), click(3)];
+    // Non-ASCII text: the zod path.
+    const slow = click(4, { utmContent: 'Grüße 😀', referrerHost: 'bücher.example' });
+    const spaced = click(5);
+    const invalid = ['{"id":"ck_ingest_bad"', JSON.stringify({ ...click(6), kind: 'bogus' }), 'null'];
+    await publish([...fast.map(clickEventJson), clickEventJson(slow), invalid[0]!, '', JSON.stringify(spaced, null, 1).replace(/\n/g, ''), invalid[1]!, invalid[2]!], 'm1');
+    // The same event in two messages of one batch is stored once.
+    await publish([clickEventJson(fast[0]!), clickEventJson(click(7))], 'm2');
+    const deadLetters = await bus.eventConsumer('dead-letter-test', DEAD_LETTER_SUBJECT);
+
+    const ingester = startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName: 'ingest-test', maxMessages: 10, lingerMs: 50 });
+    const deadline = Date.now() + 20_000;
+    while (ingester.stats().inserted < 6 && Date.now() < deadline) await sleep(20);
+    await ingester.stop();
+
+    expect(await stored('ck_ingest_')).toEqual([...fast, slow, spaced, click(7)].map(expectedRow));
+    expect(ingester.stats()).toMatchObject({ inserted: 6, deadLettered: 3, skippedDuplicates: 0 });
+    const dead = (await deadLetters.fetch(10, 1_000)).map((m) => new TextDecoder().decode(m.data));
+    expect(dead.sort()).toEqual([...invalid].sort());
+  });
+
+  it('skips the events of a redelivered message that ClickHouse already has', async () => {
+    bus = createMemoryBus();
+    const events = [click(101), click(102), click(103)];
+    await publish(events.map(clickEventJson), 'm3');
+    // A first delivery whose insert landed for two events, then the ingester died unacked.
+    const first = await (await bus.eventConsumer('ingest-redelivery', eventSubjects.clicks)).fetch(10, 1_000);
+    expect(first).toHaveLength(1);
+    const w = new RowBinaryWriter();
+    for (const e of events.slice(0, 2)) writeEventRow(w, toEventRow(e));
+    await insertEncoded(clickhouse, { table: 'events', columns: EVENT_COLUMNS.map((c) => c.name), format: 'RowBinary', body: w.bytes() });
+    first[0]!.nak(0);
+
+    const ingester = startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName: 'ingest-redelivery', maxMessages: 10, lingerMs: 50 });
+    const deadline = Date.now() + 20_000;
+    while (ingester.stats().inserted < 1 && Date.now() < deadline) await sleep(20);
+    await ingester.stop();
+
+    expect(ingester.stats()).toMatchObject({ inserted: 1, skippedDuplicates: 2 });
+    expect(await stored('ck_ingest_10')).toEqual(events.map(expectedRow));
+  });
+
+  it('stores conversions as JSONEachRow rows', async () => {
+    const conversion = {
+      id: 'conv_ingest_1',
+      clickId: 'ck_ingest_1',
+      workspaceId: 'ws_ingest',
+      linkId: 'link_ingest_1',
+      campaignId: 'campaign_1',
+      event: 'purchase',
+      value: 12.3456,
+      currency: 'EUR',
+      orderId: null,
+      ts: 1_767_225_600_000,
+      attributed: true,
+      source: 's2s',
+    };
+    await bus.publishEvent(eventSubjects.conversions, encoder.encode(JSON.stringify(conversion)), conversion.id);
+    const ingester = startIngester({ kind: conversionEvents, bus, clickhouse, logger, consumerName: 'ingest-conversions', maxMessages: 10, lingerMs: 50 });
+    const deadline = Date.now() + 20_000;
+    while (ingester.stats().inserted < 1 && Date.now() < deadline) await sleep(20);
+    await ingester.stop();
+    const rows = await (
+      await clickhouse.query({ query: "SELECT conversion_id, value, order_id, attributed FROM conversions WHERE conversion_id = 'conv_ingest_1'", format: 'JSONEachRow' })
+    ).json();
+    expect(rows).toEqual([{ conversion_id: 'conv_ingest_1', value: 12.3456, order_id: '', attributed: true }]);
+  });
+});

@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestNatsServer, type TestNatsServer } from '../testing/nats-server.ts';
+import type { Bus } from './bus.ts';
+import { connectNatsBus } from './nats-bus.ts';
+
+/**
+ * A fetch of more bytes than the server lets wait for one client (max_pending,
+ * 64 MiB) must neither get the client cut off as a slow consumer nor lose the
+ * messages for an ack wait: an ingester draining a backlog of big batches.
+ */
+describe('nats bus: fetching a backlog of big messages', () => {
+  let nats: TestNatsServer;
+  let bus: Bus;
+  const warnings: string[] = [];
+
+  beforeAll(async () => {
+    nats = await startTestNatsServer();
+    bus = await connectNatsBus(nats.url, { name: 'fetch-test', logger: { debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} } });
+  });
+
+  afterAll(async () => {
+    await bus?.close().catch(() => undefined);
+    await nats?.destroy();
+  });
+
+  it('brings 100 messages of 800 KB in one fetch, without a disconnect', async () => {
+    const payload = new Uint8Array(800_000).fill(7);
+    for (let i = 0; i < 100; i++) await bus.publishEvent('linkroute.events.big', payload, `big-${i}`);
+    const consumer = await bus.eventConsumer('big-fetch', 'linkroute.events.big');
+    const started = Date.now();
+    const messages = await consumer.fetch(100, 1_000);
+    expect(messages).toHaveLength(100);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(messages.every((m) => m.deliveries === 1 && m.data.byteLength === 800_000)).toBe(true);
+    for (const m of messages) m.ack();
+    expect(warnings).toEqual([]);
+  });
+});

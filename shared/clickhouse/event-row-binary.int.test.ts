@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../logger.ts';
+import { connectClickHouse, type ClickHouseClient } from './clickhouse-client.ts';
+import { migrateClickHouse } from './clickhouse-migrate.ts';
+import { startEmbeddedClickHouse, type EmbeddedClickHouse } from './embedded-clickhouse.ts';
+import type { EventRow } from './event-row.ts';
+import { EVENT_COLUMNS, writeEventRow } from './event-row-binary.ts';
+import { insertEncoded } from './insert-encoded.ts';
+import { NativeBlockWriter, nativeColumns } from './native-block.ts';
+import { RowBinaryWriter } from './row-binary.ts';
+
+/**
+ * RowBinary carries no names or types: EVENT_COLUMNS must be the table's, and a
+ * row must be stored exactly as the same row sent as JSONEachRow (the format
+ * the ingester used before) is, whether sent as RowBinary or as the Native
+ * block made of it (what the ingester sends).
+ */
+describe('events rows in RowBinary and Native', () => {
+  let ch: EmbeddedClickHouse;
+  let client: ClickHouseClient;
+
+  beforeAll(async () => {
+    ch = await startEmbeddedClickHouse({ logger: createLogger('row-binary-test', 'silent') });
+    client = connectClickHouse(ch.url);
+    await migrateClickHouse(client);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await ch?.stop();
+  });
+
+  it('names every column of events but ingested_at, with its type, in order', async () => {
+    const described = await (await client.query({ query: 'DESCRIBE TABLE events', format: 'JSONEachRow' })).json<{ name: string; type: string; default_type: string }>();
+    const insertable = described.filter((c) => c.name !== 'ingested_at').map(({ name, type }) => ({ name, type }));
+    expect(insertable).toEqual(EVENT_COLUMNS.map(({ name, type }) => ({ name, type })));
+    expect(described.find((c) => c.name === 'ingested_at')?.default_type).toBe('DEFAULT');
+  });
+
+  it('stores a row exactly as JSONEachRow does, as RowBinary and as Native', async () => {
+    const base: EventRow = {
+      workspace_id: 'ws_1',
+      link_id: 'link_1',
+      ts: 1_700_000_000_123,
+      click_id: 'ck_x',
+      kind: 'click',
+      campaign_id: '',
+      visitor_id: 'v1',
+      country: 'DE',
+      device_class: 'mobile',
+      os: 'ios',
+      browser: 'Chrome',
+      referrer_host: 'news.example.com',
+      utm_source: '',
+      utm_medium: '',
+      utm_campaign: '',
+      utm_term: '',
+      utm_content: '',
+      source: 'link',
+      rule_id: '',
+      destination: 'https://example.com/',
+      bot: false,
+    };
+    const variants: Array<Partial<EventRow>> = [
+      {},
+      { kind: 'impression', bot: true, ts: 0 },
+      { ts: -1 },
+      { ts: -1_000_000_000_001 },
+      { ts: 4_102_444_800_000 },
+      { utm_term: 'tab\tnew\nline\\back"quote\'', referrer_host: 'x'.repeat(300) },
+      { utm_content: 'Grüße 😀 ü', browser: 'é' },
+      { destination: '', country: '', os: '' },
+    ];
+    const rows = variants.map((v, i) => ({ ...base, ...v, link_id: `link_eq_${i}` }));
+    const columns = EVENT_COLUMNS.map((c) => c.name);
+    const binary = new RowBinaryWriter(16);
+    const native = new NativeBlockWriter(nativeColumns(EVENT_COLUMNS), 16);
+    for (const row of rows) {
+      writeEventRow(binary, { ...row, click_id: `ck_2bin_${row.link_id}` });
+      writeEventRow(native, { ...row, click_id: `ck_3native_${row.link_id}` });
+    }
+    await client.insert({ table: 'events', values: rows.map((row) => ({ ...row, click_id: `ck_1json_${row.link_id}` })), format: 'JSONEachRow' });
+    await insertEncoded(client, { table: 'events', columns, format: 'RowBinary', body: binary.bytes() });
+    await insertEncoded(client, { table: 'events', columns, format: 'Native', body: native.bytes(), settings: { input_format_native_allow_types_conversion: 1 } });
+
+    const stored = await (
+      await client.query({
+        query: `SELECT * EXCEPT (ingested_at), toUnixTimestamp64Milli(ts) AS ms, ingested_at > now() - 600 AS fresh
+                FROM events WHERE startsWith(link_id, 'link_eq_') ORDER BY link_id, click_id`,
+        format: 'JSONEachRow',
+      })
+    ).json<Record<string, unknown>>();
+    expect(stored).toHaveLength(rows.length * 3);
+    for (let i = 0; i < stored.length; i += 3) {
+      const [fromJson, fromBinary, fromNative] = stored.slice(i, i + 3).map(({ click_id, ...rest }) => ({ how: String(click_id).split('_')[1], ...rest }));
+      expect([fromJson!.how, fromBinary!.how, fromNative!.how]).toEqual(['1json', '2bin', '3native']);
+      expect({ ...fromBinary, how: '' }).toEqual({ ...fromJson, how: '' });
+      expect({ ...fromNative, how: '' }).toEqual({ ...fromJson, how: '' });
+    }
+    expect(stored.map((r) => Number(r.ms))).toEqual(rows.flatMap((r) => [r.ts, r.ts, r.ts]));
+    expect(stored.every((r) => r.fresh === 1)).toBe(true);
+  });
+});
