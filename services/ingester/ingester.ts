@@ -35,6 +35,9 @@ const encoder = new TextEncoder();
  */
 const DUPLICATE_CHECK_CHUNK = 10_000;
 
+/** Well inside the bus's ack wait (10 s for NATS). */
+const KEEP_ALIVE_MS = 2_000;
+
 /**
  * Moves events (clicks, or conversions) from the bus into ClickHouse, exactly once as far as
  * ClickHouse can see:
@@ -115,7 +118,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   }
 
   /** Parses, drops what is stored already, dead-letters what never can be. Null: stopping mid-way. */
-  async function prepare(messages: BusMessage[]): Promise<Prepared | null> {
+  async function prepare(messages: BusMessage[], inFlight: Promise<void>): Promise<Prepared | null> {
     const started = performance.now();
     let bytes = 0;
     for (const m of messages) bytes += m.data.byteLength;
@@ -124,6 +127,9 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     let stored: ReadonlySet<string> = new Set();
     const redelivered = messages.filter((m) => m.deliveries > 1);
     if (redelivered.length > 0) {
+      // Its first delivery may be in this ingester's insert still under way: checking
+      // before that insert lands would miss its events and store them twice.
+      await inFlight;
       const probe = new EventBatch(kind.newBody(bytes), { keepLinkIds: true });
       for (const m of redelivered) readMessage(kind, m.data, probe);
       if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(probe.ids, probe.linkIds!))))) return null;
@@ -166,6 +172,18 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
    * Two stages: while ClickHouse stores one batch (in its own thread or server),
    * the next is fetched and parsed here. At most one insert is in flight.
    */
+  /**
+   * Messages fetched and not yet acked or returned. A slow batch (a big backlog on a
+   * busy machine) can outlast the consumer's ack wait; without a sign of life the bus
+   * would hand its messages to another ingester, or back to this one, while their
+   * insert is still under way, and a duplicate check then could not see them yet.
+   */
+  const inHand = new Set<BusMessage[]>();
+  const keepAlive = setInterval(() => {
+    for (const messages of inHand) for (const m of messages) m.working();
+  }, KEEP_ALIVE_MS);
+  keepAlive.unref();
+
   const done = (async () => {
     const consumer = await bus.eventConsumer(deps.consumerName, kind.subject);
     let storing: Promise<void> = Promise.resolve();
@@ -179,12 +197,15 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
         continue;
       }
       if (messages.length === 0) continue;
+      inHand.add(messages);
       let prepared: Prepared | null = null;
-      await guarded(messages, (async () => void (prepared = await prepare(messages)))());
+      const previous = storing;
+      await guarded(messages, (async () => void (prepared = await prepare(messages, previous)))());
       await storing;
-      if (prepared) storing = guarded(messages, store(prepared));
+      storing = (prepared ? guarded(messages, store(prepared)) : Promise.resolve()).finally(() => inHand.delete(messages));
     }
     await storing;
+    clearInterval(keepAlive);
     consumer.close();
   })().catch((err) => logger.error('ingester stopped on an unexpected error', errorFields(err)));
 
