@@ -10,14 +10,13 @@
  * does. Conversions are generated too: by default 1 in 1000 clicks converts
  * (ANALYTICS_BENCH_CONVERSION_RATE), 3 in 4 with an order id, 1 in 10 of those
  * fired twice (a pixel repeat the reports fold), so the overview's conversions
- * statement reads a realistic table. Each tier's rows are inserted in time order
+ * part reads a realistic table. Each tier's rows are inserted in time order
  * (1M-row chunks, each a slice of the 30 days), as ingestion writes them. The
  * embedded ClickHouse (chDB) runs as its own process; the API runs in-process over
  * a fresh Postgres database.
  * Baseline, same run: `GET /health` over the same HTTP path (the API's fixed cost).
  * Acceptance (DESIGN.md "Performance budgets"): overview over 10M clicks, p50 < 50 ms.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +33,7 @@ import { addDays } from '../../shared/schemas/analytics.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
+import { cpuMeter } from '../process-cpu.ts';
 
 export const name = 'analytics';
 export const description = 'analytics overview / per-link report / click log latency over HTTP at 1M and 10M events (vs GET /health)';
@@ -55,8 +55,6 @@ const ROW_BUDGET_MS = 12_000;
 const SETTLE_MS = 30_000;
 const ACCEPTANCE_P50_MS = 50;
 const MS_DAY = 86_400_000;
-/** USER_HZ of /proc/<pid>/stat: 100 on every Linux this runs on. */
-const CLOCK_TICKS_PER_S = 100;
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -147,8 +145,8 @@ async function timeRequests(
   key: string | null,
   path: string,
   mark: () => number = () => 0,
-  cpuMs: () => number = () => NaN,
-): Promise<{ samples: number[]; body: unknown; firstDone: number; cpuMsPerRequest: number }> {
+  cpuOf?: Record<string, number>,
+): Promise<{ samples: number[]; body: unknown; firstDone: number; cpu?: { engineMs: number; otherCores: number } }> {
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   let body: unknown;
   const once = async () => {
@@ -170,23 +168,15 @@ async function timeRequests(
   }
   const n = Math.max(MIN_SAMPLES, Math.min(SAMPLES, Math.floor(ROW_BUDGET_MS / Math.max(warmMs, 1))));
   const samples: number[] = [];
-  const cpuBefore = cpuMs();
+  const meter = cpuOf ? await cpuMeter(cpuOf) : undefined;
+  const started = performance.now();
   for (let i = 0; i < n; i++) samples.push((await once()).ms);
-  return { samples, body, firstDone, cpuMsPerRequest: (cpuMs() - cpuBefore) / n };
-}
-
-/**
- * CPU time a process has used (all threads), from /proc (Linux; NaN elsewhere).
- * Unlike latency it does not grow while the process waits for a core, so it stays
- * comparable when other work shares the machine.
- */
-function processCpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
-  } catch {
-    return NaN;
-  }
+  const wallSeconds = (performance.now() - started) / 1000;
+  const used = await meter?.stop();
+  // Per request: the engine's CPU ms (it does not grow while waiting for a core, so it
+  // stays comparable on a busy machine), and the cores others kept busy meanwhile.
+  const cpu = used && { engineMs: (used.clickhouse! * 1000) / n, otherCores: used.others! / wallSeconds };
+  return { samples, body, firstDone, ...(cpu ? { cpu } : {}) };
 }
 
 function row(label: string, tier: string, samples: number[], baselineP50: number | undefined, extra: Record<string, string | number> = {}): Row {
@@ -345,7 +335,7 @@ export async function run(): Promise<SuiteResult> {
       rows.push(row('SELECT 1 via ClickHouse client (reference)', tier, select1, baseP50));
       for (const q of queries) {
         const before = statements;
-        const { samples, body, firstDone, cpuMsPerRequest } = await timeRequests(api!.url, key, q.path, () => statements, () => processCpuMs(ch.pid));
+        const { samples, body, firstDone, cpu } = await timeRequests(api!.url, key, q.path, () => statements, { clickhouse: ch.pid, bench: process.pid });
         const perRequest = firstDone - before;
         const data = (body as { data: unknown }).data;
         let counted: number;
@@ -354,7 +344,7 @@ export async function run(): Promise<SuiteResult> {
         const r = row(q.label, tier, samples, baseP50, {
           'clicks counted': counted,
           'CH statements': perRequest,
-          ...(Number.isFinite(cpuMsPerRequest) ? { 'CH CPU ms/req': Number(cpuMsPerRequest.toFixed(1)) } : {}),
+          ...(cpu ? { 'CH CPU ms/req': Number(cpu.engineMs.toFixed(1)), 'other load (cores)': Number(cpu.otherCores.toFixed(2)) } : {}),
         });
         rows.push(r);
         if (q === queries[0]) overviewP50.set(events, r['p50 ms'] as number);
@@ -435,7 +425,7 @@ export async function run(): Promise<SuiteResult> {
     notes.push(
       'events per tier = rows of the workspace under test (clicks + ~10 % impressions, ~2 % bots); the overview counts non-bot clicks only, see "clicks counted"',
       `embedded ClickHouse (chDB) in its own process: it runs statements one at a time, so the statements a request sends ("CH statements") are serialised, each paying at least the "SELECT 1" round trip; API in-process on 127.0.0.1; Postgres 127.0.0.1:5432 (fresh database); conversions: ${CONVERSION_RATE * 100} % of non-bot clicks (ANALYTICS_BENCH_CONVERSION_RATE)`,
-      '"CH CPU ms/req": CPU time of the embedded ClickHouse process (all threads, incl. its HTTP layer) per timed request, from /proc at 10 ms resolution over the row; unlike p50 it does not grow while the engine waits for a core on a busy machine',
+      '"CH CPU ms/req": CPU time of the embedded ClickHouse process (all threads, incl. its HTTP layer and any background merge) per timed request, from /proc at 10 ms resolution over the row; unlike p50 it does not grow while the engine waits for a core. "other load (cores)": cores kept busy by processes other than the engine and this bench meanwhile (other tenants of a shared machine)',
       `${WARMUPS} warm-ups (1 when a warm-up takes over 1 s) then up to ${SAMPLES} timed sequential requests per row, fewer (at least ${MIN_SAMPLES}) when a row would exceed ${ROW_BUDGET_MS / 1000} s; whole suite ${((performance.now() - suiteStart) / 1000).toFixed(0)} s`,
     );
     return { suite: name, rows, ...(baseline ? { baseline } : {}), checks, notes };
