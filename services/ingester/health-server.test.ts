@@ -44,8 +44,12 @@ describe('ingester health server', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ok' });
     expect((await fetch(`${server.url}/health`, { method: 'HEAD' })).status).toBe(200);
-    expect((await fetch(`${server.url}/health`, { method: 'POST' })).status).toBe(405);
-    expect((await fetch(`${server.url}/elsewhere`)).status).toBe(404);
+    const post = await fetch(`${server.url}/health`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(await post.json()).toEqual({ success: false, error: { code: 'METHOD_NOT_ALLOWED', message: expect.stringContaining('POST') } });
+    const elsewhere = await fetch(`${server.url}/elsewhere`);
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ success: false, error: { code: 'NOT_FOUND', message: expect.stringContaining('/elsewhere') } });
   });
 
   it('/ready is 503 while NATS or ClickHouse is unavailable, naming which', async () => {

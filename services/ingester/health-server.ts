@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { CheckResult } from '../../shared/health/dependency-checks.ts';
+import { AppError } from '../../shared/errors.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import { METRICS_CONTENT_TYPE } from '../../shared/metrics/metrics-registry.ts';
 
@@ -31,12 +32,17 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify(body));
 }
 
+/** Failures in the same envelope and codes as every other linkroute endpoint. */
+function sendError(res: ServerResponse, error: AppError): void {
+  sendJson(res, error.status, { success: false, error: error.toJSON() });
+}
+
 export function startHealthServer(deps: HealthServerDeps): Promise<HealthServer> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
-      sendJson(res, 405, { status: 'method not allowed' });
+      sendError(res, new AppError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use GET or HEAD`));
       return;
     }
     if (path === '/health') {
@@ -49,14 +55,14 @@ export function startHealthServer(deps: HealthServerDeps): Promise<HealthServer>
       const text = await deps.registry.metrics();
       res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' }).end(text);
     } else {
-      sendJson(res, 404, { status: 'not found' });
+      sendError(res, new AppError('NOT_FOUND', `No such endpoint: ${path}`));
     }
   }
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       deps.logger.error('health server request failed', { path: req.url, ...errorFields(err) });
-      if (!res.headersSent) sendJson(res, 500, { status: 'error' });
+      if (!res.headersSent) sendError(res, new AppError('INTERNAL_ERROR', 'Internal error'));
       else res.destroy();
     });
   });
