@@ -32,6 +32,7 @@ import { hourRange } from '../../services/api/analytics/hour-range.ts';
 import { addDays } from '../../shared/schemas/analytics.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
+import { percentile } from '../stats.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { cpuMeter } from '../process-cpu.ts';
 
@@ -55,10 +56,6 @@ const ROW_BUDGET_MS = 12_000;
 const SETTLE_MS = 30_000;
 const ACCEPTANCE_P50_MS = 50;
 const MS_DAY = 86_400_000;
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 const log = (line: string) => process.stdout.write(`  ${line}\n`);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');

@@ -30,6 +30,7 @@ import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts
 import { hashedVisitorId } from '../../shared/visitor.ts';
 import { BENCH_LINK_COUNT, benchShortCode } from '../servers/bench-links.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
+import { median } from '../stats.ts';
 import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors } from '../wrk.ts';
 
 export const name = 'redirect';
@@ -282,12 +283,6 @@ function hotPathCrypto(): { create: number; verify: number; visitor: number } {
   };
   if (sink === 0) throw new Error('unreachable');
   return result;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function summarize(label: string, runs: Measurement[]): Row {

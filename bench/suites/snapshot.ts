@@ -38,6 +38,7 @@ import type { CompactionResult } from '../../shared/snapshot/compact-snapshot.ts
 import { SnapshotStore } from '../../services/redirector/snapshot-store.ts';
 import { syncSnapshot } from '../../services/redirector/snapshot-sync.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
+import { percentile } from '../stats.ts';
 
 export const name = 'snapshot';
 export const description = '1M-link snapshot: compaction, then redirector start -> ready (compacted snapshot + catch-up) and memory vs a bare KV replay; API change -> live (p99 over 1,000 changes) vs bare KV put -> watch';
@@ -198,10 +199,6 @@ async function measureLoad(natsUrl: string, bus: Bus, apiBus: Bus): Promise<Load
   } finally {
     await redirector.kill();
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 function row(label: string, samples: number[], baselineP50?: number): Row {
