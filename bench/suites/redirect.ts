@@ -3,7 +3,11 @@
  * with rules, the real request path: UA parse, geo-IP, visitor hash, decide, click id,
  * event) against a bare uWebSockets.js server answering a fixed 302. Same machine, same
  * load generator (wrk, one thread, keep-alive), same run; each server in its own child
- * process. Rounds alternate between the servers so drift on a shared machine hits both.
+ * process. Rounds rotate the servers' order so drift on a shared machine hits all.
+ *
+ * A third server is the floor (servers/click-floor.ts): bare uWS plus only the per-click
+ * work DESIGN requires of any implementation. It shows how much of the gap to the bare
+ * server is the redirector's own and how much is the budget's on this machine.
  *
  * Every request carries a rotating short code (all 100k), User-Agent and public
  * X-Forwarded-For address, and no cookie: the worst case for the redirector (a hashed
@@ -41,6 +45,7 @@ const WARMUP_SECONDS = 2;
 const MEASURE_SECONDS = 8;
 const CONNECTIONS = 64;
 const TARGET_RATIO = 0.8;
+const FLOOR_LABEL = 'floor: uWS + click id, visitor, event';
 const START_TIMEOUT_MS = 180_000;
 /** Above this much CPU used by unrelated processes during a round, the suite warns. */
 const OTHER_CPU_WARNING_PERCENT = 10;
@@ -310,8 +315,12 @@ export async function run(): Promise<SuiteResult> {
   const nats = await startTestNatsServer();
   try {
     process.stdout.write(`  starting servers (redirector loads ${BENCH_LINK_COUNT.toLocaleString('en-US')} links)\n`);
-    const [bare, ours] = await Promise.all([startServer('bare uWS fixed 302', 'bare-uws.ts'), startServer('linkroute redirector', 'redirector-server.ts', { NATS_URL: nats.url })]);
-    servers.push(bare!, ours!);
+    const [bare, floor, ours] = await Promise.all([
+      startServer('bare uWS fixed 302', 'bare-uws.ts'),
+      startServer(FLOOR_LABEL, 'click-floor.ts', { NATS_URL: nats.url }),
+      startServer('linkroute redirector', 'redirector-server.ts', { NATS_URL: nats.url }),
+    ]);
+    servers.push(bare!, floor!, ours!);
 
     // Both must answer the generator's requests with redirects, ours from its snapshot.
     const sample = await get(ours!.port, `/${benchShortCode(12_345)}`, { 'x-forwarded-for': '81.2.69.142' });
@@ -319,14 +328,20 @@ export async function run(): Promise<SuiteResult> {
       throw new Error(`redirector answered ${sample.status} ${sample.location} for a benchmark code`);
     }
     if ((await get(bare!.port, '/x')).status !== 302) throw new Error('bare server does not answer 302');
+    if ((await get(floor!.port, `/${benchShortCode(12_345)}`, { 'x-forwarded-for': '81.2.69.142' })).status !== 302) {
+      throw new Error('floor server does not answer 302');
+    }
 
     const natsPid = await natsServerPid(new URL(nats.url).port);
     const runs = new Map<Server, Measurement[]>([
       [bare!, []],
+      [floor!, []],
       [ours!, []],
     ]);
+    // Each round starts with a different server, so drift on a shared machine hits all.
+    const rotation = [bare!, floor!, ours!];
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? [bare!, ours!] : [ours!, bare!];
+      const order = [...rotation.slice(round % 3), ...rotation.slice(0, round % 3)];
       for (const server of order) {
         const result = await measure(server, script, natsPid);
         runs.get(server)!.push(result);
@@ -340,9 +355,12 @@ export async function run(): Promise<SuiteResult> {
     const emitted = Number(/^EVENTS (\d+)$/m.exec(ours!.stdout.join('\n'))?.[1] ?? NaN);
 
     const baseline = summarize(bare!.label, runs.get(bare!)!);
+    const floorRow = summarize(floor!.label, runs.get(floor!)!);
     const row = summarize(ours!.label, runs.get(ours!)!);
     const ratio = (row['req/s'] as number) / (baseline['req/s'] as number);
+    const floorRatio = (floorRow['req/s'] as number) / (baseline['req/s'] as number);
     baseline['x baseline'] = 1;
+    floorRow['x baseline'] = Number(floorRatio.toFixed(3));
     row['x baseline'] = Number(ratio.toFixed(3));
     const cpuRatio = (baseline['server CPU µs/req'] as number) / (row['server CPU µs/req'] as number);
     // wrk counts requests whose answers arrived; a few more may be in flight when it stops.
@@ -371,7 +389,7 @@ export async function run(): Promise<SuiteResult> {
     ];
     return {
       suite: name,
-      rows: [baseline, row],
+      rows: [baseline, floorRow, row],
       baseline,
       checks,
       notes: [
@@ -379,6 +397,7 @@ export async function run(): Promise<SuiteResult> {
         `requests rotate over all ${BENCH_LINK_COUNT.toLocaleString('en-US')} short codes, ${Object.keys(realUserAgents).length} User-Agents (incl. bots) and 256 public X-Forwarded-For addresses; no cookies (worst case: visitor hash + Set-Cookie every time)`,
         'link mix: 60 % plain, 10 % conversion tracking (clickId appended), 20 % 4 rules, 10 % 10 rules (geo, device, time, percentage)',
         `server CPU per request ratio (bare / ours) = ${cpuRatio.toFixed(3)}: the cost ratio independent of which process saturates first`,
+        `"${FLOOR_LABEL}" (bench/servers/click-floor.ts): bare uWS plus only the per-click work DESIGN requires (click id MAC, visitor hash, Set-Cookie, one event to NATS), without rules, UA parsing or geo-IP: ${floorRatio.toFixed(3)} x baseline. Any redirector that does the rest as well stays below this line on this machine`,
         'click events: batched by the real event publisher to NATS JetStream (a private nats-server on loopback), as in production',
         `nats-server CPU per redirect (median): ${median(runs.get(ours!)!.map((r) => r.natsCpuUsPerRequest)).toFixed(2)} µs, on the cores the servers and wrk share`,
         ...(Math.max(...[...runs.values()].flat().map((r) => r.otherCpuPercent)) > OTHER_CPU_WARNING_PERCENT

@@ -1,0 +1,98 @@
+/**
+ * A lower bound for the redirect benchmark: bare uWebSockets.js plus only the per-click
+ * work DESIGN requires of any implementation, each step done the cheapest way this code
+ * base has: a Map lookup of the code among BENCH_LINK_COUNT links, the click id with its
+ * MAC (it is the event id), the hashed visitor id (no cookie on the requests, so also a
+ * Set-Cookie), and one click event to NATS JetStream through the production publisher.
+ *
+ * Left out on purpose, so this stays a floor: routing rules, user-agent parsing, geo-IP,
+ * referrer and utm parsing, counters. The event carries those fields empty (null).
+ * If this server cannot reach a budget stated against the bare server, no redirector
+ * that also does the rest can. Prints `READY <port>`; `EVENTS <n>` on SIGTERM.
+ */
+import uWS from 'uWebSockets.js';
+import { randomBytes } from 'node:crypto';
+import { createClickId } from '../../shared/click-id.ts';
+import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { hashedVisitorIdFromDigest, userAgentDigest, visitorCookie } from '../../shared/visitor.ts';
+import { eventPublisher } from '../../services/redirector/event-publisher.ts';
+import { forwardedAddress } from '../../services/redirector/request-facts.ts';
+import { NO_STORE } from '../../services/redirector/responses.ts';
+import { BENCH_LINK_COUNT, benchLink, benchShortCode } from './bench-links.ts';
+
+const natsUrl = process.env.NATS_URL;
+if (!natsUrl) throw new Error('NATS_URL is required');
+const logger = createLogger('bench-click-floor', 'error');
+const bus = await connectNatsBus(natsUrl, { name: 'bench-click-floor', logger });
+const publisher = eventPublisher({ bus, logger, instanceId: 'bench-floor' });
+const secret = randomBytes(32);
+
+interface FloorLink {
+  id: string;
+  workspaceId: string;
+  campaignId: string;
+  destination: string;
+}
+const links = new Map<string, FloorLink>();
+for (let i = 0; i < BENCH_LINK_COUNT; i++) {
+  const link = benchLink(i);
+  links.set(benchShortCode(i), { id: link.id, workspaceId: link.workspaceId, campaignId: link.campaignId, destination: link.defaultDestination });
+}
+/** The redirector also digests each distinct User-Agent once, not per request. */
+const uaDigests = new Map<string, Buffer>();
+
+let events = 0;
+const app = uWS.App();
+app.get('/:code', (res, req) => {
+  const link = links.get(req.getParameter(0) ?? '');
+  if (link === undefined) {
+    res.writeStatus('404 Not Found').end();
+    return;
+  }
+  const userAgent = req.getHeader('user-agent');
+  const ip = forwardedAddress(req.getHeader('x-forwarded-for'));
+  let digest = uaDigests.get(userAgent);
+  if (digest === undefined) uaDigests.set(userAgent, (digest = userAgentDigest(userAgent)));
+  const now = Date.now();
+  const visitorId = hashedVisitorIdFromDigest(secret, ip, digest, now);
+  const clickId = createClickId(secret, link.id, now);
+  res.writeStatus('302 Found').writeHeader('Location', link.destination).writeHeader('Cache-Control', NO_STORE).writeHeader('Set-Cookie', visitorCookie(visitorId)).end();
+  events++;
+  publisher.emit({
+    id: clickId,
+    kind: 'click',
+    ts: now,
+    workspaceId: link.workspaceId,
+    linkId: link.id,
+    campaignId: link.campaignId,
+    visitorId,
+    country: null,
+    deviceClass: 'desktop',
+    os: null,
+    browser: null,
+    referrerHost: null,
+    utmSource: null,
+    utmMedium: null,
+    utmCampaign: null,
+    utmTerm: null,
+    utmContent: null,
+    source: 'link',
+    ruleId: null,
+    destination: link.destination,
+    bot: false,
+  });
+});
+app.listen('127.0.0.1', 0, (socket) => {
+  if (socket === false) {
+    console.error('click-floor: could not listen');
+    process.exit(1);
+  }
+  process.stdout.write(`READY ${uWS.us_socket_local_port(socket as unknown as uWS.us_socket)}\n`);
+  process.once('SIGTERM', async () => {
+    uWS.us_listen_socket_close(socket);
+    await publisher.close(5_000);
+    await bus.close();
+    process.stdout.write(`EVENTS ${events}\n`, () => process.exit(0));
+  });
+});
