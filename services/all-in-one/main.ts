@@ -20,9 +20,7 @@ import { clickHouseLinkCounters } from '../api/link-counters.ts';
 import { loadRedirectorConfig } from '../redirector/config.ts';
 import { startRedirector } from '../redirector/redirector.ts';
 import { loadIngesterConfig } from '../ingester/config.ts';
-import { startIngester } from '../ingester/ingester.ts';
-import { clickEvents, conversionEvents } from '../ingester/event-tables.ts';
-import { registerIngesterMetrics } from '../ingester/ingester-metrics.ts';
+import { startEventIngesters } from '../ingester/event-ingesters.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
@@ -41,23 +39,14 @@ try {
   const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL ?? embeddedClickHouse!.url);
   await migrateClickHouse(clickhouse);
-  const ingesters = [
-    startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName: `${ingesterConfig.INGEST_CONSUMER}-clicks`, maxMessages: ingesterConfig.INGEST_MAX_MESSAGES, lingerMs: ingesterConfig.INGEST_LINGER_MS }),
-    startIngester({ kind: conversionEvents, bus, clickhouse, logger, consumerName: `${ingesterConfig.INGEST_CONSUMER}-conversions`, maxMessages: ingesterConfig.INGEST_MAX_MESSAGES, lingerMs: ingesterConfig.INGEST_LINGER_MS }),
-  ];
-
-
+  // The ingesters have no HTTP server here: their metrics are served with the API's.
+  const apiMetrics = createMetricsRegistry();
+  const ingesters = startEventIngesters({ bus, clickhouse, logger, config: ingesterConfig, metrics: apiMetrics });
 
   // Compacts the snapshot only on NATS (see startSnapshotPublishing).
   const publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
   const snapshot = publishing.publisher;
   await snapshot.flush(); // the redirector below starts with every link
-  // The ingesters have no HTTP server here: their metrics are served with the API's.
-  const apiMetrics = createMetricsRegistry();
-  registerIngesterMetrics(apiMetrics, [
-    { kind: clickEvents.name, ingester: ingesters[0]! },
-    { kind: conversionEvents.name, ingester: ingesters[1]! },
-  ]);
   const api = await listen(
     createApiApp({ sql: db.sql, config, logger, snapshot, bus, secret, counters: clickHouseLinkCounters(clickhouse, logger), analytics: clickhouse, metrics: apiMetrics }),
     config.API_PORT,
@@ -97,7 +86,7 @@ try {
   const shutdown = async () => {
     await api.close();
     await redirector.close(); // publishes buffered clicks
-    await Promise.all(ingesters.map((i) => i.stop())); // stores what they hold
+    await ingesters.stop(); // stores what they hold
     await publishing.stop();
     await bus.close();
     await clickhouse.close();

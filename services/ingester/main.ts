@@ -6,10 +6,8 @@ import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadIngesterConfig } from './config.ts';
-import { startIngester } from './ingester.ts';
-import { clickEvents, conversionEvents } from './event-tables.ts';
+import { startEventIngesters } from './event-ingesters.ts';
 import { startHealthServer } from './health-server.ts';
-import { registerIngesterMetrics } from './ingester-metrics.ts';
 
 const config = loadIngesterConfig();
 const logger = createLogger('ingester', config.LOG_LEVEL);
@@ -31,20 +29,12 @@ try {
     checks: async () => ({ nats: checkBus(bus), clickhouse: await checkClickHouse(clickhouse) }),
     logger,
   });
-  // Clicks and conversions, each with its own durable consumer (shared by every ingester process).
-  const ingesters = [
-    startIngester({ kind: clickEvents, bus, clickhouse, logger, consumerName: `${config.INGEST_CONSUMER}-clicks`, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS }),
-    startIngester({ kind: conversionEvents, bus, clickhouse, logger, consumerName: `${config.INGEST_CONSUMER}-conversions`, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS }),
-  ];
-  registerIngesterMetrics(metrics, [
-    { kind: clickEvents.name, ingester: ingesters[0]! },
-    { kind: conversionEvents.name, ingester: ingesters[1]! },
-  ]);
+  const ingesters = startEventIngesters({ bus, clickhouse, logger, config, metrics });
 
-  logger.info('ingester running', { consumers: ingesters.length, url: http.url });
+  logger.info('ingester running', { consumers: ingesters.count, url: http.url });
   handleShutdown(logger, async () => {
     // Finish and acknowledge the batch in hand; anything unacknowledged is redelivered to a peer.
-    await Promise.all(ingesters.map((i) => i.stop()));
+    await ingesters.stop();
     await http.close();
     await bus.close();
     await clickhouse.close();

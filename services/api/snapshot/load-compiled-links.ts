@@ -1,31 +1,10 @@
 import { compileLink, type CompiledLink, type LinkRecord, type RuleRecord } from '../../../shared/routing/index.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { RuleType } from '../../../shared/schemas/rule-conditions.ts';
+import type { LinkRow } from '../stores/link-store.ts';
 
-interface LinkSnapshotRow {
-  id: string;
-  workspaceId: string;
-  campaignId: string;
-  shortCode: string;
-  domainId: string | null;
-  domainHostname: string | null;
-  domainLive: boolean;
-  destinationUrl: string;
-  defaultDestination: string | null;
-  enabled: boolean;
-  redirectBehavior: LinkRecord['redirectBehavior'];
-  expiresAt: Date | null;
-  clicksLimit: number | null;
-  expiredUrl: string | null;
-  passwordHash: string | null;
-  deepLinkEnabled: boolean;
-  deepLinkIos: string | null;
-  deepLinkAndroid: string | null;
-  deepLinkFallbackUrl: string | null;
-  conversionTracking: boolean;
-  trackingType: LinkRecord['trackingType'];
-  deletedAt: Date | null;
-}
+/** A links row (the store's LinkRow) without what redirectors never read, and whether its domain serves. */
+type LinkSnapshotRow = Omit<LinkRow, 'title' | 'description' | 'createdAt' | 'updatedAt'> & { domainLive: boolean };
 
 interface RuleSnapshotRow extends Omit<RuleRecord, 'createdAt' | 'type'> {
   type: RuleType;

@@ -1,0 +1,42 @@
+/**
+ * Every kind of event an ingester process stores (clicks and conversions), each from its
+ * own durable consumer, which every ingester process shares. The standalone ingester and
+ * `npm start` both start exactly this set, so a new event kind is added in one place.
+ */
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Registry } from 'prom-client';
+import type { Bus } from '../../shared/bus/bus.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { IngesterConfig } from './config.ts';
+import { clickEvents, conversionEvents } from './event-tables.ts';
+import { startIngester, type Ingester } from './ingester.ts';
+import { registerIngesterMetrics } from './ingester-metrics.ts';
+
+export interface EventIngesters {
+  /** Stops every ingester; each finishes and acknowledges the batch in hand. */
+  stop(): Promise<void>;
+  readonly count: number;
+}
+
+export function startEventIngesters(deps: {
+  bus: Bus;
+  clickhouse: ClickHouseClient;
+  logger: Logger;
+  config: Pick<IngesterConfig, 'INGEST_CONSUMER' | 'INGEST_MAX_MESSAGES' | 'INGEST_LINGER_MS'>;
+  /** Where their metrics are registered. */
+  metrics: Registry;
+}): EventIngesters {
+  const { bus, clickhouse, logger, config } = deps;
+  const common = { bus, clickhouse, logger, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS };
+  const sources: { kind: string; ingester: Ingester }[] = [
+    { kind: clickEvents.name, ingester: startIngester({ ...common, kind: clickEvents, consumerName: `${config.INGEST_CONSUMER}-clicks` }) },
+    { kind: conversionEvents.name, ingester: startIngester({ ...common, kind: conversionEvents, consumerName: `${config.INGEST_CONSUMER}-conversions` }) },
+  ];
+  registerIngesterMetrics(deps.metrics, sources);
+  return {
+    count: sources.length,
+    async stop() {
+      await Promise.all(sources.map((source) => source.ingester.stop()));
+    },
+  };
+}
