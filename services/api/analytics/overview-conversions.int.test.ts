@@ -86,4 +86,43 @@ describe('overview conversions', () => {
     expect(linkA.summary).toEqual({ totalClicks: 3, uniqueClicks: 3, conversions: 1, revenue: 10, conversionRate: 33.33 });
     expect(linkA.topLinks).toEqual([{ linkId: a, shortCode: expect.any(String), clicks: 3, conversions: 1 }]);
   });
+
+  it('splits conversions by the source of their click, as it splits clicks', async () => {
+    const tenant = await api.tenant();
+    const link = (await api.request('POST', '/links', { key: tenant.key, body: { destinationUrl: 'https://shop.example/qr' } })).body.data.id;
+    const click = (n: number, source: string, iso: string) => ({
+      workspace_id: tenant.workspaceId, link_id: link, ts: Date.parse(iso), click_id: `ck_${link}_${n}`, kind: 'click', campaign_id: '', visitor_id: `v${n}`,
+      country: 'DE', device_class: 'mobile', os: '', browser: '', referrer_host: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '',
+      utm_content: '', source, rule_id: '', destination: '', bot: false,
+    });
+    // The qr click of the last conversion lies 20 days before the range: still within its attribution window.
+    await client.insert({
+      table: 'events',
+      values: [click(1, 'link', '2026-06-10T08:00:00Z'), click(2, 'qr', '2026-06-10T09:00:00Z'), click(3, 'qr', '2026-06-11T09:00:00Z'), click(4, 'qr', '2026-05-21T09:00:00Z')],
+      format: 'JSONEachRow',
+    });
+    const conversion = (id: string, clickN: number, iso: string, value: number, orderId = '') => ({
+      workspace_id: tenant.workspaceId, link_id: link, ts: Date.parse(iso), conversion_id: id, click_id: `ck_${link}_${clickN}`, campaign_id: '', event: 'purchase',
+      value, currency: 'EUR', order_id: orderId, attributed: true, source: 'pixel',
+    });
+    await client.insert({
+      table: 'conversions',
+      values: [
+        conversion('conv_q1', 1, '2026-06-10T10:00:00Z', 10),
+        conversion('conv_q2', 2, '2026-06-10T11:00:00Z', 20, 'o-q'),
+        conversion('conv_q3', 2, '2026-06-11T11:00:00Z', 20, 'o-q'), // the pixel again: one order
+        conversion('conv_q4', 99, '2026-06-11T12:00:00Z', 5), // its click was never stored: no source
+        conversion('conv_q5', 4, '2026-06-12T12:00:00Z', 7),
+      ],
+      format: 'JSONEachRow',
+    });
+    const summary = async (query: string) => (await api.request('GET', `/analytics${query}`, { key: tenant.key })).body.data.summary;
+    const range = 'from=2026-06-10&to=2026-06-12';
+    expect(await summary(`?${range}&source=qr`)).toEqual({ totalClicks: 2, uniqueClicks: 2, conversions: 2, revenue: 27, conversionRate: 100 });
+    expect(await summary(`?${range}&source=link`)).toEqual({ totalClicks: 1, uniqueClicks: 1, conversions: 1, revenue: 10, conversionRate: 100 });
+    expect(await summary(`?${range}`)).toEqual({ totalClicks: 3, uniqueClicks: 3, conversions: 4, revenue: 42, conversionRate: 133.33 });
+    expect(await summary(`/${link}?${range}&source=qr`)).toEqual({ totalClicks: 2, uniqueClicks: 2, conversions: 2, revenue: 27, conversionRate: 100 });
+    const series = (await api.request('GET', `/analytics?${range}&source=qr`, { key: tenant.key })).body.data.timeSeries;
+    expect(series.map((b: { conversions: number }) => b.conversions)).toEqual([1, 0, 1]);
+  });
 });
