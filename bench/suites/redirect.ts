@@ -398,6 +398,7 @@ export async function run(): Promise<SuiteResult> {
         'link mix: 60 % plain, 10 % conversion tracking (clickId appended), 20 % 4 rules, 10 % 10 rules (geo, device, time, percentage)',
         `server CPU per request ratio (bare / ours) = ${cpuRatio.toFixed(3)}: the cost ratio independent of which process saturates first`,
         `"${FLOOR_LABEL}" (bench/servers/click-floor.ts): bare uWS plus only the per-click work DESIGN requires (click id MAC, visitor hash, Set-Cookie, one event to NATS), without rules, UA parsing or geo-IP: ${floorRatio.toFixed(3)} x baseline. Any redirector that does the rest as well stays below this line on this machine`,
+        `at ${TARGET_RATIO} x baseline (${Math.round(TARGET_RATIO * (baseline['req/s'] as number)).toLocaleString('en-US')} req/s) a one-thread server has at most ${(1e6 / (TARGET_RATIO * (baseline['req/s'] as number))).toFixed(1)} µs of CPU per request; the floor spends ${floorRow['server CPU µs/req']} µs, the redirector ${row['server CPU µs/req']} µs`,
         'click events: batched by the real event publisher to NATS JetStream (a private nats-server on loopback), as in production',
         `nats-server CPU per redirect (median): ${median(runs.get(ours!)!.map((r) => r.natsCpuUsPerRequest)).toFixed(2)} µs, on the cores the servers and wrk share`,
         ...(Math.max(...[...runs.values()].flat().map((r) => r.otherCpuPercent)) > OTHER_CPU_WARNING_PERCENT
