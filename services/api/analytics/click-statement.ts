@@ -7,7 +7,7 @@ export interface ClickFilter {
   granularity: Granularity;
   campaignId?: string | undefined;
   linkId?: string | undefined;
-  /** Clicks only: conversions are not split by the source of their click. */
+  /** Clicks of this source; conversions by the source of their click (conversion-filter.ts). */
   source?: 'link' | 'qr' | undefined;
   includeBots: boolean;
 }
@@ -81,21 +81,21 @@ function linkHourlyFilters(f: ClickFilter): string {
   return (f.includeBots ? '' : ' AND NOT bot') + (f.source !== undefined ? ' AND source = {source:String}' : '');
 }
 
-/** The 0004 rollups: bots, and the source's own rows or those of every source (source ''). */
+/** The overview rollups (0005): bots, and the source's own rows or those of every source (source ''). */
 function rollupFilters(f: ClickFilter): string {
   return `${f.includeBots ? '' : ' AND NOT bot'} AND source = ${f.source !== undefined ? '{source:String}' : "''"}`;
 }
 
 /**
- * workspace_clicks: the workspace's own rows, or its campaign's. A campaign's rows
- * are separate from the workspace's (see 0004_workspace_rollups.sql).
+ * overview_clicks: the workspace's own rows, or its campaign's. A campaign's rows
+ * are separate from the workspace's (see clickhouse/0004_workspace_rollups.sql, 0005).
  */
 function workspaceFilter(f: ClickFilter): string {
   const scope = f.campaignId !== undefined ? `scope = 'campaign' AND campaign_id = {campaignId:String}` : `scope = 'workspace' AND campaign_id = ''`;
   return `workspace_id = {workspaceId:String} AND ${scope}${rollupFilters(f)}`;
 }
 
-/** link_clicks: per-link rows, each in its own campaign. */
+/** overview_link_clicks: per-link rows, each in its own campaign. */
 function linkTableFilter(f: ClickFilter): string {
   return `workspace_id = {workspaceId:String}${f.campaignId !== undefined ? ' AND campaign_id = {campaignId:String}' : ''}${rollupFilters(f)}`;
 }
@@ -110,16 +110,16 @@ const daysAlwaysInOneBucket = (f: ClickFilter) => f.timezone === 'UTC' && f.gran
 
 /**
  * Rows covering the range once: whole UTC days from the daily rows of
- * workspace_clicks, the other hours from its hourly rows. `dayInBucket` says which
+ * overview_clicks, the other hours from its hourly rows. `dayInBucket` says which
  * whole days the daily rows may answer (for a series: days wholly in one bucket);
  * the others are read hour by hour. `columns` are read from both (`start` is the
  * hour or day). The hourly part is left out when it is sure to be empty.
  */
 function workspaceRows(f: ClickFilter, r: HourRange, columns: string, dayInBucket?: (dayStart: string) => string): string {
-  const hourly = `SELECT ${columns} FROM workspace_clicks WHERE ${workspaceFilter(f)} AND period = 'hour' AND start >= ${START} AND start < ${END}`;
+  const hourly = `SELECT ${columns} FROM overview_clicks WHERE ${workspaceFilter(f)} AND period = 'hour' AND start >= ${START} AND start < ${END}`;
   if (!r.whole) return hourly;
   const dayCondition = dayInBucket && !daysAlwaysInOneBucket(f) ? dayInBucket : undefined;
-  const daily = `SELECT ${columns} FROM workspace_clicks
+  const daily = `SELECT ${columns} FROM overview_clicks
       WHERE ${workspaceFilter(f)} AND period = 'day' AND start >= ${WHOLE_START} AND start < ${WHOLE_END}${dayCondition ? ` AND ${dayCondition('start')}` : ''}`;
   if (!hasEdges(r) && !dayCondition) return daily;
   return `${daily}
@@ -161,13 +161,13 @@ function topLinks(f: ClickFilter, r: HourRange): string {
     // A month row wholly inside the whole days is summed without testing each day.
     parts.push(`SELECT link_id,
         if(arrayMin(clicks.1) >= ${WHOLE_START} AND arrayMax(clicks.1) < ${WHOLE_END}, arraySum(clicks.2), arraySum((t, c) -> if(${inWholeDays('t')}, c, 0), clicks.1, clicks.2)) AS n
-      FROM link_clicks
+      FROM overview_link_clicks
       WHERE ${linkTableFilter(f)} AND period = 'month' AND start >= toStartOfMonth(${WHOLE_START}) AND start < ${WHOLE_END}`);
   }
   if (hasEdges(r)) {
     const outsideWhole = r.whole ? ` AND NOT ${inWholeDays('t')}` : '';
     parts.push(`SELECT link_id, arraySum((t, c) -> if(t >= ${START} AND t < ${END}${outsideWhole}, c, 0), clicks.1, clicks.2) AS n
-      FROM link_clicks
+      FROM overview_link_clicks
       WHERE ${linkTableFilter(f)} AND period = 'day' AND start >= toStartOfDay(${START}) AND start < ${END}${r.whole ? ` AND NOT ${inWholeDays('start')}` : ''}`);
   }
   return `SELECT link_id, sum(n) AS clicks FROM (${parts.join(' UNION ALL ')})
@@ -192,7 +192,7 @@ function linkParts(f: ClickFilter): Omit<ClickParts, 'params'> {
 
 /**
  * The click figures of the overview: from link_hourly for one link, else from the
- * 0004 rollups.
+ * overview rollups (0005).
  */
 export function clickParts(f: ClickFilter, r: HourRange): ClickParts {
   const parts = f.linkId !== undefined ? linkParts(f) : { totalsAndSeries: totalsAndSeries(f, r), topLinks: topLinks(f, r) };

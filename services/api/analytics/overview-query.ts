@@ -68,7 +68,7 @@ export function devicePercentages(clicks: Record<string, number>): AnalyticsOver
 
 /**
  * The analytics overview (SPEC 2.4) in one ClickHouse statement: clicks from the
- * rollups (clickhouse/0002 for one link, 0004 otherwise), conversions (attributed,
+ * rollups (clickhouse/0002 for one link, 0005 otherwise), conversions (attributed,
  * each order once) from their table; then Postgres names the top links.
  */
 export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: OverviewFilter): Promise<AnalyticsOverview> {
