@@ -24,7 +24,7 @@ import { startEventIngesters } from '../ingester/event-ingesters.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
-import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 
 const config = loadApiConfig();
 const redirectorConfig = loadRedirectorConfig();
@@ -37,8 +37,9 @@ try {
   const bus = config.NATS_URL ? await connectNatsBus(config.NATS_URL, { name: 'linkroute', logger }) : createMemoryBus();
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
   const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
-  const clickhouse = connectClickHouse(config.CLICKHOUSE_URL ?? embeddedClickHouse!.url);
-  await migrateClickHouse(clickhouse);
+  const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
+  await migrateClickHouseAt(clickhouseUrl);
+  const clickhouse = connectClickHouse(clickhouseUrl);
   // The ingesters have no HTTP server here: their metrics are served with the API's.
   const apiMetrics = createMetricsRegistry();
   const ingesters = startEventIngesters({ bus, clickhouse, logger, config: ingesterConfig, metrics: apiMetrics });

@@ -1,6 +1,6 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
-import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { checkBus, checkClickHouse } from '../../shared/health/dependency-checks.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
@@ -17,8 +17,8 @@ try {
     throw new Error('NATS_URL and CLICKHOUSE_URL are required for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
   }
   const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-ingester', logger });
+  await migrateClickHouseAt(config.CLICKHOUSE_URL);
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
-  await migrateClickHouse(clickhouse);
   // Listening first: a taken port fails the start before any event is consumed.
   const metrics = createMetricsRegistry();
   const http = await startHealthServer({

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
+import { connectClickHouse } from './clickhouse-client.ts';
 
 const migrationsDir = fileURLToPath(new URL('../../clickhouse/', import.meta.url));
 
@@ -29,6 +30,25 @@ export async function migrateClickHouse(client: ClickHouseClient): Promise<strin
     applied.push(version);
   }
   return applied;
+}
+
+/**
+ * A backfill (INSERT ... SELECT over every stored event, as 0004-0006 run once) takes
+ * ~9 s per million events on the embedded engine, and ClickHouse sends nothing until
+ * it is done. A client gives up on a request after its request timeout of silence (30 s
+ * for connectClickHouse), which would fail the start of every upgraded ingester on a
+ * store of a few million events. Hours, so that only a dead server stops a migration.
+ */
+export const MIGRATION_REQUEST_TIMEOUT_MS = 6 * 3_600_000;
+
+/** migrateClickHouse through a client of its own whose requests may run for hours. */
+export async function migrateClickHouseAt(url: string, requestTimeoutMs = MIGRATION_REQUEST_TIMEOUT_MS): Promise<string[]> {
+  const client = connectClickHouse(url, { requestTimeoutMs });
+  try {
+    return await migrateClickHouse(client);
+  } finally {
+    await client.close();
+  }
 }
 
 /** Our migration files put one statement per `;`-terminated block and no `;` inside strings. */
