@@ -102,8 +102,10 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     const current = lookup.find(info.host, info.code);
     pending.done = true;
     res.cork(() => {
-      if (current === undefined || current.compiled.id !== linkId) sendPage(res, notFoundPage, false);
-      else server.serve(res, info, current, false, true);
+      if (current === undefined || current.compiled.id !== linkId) {
+        counters.notFound++;
+        sendPage(res, notFoundPage, false);
+      } else server.serve(res, info, current, false, true);
     });
   }
 
