@@ -11,6 +11,13 @@ const orNull = (value: string): string | null => (value === '' ? null : value);
 
 /** Rows read beyond the page, so a click stored twice (not yet folded) rarely needs a second read. */
 const FOLD_SLACK = 16;
+/**
+ * Pages that end beyond this many rows are folded and offset by ClickHouse instead: the
+ * fold here reads every row before the page, which for page 1,000,000 would be 100M
+ * rows into the API. ClickHouse's fold (LIMIT 1 BY) still reads in the table's order,
+ * but costs ~30 ms even for the first page, against ~3 ms here.
+ */
+const MAX_FOLDED_HERE = 1_000;
 
 const COLUMNS = `click_id, link_id, campaign_id, toUnixTimestamp64Milli(ts) AS ts_ms, country, device_class, os, browser,
   referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, bot`;
@@ -85,6 +92,13 @@ async function newestClicks(
   offset: number,
   limit: number,
 ): Promise<ClickRow[]> {
+  if (offset + limit > MAX_FOLDED_HERE) {
+    return queryRows<ClickRow>(
+      ch,
+      `SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT 1 BY ts, click_id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+      { ...params, limit, offset },
+    );
+  }
   for (let window = offset + limit + FOLD_SLACK; ; window *= 2) {
     const rows = await queryRows<ClickRow>(ch, `SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT {window:UInt64}`, { ...params, window });
     const folded = rows.filter((r, i) => i === 0 || r.click_id !== rows[i - 1]!.click_id);

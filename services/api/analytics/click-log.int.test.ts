@@ -59,6 +59,20 @@ describe('click log', () => {
     expect(await page('limit=10&page=3')).toEqual({ ids: newest(20, 10), total: 60 });
   });
 
+  it('folds deep pages in ClickHouse, with the same answers', async () => {
+    const tenant = await api.tenant();
+    const deep = (n: number) => ({ ...click(n), workspace_id: tenant.workspaceId, click_id: `ck_deep_${String(n).padStart(4, '0')}` });
+    await client.insert({ table: 'events', values: Array.from({ length: 1_150 }, (_, n) => deep(n)), format: 'JSONEachRow' });
+    // Clicks 0..149 (the oldest, on page 11 of 100) stored twice, not merged.
+    await client.insert({ table: 'events', values: Array.from({ length: 150 }, (_, n) => deep(n)), format: 'JSONEachRow', clickhouse_settings: { insert_deduplicate: 0 } });
+    const res = await api.request('GET', '/analytics/clicks?limit=100&page=11', { key: tenant.key });
+    expect(res.status).toBe(200);
+    expect(res.body.pagination.total).toBe(1_150);
+    expect(res.body.data.map((c: { clickId: string }) => c.clickId)).toEqual(Array.from({ length: 100 }, (_, i) => deep(149 - i).click_id));
+    const last = await api.request('GET', '/analytics/clicks?limit=100&page=12', { key: tenant.key });
+    expect(last.body.data.map((c: { clickId: string }) => c.clickId)).toEqual(Array.from({ length: 50 }, (_, i) => deep(49 - i).click_id));
+  });
+
   it('0006 copies the clicks stored before it, once', async () => {
     const before = await page('limit=100');
     await client.command({ query: 'DROP VIEW IF EXISTS click_log_mv' });
