@@ -12,6 +12,7 @@ import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
+import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
 import { loadApiConfig } from '../api/config.ts';
 import { listen } from '../api/server.ts';
@@ -84,7 +85,7 @@ try {
   process.stdout.write(`linkroute redirects on ${redirector.url}\n`);
   process.stdout.write(`linkroute API on ${api.url}\n`);
 
-  const shutdown = async () => {
+  handleShutdown(logger, async () => {
     await api.close();
     await redirector.close(); // publishes buffered clicks
     await ingesters.stop(); // stores what they hold
@@ -93,10 +94,7 @@ try {
     await clickhouse.close();
     await embeddedClickHouse?.stop();
     await db.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  });
 } catch (err) {
   logger.error('linkroute failed to start', errorFields(err));
   process.exit(1);
