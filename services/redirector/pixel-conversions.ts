@@ -3,7 +3,7 @@ import { verifyClickId } from '../../shared/click-id.ts';
 import { newId } from '../../shared/ids.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import { eventSubjects } from '../../shared/schemas/click-event.ts';
-import { ATTRIBUTION_WINDOW_MS, type ConversionEvent } from '../../shared/schemas/conversion.ts';
+import { isAttributed, type ConversionEvent } from '../../shared/schemas/conversion.ts';
 import type { PixelConversion } from './pixel.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
@@ -69,7 +69,7 @@ export function pixelConversions(deps: { bus: Bus; store: SnapshotStore; secret:
         currency: input.currency ?? 'USD',
         orderId: input.orderId,
         ts: at,
-        attributed: at >= click.timestamp - 60_000 && at - click.timestamp <= ATTRIBUTION_WINDOW_MS,
+        attributed: isAttributed(at, click.timestamp),
         source: 'pixel',
       });
       pumping ??= pump().finally(() => (pumping = null));

@@ -58,3 +58,10 @@ export type ConversionEvent = z.infer<typeof conversionEventSchema>;
 
 /** Conversions count within this long after their click (DESIGN.md "Conversions"). */
 export const ATTRIBUTION_WINDOW_MS = 30 * 24 * 3600_000;
+/** How far a conversion may claim to precede its click and still count: clock skew between hosts. */
+export const CLOCK_SKEW_MS = 60_000;
+
+/** Whether a conversion at `conversionAt` is attributed to a click at `clickAt` (epoch ms). */
+export function isAttributed(conversionAt: number, clickAt: number): boolean {
+  return conversionAt >= clickAt - CLOCK_SKEW_MS && conversionAt - clickAt <= ATTRIBUTION_WINDOW_MS;
+}

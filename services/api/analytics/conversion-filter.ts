@@ -1,6 +1,6 @@
 import type { Granularity } from '../../../shared/schemas/analytics.ts';
 import { addDays, dateToMs } from '../../../shared/schemas/analytics.ts';
-import { ATTRIBUTION_WINDOW_MS } from '../../../shared/schemas/conversion.ts';
+import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
 
 /**
  * The conversions analytics count: attributed ones (within 30 days of their
@@ -18,9 +18,6 @@ export interface ConversionFilter {
   /** Only conversions whose click came from this source (a `qr` scan or a plain `link` click). */
   source?: 'link' | 'qr' | undefined;
 }
-
-/** How far a click may lie after its conversion and still be attributed (clock skew; routes/conversions.ts). */
-const CLICK_AFTER_CONVERSION_MS = 60_000;
 
 /**
  * One row per conversion counted: FROM this subquery, never from the raw table;
@@ -61,16 +58,18 @@ export function countedConversions(
     params.cEvent = f.event;
   }
   if (f.source !== undefined) {
-    // A conversion does not record where its click came from; the click's event does.
-    // Its click lies within the attribution window before it, so only those events
-    // are searched. A conversion whose click was never stored (a click id shown to a
-    // HEAD request, say) has no source and counts under neither.
-    const link = f.linkId !== undefined ? ' AND link_id = {cLinkId:String}' : '';
-    parts.push(`click_id IN (SELECT click_id FROM events WHERE workspace_id = {cWorkspaceId:String}${link} AND kind = 'click'
+    // A conversion does not record where its click came from; the click does. Its click
+    // lies within the attribution window before it, so only that time range is searched:
+    // a key range of click_log (workspace, time), or of events for one link (workspace,
+    // link, time). A conversion whose click was never stored (a click id shown to a HEAD
+    // request, say) has no source and counts under neither.
+    const clicks =
+      f.linkId !== undefined ? `events WHERE workspace_id = {cWorkspaceId:String} AND link_id = {cLinkId:String} AND kind = 'click'` : 'click_log WHERE workspace_id = {cWorkspaceId:String}';
+    parts.push(`click_id IN (SELECT click_id FROM ${clicks}
       AND source = {cSource:String} AND ts >= fromUnixTimestamp64Milli({cClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({cClickHi:Int64}))`);
     params.cSource = f.source;
     params.cClickLo = dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS;
-    params.cClickHi = dateToMs(addDays(f.to, 2)) + CLICK_AFTER_CONVERSION_MS;
+    params.cClickHi = dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS;
   }
   const subquery = `(SELECT ${columns} FROM conversions WHERE ${parts.join(' AND ')}
     ORDER BY ts, conversion_id LIMIT 1 BY if(order_id = '', conversion_id, order_id))`;

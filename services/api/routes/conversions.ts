@@ -5,7 +5,7 @@ import { AppError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { eventSubjects } from '../../../shared/schemas/click-event.ts';
-import { ATTRIBUTION_WINDOW_MS, conversionS2sSchema, type ConversionEvent } from '../../../shared/schemas/conversion.ts';
+import { isAttributed, conversionS2sSchema, type ConversionEvent } from '../../../shared/schemas/conversion.ts';
 import { parseInput } from '../../../shared/schemas/validation.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
@@ -40,7 +40,7 @@ export function conversionRoutes(router: Router, deps: ConversionRouteDeps): voi
 
     const at = input.timestamp ? Date.parse(input.timestamp) : Date.now();
     // Within 30 days after the click (a little clock skew before it is tolerated).
-    const attributed = at >= click.timestamp - 60_000 && at - click.timestamp <= ATTRIBUTION_WINDOW_MS;
+    const attributed = isAttributed(at, click.timestamp);
     const conversionId = newId('conversion');
 
     if (input.orderId !== undefined) {
