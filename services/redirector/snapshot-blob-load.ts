@@ -1,6 +1,6 @@
 import type { BlobStore, KvBucket } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
-import { parseSnapshotBlobMetadata, SNAPSHOT_BLOB_NAME, SnapshotFrameReader } from '../../shared/snapshot/snapshot-blob.ts';
+import { blobMatchesBucket, parseSnapshotBlobMetadata, SNAPSHOT_BLOB_NAME, SnapshotFrameReader } from '../../shared/snapshot/snapshot-blob.ts';
 import { SnapshotSegmentReader, type OnPackedEntry } from '../../shared/snapshot/snapshot-segments.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
@@ -34,8 +34,7 @@ export async function loadSnapshotBlob(deps: { kv: KvBucket; openBlobs: () => Pr
       }
       modifiedAt = blob.info.modifiedAt;
       const meta = parseSnapshotBlobMetadata(blob.info.metadata);
-      // A revision past the bucket's last one means the bucket was recreated since.
-      if (!meta || meta.generation !== status.generation || meta.revision > status.revision) {
+      if (!meta || !blobMatchesBucket(meta, status)) {
         logger.warn('compacted snapshot does not match the snapshot bucket: replaying the bucket', { metadata: blob.info.metadata, bucketRevision: status.revision });
         return 0;
       }

@@ -45,6 +45,14 @@ export function parseSnapshotBlobMetadata(metadata: Record<string, string>): Sna
   return { revision, generation: metadata.generation, entries };
 }
 
+/**
+ * Whether a blob describes the bucket as it is now: the same incarnation, and no
+ * revision past the bucket's last one (which would mean it was recreated since).
+ */
+export function blobMatchesBucket(meta: SnapshotBlobMeta, bucket: { generation: string; revision: number }): boolean {
+  return meta.generation === bucket.generation && meta.revision <= bucket.revision;
+}
+
 /** Packs byte strings (compressed blocks) into frames, in pieces of PIECE_BYTES (the last one shorter). */
 export class SnapshotFrameWriter {
   private piece = new Uint8Array(PIECE_BYTES);

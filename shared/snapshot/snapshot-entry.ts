@@ -45,11 +45,10 @@ export function encodeSnapshotEntry(entry: SnapshotEntry): Uint8Array {
 }
 
 export function decodeSnapshotEntryLazily(data: Uint8Array): LazySnapshotEntry {
-  const split = data.indexOf(NEWLINE);
-  if (split < 0) return fromSingleDocument(JSON.parse(decoder.decode(data)) as SnapshotEntry);
-  const header = JSON.parse(decoder.decode(data.subarray(0, split))) as SnapshotEntryHeader;
+  const decoded = decodeSnapshotEntryHeader(data);
+  if (decoded === null) return fromSingleDocument(JSON.parse(decoder.decode(data)) as SnapshotEntry);
   // decode() copies: the text keeps nothing of the (possibly pooled) message buffer alive.
-  return { header, linkJson: decoder.decode(data.subarray(split + 1)) };
+  return { header: decoded.header, linkJson: decoder.decode(data.subarray(decoded.linkStart)) };
 }
 
 /**

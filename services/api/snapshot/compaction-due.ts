@@ -1,5 +1,5 @@
 import type { BlobInfo, KvStatus } from '../../../shared/bus/bus.ts';
-import { parseSnapshotBlobMetadata } from '../../../shared/snapshot/snapshot-blob.ts';
+import { blobMatchesBucket, parseSnapshotBlobMetadata } from '../../../shared/snapshot/snapshot-blob.ts';
 
 export interface CompactionPolicy {
   /** Changes (KV revisions) since the blob that make it due at once: they bound a starting redirector's catch-up. */
@@ -13,7 +13,7 @@ export function compactionDue(status: KvStatus, blob: BlobInfo | null, policy: C
   if (status.revision === 0) return null; // a bucket never written: nothing to compact
   const meta = blob && parseSnapshotBlobMetadata(blob.metadata);
   if (!meta) return blob ? 'the compacted snapshot is in an unknown format' : 'there is no compacted snapshot';
-  if (meta.generation !== status.generation || meta.revision > status.revision) return 'the snapshot bucket was recreated';
+  if (!blobMatchesBucket(meta, status)) return 'the snapshot bucket was recreated';
   const changes = status.revision - meta.revision;
   if (changes >= policy.afterChanges) return `${changes} changes since the compacted snapshot`;
   if (changes > 0 && now - blob!.modifiedAt >= policy.maxAgeMs) return `${changes} changes and the compacted snapshot is ${Math.round((now - blob!.modifiedAt) / 1000)} s old`;
