@@ -93,8 +93,11 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     logger.warn('invalid events dead-lettered', { count: lines.length, subject: DEAD_LETTER_SUBJECT });
   }
 
-  /** Retries until it succeeds, or until stopping (then the batch stays unacked for redelivery). */
-  async function untilDone(what: string, messages: BusMessage[], action: () => Promise<void>): Promise<boolean> {
+  /**
+   * Retries until it succeeds, or until stopping (then the batch stays unacked for
+   * redelivery). Its messages are in `inHand` meanwhile, so keepAlive keeps them ours.
+   */
+  async function untilDone(what: string, action: () => Promise<void>): Promise<boolean> {
     let backoffMs = 100;
     for (;;) {
       try {
@@ -104,7 +107,6 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
         stats.insertFailures++;
         logger.warn(`${what} failed; retrying`, { backoffMs, ...errorFields(err) });
         if (stopping) return false;
-        for (const m of messages) m.working();
         await new Promise((r) => setTimeout(r, backoffMs));
         backoffMs = Math.min(5_000, backoffMs * 2);
       }
@@ -130,9 +132,9 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
       // Its first delivery may be in this ingester's insert still under way: checking
       // before that insert lands would miss its events and store them twice.
       await inFlight;
-      const probe = new EventBatch(kind.newBody(bytes), { keepLinkIds: true });
+      const probe = new EventBatch(kind.newBody(redelivered.reduce((sum, m) => sum + m.data.byteLength, 0)), { keepLinkIds: true });
       for (const m of redelivered) readMessage(kind, m.data, probe);
-      if (!(await untilDone('duplicate check', messages, async () => void (stored = await alreadyStored(probe.ids, probe.linkIds!))))) return null;
+      if (!(await untilDone('duplicate check', async () => void (stored = await alreadyStored(probe.ids, probe.linkIds!))))) return null;
       stats.skippedDuplicates += stored.size;
     }
     // Encoded rows are smaller than their JSON lines: the body rarely has to grow.
@@ -141,7 +143,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     const bad: string[] = [];
     for (const m of messages) for (const line of readMessage(kind, m.data, batch)) bad.push(line);
     const parseMs = performance.now() - started;
-    if (bad.length > 0 && !(await untilDone('dead-lettering', messages, () => deadLetter(bad)))) return null;
+    if (bad.length > 0 && !(await untilDone('dead-lettering', () => deadLetter(bad)))) return null;
     return { messages, batch, parseMs };
   }
 
@@ -152,7 +154,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
       // The same events give the same token, however often this insert is retried.
       const token = createHash('sha256').update(batch.ids.join(',')).digest('hex');
       const body = batch.body.bytes();
-      const inserted = await untilDone('insert', messages, () => insertBatch(clickhouse, kind, body, token));
+      const inserted = await untilDone('insert', () => insertBatch(clickhouse, kind, body, token));
       if (!inserted) return;
       stats.inserted += batch.count;
       stats.lastBatchLagMs = Date.now() - batch.oldestTs;
@@ -205,9 +207,10 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
       storing = (prepared ? guarded(messages, store(prepared)) : Promise.resolve()).finally(() => inHand.delete(messages));
     }
     await storing;
-    clearInterval(keepAlive);
     consumer.close();
-  })().catch((err) => logger.error('ingester stopped on an unexpected error', errorFields(err)));
+  })()
+    .catch((err) => logger.error('ingester stopped on an unexpected error', errorFields(err)))
+    .finally(() => clearInterval(keepAlive));
 
   return {
     stats: () => ({ ...stats }),
