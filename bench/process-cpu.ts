@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 
 /**
  * CPU accounting from Linux /proc, for suites that report where the cores went
@@ -28,21 +28,6 @@ export async function machineBusySeconds(): Promise<number> {
   } catch {
     return 0;
   }
-}
-
-/** PIDs whose command line has every one of `parts` (0 matches: []). */
-export async function findPids(...parts: string[]): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc').catch(() => [])) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
-      if (parts.every((p) => argv.some((a) => a.includes(p)))) found.push(Number(entry));
-    } catch {
-      // The process exited while we looked.
-    }
-  }
-  return found;
 }
 
 /** Measures CPU seconds of the given processes and of the machine between start and stop. */

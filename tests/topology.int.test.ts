@@ -18,6 +18,7 @@ import { freePort } from '../shared/testing/free-port.ts';
 import { startTestNatsServer, type TestNatsServer } from '../shared/testing/nats-server.ts';
 import { runCommand } from '../shared/testing/run-command.ts';
 import { createTestDatabase, type TestDatabase } from '../shared/testing/test-database.ts';
+import { sample } from '../shared/testing/prometheus-sample.ts';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,11 +36,11 @@ async function eventually<T>(check: () => Promise<T>, timeoutMs = 30_000, interv
   }
 }
 
-/** The value of one series (`name{labels}`) on a Prometheus text page. */
+/** The value of one series (`name{labels}`) on a Prometheus text page; it must be there. */
 function metric(page: string, series: string): number {
-  const line = page.split('\n').find((l) => l.startsWith(`${series} `));
-  if (line === undefined) throw new Error(`no ${series} in:\n${page}`);
-  return Number(line.slice(series.length + 1));
+  const value = sample(page, series);
+  if (value === undefined) throw new Error(`no ${series} in:\n${page}`);
+  return value;
 }
 
 interface Visitor {

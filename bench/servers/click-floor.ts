@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { createClickId } from '../../shared/click-id.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { hashedVisitorIdFromDigest, userAgentDigest, visitorCookie } from '../../shared/visitor.ts';
+import { hashedVisitorId, visitorCookie } from '../../shared/visitor.ts';
 import { eventPublisher } from '../../services/redirector/event-publisher.ts';
 import { forwardedAddress } from '../../services/redirector/request-facts.ts';
 import { NO_STORE } from '../../services/redirector/responses.ts';
@@ -39,8 +39,6 @@ for (let i = 0; i < BENCH_LINK_COUNT; i++) {
   const link = benchLink(i);
   links.set(benchShortCode(i), { id: link.id, workspaceId: link.workspaceId, campaignId: link.campaignId, destination: link.defaultDestination });
 }
-/** The redirector also digests each distinct User-Agent once, not per request. */
-const uaDigests = new Map<string, Buffer>();
 
 let events = 0;
 const app = uWS.App();
@@ -52,10 +50,9 @@ app.get('/:code', (res, req) => {
   }
   const userAgent = req.getHeader('user-agent');
   const ip = forwardedAddress(req.getHeader('x-forwarded-for'));
-  let digest = uaDigests.get(userAgent);
-  if (digest === undefined) uaDigests.set(userAgent, (digest = userAgentDigest(userAgent)));
   const now = Date.now();
-  const visitorId = hashedVisitorIdFromDigest(secret, ip, digest, now);
+  // Digests each distinct User-Agent once (an LRU), as the redirector does.
+  const visitorId = hashedVisitorId(secret, ip, userAgent, now);
   const clickId = createClickId(secret, link.id, now);
   res.writeStatus('302 Found').writeHeader('Location', link.destination).writeHeader('Cache-Control', NO_STORE).writeHeader('Set-Cookie', visitorCookie(visitorId)).end();
   events++;

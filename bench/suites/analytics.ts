@@ -37,7 +37,7 @@ import { hourRange } from '../../services/api/analytics/hour-range.ts';
 import { addDays } from '../../shared/schemas/analytics.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
-import { percentile } from '../stats.ts';
+import { median, percentile } from '../stats.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { cpuMeter } from '../process-cpu.ts';
 
@@ -208,7 +208,7 @@ async function medianMs(fn: () => Promise<unknown>, runs = 3): Promise<number> {
     await fn();
     times.push(performance.now() - start);
   }
-  return percentile(times.sort((a, b) => a - b), 50);
+  return median(times);
 }
 
 /**

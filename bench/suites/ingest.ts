@@ -34,7 +34,7 @@ import { startIngester } from '../../services/ingester/ingester.ts';
 import { clickEvents } from '../../services/ingester/event-tables.ts';
 import { toEventRow } from '../../services/ingester/event-row.ts';
 import { insertBatch } from '../../services/ingester/insert-batch.ts';
-import { cpuMeter, findPids } from '../process-cpu.ts';
+import { cpuMeter } from '../process-cpu.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 
 export const name = 'ingest';
@@ -150,7 +150,7 @@ export async function run(): Promise<SuiteResult> {
       await bus.publishEvent(eventSubjects.clicks, encoder.encode(text), `${backlogRun}-${m}`);
     }
     process.stdout.write(`  backlog of ${BACKLOG_EVENTS.toLocaleString('en-US')} events published; ingesting\n`);
-    const natsPid = (await findPids('nats-server', String(new URL(nats.url).port)))[0] ?? 0;
+    const natsPid = nats.pid;
     const cpu = await cpuMeter({ ingester: process.pid, clickhouse: chService.pid, nats: natsPid });
     const started = performance.now();
     const consumerName = `bench-${backlogRun}`;

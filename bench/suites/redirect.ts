@@ -23,7 +23,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +35,7 @@ import { hashedVisitorId } from '../../shared/visitor.ts';
 import { BENCH_LINK_COUNT, benchShortCode } from '../servers/bench-links.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { median } from '../stats.ts';
+import { machineBusySeconds, processCpuSeconds } from '../process-cpu.ts';
 import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors } from '../wrk.ts';
 
 export const name = 'redirect';
@@ -102,15 +103,6 @@ function stopServer(server: Server): Promise<void> {
   });
 }
 
-/** User + system CPU seconds of a process so far (Linux /proc). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticksPerSecond = 100; // USER_HZ on Linux
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-}
-
 /**
  * CPU seconds of this process's children that have exited and been waited for (Linux
  * /proc/self/stat cutime + cstime): across one wrk run, wrk is the only such child.
@@ -119,28 +111,6 @@ async function exitedChildrenCpuSeconds(): Promise<number> {
   const stat = await readFile('/proc/self/stat', 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[13]) + Number(fields[14])) / 100;
-}
-
-/** Busy CPU seconds of the whole machine, all cores (Linux /proc/stat: all but idle and iowait). */
-async function machineBusySeconds(): Promise<number> {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!;
-  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = ticks.reduce((sum, t) => sum + t, 0);
-  return (total - ticks[3]! - ticks[4]!) / 100;
-}
-
-/** The PID of the private nats-server listening on `port`, from /proc (0 when not found). */
-async function natsServerPid(port: string): Promise<number> {
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8')).split('\0');
-      if (argv[0]!.endsWith('nats-server') && argv.includes(port)) return Number(entry);
-    } catch {
-      // The process exited while we looked.
-    }
-  }
-  return 0;
 }
 
 function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; location: string | undefined }> {
@@ -236,8 +206,8 @@ interface Measurement {
 async function measure(server: Server, script: string, natsPid: number): Promise<Measurement> {
   const warmup = await runWrk({ url: `http://127.0.0.1:${server.port}/`, script, seconds: WARMUP_SECONDS, connections: CONNECTIONS });
   const pid = server.child.pid!;
-  const cpuBefore = await cpuSeconds(pid);
-  const natsBefore = natsPid === 0 ? 0 : await cpuSeconds(natsPid);
+  const cpuBefore = await processCpuSeconds(pid);
+  const natsBefore = natsPid === 0 ? 0 : await processCpuSeconds(natsPid);
   const wrkBefore = await exitedChildrenCpuSeconds();
   const selfBefore = process.cpuUsage();
   const machineBefore = await machineBusySeconds();
@@ -245,8 +215,8 @@ async function measure(server: Server, script: string, natsPid: number): Promise
   const machine = (await machineBusySeconds()) - machineBefore;
   const self = process.cpuUsage(selfBefore);
   const wrk = (await exitedChildrenCpuSeconds()) - wrkBefore;
-  const nats = natsPid === 0 ? 0 : (await cpuSeconds(natsPid)) - natsBefore;
-  const cpu = (await cpuSeconds(pid)) - cpuBefore;
+  const nats = natsPid === 0 ? 0 : (await processCpuSeconds(natsPid)) - natsBefore;
+  const cpu = (await processCpuSeconds(pid)) - cpuBefore;
   const seconds = result.durationUs / 1e6;
   const other = Math.max(0, machine - cpu - nats - wrk - (self.user + self.system) / 1e6);
   return {
@@ -332,7 +302,7 @@ export async function run(): Promise<SuiteResult> {
       throw new Error('floor server does not answer 302');
     }
 
-    const natsPid = await natsServerPid(new URL(nats.url).port);
+    const natsPid = nats.pid;
     const runs = new Map<Server, Measurement[]>([
       [bare!, []],
       [floor!, []],

@@ -8,12 +8,9 @@ import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
+import { sample } from '../../shared/testing/prometheus-sample.ts';
 
 /** The value of one sample line (`name{labels} value`) of a Prometheus text page, or undefined. */
-function sample(page: string, series: string): number | undefined {
-  const line = page.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 const logger = createLogger('metrics-test', 'silent');
 

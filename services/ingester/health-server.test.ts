@@ -13,13 +13,10 @@ import { freePort } from '../../shared/testing/free-port.ts';
 import { startHealthServer, type HealthServer } from './health-server.ts';
 import type { IngesterStats } from './ingester.ts';
 import { registerIngesterMetrics } from './ingester-metrics.ts';
+import { sample } from '../../shared/testing/prometheus-sample.ts';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-function sample(page: string, series: string): number | undefined {
-  const line = page.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 const zero = (): IngesterStats => ({ inserted: 0, skippedDuplicates: 0, deadLettered: 0, insertFailures: 0, lastBatchLagMs: 0 });
 

@@ -14,14 +14,11 @@ import { encodeSnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
 import { loadRedirectorConfig } from './config.ts';
 import { startRedirector, type RunningRedirector } from './redirector.ts';
 import { LATENCY_SAMPLE_EVERY } from './request-counters.ts';
+import { sample } from '../../shared/testing/prometheus-sample.ts';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const browser = { 'user-agent': realUserAgents.windowsChrome };
 
-function sample(page: string, series: string): number | undefined {
-  const line = page.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('redirector observability', () => {
   let bus: Bus;

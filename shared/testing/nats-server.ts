@@ -11,6 +11,8 @@ import { freePort } from './free-port.ts';
  */
 export interface TestNatsServer {
   url: string;
+  /** The running server's process id (0 while stopped): for benchmarks that account its CPU. */
+  readonly pid: number;
   stop(): Promise<void>;
   start(): Promise<void>;
   /** Stops and removes its storage. */
@@ -40,6 +42,9 @@ export async function startTestNatsServer(): Promise<TestNatsServer> {
 
   const server: TestNatsServer = {
     url: `nats://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid ?? 0;
+    },
     async start() {
       child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
       await waitForPort(port, true);
