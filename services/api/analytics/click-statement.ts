@@ -1,4 +1,5 @@
 import type { Granularity } from '../../../shared/schemas/analytics.ts';
+import { bucketLabel } from './bucket-label.ts';
 import { sqlDateTime, type HourRange } from './hour-range.ts';
 
 export interface ClickFilter {
@@ -42,19 +43,10 @@ export interface ClickParts {
 
 export const TOP_LINKS = 10;
 
-/**
- * Local bucket of an hour (or day) start, as a label. Rollups are per UTC hour,
- * so an hour belongs to the bucket its start falls in.
- */
-const bucketOf: Record<Granularity, (t: string) => string> = {
-  hour: (t) => `formatDateTime(toTimeZone(${t}, {tz:String}), '%Y-%m-%dT%H:00')`,
-  day: (t) => `toString(toDate(toTimeZone(${t}, {tz:String})))`,
-  week: (t) => `toString(toMonday(toTimeZone(${t}, {tz:String})))`,
-  month: (t) => `toString(toStartOfMonth(toTimeZone(${t}, {tz:String})))`,
-};
+// Series buckets: rollups are per UTC hour, so an hour belongs to the bucket its start falls in (bucketLabel).
 
 /** A UTC day (its start given as a DateTime) lies wholly in one bucket: its first and last hours share it. */
-const dayInOneBucket = (g: Granularity) => (dayStart: string) => `${bucketOf[g](dayStart)} = ${bucketOf[g](`${dayStart} + INTERVAL 23 HOUR`)}`;
+const dayInOneBucket = (g: Granularity) => (dayStart: string) => `${bucketLabel(g, dayStart)} = ${bucketLabel(g, `${dayStart} + INTERVAL 23 HOUR`)}`;
 
 const START = `toDateTime({start:String}, 'UTC')`;
 const END = `toDateTime({end:String}, 'UTC')`;
@@ -134,7 +126,7 @@ function workspaceRows(f: ClickFilter, r: HourRange, columns: string, dayInBucke
  * the series merges whatever each bucket needs.
  */
 function totalsAndSeries(f: ClickFilter, r: HourRange): string {
-  const bucket = bucketOf[f.granularity];
+  const bucket = (t: string) => bucketLabel(f.granularity, t);
   const seriesColumns = `${bucket('start')} AS bucket, clicks, visitors, countries, devices`;
   if (!r.whole || daysAlwaysInOneBucket(f)) {
     // The total row is the grouping set (): its bucket is '', which no bucket label is.
@@ -184,7 +176,7 @@ function linkParts(f: ClickFilter): Omit<ClickParts, 'params'> {
   return {
     totalsAndSeries: `SELECT if(bucket = '', 'total', 'series') AS part, bucket AS key, sum(events) AS clicks, uniqExactMerge(visitors) AS uniques,
         if(bucket = '', sumMap([country], [events]), ${NO_COUNTS}) AS countries, if(bucket = '', sumMap([device_class], [events]), ${NO_COUNTS}) AS devices
-      FROM (SELECT ${bucketOf[f.granularity]('hour')} AS bucket, events, visitors, country, device_class FROM link_hourly WHERE ${where})
+      FROM (SELECT ${bucketLabel(f.granularity, 'hour')} AS bucket, events, visitors, country, device_class FROM link_hourly WHERE ${where})
       GROUP BY GROUPING SETS ((), (bucket))`,
     topLinks: `SELECT link_id, sum(events) AS clicks FROM link_hourly WHERE ${where} GROUP BY link_id HAVING clicks > 0`,
   };

@@ -76,14 +76,6 @@ export function countedConversions(
   return { subquery, params };
 }
 
-/** The bucket of a conversion's timestamp, labelled as the click series labels its buckets. */
-export const conversionBucket: Record<Granularity, string> = {
-  hour: `formatDateTime(toTimeZone(ts, {cTz:String}), '%Y-%m-%dT%H:00')`,
-  day: `toString(toDate(toTimeZone(ts, {cTz:String})))`,
-  week: `toString(toMonday(toTimeZone(ts, {cTz:String})))`,
-  month: `toString(toStartOfMonth(toTimeZone(ts, {cTz:String})))`,
-};
-
 /** conversions / clicks x 100, 0 without clicks; two decimals. */
 export function conversionRate(conversions: number, clicks: number): number {
   return clicks === 0 ? 0 : Math.round((conversions / clicks) * 10_000) / 100;

@@ -1,5 +1,6 @@
 import { clickParts, type ClickFilter, type ClickRow, type Statement } from './click-statement.ts';
-import { conversionBucket, countedConversions } from './conversion-filter.ts';
+import { bucketLabel } from './bucket-label.ts';
+import { countedConversions } from './conversion-filter.ts';
 import type { HourRange } from './hour-range.ts';
 
 export interface OverviewFilter extends ClickFilter {
@@ -37,7 +38,7 @@ export function overviewStatement(f: OverviewFilter, r: HourRange): Statement {
     FROM (${clicks.topLinks}) AS t
     FULL OUTER JOIN (
       SELECT bucket, link_id AS link, count() AS n, sum(value) AS revenue
-      FROM (SELECT ${conversionBucket[f.granularity]} AS bucket, link_id, value FROM ${counted.subquery})
+      FROM (SELECT ${bucketLabel(f.granularity, 'ts', 'cTz')} AS bucket, link_id, value FROM ${counted.subquery})
       GROUP BY GROUPING SETS ((), (bucket), (link_id))
     ) AS c ON t.link_id = c.link
     WHERE t.link_id != '' OR c.link = ''`;
