@@ -82,6 +82,7 @@ export function snapshotCompactor(deps: {
       return running;
     },
     start() {
+      if (stopping || timer) return;
       const check = () => {
         compactor.runOnce().catch((err) => {
           if (stopping) logger.info('snapshot compaction abandoned: stopping');

@@ -32,16 +32,15 @@ export async function startSnapshotPublishing(deps: {
   publisher.start();
   const compactor =
     bus.kind === 'nats' ? snapshotCompactor({ bus, logger, policy: { afterChanges: config.SNAPSHOT_COMPACT_AFTER_CHANGES, maxAgeMs: config.SNAPSHOT_COMPACT_MAX_AGE_MS } }) : null;
-  if (compactor) {
-    compactor.start();
-    // A bucket just seeded: compacted as soon as every link is in it, not at a later check.
-    if (seeded > 0) {
-      void publisher
-        .flush()
-        .then(() => compactor.runOnce())
-        .catch((err) => logger.warn('snapshot compaction after seeding failed; the periodic check retries', errorFields(err)));
-    }
-  }
+  if (compactor && seeded > 0) {
+    // A bucket being seeded: compacted as soon as every link is in it. The periodic
+    // checks start only then, as one while seeding would compact part of the links.
+    void publisher
+      .flush()
+      .then(() => compactor.runOnce())
+      .catch((err) => logger.warn('snapshot compaction after seeding failed; the periodic check retries', errorFields(err)))
+      .finally(() => compactor.start());
+  } else compactor?.start();
   return {
     publisher,
     compactor,
