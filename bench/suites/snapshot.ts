@@ -73,8 +73,8 @@ async function fillBucket(url: string, count: KvBucket): Promise<number> {
     await nc.close();
   }
   const deadline = Date.now() + 60_000;
-  while ((await count.entryCount()) < LOAD_LINKS) {
-    if (Date.now() > deadline) throw new Error(`the bucket holds ${await count.entryCount()} of ${LOAD_LINKS} links`);
+  while ((await count.status()).entries < LOAD_LINKS) {
+    if (Date.now() > deadline) throw new Error(`the bucket holds ${(await count.status()).entries} of ${LOAD_LINKS} links`);
     await new Promise((r) => setTimeout(r, 200));
   }
   return (performance.now() - started) / 1000;

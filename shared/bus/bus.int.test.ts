@@ -100,7 +100,7 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     expect(seen.map((e) => e.revision)).toEqual([...seen.map((e) => e.revision)].sort((x, y) => x - y));
     expect(decode((await kv.get('one'))!.value)).toBe('1b');
     expect(await kv.get('two')).toBeNull();
-    expect(await kv.entryCount()).toBe(3);
+    expect((await kv.status()).entries).toBe(3);
     watch.stop();
   });
 

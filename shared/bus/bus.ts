@@ -52,8 +52,6 @@ export interface KvBucket {
   get(key: string): Promise<KvEntry | null>;
   put(key: string, value: Uint8Array): Promise<number>;
   delete(key: string): Promise<void>;
-  /** Entries stored, delete markers included: 0 means the bucket was never written. */
-  entryCount(): Promise<number>;
   status(): Promise<KvStatus>;
   /**
    * Calls `onEntry` for every current value (from `fromRevision` on, when given), then

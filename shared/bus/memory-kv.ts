@@ -33,9 +33,6 @@ export function memoryKv(): KvBucket {
     async delete(key) {
       write(key, null);
     },
-    async entryCount() {
-      return values.size;
-    },
     async status() {
       return { entries: values.size, revision, generation };
     },

@@ -32,9 +32,6 @@ export function natsKv(js: JetStreamClient, bucket: string, kv: KV, openForWatch
     async delete(key) {
       await kv.delete(key);
     },
-    async entryCount() {
-      return (await kv.status()).values;
-    },
     async status() {
       const info = (await kv.status()).streamInfo;
       // The stream's creation time names this incarnation: a bucket created again gets a new one.

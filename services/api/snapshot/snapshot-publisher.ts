@@ -94,7 +94,7 @@ export function snapshotPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger
       return published;
     },
     async seedIfEmpty() {
-      if ((await kv.entryCount()) > 0) return 0;
+      if ((await kv.status()).entries > 0) return 0;
       const [row] = await sql<{ n: number }[]>`
         WITH queued AS (SELECT snapshot_enqueue(id) FROM links WHERE deleted_at IS NULL) SELECT count(*)::int AS n FROM queued`;
       logger.info('snapshot bucket empty: queued every live link', { links: row!.n });
