@@ -3,7 +3,7 @@ import { DEAD_LETTER_SUBJECT, type Bus } from '../../shared/bus/bus.ts';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
 import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
 import { RowBinaryWriter } from '../../shared/clickhouse/row-binary.ts';
@@ -47,12 +47,12 @@ function click(n: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
 
 /** The generic ingester on the in-process bus and the embedded ClickHouse. */
 describe('ingester', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let clickhouse: ClickHouseClient;
   let bus: Bus;
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse({ logger });
+    ch = await createTestClickHouse();
     clickhouse = connectClickHouse(ch.url);
     await migrateClickHouse(clickhouse);
     bus = createMemoryBus();
@@ -60,7 +60,7 @@ describe('ingester', () => {
 
   afterAll(async () => {
     await clickhouse?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   const stored = async (prefix: string) =>

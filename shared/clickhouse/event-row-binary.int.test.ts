@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../logger.ts';
 import { connectClickHouse, type ClickHouseClient } from './clickhouse-client.ts';
 import { migrateClickHouse } from './clickhouse-migrate.ts';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from './embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../testing/test-clickhouse.ts';
 import type { EventRow } from './event-row.ts';
 import { EVENT_COLUMNS, writeEventRow } from './event-row-binary.ts';
 import { insertEncoded } from './insert-encoded.ts';
@@ -16,18 +15,18 @@ import { RowBinaryWriter } from './row-binary.ts';
  * block made of it (what the ingester sends).
  */
 describe('events rows in RowBinary and Native', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse({ logger: createLogger('row-binary-test', 'silent') });
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
   });
 
   afterAll(async () => {
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   it('names every column of events but ingested_at, with its type, in order', async () => {

@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createLogger, type Logger } from '../logger.ts';
+import { createLogger, type Logger } from '../../shared/logger.ts';
 import { ChdbThread } from './chdb-thread.ts';
 import { ConnectionState } from './connection-state.ts';
 import { EngineQueue } from './engine-queue.ts';

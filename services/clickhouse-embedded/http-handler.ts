@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { ClickHouseException, clickHouseException, fromEngineError } from './clickhouse-exception.ts';
 import { readClickHouseRequest, type ClickHouseRequest } from './clickhouse-request.ts';
 import type { EngineOutcome, EngineQueue, Statement } from './engine-queue.ts';

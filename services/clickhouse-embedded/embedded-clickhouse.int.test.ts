@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClickHouseError, createClient, type ClickHouseClient } from '@clickhouse/client';
-import { createLogger } from '../logger.ts';
+import { createLogger } from '../../shared/logger.ts';
 import { startEmbeddedClickHouse, type EmbeddedClickHouse } from './embedded-clickhouse.ts';
 
 // Everything goes through @clickhouse/client, as the rest of linkroute does.

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../shared/errors.ts';
 import { fromEngineError } from './clickhouse-exception.ts';
 import { insertFromFileSql, type FileInsert } from './insert-from-file.ts';
 
