@@ -35,8 +35,8 @@ import { snapshotPublisher } from '../../services/api/snapshot/snapshot-publishe
 import { snapshotCompactor } from '../../services/api/snapshot/snapshot-compactor.ts';
 import { SNAPSHOT_BLOB_NAME } from '../../shared/snapshot/snapshot-blob.ts';
 import type { CompactionResult } from '../../shared/snapshot/compact-snapshot.ts';
-import { SnapshotStore } from '../../services/redirector/snapshot-store.ts';
-import { syncSnapshot } from '../../services/redirector/snapshot-sync.ts';
+import { SnapshotStore } from '../../services/redirector/snapshot/snapshot-store.ts';
+import { syncSnapshot } from '../../services/redirector/snapshot/snapshot-sync.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { percentile } from '../stats.ts';
 

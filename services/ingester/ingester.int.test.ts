@@ -9,7 +9,7 @@ import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
 import { RowBinaryWriter } from '../../shared/clickhouse/row-binary.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
-import { clickEventJson } from '../redirector/click-event-json.ts';
+import { clickEventJson } from '../redirector/events/click-event-json.ts';
 import { toEventRow } from './event-row.ts';
 import { clickEvents, conversionEvents } from './event-tables.ts';
 import { startIngester } from './ingester.ts';

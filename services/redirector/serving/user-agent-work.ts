@@ -10,8 +10,8 @@
  * the working set at the cost of one Map lookup per hit and bounds memory at 2 x `max`
  * entries whatever clients send.
  */
-import { parseUserAgent, type UserAgentFacts } from '../../shared/request-facts/user-agent.ts';
-import { userAgentDigest } from '../../shared/visitor.ts';
+import { parseUserAgent, type UserAgentFacts } from '../../../shared/request-facts/user-agent.ts';
+import { userAgentDigest } from '../../../shared/visitor.ts';
 
 export interface UserAgentWork {
   facts: UserAgentFacts;

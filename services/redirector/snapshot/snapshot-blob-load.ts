@@ -1,7 +1,7 @@
-import type { BlobStore, KvBucket } from '../../shared/bus/bus.ts';
-import { errorFields, type Logger } from '../../shared/logger.ts';
-import { blobMatchesBucket, parseSnapshotBlobMetadata, SNAPSHOT_BLOB_NAME, SnapshotFrameReader } from '../../shared/snapshot/snapshot-blob.ts';
-import { SnapshotSegmentReader, type OnPackedEntry } from '../../shared/snapshot/snapshot-segments.ts';
+import type { BlobStore, KvBucket } from '../../../shared/bus/bus.ts';
+import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { blobMatchesBucket, parseSnapshotBlobMetadata, SNAPSHOT_BLOB_NAME, SnapshotFrameReader } from '../../../shared/snapshot/snapshot-blob.ts';
+import { SnapshotSegmentReader, type OnPackedEntry } from '../../../shared/snapshot/snapshot-segments.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
 /** A read that failed because the blob was replaced under it is tried again with the new one, this often. */

@@ -4,17 +4,17 @@
  * publishing and the snapshot, each moving as requests and updates arrive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kvBuckets, type Bus } from '../../shared/bus/bus.ts';
-import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
-import { makeLink } from '../../shared/routing/fixtures.ts';
-import { compileLink } from '../../shared/routing/index.ts';
-import { encodeSnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
-import { loadRedirectorConfig } from './config.ts';
-import { startRedirector, type RunningRedirector } from './redirector.ts';
+import { kvBuckets, type Bus } from '../../../shared/bus/bus.ts';
+import { createMemoryBus } from '../../../shared/bus/memory-bus.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { realUserAgents } from '../../../shared/request-facts/sample-user-agents.ts';
+import { makeLink } from '../../../shared/routing/fixtures.ts';
+import { compileLink } from '../../../shared/routing/index.ts';
+import { encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
+import { loadRedirectorConfig } from '../config.ts';
+import { startRedirector, type RunningRedirector } from '../redirector.ts';
 import { LATENCY_SAMPLE_EVERY } from './request-counters.ts';
-import { sample } from '../../shared/testing/prometheus-sample.ts';
+import { sample } from '../../../shared/testing/prometheus-sample.ts';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const browser = { 'user-agent': realUserAgents.windowsChrome };

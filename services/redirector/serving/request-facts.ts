@@ -4,8 +4,8 @@
  * client address, country, referrer host, utm parameters and the QR marker.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { lookupCountry } from '../../shared/request-facts/geo-ip.ts';
-import type { RedirectorConfig } from './config.ts';
+import { lookupCountry } from '../../../shared/request-facts/geo-ip.ts';
+import type { RedirectorConfig } from '../config.ts';
 
 /**
  * One request's inputs. `ip` is the raw client address: it lives only in this object for

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { makeLink } from '../../shared/routing/fixtures.ts';
-import { compileLink, type CompiledLink } from '../../shared/routing/index.ts';
+import { makeLink } from '../../../shared/routing/fixtures.ts';
+import { compileLink, type CompiledLink } from '../../../shared/routing/index.ts';
 import { SnapshotStore } from './snapshot-store.ts';
-import { decodeSnapshotEntry, decodeSnapshotEntryHeader, decodeSnapshotEntryLazily, encodeSnapshotEntry } from '../../shared/snapshot/snapshot-entry.ts';
-import { compressBlock, decompressBlock, SnapshotBlockBuilder } from '../../shared/snapshot/snapshot-blocks.ts';
-import { SnapshotFrameReader } from '../../shared/snapshot/snapshot-blob.ts';
+import { decodeSnapshotEntry, decodeSnapshotEntryHeader, decodeSnapshotEntryLazily, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
+import { compressBlock, decompressBlock, SnapshotBlockBuilder } from '../../../shared/snapshot/snapshot-blocks.ts';
+import { SnapshotFrameReader } from '../../../shared/snapshot/snapshot-blob.ts';
 
 function compiled(id: string, shortCode: string, domain = '', overrides: Parameters<typeof makeLink>[0] = {}): CompiledLink {
   return compileLink(makeLink({ id, shortCode, domain, ...overrides }), [], []);

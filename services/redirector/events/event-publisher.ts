@@ -1,8 +1,8 @@
-import type { Bus } from '../../shared/bus/bus.ts';
-import { errorFields, type Logger } from '../../shared/logger.ts';
-import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import type { Bus } from '../../../shared/bus/bus.ts';
+import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
 import { clickEventJson } from './click-event-json.ts';
-import type { ClickSink } from './ports.ts';
+import type { ClickSink } from '../ports.ts';
 
 export interface EventPublisherStats {
   /** Events handed to the bus and acknowledged by it. */

@@ -4,7 +4,7 @@
  * verify (MAC), and optional fields are taken only when valid (a bad value is dropped,
  * never an error: a pixel has no one to show an error to).
  */
-import { verifyClickId } from '../../shared/click-id.ts';
+import { verifyClickId } from '../../../shared/click-id.ts';
 
 export const conversionEvents = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
 export type ConversionEvent = (typeof conversionEvents)[number];

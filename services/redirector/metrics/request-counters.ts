@@ -1,4 +1,4 @@
-import { PlainHistogram } from '../../shared/metrics/plain-histogram.ts';
+import { PlainHistogram } from '../../../shared/metrics/plain-histogram.ts';
 
 /**
  * What the redirector answered, counted on the request path as plain number fields

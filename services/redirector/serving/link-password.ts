@@ -1,4 +1,4 @@
-import type { CompiledLink } from '../../shared/routing/index.ts';
+import type { CompiledLink } from '../../../shared/routing/index.ts';
 
 /**
  * The scrypt hash of a password-protected link. CompiledLink does not carry it yet

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clickEventSchema, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import { clickEventSchema, type ClickEvent } from '../../../shared/schemas/click-event.ts';
 import { CLICK_EVENT_KEYS, clickEventJson } from './click-event-json.ts';
 
 /** An event with its keys in the schema's order, as serve-link builds them. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
-import { parseUserAgent } from '../../shared/request-facts/user-agent.ts';
-import { userAgentDigest } from '../../shared/visitor.ts';
+import { realUserAgents } from '../../../shared/request-facts/sample-user-agents.ts';
+import { parseUserAgent } from '../../../shared/request-facts/user-agent.ts';
+import { userAgentDigest } from '../../../shared/visitor.ts';
 import { UserAgentWorkCache } from './user-agent-work.ts';
 
 describe('UserAgentWorkCache', () => {

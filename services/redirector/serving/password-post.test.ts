@@ -4,13 +4,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashPassword } from '../../shared/auth/password-hash.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { makeLink } from '../../shared/routing/fixtures.ts';
-import { compileLink } from '../../shared/routing/index.ts';
-import { createRedirectorApp, type RedirectorApp } from './app.ts';
-import { loadRedirectorConfig } from './config.ts';
-import { SnapshotStore } from './snapshot-store.ts';
+import { hashPassword } from '../../../shared/auth/password-hash.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { makeLink } from '../../../shared/routing/fixtures.ts';
+import { compileLink } from '../../../shared/routing/index.ts';
+import { createRedirectorApp, type RedirectorApp } from '../app.ts';
+import { loadRedirectorConfig } from '../config.ts';
+import { SnapshotStore } from '../snapshot/snapshot-store.ts';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const PASSWORD = 'correct horse battery staple';

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
-import { collectedCounter, collectedGauge } from '../../shared/metrics/collected-metrics.ts';
-import { registerPlainHistogram, type PlainHistogram } from '../../shared/metrics/plain-histogram.ts';
-import type { EventPublisherStats } from './event-publisher.ts';
+import { collectedCounter, collectedGauge } from '../../../shared/metrics/collected-metrics.ts';
+import { registerPlainHistogram, type PlainHistogram } from '../../../shared/metrics/plain-histogram.ts';
+import type { EventPublisherStats } from '../events/event-publisher.ts';
 import { outcomeLabels, type RequestCounters } from './request-counters.ts';
 
 /**

@@ -1,11 +1,11 @@
-import type { Bus } from '../../shared/bus/bus.ts';
-import { verifyClickId } from '../../shared/click-id.ts';
-import { newId } from '../../shared/ids.ts';
-import { errorFields, type Logger } from '../../shared/logger.ts';
-import { eventSubjects } from '../../shared/schemas/click-event.ts';
-import { isAttributed, type ConversionEvent } from '../../shared/schemas/conversion.ts';
-import type { PixelConversion } from './pixel.ts';
-import type { SnapshotStore } from './snapshot-store.ts';
+import type { Bus } from '../../../shared/bus/bus.ts';
+import { verifyClickId } from '../../../shared/click-id.ts';
+import { newId } from '../../../shared/ids.ts';
+import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { eventSubjects } from '../../../shared/schemas/click-event.ts';
+import { isAttributed, type ConversionEvent } from '../../../shared/schemas/conversion.ts';
+import type { PixelConversion } from '../serving/pixel.ts';
+import type { SnapshotStore } from '../snapshot/snapshot-store.ts';
 
 export interface PixelConversions {
   record(input: PixelConversion): void;

@@ -11,7 +11,7 @@
  * wrong type at run time makes the whole event go through JSON.stringify instead, so the
  * output is always valid JSON.
  */
-import type { ClickEvent } from '../../shared/schemas/click-event.ts';
+import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
 
 /** What JSON.stringify would escape in a string: `"`, `\`, C0 controls, and surrogates (lone ones). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;

@@ -1,7 +1,7 @@
-import { hydrateLink, type CompiledLink, type RoutableLink } from '../../shared/routing/index.ts';
-import type { LazySnapshotEntry, SnapshotEntry, SnapshotEntryHeader } from '../../shared/snapshot/snapshot-entry.ts';
-import { decompressBlock } from '../../shared/snapshot/snapshot-blocks.ts';
-import type { LinkLookup } from './ports.ts';
+import { hydrateLink, type CompiledLink, type RoutableLink } from '../../../shared/routing/index.ts';
+import type { LazySnapshotEntry, SnapshotEntry, SnapshotEntryHeader } from '../../../shared/snapshot/snapshot-entry.ts';
+import { decompressBlock } from '../../../shared/snapshot/snapshot-blocks.ts';
+import type { LinkLookup } from '../ports.ts';
 import { StringKeyedTable } from './string-keyed-table.ts';
 
 const decoder = new TextDecoder();

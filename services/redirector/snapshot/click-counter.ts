@@ -1,6 +1,6 @@
-import type { Bus, KvWatch } from '../../shared/bus/bus.ts';
-import { kvBuckets } from '../../shared/bus/bus.ts';
-import { errorFields, type Logger } from '../../shared/logger.ts';
+import type { Bus, KvWatch } from '../../../shared/bus/bus.ts';
+import { kvBuckets } from '../../../shared/bus/bus.ts';
+import { errorFields, type Logger } from '../../../shared/logger.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
 export interface ClickCounter {

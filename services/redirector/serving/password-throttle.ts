@@ -8,7 +8,7 @@
  * (DESIGN asks for cross-instance limits on the API; link passwords are scrypt-hashed,
  * which bounds the guessing rate per instance anyway).
  */
-import { LruCache } from '../../shared/request-facts/lru-cache.ts';
+import { LruCache } from '../../../shared/request-facts/lru-cache.ts';
 
 const WINDOW_MS = 60_000;
 const MAX_KEYS = 100_000;

@@ -6,7 +6,7 @@
  * with an explicit Content-Length and ends without one (same headers as the GET).
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import type { Page } from './pages.ts';
+import type { Page } from './html-pages.ts';
 
 /** Every redirect must reach us again (DESIGN: "Cache-Control: no-store so every click reaches us"). */
 export const NO_STORE = 'private, no-store, max-age=0';

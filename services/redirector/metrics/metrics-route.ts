@@ -1,9 +1,9 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Registry } from 'prom-client';
-import { errorFields, type Logger } from '../../shared/logger.ts';
-import { METRICS_CONTENT_TYPE } from '../../shared/metrics/metrics-registry.ts';
-import { internalErrorPage } from './pages.ts';
-import { sendPage } from './responses.ts';
+import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { METRICS_CONTENT_TYPE } from '../../../shared/metrics/metrics-registry.ts';
+import { internalErrorPage } from '../pages/html-pages.ts';
+import { sendPage } from '../pages/responses.ts';
 
 /**
  * `GET /metrics`: the registry renders asynchronously (collect callbacks may await),

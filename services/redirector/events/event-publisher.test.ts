@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Bus } from '../../shared/bus/bus.ts';
-import type { Logger } from '../../shared/logger.ts';
-import { clickEventSchema, eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import type { Bus } from '../../../shared/bus/bus.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { clickEventSchema, eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
 import { eventPublisher } from './event-publisher.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };

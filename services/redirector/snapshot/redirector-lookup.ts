@@ -1,5 +1,5 @@
-import type { RoutableLink } from '../../shared/routing/index.ts';
-import type { LinkLookup } from './ports.ts';
+import type { RoutableLink } from '../../../shared/routing/index.ts';
+import type { LinkLookup } from '../ports.ts';
 
 /**
  * What the HTTP layer would like from the snapshot beyond LinkLookup. Optional until

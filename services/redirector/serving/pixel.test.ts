@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createClickId } from '../../shared/click-id.ts';
-import { newId } from '../../shared/ids.ts';
+import { createClickId } from '../../../shared/click-id.ts';
+import { newId } from '../../../shared/ids.ts';
 import { parsePixelConversion } from './pixel.ts';
 
 const secret = randomBytes(32);

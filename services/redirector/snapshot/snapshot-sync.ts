@@ -1,7 +1,7 @@
-import type { Bus, KvWatch } from '../../shared/bus/bus.ts';
-import { blobBuckets, kvBuckets } from '../../shared/bus/bus.ts';
-import { errorFields, type Logger } from '../../shared/logger.ts';
-import { decodeSnapshotEntryLazily } from '../../shared/snapshot/snapshot-entry.ts';
+import type { Bus, KvWatch } from '../../../shared/bus/bus.ts';
+import { blobBuckets, kvBuckets } from '../../../shared/bus/bus.ts';
+import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { decodeSnapshotEntryLazily } from '../../../shared/snapshot/snapshot-entry.ts';
 import { loadSnapshotBlob } from './snapshot-blob-load.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 

@@ -9,16 +9,16 @@
  * forms and HEAD never do. Bots are recorded with `bot: true`.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import { createClickId } from '../../shared/click-id.ts';
-import type { UserAgentFacts } from '../../shared/request-facts/user-agent.ts';
-import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../shared/routing/index.ts';
-import type { ClickEvent } from '../../shared/schemas/click-event.ts';
-import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } from '../../shared/visitor.ts';
-import type { RedirectorContext } from './context.ts';
+import { createClickId } from '../../../shared/click-id.ts';
+import type { UserAgentFacts } from '../../../shared/request-facts/user-agent.ts';
+import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../../shared/routing/index.ts';
+import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
+import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } from '../../../shared/visitor.ts';
+import type { RedirectorContext } from '../context.ts';
 import { appendClickId, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
-import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from './pages.ts';
+import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from '../pages/html-pages.ts';
 import { countryOf, parseTracking, referrerHost, type RequestInfo } from './request-facts.ts';
-import { sendNoContent, sendPage, sendRedirect } from './responses.ts';
+import { sendNoContent, sendPage, sendRedirect } from '../pages/responses.ts';
 import { UserAgentWorkCache } from './user-agent-work.ts';
 
 export interface LinkServer {

@@ -10,11 +10,11 @@
  * cookie and rotating User-Agents (a new hashed visitor id each time) does not lift it.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { verifyPassword } from '../../shared/auth/password-hash.ts';
-import { errorFields } from '../../shared/logger.ts';
-import type { RoutableLink } from '../../shared/routing/index.ts';
-import { hashedVisitorId, visitorCookie } from '../../shared/visitor.ts';
-import type { RedirectorContext } from './context.ts';
+import { verifyPassword } from '../../../shared/auth/password-hash.ts';
+import { errorFields } from '../../../shared/logger.ts';
+import type { RoutableLink } from '../../../shared/routing/index.ts';
+import { hashedVisitorId, visitorCookie } from '../../../shared/visitor.ts';
+import type { RedirectorContext } from '../context.ts';
 import { passwordHashOf } from './link-password.ts';
 import {
   internalErrorPage,
@@ -26,10 +26,10 @@ import {
   unsupportedMediaPage,
   wrongPasswordPage,
   type Page,
-} from './pages.ts';
+} from '../pages/html-pages.ts';
 import { PasswordThrottle } from './password-throttle.ts';
 import { captureRequest, emptyRequestInfo, type RequestInfo } from './request-facts.ts';
-import { sendPage } from './responses.ts';
+import { sendPage } from '../pages/responses.ts';
 import type { LinkServer } from './serve-link.ts';
 
 export const MAX_PASSWORD_BODY_BYTES = 4096;
