@@ -19,14 +19,14 @@ import type { FileInsert } from './insert-from-file.ts';
  * is the current entry. The next entry starts only once a pending KILL has
  * completed, so a late KILL can never hit it.
  */
-export type Statement =
+export type EngineCall =
   | { kind: 'query'; sql: string; format: string; params: Record<string, string> | undefined }
   | { kind: 'insert'; prefix: string; data: Buffer }
   /** `INSERT INTO <target> FORMAT <format>` with `data`, the engine reading it from a spool file (insert-from-file.ts). */
   | { kind: 'insert-from-file'; insert: FileInsert; data: Buffer };
 
 export interface EngineJob {
-  statement: Statement;
+  call: EngineCall;
   /** Settings to apply to this statement alone (already filtered by SettingsPolicy). */
   settings: ReadonlyMap<string, string>;
   database: string;
@@ -79,7 +79,7 @@ export class EngineQueue {
     for (const entry of this.waiting.splice(0)) entry.reject(clickHouseException('ABORTED', 'The embedded ClickHouse is shutting down'));
     const running = this.running;
     if (running) {
-      if (running.job.statement.kind === 'query') this.killRunning();
+      if (running.job.call.kind === 'query') this.killRunning();
       await running.settled;
       await this.killing;
     }
@@ -91,7 +91,7 @@ export class EngineQueue {
     if (queuedAt >= 0) {
       this.waiting.splice(queuedAt, 1);
       entry.reject(cancelled());
-    } else if (this.running === entry && entry.job.statement.kind === 'query') {
+    } else if (this.running === entry && entry.job.call.kind === 'query') {
       this.killRunning();
     }
   }
@@ -119,7 +119,7 @@ export class EngineQueue {
 
   private async execute(entry: Entry): Promise<EngineOutcome> {
     if (this.killing) await this.killing;
-    const { statement, settings, database } = entry.job;
+    const { call, settings, database } = entry.job;
     try {
       const prefix = this.state.prefixFor(settings, database);
       if (prefix) {
@@ -131,13 +131,13 @@ export class EngineQueue {
         }
         this.state.committed(settings, database);
       }
-      switch (statement.kind) {
+      switch (call.kind) {
         case 'insert':
-          return { kind: 'insert', reply: await this.thread.insert(statement.prefix, statement.data) };
+          return { kind: 'insert', reply: await this.thread.insert(call.prefix, call.data) };
         case 'insert-from-file':
-          return { kind: 'insert', reply: await this.thread.insertFromFile(statement.insert, statement.data) };
+          return { kind: 'insert', reply: await this.thread.insertFromFile(call.insert, call.data) };
         case 'query':
-          return { kind: 'query', reply: await this.thread.query(statement.sql, statement.format, statement.params) };
+          return { kind: 'query', reply: await this.thread.query(call.sql, call.format, call.params) };
       }
     } catch (err) {
       await this.flushLeftovers();

@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import type { Logger } from '../../shared/logger.ts';
 import { ClickHouseException, clickHouseException, fromEngineError } from './clickhouse-exception.ts';
 import { readClickHouseRequest, type ClickHouseRequest } from './clickhouse-request.ts';
-import type { EngineOutcome, EngineQueue, Statement } from './engine-queue.ts';
+import type { EngineOutcome, EngineQueue, EngineCall } from './engine-queue.ts';
 import { fileInsertShape, isBinaryFormat } from './insert-from-file.ts';
 import type { SettingsPolicy } from './request-settings.ts';
 import { isInsertWithFormat, isSessionOnlyStatement, trailingFormat } from './statement-text.ts';
@@ -76,15 +76,15 @@ async function handle(ctx: HandlerContext, reportedSettings: Set<string>, req: I
     const encoding = request.settings.get('enable_http_compression') === '1' ? pickEncoding(req.headers['accept-encoding']) : undefined;
     const format = trailingFormat(request.query) ?? request.defaultFormat ?? DEFAULT_FORMAT;
 
-    const statement = toStatement(request, format);
+    const call = toEngineCall(request, format);
     let outcome: EngineOutcome | null = null;
-    if (statement) {
+    if (call) {
       // The client going away cancels its statement (dropped if queued, killed if a running query).
       const abort = new AbortController();
       res.once('close', () => {
         if (!res.writableFinished) abort.abort();
       });
-      outcome = await ctx.queue.run({ statement, settings: apply, database: request.database, signal: abort.signal });
+      outcome = await ctx.queue.run({ call, settings: apply, database: request.database, signal: abort.signal });
     }
     if (res.destroyed) return;
 
@@ -113,7 +113,7 @@ async function handle(ctx: HandlerContext, reportedSettings: Set<string>, req: I
 }
 
 /** What to hand the engine; null when the request is answered without it. */
-function toStatement(request: ClickHouseRequest, format: string): Statement | null {
+function toEngineCall(request: ClickHouseRequest, format: string): EngineCall | null {
   const { query, data, params } = request;
   const hasParams = Object.keys(params).length > 0;
   if (data === undefined) {

@@ -1,6 +1,6 @@
 import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
 import { NativeBlockWriter, nativeColumns } from '../../shared/clickhouse/native-block.ts';
-import { RowBinaryWriter } from '../../shared/clickhouse/row-binary.ts';
+import { BinaryWriter } from '../../shared/clickhouse/binary-writer.ts';
 import { clickEventSchema, eventSubjects } from '../../shared/schemas/click-event.ts';
 import { conversionEventSchema } from '../../shared/schemas/conversion.ts';
 import type { BatchBody } from './event-batch.ts';
@@ -74,7 +74,7 @@ export interface ConversionRow {
   source: string;
 }
 
-export const conversionEvents: EventTable<ConversionRow, RowBinaryWriter> = {
+export const conversionEvents: EventTable<ConversionRow, BinaryWriter> = {
   name: 'conversions',
   subject: eventSubjects.conversions,
   table: 'conversions',
@@ -100,6 +100,6 @@ export const conversionEvents: EventTable<ConversionRow, RowBinaryWriter> = {
   },
   // Few and small: JSONEachRow text, as before (`value` goes into Decimal(18, 4) digit for digit).
   format: 'JSONEachRow',
-  newBody: (expectedBytes) => new RowBinaryWriter(expectedBytes),
+  newBody: (expectedBytes) => new BinaryWriter(expectedBytes),
   write: (body, row) => body.text(`${JSON.stringify(row)}\n`),
 };

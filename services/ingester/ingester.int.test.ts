@@ -6,7 +6,7 @@ import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts
 import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
 import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
-import { RowBinaryWriter } from '../../shared/clickhouse/row-binary.ts';
+import { BinaryWriter } from '../../shared/clickhouse/binary-writer.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { clickEventJson } from '../redirector/events/click-event-json.ts';
@@ -106,7 +106,7 @@ describe('ingester', () => {
     // A first delivery whose insert landed for two events, then the ingester died unacked.
     const first = await (await bus.eventConsumer('ingest-redelivery', eventSubjects.clicks)).fetch(10, 1_000);
     expect(first).toHaveLength(1);
-    const w = new RowBinaryWriter();
+    const w = new BinaryWriter();
     for (const e of events.slice(0, 2)) writeEventRow(w, toEventRow(e));
     await insertEncoded(clickhouse, { table: 'events', columns: EVENT_COLUMNS.map((c) => c.name), format: 'RowBinary', body: w.bytes() });
     first[0]!.nak(0);

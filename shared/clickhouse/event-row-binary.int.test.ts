@@ -6,7 +6,7 @@ import type { EventRow } from './event-row.ts';
 import { EVENT_COLUMNS, writeEventRow } from './event-row-binary.ts';
 import { insertEncoded } from './insert-encoded.ts';
 import { NativeBlockWriter, nativeColumns } from './native-block.ts';
-import { RowBinaryWriter } from './row-binary.ts';
+import { BinaryWriter } from './binary-writer.ts';
 
 /**
  * RowBinary carries no names or types: EVENT_COLUMNS must be the table's, and a
@@ -72,7 +72,7 @@ describe('events rows in RowBinary and Native', () => {
     ];
     const rows = variants.map((v, i) => ({ ...base, ...v, link_id: `link_eq_${i}` }));
     const columns = EVENT_COLUMNS.map((c) => c.name);
-    const binary = new RowBinaryWriter(16);
+    const binary = new BinaryWriter(16);
     const native = new NativeBlockWriter(nativeColumns(EVENT_COLUMNS), 16);
     for (const row of rows) {
       writeEventRow(binary, { ...row, click_id: `ck_2bin_${row.link_id}` });

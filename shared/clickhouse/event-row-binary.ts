@@ -1,5 +1,5 @@
 import type { EventRow } from './event-row.ts';
-import type { RowSink } from './row-binary.ts';
+import type { RowSink } from './binary-writer.ts';
 
 /**
  * The `events` columns an insert names, in RowBinary order, with their types in

@@ -1,4 +1,4 @@
-import { RowBinaryWriter, type RowSink } from './row-binary.ts';
+import { BinaryWriter, type RowSink } from './binary-writer.ts';
 
 /**
  * One block of ClickHouse's Native format, written a row at a time: the values
@@ -13,7 +13,7 @@ import { RowBinaryWriter, type RowSink } from './row-binary.ts';
  * Block layout (Native without block info, as over HTTP): column count and row
  * count (LEB128), then per column its name, its type (both as String) and its
  * values. String, Int64 and UInt8 values are encoded as in RowBinary, so each
- * column is a RowBinaryWriter.
+ * column is a BinaryWriter.
  *
  * LowCardinality(String) columns are declared as String: ClickHouse converts
  * them (input_format_native_allow_types_conversion, on by default and set by
@@ -49,7 +49,7 @@ export function nativeColumns(columns: ReadonlyArray<{ name: string; type: strin
 export class NativeBlockWriter implements RowSink {
   readonly columns: readonly NativeColumn[];
   /** Each column's encoded values. */
-  readonly data: RowBinaryWriter[];
+  readonly data: BinaryWriter[];
   rows = 0;
   /** The column the next RowSink call writes to. */
   private next = 0;
@@ -57,7 +57,7 @@ export class NativeBlockWriter implements RowSink {
   /** `expectedBytes`: about the block's size, spread over the columns to avoid regrowing. */
   constructor(columns: readonly NativeColumn[], expectedBytes = 64 * 1024) {
     this.columns = columns;
-    this.data = columns.map(() => new RowBinaryWriter(Math.ceil(expectedBytes / columns.length)));
+    this.data = columns.map(() => new BinaryWriter(Math.ceil(expectedBytes / columns.length)));
   }
 
   string(value: string): void {
@@ -86,12 +86,12 @@ export class NativeBlockWriter implements RowSink {
   bytes(): Buffer {
     if (this.next !== 0) throw new Error('NativeBlockWriter: a row is half written');
     const parts: Buffer[] = [];
-    const head = new RowBinaryWriter(64);
+    const head = new BinaryWriter(64);
     head.varUInt(this.columns.length);
     head.varUInt(this.rows);
     parts.push(head.bytes());
     for (let c = 0; c < this.columns.length; c++) {
-      const names = new RowBinaryWriter(64);
+      const names = new BinaryWriter(64);
       names.string(this.columns[c]!.name);
       names.string(this.columns[c]!.type);
       parts.push(names.bytes(), this.data[c]!.bytes());

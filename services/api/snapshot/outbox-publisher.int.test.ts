@@ -11,7 +11,7 @@ import { loadApiConfig } from '../config.ts';
 import { listen, type RunningServer } from '../server.ts';
 import { createTestDatabase, type TestDatabase } from '../../../shared/testing/test-database.ts';
 import { createApiKey, createWorkspace } from '../../../shared/db/workspaces.ts';
-import { snapshotPublisher, type SnapshotPublisher } from './snapshot-publisher.ts';
+import { outboxPublisher, type OutboxPublisher } from './outbox-publisher.ts';
 
 const logger = createLogger('test', 'silent');
 const facts = { now: Date.now(), country: 'DE', deviceClass: 'desktop' as const, os: null, bucket: 10, clicks: 0 };
@@ -24,7 +24,7 @@ describe.each(['nats', 'memory'] as const)('snapshot publishing through %s', (bu
   let db: TestDatabase;
   let bus: Bus;
   let kv: KvBucket;
-  let publisher: SnapshotPublisher;
+  let publisher: OutboxPublisher;
   let server: RunningServer;
   let key: string;
 
@@ -45,7 +45,7 @@ describe.each(['nats', 'memory'] as const)('snapshot publishing through %s', (bu
     db = await createTestDatabase('postgres');
     bus = busKind === 'nats' ? await connectNatsBus('nats://127.0.0.1:4222', { name: 'snapshot-test', logger }) : createMemoryBus();
     kv = await bus.kv(`test_snapshot_${randomBytes(5).toString('hex')}`);
-    publisher = snapshotPublisher({ sql: db.sql, kv, logger });
+    publisher = outboxPublisher({ sql: db.sql, kv, logger });
     server = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({}), logger, snapshot: publisher }), 0, '127.0.0.1');
     const ws = await createWorkspace(db.sql, { name: 't', plan: 'pro' });
     key = (await createApiKey(db.sql, { workspaceId: ws.id })).key;
@@ -121,7 +121,7 @@ describe.each(['nats', 'memory'] as const)('snapshot publishing through %s', (bu
   });
 
   it('two publishers draining concurrently leave every link at its latest state', async () => {
-    const other = snapshotPublisher({ sql: db.sql, kv, logger });
+    const other = outboxPublisher({ sql: db.sql, kv, logger });
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push((await call('POST', '/links', { destinationUrl: `https://example.com/${i}` })).data.id);
     await db.sql`UPDATE links SET title = 'bump' WHERE id IN ${db.sql(ids)}`;
@@ -134,7 +134,7 @@ describe.each(['nats', 'memory'] as const)('snapshot publishing through %s', (bu
   it('seeds an empty bucket with every live link', async () => {
     await publisher.stop(); // it shares the outbox and would publish the seeded rows into its own bucket
     const fresh = await bus.kv(`test_seed_${randomBytes(5).toString('hex')}`);
-    const seeding = snapshotPublisher({ sql: db.sql, kv: fresh, logger });
+    const seeding = outboxPublisher({ sql: db.sql, kv: fresh, logger });
     const live = (await db.sql`SELECT count(*)::int AS n FROM links WHERE deleted_at IS NULL`)[0]!.n;
     expect(await seeding.seedIfEmpty()).toBe(live);
     await seeding.flush();

@@ -6,7 +6,7 @@ import { loadCompiledLinks } from './load-compiled-links.ts';
 
 const BATCH = 500;
 
-export interface SnapshotPublisher {
+export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
   flush(): Promise<void>;
   /** Queues every link when the bucket has never been written (a new NATS, or first start). */
@@ -23,7 +23,7 @@ export interface SnapshotPublisher {
  * change committed meanwhile waits on the row lock and is published after, with
  * a higher version.
  */
-export function snapshotPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): SnapshotPublisher {
+export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): OutboxPublisher {
   const { sql, kv, logger } = deps;
   let timer: NodeJS.Timeout | null = null;
 
@@ -86,7 +86,7 @@ export function snapshotPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger
     }
   }
 
-  const publisher: SnapshotPublisher = {
+  const publisher: OutboxPublisher = {
     flush() {
       const mine = ++requested;
       const published = new Promise<void>((resolve, reject) => waiters.push({ upTo: mine, resolve, reject }));

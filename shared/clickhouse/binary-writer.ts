@@ -1,23 +1,26 @@
 /**
- * Rows in ClickHouse's RowBinary format, written into one growing byte buffer.
+ * ClickHouse's binary encoding of values, written into one growing byte buffer:
+ * the values of a Native block's column (native-block.ts), RowBinary rows, or
+ * raw text for a text format.
  *
- * Why RowBinary: ClickHouse reads it with no text parsing at all (lengths and
- * little-endian numbers), the cheapest input format it has; and an integer
- * stays exactly the value written, where text formats reinterpret some (a
- * DateTime64 written as text "123456" is read as seconds, as JSON it is ticks).
+ * Why binary: ClickHouse reads it with no text parsing at all (lengths and
+ * little-endian numbers), and an integer stays exactly the value written, where
+ * text formats reinterpret some (a DateTime64 written as text "123456" is read
+ * as seconds, as JSON it is ticks).
  *
  * Per ClickHouse type: String and LowCardinality(String) = LEB128 byte length +
  * UTF-8 bytes; DateTime64(3) = Int64 milliseconds; Enum8 = its Int8 code;
- * Bool = one byte 0/1. Columns go in the order the INSERT names them.
+ * Bool = one byte 0/1. RowBinary puts a row's values in the order the INSERT
+ * names the columns; Native puts each column's values together.
  */
-/** Where a row's values go, one call per column in column order (RowBinaryWriter, NativeBlockWriter). */
+/** Where a row's values go, one call per column in column order (BinaryWriter, NativeBlockWriter). */
 export interface RowSink {
   string(value: string): void;
   int64(value: number): void;
   byte(value: number): void;
 }
 
-export class RowBinaryWriter implements RowSink {
+export class BinaryWriter implements RowSink {
   /** Bytes [0, length) are written. Callers appending raw bytes (fast paths) call ensure() first. */
   buf: Buffer;
   length = 0;
