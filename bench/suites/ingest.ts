@@ -28,11 +28,11 @@ import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhous
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
-import { clickEventJson } from '../../services/redirector/events/click-event-json.ts';
+import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { loadIngesterConfig } from '../../services/ingester/config.ts';
 import { startIngester } from '../../services/ingester/ingester.ts';
 import { clickEvents } from '../../services/ingester/event-tables.ts';
-import { toEventRow } from '../../services/ingester/event-row.ts';
+import { toEventRow } from '../../shared/clickhouse/events-table.ts';
 import { insertBatch } from '../../services/ingester/insert-batch.ts';
 import { cpuMeter } from '../process-cpu.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';

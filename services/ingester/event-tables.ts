@@ -1,10 +1,9 @@
-import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
-import { NativeBlockWriter, nativeColumns } from '../../shared/clickhouse/native-block.ts';
 import { BinaryWriter } from '../../shared/clickhouse/binary-writer.ts';
-import { clickEventSchema, eventSubjects } from '../../shared/schemas/click-event.ts';
+import { EVENT_COLUMNS, toEventRow, writeEventRow, type EventRow } from '../../shared/clickhouse/events-table.ts';
+import { NativeBlockWriter, nativeColumns } from '../../shared/clickhouse/native-block.ts';
+import { clickEventFields, clickEventSchema, eventSubjects } from '../../shared/schemas/click-event.ts';
 import { conversionEventSchema } from '../../shared/schemas/conversion.ts';
 import type { BatchBody } from './event-batch.ts';
-import { EVENT_ROW_SOURCES, toEventRow } from './event-row.ts';
 import { compileFastLine, type FastLine } from './fast-line.ts';
 import { fastLinePlan } from './fast-line-plan.ts';
 
@@ -38,11 +37,11 @@ export interface EventTable<Row extends EventRowBase, Body extends BatchBody = B
   fastLine?: FastLine<Body>;
 }
 
-// Both from EVENT_COLUMNS: the fast path writes column c of the plan into column c of the block.
-const clickPlan = fastLinePlan(clickEventSchema, EVENT_COLUMNS, EVENT_ROW_SOURCES, { id: 'id', link: 'linkId', ts: 'ts' });
+// Both from the declaration, in its order: the fast path writes field f into column f of the block.
+const clickPlan = fastLinePlan(clickEventFields, { id: 'id', link: 'linkId', ts: 'ts' });
 const clickNativeColumns = nativeColumns(EVENT_COLUMNS);
 
-export const clickEvents: EventTable<ReturnType<typeof toEventRow>, NativeBlockWriter> = {
+export const clickEvents: EventTable<EventRow, NativeBlockWriter> = {
   name: 'clicks',
   subject: eventSubjects.clicks,
   table: 'events',

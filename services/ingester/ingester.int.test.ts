@@ -4,13 +4,12 @@ import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
-import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
+import { EVENT_COLUMNS, toEventRow, writeEventRow } from '../../shared/clickhouse/events-table.ts';
 import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
 import { BinaryWriter } from '../../shared/clickhouse/binary-writer.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
-import { clickEventJson } from '../redirector/events/click-event-json.ts';
-import { toEventRow } from './event-row.ts';
+import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { clickEvents, conversionEvents } from './event-tables.ts';
 import { startIngester } from './ingester.ts';
 

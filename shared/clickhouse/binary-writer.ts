@@ -13,6 +13,33 @@
  * Bool = one byte 0/1. RowBinary puts a row's values in the order the INSERT
  * names the columns; Native puts each column's values together.
  */
+/** How values of a ClickHouse column type are written, for the types linkroute writes in binary. */
+export type ValueEncoding =
+  /** String, LowCardinality(String): LEB128 byte length + UTF-8. */
+  | { kind: 'string' }
+  /** Int64, DateTime64(3[, zone]) (milliseconds): Int64 little-endian. */
+  | { kind: 'int64' }
+  /** Enum8: one byte, the value's code. */
+  | { kind: 'enum8'; codes: ReadonlyMap<string, number> }
+  /** Bool: one byte, 0 or 1. */
+  | { kind: 'bool' };
+
+/** Throws for a type outside ValueEncoding. */
+export function valueEncoding(type: string): ValueEncoding {
+  if (type === 'String' || type === 'LowCardinality(String)') return { kind: 'string' };
+  if (type === 'Int64' || /^DateTime64\(3(, '[^']*')?\)$/.test(type)) return { kind: 'int64' };
+  if (type === 'Bool') return { kind: 'bool' };
+  if (type.startsWith('Enum8(')) return { kind: 'enum8', codes: enumCodes(type) };
+  throw new Error(`no binary encoding for the ClickHouse type ${type}`);
+}
+
+/** `Enum8('a' = 1, 'b' = 2)` -> a:1, b:2. */
+function enumCodes(type: string): Map<string, number> {
+  const codes = new Map<string, number>();
+  for (const m of type.matchAll(/'([^'\\]*)'\s*=\s*(-?\d+)/g)) codes.set(m[1]!, Number(m[2]));
+  return codes;
+}
+
 /** Where a row's values go, one call per column in column order (BinaryWriter, NativeBlockWriter). */
 export interface RowSink {
   string(value: string): void;

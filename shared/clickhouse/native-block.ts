@@ -1,4 +1,4 @@
-import { BinaryWriter, type RowSink } from './binary-writer.ts';
+import { BinaryWriter, valueEncoding, type RowSink } from './binary-writer.ts';
 
 /**
  * One block of ClickHouse's Native format, written a row at a time: the values
@@ -12,33 +12,23 @@ import { BinaryWriter, type RowSink } from './binary-writer.ts';
  *
  * Block layout (Native without block info, as over HTTP): column count and row
  * count (LEB128), then per column its name, its type (both as String) and its
- * values. String, Int64 and UInt8 values are encoded as in RowBinary, so each
- * column is a BinaryWriter.
+ * values. Values are encoded as in RowBinary (valueEncoding), so each column is
+ * a BinaryWriter.
  *
  * LowCardinality(String) columns are declared as String: ClickHouse converts
  * them (input_format_native_allow_types_conversion, on by default and set by
  * the ingester), which is what makes them cheap. Other types are declared as
  * the table has them.
  */
-export type WireType = 'string' | 'int64' | 'byte';
-
 export interface NativeColumn {
   name: string;
   /** The type the block declares. */
   type: string;
-  /** How one value is encoded. */
-  wire: WireType;
 }
 
-/** The Native columns for table columns (name, ClickHouse type); throws on a type it cannot lay out. */
+/** The Native columns for table columns (name, ClickHouse type); throws on a type it cannot lay out (valueEncoding). */
 export function nativeColumns(columns: ReadonlyArray<{ name: string; type: string }>): NativeColumn[] {
-  return columns.map(({ name, type }) => {
-    if (type === 'String') return { name, type, wire: 'string' };
-    if (type === 'LowCardinality(String)') return { name, type: 'String', wire: 'string' };
-    if (/^DateTime64\(3(, '[^']*')?\)$/.test(type) || type === 'Int64') return { name, type, wire: 'int64' };
-    if (/^Enum8\(/.test(type) || type === 'Bool' || type === 'UInt8') return { name, type, wire: 'byte' };
-    throw new Error(`nativeColumns: no Native layout for ${name} ${type}`);
-  });
+  return columns.map(({ name, type }) => ({ name, type: valueEncoding(type).kind === 'string' ? 'String' : type }));
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import { addDays, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
-import type { EventRow } from '../../../shared/clickhouse/event-row.ts';
+import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
 import { queryRows } from './query-rows.ts';
 
 /** A click_log row as the log selects it: the timestamp as epoch ms. */

@@ -1,7 +1,7 @@
 import type { Bus } from '../../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 import { eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
-import { clickEventJson } from './click-event-json.ts';
+import { clickEventJson } from '../../../shared/schemas/click-event-json.ts';
 import type { ClickSink } from '../ports.ts';
 
 export interface EventPublisherStats {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { clickEventSchema, type ClickEvent } from '../../../shared/schemas/click-event.ts';
-import { CLICK_EVENT_KEYS, clickEventJson } from './click-event-json.ts';
+import { CLICK_EVENT_KEYS, clickEventSchema, type ClickEvent } from './click-event.ts';
+import { clickEventJson } from './click-event-json.ts';
 
-/** An event with its keys in the schema's order, as serve-link builds them. */
+/** An event with its keys in declaration order, as serve-link builds them. */
 function event(overrides: Partial<ClickEvent> = {}): ClickEvent {
   const base: ClickEvent = {
     id: 'ck_AQGak2Pv3wABAgMEBQZCRU5DSDAwMDAwMDAwMDAwMDEyMzQ1MOy6CeIA0wbt8vMPeA',
