@@ -84,14 +84,14 @@ export interface ProcessStack {
   readonly ingesters: ChildService[];
   readonly redirectors: ChildService[];
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
-  /** A link (shortCode) live on every redirector; returns its id. */
+  /** A link (shortCode) in a campaign of its own, live on every redirector; returns its id. */
   createLink(shortCode: string): Promise<string>;
   /**
    * `count` GETs of the short link spread over the redirectors, `concurrency` at a time,
-   * from VISITORS browsers; returns how many were answered 302. `paceMs` slows each
-   * client down (a stream long enough to kill things in).
+   * (or those in `via`) from VISITORS browsers; returns how many were answered 302.
+   * `paceMs` slows each client down (a stream long enough to kill things in).
    */
-  click(shortCode: string, count: number, options?: { concurrency?: number; paceMs?: number }): Promise<number>;
+  click(shortCode: string, count: number, options?: { concurrency?: number; paceMs?: number; via?: string[] }): Promise<number>;
   startIngester(): Promise<ChildService>;
   startRedirector(): Promise<ChildService>;
   killClickHouse(signal: NodeJS.Signals): Promise<void>;
@@ -179,7 +179,10 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
       return { status: res.status, body: await res.json() };
     },
     async createLink(shortCode) {
-      const created = await stack.call('POST', '/links', { destinationUrl: `https://example.com/${shortCode}`, shortCode });
+      // A campaign of its own, so the overview (filtered by it) counts this link's clicks alone.
+      const campaign = await stack.call('POST', '/campaigns', { name: shortCode });
+      if (campaign.status !== 201) throw new Error(`POST /campaigns: ${campaign.status} ${JSON.stringify(campaign.body)}`);
+      const created = await stack.call('POST', '/links', { destinationUrl: `https://example.com/${shortCode}`, shortCode, campaignId: campaign.body.data.id });
       if (created.status !== 201) throw new Error(`POST /links: ${created.status} ${JSON.stringify(created.body)}`);
       for (const url of redirectorUrls) {
         await eventually(async () => {
@@ -189,7 +192,7 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
       }
       return created.body.data.id as string;
     },
-    async click(shortCode, count, { concurrency = 8, paceMs = 0 } = {}) {
+    async click(shortCode, count, { concurrency = 8, paceMs = 0, via = redirectorUrls } = {}) {
       let next = 0;
       let answered = 0;
       await Promise.all(
@@ -197,7 +200,7 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
           while (next < count) {
             const i = next++;
             const visitor = i % VISITORS;
-            const res = await fetch(`${redirectorUrls[i % redirectorUrls.length]}/${shortCode}`, {
+            const res = await fetch(`${via[i % via.length]}/${shortCode}`, {
               redirect: 'manual',
               headers: { 'user-agent': browsers[visitor % browsers.length]!, 'x-forwarded-for': `203.0.113.${visitor + 1}` },
             }).catch(() => null); // a redirector killed on purpose; counted as not answered
@@ -240,7 +243,7 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
         })
       ).json<{ rows: string; clicks: string; visitors: string }>();
       const link = (await stack.call('GET', `/links/${linkId}`)).body.data;
-      const overview = (await stack.call('GET', '/analytics')).body.data.summary;
+      const overview = (await stack.call('GET', `/analytics?campaignId=${link.campaignId}`)).body.data.summary;
       const report = (await stack.call('GET', `/analytics/${linkId}`)).body.data.summary;
       return {
         storedRows: Number(row!.rows),
