@@ -16,7 +16,6 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import type { Registry } from 'prom-client';
 import { errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
-import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
 import type { RedirectorContext, RedirectorDeps } from './context.ts';
 import { internalErrorPage, notFoundPage } from './pages/html-pages.ts';
 import { createPasswordPostHandler } from './serving/password-post.ts';
@@ -54,7 +53,6 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   if (ctx.onPixelConversion !== undefined && lookup.findById === undefined) {
     logger.warn('conversion pixel disabled: the link lookup has no findById, so trackingType cannot be checked');
   }
-  preloadGeoIp();
 
   /**
    * A throw must not take the process down (uWS aborts on a handler that returns
