@@ -21,7 +21,7 @@ import { internalErrorPage, notFoundPage } from './pages/html-pages.ts';
 import { createPasswordPostHandler } from './serving/password-post.ts';
 import { parsePixelConversion } from './serving/pixel.ts';
 import { captureRequest, emptyRequestInfo } from './serving/request-facts.ts';
-import { sendGif, sendJson, sendPage } from './pages/responses.ts';
+import { isDiscardedResponse, sendGif, sendJson, sendPage } from './pages/responses.ts';
 import { createLinkServer } from './serving/serve-link.ts';
 import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
 import { createMetricsHandler } from './metrics/metrics-route.ts';
@@ -68,8 +68,9 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
         logger.error(`${name} failed`, errorFields(err));
         try {
           sendPage(res, internalErrorPage, head);
-        } catch {
-          // Already answered before the throw: nothing more to write.
+        } catch (writeErr) {
+          // Already answered (or aborted) before the throw: nothing more to write.
+          if (!isDiscardedResponse(writeErr)) throw writeErr;
         }
       }
     };

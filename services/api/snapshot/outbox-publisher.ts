@@ -108,7 +108,8 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
     },
     async stop() {
       if (timer) clearInterval(timer);
-      await running?.catch(() => {});
+      // Let a pass under way end (its failure is its own loop's to report).
+      await Promise.allSettled([running]);
     },
   };
   return publisher;

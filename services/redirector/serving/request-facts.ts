@@ -35,8 +35,9 @@ export function decodeSegment(segment: string): string {
   if (segment.indexOf('%') === -1) return segment;
   try {
     return decodeURIComponent(segment);
-  } catch {
-    return segment;
+  } catch (err) {
+    if (err instanceof URIError) return segment; // a malformed %-escape: taken as written
+    throw err;
   }
 }
 
@@ -204,8 +205,9 @@ function decodeQueryComponent(text: string): string {
   if (spaced.indexOf('%') === -1) return spaced;
   try {
     return decodeURIComponent(spaced);
-  } catch {
-    return spaced;
+  } catch (err) {
+    if (err instanceof URIError) return spaced; // a malformed %-escape: taken as written
+    throw err;
   }
 }
 
