@@ -19,12 +19,14 @@ import { domainStore } from './stores/domain-store.ts';
 import { linkStore } from './stores/link-store.ts';
 import { ruleStore } from './stores/rule-store.ts';
 import { qrStore } from './stores/qr-store.ts';
+import { tagStore } from './stores/tag-store.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { linkRoutes } from './routes/links.ts';
 import { ruleRoutes } from './routes/rules.ts';
+import { tagRoutes } from './routes/tags.ts';
 import { qrRoutes } from './routes/qr.ts';
 import { conversionRoutes } from './routes/conversions.ts';
 import { openApiRoutes } from './routes/openapi.ts';
@@ -98,6 +100,7 @@ export function createApiApp(deps: ApiDeps): Koa {
       rules,
       onLinkChanged: publishChanges,
   });
+  tagRoutes(router, { tags: tagStore(sql), requireScope });
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
   qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });

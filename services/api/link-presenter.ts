@@ -1,5 +1,5 @@
 import { iso } from '../../shared/db/rows.ts';
-import type { Link } from '../../shared/schemas/link.ts';
+import { forwardQueryOf, type Link } from '../../shared/schemas/link.ts';
 import type { LinkRow } from './stores/link-store.ts';
 
 export interface LinkCounters {
@@ -43,6 +43,8 @@ export function linkPresenter(redirectBaseUrl: string) {
       deepLinkFallbackUrl: row.deepLinkFallbackUrl,
       conversionTracking: row.conversionTracking,
       trackingType: row.trackingType,
+      tags: row.tags,
+      forwardQuery: forwardQueryOf(row.forwardQuery),
       ...counters,
       createdAt: iso(row.createdAt),
       updatedAt: iso(row.updatedAt),

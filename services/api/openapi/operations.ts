@@ -6,6 +6,7 @@ import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } f
 import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
 import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
+import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
 import {
   analyticsLinkQuerySchema,
   analyticsOverviewSchema,
@@ -67,6 +68,8 @@ export const operations: Operation[] = [
   { method: 'get', path: '/links/{id}', summary: 'Get a link by id or short code', scope: 'links:read', query: linkGetQuerySchema, status: 200, response: linkSchema },
   { method: 'patch', path: '/links/{id}', summary: 'Update a link', scope: 'links:write', body: linkUpdateSchema, example: { title: 'Spring 2026', clicksLimit: 1000 }, status: 200, response: linkSchema },
   { method: 'delete', path: '/links/{id}', summary: 'Delete a link (its short code is never reissued)', scope: 'links:write', status: 200, response: deleted },
+
+  { method: 'get', path: '/tags', summary: "The workspace's tags (set on links) with their counts of live links, by name", scope: 'links:read', query: tagListQuerySchema, status: 200, response: z.array(tagSchema), paginated: true },
 
   { method: 'get', path: '/rules', summary: 'List rules, newest first', scope: 'links:read', query: ruleListQuerySchema, status: 200, response: z.array(ruleSchema), paginated: true },
   {

@@ -3,7 +3,7 @@ import { newId, randomBase62 } from '../../../shared/ids.ts';
 import { likeContains } from '../../../shared/db/rows.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { GENERATED_SHORT_CODE_LENGTH, reservedShortCodes } from '../../../shared/schemas/short-code.ts';
-import type { Link, LinkCreate, LinkUpdate } from '../../../shared/schemas/link.ts';
+import { storedForwardQuery, type Link, type LinkCreate, type LinkUpdate, type StoredForwardQuery } from '../../../shared/schemas/link.ts';
 
 export interface LinkRow {
   id: string;
@@ -28,6 +28,8 @@ export interface LinkRow {
   deepLinkFallbackUrl: string | null;
   conversionTracking: boolean;
   trackingType: Link['trackingType'];
+  tags: string[];
+  forwardQuery: StoredForwardQuery;
   createdAt: Date;
   updatedAt: Date;
   deletedAt: Date | null;
@@ -42,6 +44,12 @@ export type NewLink = Omit<LinkCreate, 'password' | 'shortCode' | 'campaignId'> 
 
 export type LinkChanges = Omit<LinkUpdate, 'password'> & { passwordHash?: string | null };
 
+/** Columns of an update, in the table's own spelling where it differs from the API's. */
+function changedColumns(changes: LinkChanges): Record<string, unknown> {
+  const { forwardQuery, ...rest } = changes;
+  return forwardQuery === undefined ? rest : { ...rest, forwardQuery: storedForwardQuery(forwardQuery) };
+}
+
 const GENERATION_ATTEMPTS = 8;
 
 export function linkStore(sql: Sql) {
@@ -49,7 +57,7 @@ export function linkStore(sql: Sql) {
     SELECT l.id, l.workspace_id, l.campaign_id, l.domain_id, d.hostname AS domain_hostname, l.short_code,
       l.destination_url, l.default_destination, l.title, l.description, l.enabled, l.password_hash,
       l.expires_at, l.expired_url, l.clicks_limit, l.redirect_behavior, l.deep_link_enabled, l.deep_link_ios,
-      l.deep_link_android, l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type,
+      l.deep_link_android, l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.tags, l.forward_query,
       l.created_at, l.updated_at, l.deleted_at
     FROM links l LEFT JOIN domains d ON d.id = l.domain_id`;
 
@@ -65,12 +73,12 @@ export function linkStore(sql: Sql) {
       INSERT INTO links (id, workspace_id, campaign_id, domain_id, domain_key, short_code, destination_url,
         default_destination, title, description, enabled, password_hash, expires_at, expired_url, clicks_limit,
         redirect_behavior, deep_link_enabled, deep_link_ios, deep_link_android, deep_link_fallback_url,
-        conversion_tracking, tracking_type)
+        conversion_tracking, tracking_type, tags, forward_query)
       VALUES (${id}, ${workspaceId}, ${link.campaignId}, ${link.domainId}, ${link.domainId ?? ''}, ${shortCode},
         ${link.destinationUrl}, ${link.defaultDestination}, ${link.title}, ${link.description}, ${link.enabled},
         ${link.passwordHash}, ${link.expiresAt}, ${link.expiredUrl}, ${link.clicksLimit}, ${link.redirectBehavior},
         ${link.deepLinkEnabled}, ${link.deepLinkIos}, ${link.deepLinkAndroid}, ${link.deepLinkFallbackUrl},
-        ${link.conversionTracking}, ${link.trackingType})
+        ${link.conversionTracking}, ${link.trackingType}, ${link.tags}, ${storedForwardQuery(link.forwardQuery)})
       ON CONFLICT (domain_key, short_code) DO NOTHING
       RETURNING id`;
     return rows.length === 1 ? id : null;
@@ -106,7 +114,15 @@ export function linkStore(sql: Sql) {
 
     async list(
       workspaceId: string,
-      query: { page: number; limit: number; campaignId?: string | undefined; domainId?: string | undefined; enabled?: boolean | undefined; q?: string | undefined },
+      query: {
+        page: number;
+        limit: number;
+        campaignId?: string | undefined;
+        domainId?: string | undefined;
+        enabled?: boolean | undefined;
+        q?: string | undefined;
+        tag?: string[] | undefined;
+      },
     ): Promise<{ items: LinkRow[]; total: number }> {
       const filters = [
         query.campaignId !== undefined ? sql`AND l.campaign_id = ${query.campaignId}` : sql``,
@@ -115,8 +131,9 @@ export function linkStore(sql: Sql) {
         query.q !== undefined
           ? sql`AND (l.title ILIKE ${likeContains(query.q)} OR l.short_code ILIKE ${likeContains(query.q)} OR l.destination_url ILIKE ${likeContains(query.q)})`
           : sql``,
+        query.tag !== undefined ? sql`AND l.tags && ${query.tag}::text[]` : sql``,
       ];
-      const where = sql`WHERE l.workspace_id = ${workspaceId} AND l.deleted_at IS NULL ${filters[0]!} ${filters[1]!} ${filters[2]!} ${filters[3]!}`;
+      const where = sql`WHERE l.workspace_id = ${workspaceId} AND l.deleted_at IS NULL ${filters[0]!} ${filters[1]!} ${filters[2]!} ${filters[3]!} ${filters[4]!}`;
       const [count] = await sql<{ total: number }[]>`SELECT count(*)::int AS total FROM links l ${where}`;
       const items = await sql<LinkRow[]>`
         ${select} ${where} ORDER BY l.created_at DESC, l.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`;
@@ -129,7 +146,7 @@ export function linkStore(sql: Sql) {
         const t = tx as unknown as Sql;
         if (alongside) await alongside(t);
         await t`
-          UPDATE links SET ${t(changes as Record<string, unknown>)}, updated_at = now()
+          UPDATE links SET ${t(changedColumns(changes))}, updated_at = now()
           WHERE id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
       });
       return (await byId(workspaceId, id))!;
