@@ -66,7 +66,7 @@ export type RouteTable = Array<{ path: string; methods: string[] }>;
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
   const { sql, config, logger } = deps;
-  const requireScope = authenticator(sql);
+  const requireScope = authenticator(sql, logger);
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql);
