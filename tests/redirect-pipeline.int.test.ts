@@ -130,6 +130,22 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
     await until(r, `fwd-on${query}`, (res) => res.headers.get('location') === destinationUrl);
   });
 
+  it('a bulk create of 1,000 links, then a bulk delete, reach every redirector', async () => {
+    const links = Array.from({ length: 1_000 }, (_, i) => ({ destinationUrl: `https://example.com/bulk/${i}`, shortCode: `bulk-live-${i}` }));
+    const created = await call('POST', '/links/bulk', { links });
+    expect(created.data.every((item: { success: boolean }) => item.success)).toBe(true);
+    const live = (r: RunningRedirector) => links.filter((l) => r.store.find('localhost', l.shortCode)).length;
+    for (const r of redirectors) {
+      while (live(r) < 1_000) await sleep(10);
+    }
+    const ids = created.data.map((item: { data: { id: string } }) => item.data.id);
+    await call('DELETE', '/links/bulk', { ids });
+    for (const r of redirectors) {
+      while (live(r) > 0) await sleep(10);
+    }
+    expect((await visit(redirectors[0]!, 'bulk-live-999')).status).toBe(404);
+  });
+
   it('clicksLimit holds across two redirectors', async () => {
     await call('POST', '/links', { destinationUrl: 'https://example.com/limited', shortCode: 'limited-1', clicksLimit: 6 });
     // Wait on the stores, not with GETs: every GET would count against the limit.

@@ -172,7 +172,7 @@ describe('Idempotency-Key across two API instances', () => {
     const list = await send(0, 'GET', '/campaigns', { idem: k });
     expect(list.status).toBe(200);
     expect((await send(0, 'POST', '/campaigns', { idem: k, body: { name: 'after a GET' } })).status).toBe(201);
-    const [{ n }] = (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ${k}`) as [{ n: number }];
-    expect(n).toBe(1);
+    const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ${k}`;
+    expect(row!.n).toBe(1);
   });
 });
