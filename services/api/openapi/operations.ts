@@ -6,6 +6,8 @@ import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } f
 import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
 import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
+import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
+import { linkBulkCreateBody, linkBulkDeleteBody, linkBulkDeleteResultSchema, linkBulkResultSchema, linkBulkUpdateBody } from '../../../shared/schemas/link-bulk.ts';
 import {
   analyticsLinkQuerySchema,
   analyticsOverviewSchema,
@@ -72,9 +74,41 @@ export const operations: Operation[] = [
 
   { method: 'get', path: '/links', summary: 'List links, newest first', scope: 'links:read', query: linkListQuerySchema, status: 200, response: z.array(linkSchema), paginated: true },
   { method: 'post', path: '/links', summary: 'Create a link', scope: 'links:write', body: linkCreateSchema, example: { destinationUrl: 'https://example.com/spring', shortCode: 'spring', title: 'Spring' }, status: 201, response: linkSchema },
+  {
+    method: 'post',
+    path: '/links/bulk',
+    summary: 'Create up to 1,000 links in one request (one request against the rate limit); each item succeeds or fails alone, answered in order',
+    scope: 'links:write',
+    body: linkBulkCreateBody,
+    example: { links: [{ destinationUrl: 'https://example.com/a', tags: ['spring'] }, { destinationUrl: 'https://example.com/b', shortCode: 'spring-b' }] },
+    status: 200,
+    response: linkBulkResultSchema,
+  },
+  {
+    method: 'patch',
+    path: '/links/bulk',
+    summary: 'Update up to 1,000 links: one patch for many ids, or a patch per link; each item succeeds or fails alone',
+    scope: 'links:write',
+    body: linkBulkUpdateBody,
+    example: { ids: ['link_x', 'link_y'], patch: { tags: ['archived'], enabled: false } },
+    status: 200,
+    response: linkBulkResultSchema,
+  },
+  {
+    method: 'delete',
+    path: '/links/bulk',
+    summary: 'Delete up to 1,000 links; each item succeeds or fails alone',
+    scope: 'links:write',
+    body: linkBulkDeleteBody,
+    example: { ids: ['link_x', 'link_y'] },
+    status: 200,
+    response: linkBulkDeleteResultSchema,
+  },
   { method: 'get', path: '/links/{id}', summary: 'Get a link by id or short code', scope: 'links:read', query: linkGetQuerySchema, status: 200, response: linkSchema },
   { method: 'patch', path: '/links/{id}', summary: 'Update a link', scope: 'links:write', body: linkUpdateSchema, example: { title: 'Spring 2026', clicksLimit: 1000 }, status: 200, response: linkSchema },
   { method: 'delete', path: '/links/{id}', summary: 'Delete a link (its short code is never reissued)', scope: 'links:write', status: 200, response: deleted },
+
+  { method: 'get', path: '/tags', summary: "The workspace's tags (set on links) with their counts of live links, by name", scope: 'links:read', query: tagListQuerySchema, status: 200, response: z.array(tagSchema), paginated: true },
 
   { method: 'get', path: '/rules', summary: 'List rules, newest first', scope: 'links:read', query: ruleListQuerySchema, status: 200, response: z.array(ruleSchema), paginated: true },
   {
