@@ -36,6 +36,9 @@ import { startIngester } from '../../services/ingester/ingester.ts';
 import { clickEvents } from '../../services/ingester/event-tables.ts';
 import { toEventRow } from '../../services/ingester/event-row.ts';
 import { insertBatch } from '../../services/ingester/insert-batch.ts';
+import { EventBatch } from '../../services/ingester/event-batch.ts';
+import { storedEventIds } from '../../services/ingester/stored-event-ids.ts';
+import type { NativeBlockWriter } from '../../shared/clickhouse/native-block.ts';
 import { cpuMeter } from '../process-cpu.ts';
 import { percentile } from '../stats.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
@@ -80,21 +83,35 @@ function makeEvent(i: number, run: string, ts: number): ClickEvent {
  * Baseline: the rows, already in the ingester's insert format (encoding not timed),
  * inserted in the ingester's batch size and with its settings: the ceiling.
  */
-async function directInsertRate(clickhouse: ClickHouseClient, run: string, batchEvents: number): Promise<number> {
-  const bodies: Array<{ body: Buffer; token: string }> = [];
+/**
+ * The ceiling: the rows inserted straight into ClickHouse, encoded as the ingester sends
+ * them, in its batch size and settings. Before each insert, timed apart, the duplicate
+ * check the ingester makes for every batch (storedEventIds, nothing found as in the common
+ * case): its cost beside the insert's, on the same batches, in the same run.
+ */
+async function directInsertRate(clickhouse: ClickHouseClient, run: string, batchEvents: number): Promise<{ rate: number; checkMs: number; insertMs: number; batches: number }> {
+  const batches: Array<{ batch: EventBatch<NativeBlockWriter>; token: string }> = [];
   for (let first = 0; first < BACKLOG_EVENTS; first += batchEvents) {
-    const block = clickEvents.newBody(batchEvents * 200);
-    const ids: string[] = [];
+    const batch = new EventBatch(clickEvents.newBody(batchEvents * 200));
     for (let i = first; i < Math.min(BACKLOG_EVENTS, first + batchEvents); i++) {
       const row = toEventRow(makeEvent(i, run, Date.now()));
-      clickEvents.write(block, row);
-      ids.push(row.click_id);
+      clickEvents.write(batch.body, row);
+      batch.add(row.click_id, row.ts);
     }
-    bodies.push({ body: block.bytes(), token: createHash('sha256').update(ids.join(',')).digest('hex') });
+    batches.push({ batch, token: createHash('sha256').update(batch.ids.join(',')).digest('hex') });
   }
-  const started = performance.now();
-  for (const { body, token } of bodies) await insertBatch(clickhouse, clickEvents, body, token);
-  return BACKLOG_EVENTS / ((performance.now() - started) / 1000);
+  let checkMs = 0;
+  let insertMs = 0;
+  for (const { batch, token } of batches) {
+    const checkStarted = performance.now();
+    const found = await storedEventIds(clickhouse, clickEvents, batch);
+    if (found.size > 0) throw new Error(`duplicate check found ${found.size} of a new batch's events`);
+    const insertStarted = performance.now();
+    checkMs += insertStarted - checkStarted;
+    await insertBatch(clickhouse, clickEvents, batch.body.bytes(), token);
+    insertMs += performance.now() - insertStarted;
+  }
+  return { rate: BACKLOG_EVENTS / (insertMs / 1000), checkMs, insertMs, batches: batches.length };
 }
 
 /** Reference: the rows as objects through client.insert() as JSONEachRow, 20k per insert (the ingester's way before). */
@@ -138,7 +155,8 @@ export async function run(): Promise<SuiteResult> {
     const batchEvents = config.INGEST_MAX_MESSAGES * EVENTS_PER_MESSAGE;
 
     const baseRun = randomBytes(3).toString('hex');
-    const baselineRate = await directInsertRate(clickhouse, `b${baseRun}`, batchEvents);
+    const direct = await directInsertRate(clickhouse, `b${baseRun}`, batchEvents);
+    const baselineRate = direct.rate;
     process.stdout.write(`  baseline: ${Math.round(baselineRate).toLocaleString('en-US')} rows/s straight into ClickHouse\n`);
     const jsonRate = await jsonInsertRate(clickhouse, `j${baseRun}`);
     // Background merges of those parts would otherwise take CPU from the drain below.
@@ -224,6 +242,11 @@ export async function run(): Promise<SuiteResult> {
     const rows: Row[] = [
       baseline,
       { name: 'direct insert, JSONEachRow objects via client.insert(), 20k per insert', 'events/s': Math.round(jsonRate), 'x baseline': Number((jsonRate / baselineRate).toFixed(2)) },
+      {
+        name: `the ingester's duplicate check of each ${batchEvents.toLocaleString('en-US')}-event batch (x baseline: its time over the insert's)`,
+        'ms per batch': Math.round(direct.checkMs / direct.batches),
+        'x baseline': Number((direct.checkMs / direct.insertMs).toFixed(3)),
+      },
       { name: `ingester draining a ${BACKLOG_EVENTS.toLocaleString('en-US')}-event backlog`, 'events/s': Math.round(backlogRate), 'x baseline': Number((backlogRate / baselineRate).toFixed(2)) },
       ...(['count', 'ms'] as const).map((unit) => {
         const samples = (unit === 'count' ? unpublished : unpublishedMs).toSorted((a, b) => a - b);
