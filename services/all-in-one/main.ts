@@ -74,6 +74,8 @@ try {
         '',
         `  export LINKROUTE_API_KEY=${key.key}`,
         '',
+        `Sign in to the dashboard with it: ${api.url}/dashboard`,
+        '',
         'Try it:',
         `  curl -s -H "Authorization: Bearer $LINKROUTE_API_KEY" ${api.url}/links`,
         '',
@@ -84,6 +86,7 @@ try {
   }
   process.stdout.write(`linkroute redirects on ${redirector.url}\n`);
   process.stdout.write(`linkroute API on ${api.url}\n`);
+  process.stdout.write(`linkroute dashboard on ${api.url}/dashboard\n`);
 
   handleShutdown(logger, async () => {
     await api.close();

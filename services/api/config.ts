@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 
@@ -21,7 +24,20 @@ export const apiEnv = z.object({
   SNAPSHOT_COMPACT_AFTER_CHANGES: z.coerce.number().int().min(1).default(10_000),
   /** ...or once it is this old with any change after it (a rewrite reads the whole snapshot bucket). */
   SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
+  /** The dashboard's built assets, served at /dashboard. */
+  DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
 });
+
+/**
+ * services/dashboard/dist of the checkout this module runs from, whether from
+ * source (services/api) or compiled (dist/services/api): the nearest folder up
+ * with a package.json is the repository's root.
+ */
+function defaultDashboardDir(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return join(dir, 'services', 'dashboard', 'dist');
+}
 
 export type ApiConfig = z.output<typeof apiEnv>;
 
