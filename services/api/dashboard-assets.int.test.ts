@@ -70,14 +70,14 @@ describe('the dashboard served by the API', () => {
     for (const path of ['/dashboard/assets/gone-9z9z.js', '/dashboard/%2e%2e/package.json', '/dashboard/..%2f..%2fpackage.json', '/dashboard/favicon.ico']) {
       const res = await fetch(built.url + path);
       expect(res.status, path).toBe(404);
-      expect((await res.json()).error.code).toBe('NOT_FOUND');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
     }
   });
 
   it('only GET and HEAD: other methods are a 405', async () => {
     const res = await fetch(`${built.url}/dashboard/links`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(405);
-    expect((await res.json()).error.code).toBe('METHOD_NOT_ALLOWED');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('METHOD_NOT_ALLOWED');
     const head = await fetch(`${built.url}/dashboard/`, { method: 'HEAD' });
     expect(head.status).toBe(200);
   });

@@ -45,26 +45,27 @@ const nav = [
 export function App() {
   const { me, notice } = useSession();
   const loc = useLocation();
-  const [restoring, setRestoring] = useState(() => session.key() !== null && me === null);
+  // A key kept in this tab from before a reload: the view paints from the identity
+  // kept beside it, while the API is asked again (scopes may have changed; a revoked
+  // key answers 401 and signs out). Without a kept identity, wait for the answer.
   const [restoreError, setRestoreError] = useState<ApiFailure | undefined>();
-
-  // A key kept in this tab from before a reload: ask the API who it is again.
+  const [checked, setChecked] = useState(false);
   useEffect(() => {
-    if (!restoring) return;
+    if (checked || session.key() === null) return;
     unwrap(api.GET('/me')).then(
       (body) => {
         session.restore(body.data);
-        setRestoring(false);
+        setChecked(true);
       },
       (err: unknown) => {
         if (err instanceof ApiFailure && err.status !== 401) setRestoreError(err);
-        else setRestoring(false);
+        setChecked(true);
       },
     );
-  }, [restoring, restoreError]);
+  }, [checked]);
 
-  if (restoreError) return <main id="main" class="sign-in"><ErrorBox error={restoreError} onRetry={() => setRestoreError(undefined)} /></main>;
-  if (restoring) return <p class="loading">Signing in…</p>;
+  if (restoreError && !me) return <main id="main" class="sign-in"><ErrorBox error={restoreError} onRetry={() => (setRestoreError(undefined), setChecked(false))} /></main>;
+  if (!me && session.key() !== null && !checked) return <p class="loading">Signing in…</p>;
   if (!me) return <SignInView notice={notice} />;
 
   const allowed = nav.filter((n) => session.can(n.scope));

@@ -5,6 +5,8 @@ import type { Me } from './api.ts';
  * never in localStorage or a cookie, never sent anywhere but this origin's API.
  */
 const KEY = 'linkroute.apiKey';
+/** What GET /me said about the key, so a reload paints at once; it is asked again in the background. */
+const ME = 'linkroute.me';
 
 export interface SessionState {
   me: Me | null;
@@ -12,7 +14,17 @@ export interface SessionState {
   notice: string | null;
 }
 
-let state: SessionState = { me: null, notice: null };
+function storedMe(): Me | null {
+  const text = sessionStorage.getItem(ME);
+  if (!text || !sessionStorage.getItem(KEY)) return null;
+  try {
+    return JSON.parse(text) as Me;
+  } catch {
+    return null;
+  }
+}
+
+let state: SessionState = { me: storedMe(), notice: null };
 const listeners = new Set<() => void>();
 const emit = () => listeners.forEach((l) => l());
 
@@ -25,16 +37,17 @@ export const session = {
   },
   signIn(key: string, me: Me): void {
     sessionStorage.setItem(KEY, key);
-    state = { me, notice: null };
-    emit();
+    session.restore(me);
   },
-  /** Restores the identity of a key kept from earlier in this tab. */
+  /** The identity of the key kept in this tab, as GET /me answers it now. */
   restore(me: Me): void {
+    sessionStorage.setItem(ME, JSON.stringify(me));
     state = { me, notice: null };
     emit();
   },
   signOut(notice: string | null = null): void {
     sessionStorage.removeItem(KEY);
+    sessionStorage.removeItem(ME);
     state = { me: null, notice };
     emit();
   },

@@ -30,18 +30,12 @@ async function loadOverview(range: Range, filters: OverviewFilters, from: string
  */
 export function AnalyticsPanel({ range, filters }: { range: Range; filters: OverviewFilters }) {
   const key = JSON.stringify([range, filters]);
-  const loaded = useLoad(
-    async (signal) => {
-      const [now, before] = await Promise.all([
-        loadOverview(range, filters, range.from, range.to, signal),
-        loadOverview(range, filters, range.previousFrom, range.previousTo, signal),
-      ]);
-      return { now, before };
-    },
-    [key],
-  );
+  // The period and the one before it load apart: the figures show as soon as
+  // theirs arrive, the changes against the previous period when it follows.
+  const loaded = useLoad((signal) => loadOverview(range, filters, range.from, range.to, signal), [key]);
+  const previous = useLoad((signal) => loadOverview(range, filters, range.previousFrom, range.previousTo, signal), [key]);
   const series = useMemo<Series[] | null>(() => {
-    const ts = loaded.data?.now.timeSeries;
+    const ts = loaded.data?.timeSeries;
     if (!ts) return null;
     return [
       { label: 'Clicks', values: ts.map((p) => p.clicks), color: '--series-1' },
@@ -49,13 +43,14 @@ export function AnalyticsPanel({ range, filters }: { range: Range; filters: Over
       { label: 'Conversions', values: ts.map((p) => p.conversions), color: '--series-3' },
     ];
   }, [loaded.data]);
-  const dates = useMemo(() => loaded.data?.now.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
+  const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
 
   if (loaded.error && !loaded.data) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data) return <p class="loading" aria-live="polite">Loading analytics…</p>;
-  const { now, before } = loaded.data;
+  const now = loaded.data;
   const s = now.summary;
-  const p = before.summary;
+  // Shown only when it belongs to the same query as the figures.
+  const p = previous.loading ? undefined : previous.data?.summary;
   const clickLogQuery = { linkId: filters.linkId, campaignId: filters.campaignId, from: range.from, to: range.to };
 
   return (
@@ -64,11 +59,11 @@ export function AnalyticsPanel({ range, filters }: { range: Range; filters: Over
       <Kpis
         comparedTo={`${range.previousFrom} to ${range.previousTo}`}
         items={[
-          { label: 'Clicks', value: s.totalClicks, previous: p.totalClicks, format: fmtInt },
-          { label: 'Unique clicks', value: s.uniqueClicks, previous: p.uniqueClicks, format: fmtInt },
-          { label: 'Conversions', value: s.conversions, previous: p.conversions, format: fmtInt },
-          { label: 'Revenue', value: s.revenue, previous: p.revenue, format: fmtMoney },
-          { label: 'Conversion rate', value: s.conversionRate, previous: p.conversionRate, format: fmtPercent },
+          { label: 'Clicks', value: s.totalClicks, previous: p?.totalClicks, format: fmtInt },
+          { label: 'Unique clicks', value: s.uniqueClicks, previous: p?.uniqueClicks, format: fmtInt },
+          { label: 'Conversions', value: s.conversions, previous: p?.conversions, format: fmtInt },
+          { label: 'Revenue', value: s.revenue, previous: p?.revenue, format: fmtMoney },
+          { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent },
         ]}
       />
       {series && <TimeChart title={`Clicks by ${range.granularity}, ${range.from} to ${range.to} (${range.timezone})`} dates={dates} series={series} />}
