@@ -4,34 +4,58 @@ import { errorFields, type Logger } from './logger.ts';
 export const SHUTDOWN_TIMEOUT_MS = 25_000;
 
 /**
+ * A signal this soon after the first is the same request to stop, not a second one. A
+ * terminal's Ctrl-C goes to the whole process group, and a parent (npm, a shell, a process
+ * manager) may relay it to us again within milliseconds; a person who means "now" presses
+ * again later than this.
+ */
+export const REPEATED_SIGNAL_MS = 1_000;
+
+export interface ShutdownOptions {
+  timeoutMs?: number;
+  /**
+   * What exiting at once would lose, for the log of a forced exit (a second signal, the
+   * timeout): e.g. `{ clicksDropped: 12 }`. Called at that moment, so it must not throw.
+   */
+  unfinished?: () => Record<string, number>;
+}
+
+/**
  * A service's way out. SIGTERM (orchestrators) and SIGINT (Ctrl-C) run `stop` once:
  * stop taking work, finish and acknowledge what is in hand, close connections; then
- * exit 0. `stop` running past `timeoutMs`, or failing, or a second signal, exits 1 at
- * once and says so: a stuck dependency must not hold the process until a silent SIGKILL.
+ * exit 0. Repeats of the signal within REPEATED_SIGNAL_MS are that same stop. `stop`
+ * running past `timeoutMs`, or failing, or another signal later than that, exits 1 at
+ * once and logs what is left unfinished: a stuck dependency must not hold the process
+ * until a silent SIGKILL, and a person pressing Ctrl-C twice means it.
  * Crashes leave a JSON log line like everything else (Node's default is a bare stack
  * on stderr) and exit 1, as Node would.
  */
-export function handleShutdown(logger: Logger, stop: () => Promise<void>, timeoutMs = SHUTDOWN_TIMEOUT_MS): void {
-  let stopping = false;
+export function handleShutdown(logger: Logger, stop: () => Promise<void>, options: ShutdownOptions = {}): void {
+  const timeoutMs = options.timeoutMs ?? SHUTDOWN_TIMEOUT_MS;
+  const unfinished = () => options.unfinished?.() ?? {};
+  let firstSignalAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn('second signal while stopping; exiting now', { signal });
+    if (firstSignalAt > 0) {
+      if (Date.now() - firstSignalAt < REPEATED_SIGNAL_MS) {
+        logger.info('signal repeated while stopping; still stopping gracefully', { signal });
+        return;
+      }
+      logger.warn('second signal while stopping; exiting now', { signal, ...unfinished() });
       process.exit(1);
     }
-    stopping = true;
+    firstSignalAt = Date.now();
     logger.info('stopping', { signal });
-    const started = Date.now();
     setTimeout(() => {
-      logger.error('stopping took too long; exiting', { timeoutMs });
+      logger.error('stopping took too long; exiting', { timeoutMs, ...unfinished() });
       process.exit(1);
     }, timeoutMs).unref();
     stop().then(
       () => {
-        logger.info('stopped', { ms: Date.now() - started });
+        logger.info('stopped', { ms: Date.now() - firstSignalAt });
         process.exit(0);
       },
       (err: unknown) => {
-        logger.error('stopping failed', errorFields(err));
+        logger.error('stopping failed', { ...errorFields(err), ...unfinished() });
         process.exit(1);
       },
     );

@@ -25,10 +25,14 @@ describe('docker-compose.yml', () => {
     const compose = parse(await readFile(new URL('../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as {
       services: Record<string, { command?: string[]; environment?: Record<string, string>; build?: string; image?: string; healthcheck?: { test: string[] } }>;
     };
+    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     const ours = Object.entries(compose.services).filter(([, s]) => s.build);
     expect(ours.map(([name]) => name).sort()).toEqual(['api', 'ingester', 'redirector-1', 'redirector-2']);
     for (const [name, service] of ours) {
-      const script = service.command?.at(-1) ?? '';
+      // Containers run the compiled service as `npm run start:*` does, without npm in between.
+      const command = service.command?.join(' ') ?? '';
+      expect(command, `${name} command`).toMatch(/^node dist\//);
+      const script = Object.keys(services).find((s) => pkg.scripts[s] === command) ?? '';
       const known = services[script];
       expect(known, `${name}: unknown command ${service.command}`).toBeDefined();
       const env = Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, substitute(String(v))]));
@@ -40,7 +44,6 @@ describe('docker-compose.yml', () => {
       expect(probe, `${name} healthcheck`).toContain(`http://127.0.0.1:${env[known!.portVariable]}/ready`);
     }
     expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['postgres', 'nats', 'clickhouse']));
-    const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     for (const script of Object.keys(services)) expect(pkg.scripts[script], script).toBeDefined();
   });
 });

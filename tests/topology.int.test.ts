@@ -1,6 +1,7 @@
 /**
- * The production topology end to end, each part its own process started as a user
- * starts it (`tsx services/<name>/main.ts`, configured only by the environment): the
+ * The production topology end to end, each part its own process started as production
+ * starts it (the compiled `node dist/services/<name>/main.js` that `npm run start:*` runs,
+ * configured only by the environment): the
  * embedded ClickHouse endpoint, the API, two redirectors and an ingester, on a fresh
  * Postgres database and a private NATS server. Everything after start-up goes through
  * HTTP only: links and rules through the API, clicks through both redirectors, s2s
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realUserAgents } from '../shared/request-facts/sample-user-agents.ts';
-import { startChildService, type ChildService } from '../shared/testing/child-service.ts';
+import { compiledPath, startChildService, type ChildService } from '../shared/testing/child-service.ts';
 import { freePort } from '../shared/testing/free-port.ts';
 import { startTestNatsServer, type TestNatsServer } from '../shared/testing/nats-server.ts';
 import { runCommand } from '../shared/testing/run-command.ts';
@@ -76,7 +77,7 @@ describe('the whole topology as separate processes', () => {
   let key = '';
 
   const start = (main: string, env: Record<string, string>) => {
-    const child = startChildService(main, { HOST: '127.0.0.1', DATA_DIR: dataDir, ...env });
+    const child = startChildService(main, { HOST: '127.0.0.1', DATA_DIR: dataDir, ...env }, { compiled: true });
     children.push(child);
     return child;
   };
@@ -136,7 +137,7 @@ describe('the whole topology as separate processes', () => {
     ingester = start('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: urls.clickhouse, INGEST_PORT: String(ingestPort), INGEST_LINGER_MS: '100' });
 
     // The first workspace and its key, as the README says, while the services come up.
-    const cli = await runCommand(process.execPath, ['--import', 'tsx', 'services/cli/main.ts', 'workspace', 'create', '--name', 'Topology', '--plan', 'enterprise', '--json'], {
+    const cli = await runCommand(process.execPath, [compiledPath('services/cli/main.ts'), 'workspace', 'create', '--name', 'Topology', '--plan', 'enterprise', '--json'], {
       cwd: repoRoot,
       env: { DATABASE_URL: db.url },
       timeoutMs: 60_000,

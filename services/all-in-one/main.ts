@@ -9,6 +9,7 @@ import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { countWorkspaces, createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
+import { eventSubjects } from '../../shared/schemas/click-event.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
@@ -35,7 +36,8 @@ const logger = createLogger('linkroute', config.LOG_LEVEL);
 try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
   await migrate(db.sql);
-  const bus = config.NATS_URL ? await connectNatsBus(config.NATS_URL, { name: 'linkroute', logger }) : createMemoryBus();
+  const memoryBus = config.NATS_URL ? null : createMemoryBus();
+  const bus = memoryBus ?? (await connectNatsBus(config.NATS_URL!, { name: 'linkroute', logger }));
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
   const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
@@ -88,16 +90,20 @@ try {
   process.stdout.write(`linkroute API on ${api.url}\n`);
   process.stdout.write(`linkroute dashboard on ${api.url}/dashboard\n`);
 
-  handleShutdown(logger, async () => {
+  /** Clicks a forced exit loses: the redirector's unpublished buffer, and on the in-process bus whatever is not stored yet. */
+  const clicksNotStored = () => redirector.events.stats().buffered + (memoryBus?.unacknowledgedEvents(eventSubjects.clicks) ?? 0);
+  const shutdown = async () => {
     await api.close();
     await redirector.close(); // publishes buffered clicks
-    await ingesters.stop(); // stores what they hold
+    // Store what they hold; on the in-process bus, everything it holds (it dies with the process).
+    await ingesters.stop({ drain: memoryBus !== null });
     await publishing.stop();
     await bus.close();
     await clickhouse.close();
     await embeddedClickHouse?.stop();
     await db.close();
-  });
+  };
+  handleShutdown(logger, shutdown, { unfinished: () => ({ clicksDropped: clicksNotStored() }) });
 } catch (err) {
   logger.error('linkroute failed to start', errorFields(err));
   process.exit(1);

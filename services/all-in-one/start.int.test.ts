@@ -1,53 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../shared/testing/run-command.ts';
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  url: string;
-  redirectUrl: string;
-}
-
-/** `npm start` exactly as a new user runs it, in its own process group so it can be stopped whole. */
-async function npmStart(dataDir: string): Promise<Started> {
-  const child = spawn('npm', ['start'], { env: { ...process.env, DATA_DIR: dataDir, API_PORT: '0', REDIRECT_PORT: '0' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const match = /linkroute API on (http:\/\/\S+)/.exec(output);
-    const redirect = /linkroute redirects on (http:\/\/\S+)/.exec(output);
-    if (match && redirect) return { child, output: () => output, url: match[1]!, redirectUrl: redirect[1]! };
-    if (exited(child)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  stop(child);
-  throw new Error(`npm start did not come up:\n${output}`);
-}
-
-const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-child.pid!, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (exited(child)) return resolve();
-    child.once('exit', () => resolve());
-    signalGroup(child, 'SIGTERM');
-    setTimeout(() => exited(child) || signalGroup(child, 'SIGKILL'), 10_000).unref();
-  });
-}
+import { npmStart, stopNpmStart } from '../../shared/testing/npm-start.ts';
 
 describe('npm start on embedded defaults', () => {
   const cleanup: Array<() => Promise<void>> = [];
@@ -59,8 +15,8 @@ describe('npm start on embedded defaults', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-start-'));
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
 
-    const first = await npmStart(dataDir);
-    cleanup.push(() => stop(first.child));
+    const first = await npmStart({ DATA_DIR: dataDir });
+    cleanup.push(() => stopNpmStart(first));
     const key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(first.output())?.[1];
     expect(key, first.output()).toBeDefined();
     expect(first.output()).toContain(`curl -s -H "Authorization: Bearer $LINKROUTE_API_KEY" ${first.url}/links`);
@@ -89,13 +45,13 @@ describe('npm start on embedded defaults', () => {
     const res = await fetch(`${first.url}/links`, { headers: { authorization: `Bearer ${second.apiKey}` } });
     expect(res.status).toBe(200);
 
-    await stop(first.child);
-    const again = await npmStart(dataDir);
-    cleanup.push(() => stop(again.child));
+    await stopNpmStart(first);
+    const again = await npmStart({ DATA_DIR: dataDir });
+    cleanup.push(() => stopNpmStart(again));
     expect(again.output()).not.toContain('LINKROUTE_API_KEY=');
     const links = await fetch(`${again.url}/links?q=spring`, { headers: { authorization: `Bearer ${key}` } });
     const body = (await links.json()) as { data: Array<{ shortCode: string; title: string }> };
     expect(body.data.map((l) => l.shortCode)).toEqual(['spring-sale']);
-    await stop(again.child);
+    await stopNpmStart(again);
   }, 150_000);
 });

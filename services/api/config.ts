@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
@@ -29,14 +27,12 @@ export const apiEnv = z.object({
 });
 
 /**
- * services/dashboard/dist of the checkout this module runs from, whether from
- * source (services/api) or compiled (dist/services/api): the nearest folder up
- * with a package.json is the repository's root.
+ * The dashboard's build beside this service: services/dashboard/dist from the
+ * sources, dist/services/dashboard/dist from the compiled build (npm run build
+ * copies it there, so an image holding only dist/ serves it too).
  */
 function defaultDashboardDir(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return join(dir, 'services', 'dashboard', 'dist');
+  return fileURLToPath(new URL('../dashboard/dist/', import.meta.url));
 }
 
 export type ApiConfig = z.output<typeof apiEnv>;

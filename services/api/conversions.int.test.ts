@@ -138,8 +138,11 @@ describe('server-to-server conversions', () => {
     const tenant = await api.tenant();
     const newLink = async () => (await api.request('POST', '/links', { key: tenant.key, body: { destinationUrl: 'https://shop.example/x' } })).body.data.id as string;
     const [a, b] = [await newLink(), await newLink()];
-    const today = new Date().toISOString().slice(0, 10);
-    const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
+    // Everything happens on yesterday (UTC) after noon, and the report asks for that day:
+    // stamps relative to now would straddle midnight for part of every day.
+    const noon = Math.floor(Date.now() / DAY) * DAY - DAY + 12 * 3_600_000;
+    const day = new Date(noon).toISOString().slice(0, 10);
+    const at = (hoursAfterNoon: number) => new Date(noon + hoursAfterNoon * 3_600_000).toISOString();
     const sent: Array<{ link: string; event: string; value: number; orderId?: string; attributed: boolean }> = [
       { link: a, event: 'purchase', value: 100, orderId: 'o-1', attributed: true },
       { link: a, event: 'purchase', value: 100, orderId: 'o-1', attributed: true }, // duplicate postback
@@ -149,9 +152,9 @@ describe('server-to-server conversions', () => {
     ];
     const ids: string[] = [];
     for (const [i, c] of sent.entries()) {
-      const clickAt = c.attributed ? Date.now() - 7_200_000 : Date.now() - 40 * DAY;
+      const clickAt = c.attributed ? noon : noon - 40 * DAY;
       const res = await post(
-        { clickId: createClickId(secret, c.link, clickAt), event: c.event, value: c.value, ...(c.orderId ? { orderId: c.orderId } : {}), timestamp: c.attributed ? at(1 + i * 0.1) : at(2) },
+        { clickId: createClickId(secret, c.link, clickAt), event: c.event, value: c.value, ...(c.orderId ? { orderId: c.orderId } : {}), timestamp: c.attributed ? at(2 - i * 0.1) : at(0.5) },
         tenant.key,
       );
       expect([200, 201]).toContain(res.status);
@@ -159,7 +162,7 @@ describe('server-to-server conversions', () => {
     }
     // Clicks for the rate: 8 on a, 2 on b (one bot on b, not counted).
     const clickRow = (link: string, n: number, bot = false) => ({
-      workspace_id: tenant.workspaceId, link_id: link, ts: Date.now() - 3_600_000, click_id: `ck_rate_${link}_${n}`, kind: 'click', campaign_id: 'c',
+      workspace_id: tenant.workspaceId, link_id: link, ts: noon + 1_800_000, click_id: `ck_rate_${link}_${n}`, kind: 'click', campaign_id: 'c',
       visitor_id: `v${n}`, country: 'US', device_class: 'desktop', os: '', browser: '', referrer_host: '', utm_source: '', utm_medium: '',
       utm_campaign: '', utm_term: '', utm_content: '', source: 'link', rule_id: '', destination: '', bot,
     });
@@ -169,7 +172,7 @@ describe('server-to-server conversions', () => {
     // Independent expectation: attributed, each order once.
     const counted = [sent[0]!, sent[2]!, sent[3]!];
     const revenue = counted.reduce((s, c) => s + c.value, 0);
-    const report = await api.request('GET', `/analytics/conversions?from=${today}&to=${today}`, { key: tenant.key });
+    const report = await api.request('GET', `/analytics/conversions?from=${day}&to=${day}`, { key: tenant.key });
     expect(report.status).toBe(200);
     expect(report.body.data.summary).toEqual({ totalConversions: 3, totalRevenue: revenue, averageValue: Math.round((revenue / 3) * 10_000) / 10_000, conversionRate: 30 });
     expect(report.body.data.byEvent).toEqual({ purchase: 2, signup: 1, lead: 0, install: 0, conversion: 0 });
@@ -182,15 +185,15 @@ describe('server-to-server conversions', () => {
     const page2 = await api.request('GET', '/analytics/conversions?limit=2&page=2', { key: tenant.key });
     expect(page2.body.data.conversions).toHaveLength(1);
 
-    const overview = await api.request('GET', `/analytics?from=${today}&to=${today}`, { key: tenant.key });
+    const overview = await api.request('GET', `/analytics?from=${day}&to=${day}`, { key: tenant.key });
     expect(overview.body.data.summary).toEqual({ totalClicks: 10, uniqueClicks: 8, conversions: 3, revenue, conversionRate: 30 });
-    expect(overview.body.data.timeSeries).toEqual([{ date: today, clicks: 10, uniqueClicks: 8, conversions: 3 }]);
+    expect(overview.body.data.timeSeries).toEqual([{ date: day, clicks: 10, uniqueClicks: 8, conversions: 3 }]);
     expect(overview.body.data.topLinks.map((l: { linkId: string; conversions: number }) => [l.linkId, l.conversions])).toEqual([[a, 2], [b, 1]]);
 
     const linkA = await api.request('GET', `/links/${a}`, { key: tenant.key });
     expect(linkA.body.data).toMatchObject({ clicks: 8, conversions: 2, revenue: 100 });
 
-    for (const q of ['event=refund', 'from=2026-02-30', `from=${today}&to=2020-01-01`, 'limit=0', 'channel=x']) {
+    for (const q of ['event=refund', 'from=2026-02-30', `from=${day}&to=2020-01-01`, 'limit=0', 'channel=x']) {
       const bad = await api.request('GET', `/analytics/conversions?${q}`, { key: tenant.key });
       expect(bad.status, q).toBe(400);
       expect(bad.body.error.code).toBe('VALIDATION_ERROR');

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'vite';
-import { generateClientTypes, TYPES_FILE } from '../../shared/client/generate.ts';
+import { generateClientTypes, TYPES_FILE } from '../api/openapi/client-types.ts';
 
 /** DESIGN.md, performance budgets: the dashboard's JavaScript, gzip. */
 export const JS_BUDGET_BYTES = 250 * 1024;

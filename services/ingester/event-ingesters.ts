@@ -13,8 +13,8 @@ import { startIngester, type Ingester } from './ingester.ts';
 import { registerIngesterMetrics } from './ingester-metrics.ts';
 
 export interface EventIngesters {
-  /** Stops every ingester; each finishes and acknowledges the batch in hand. */
-  stop(): Promise<void>;
+  /** Stops every ingester; each finishes and acknowledges the batch in hand (with `drain`, everything the bus holds; see Ingester.stop). */
+  stop(options?: { drain?: boolean }): Promise<void>;
   readonly count: number;
 }
 
@@ -35,8 +35,8 @@ export function startEventIngesters(deps: {
   registerIngesterMetrics(deps.metrics, sources);
   return {
     count: sources.length,
-    async stop() {
-      await Promise.all(sources.map((source) => source.ingester.stop()));
+    async stop(options) {
+      await Promise.all(sources.map((source) => source.ingester.stop(options)));
     },
   };
 }

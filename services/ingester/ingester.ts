@@ -22,8 +22,12 @@ export interface IngesterStats {
 
 export interface Ingester {
   stats(): IngesterStats;
-  /** Stops fetching, finishes (inserts and acks) the batch in hand, then resolves. */
-  stop(): Promise<void>;
+  /**
+   * Stops fetching, finishes (inserts and acks) the batch in hand, then resolves. With
+   * `drain`, it first goes on until a fetch finds nothing: for the in-process bus, whose
+   * events would not outlive the process (NATS keeps them for the next ingester).
+   */
+  stop(options?: { drain?: boolean }): Promise<void>;
 }
 
 const encoder = new TextEncoder();
@@ -64,6 +68,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   const { bus, clickhouse, logger, kind } = deps;
   const stats: IngesterStats = { inserted: 0, skippedDuplicates: 0, deadLettered: 0, insertFailures: 0, lastBatchLagMs: 0 };
   let stopping = false;
+  let draining = false;
 
   /**
    * Which of these events (ids with their link ids) ClickHouse already has. The
@@ -189,7 +194,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   const done = (async () => {
     const consumer = await bus.eventConsumer(deps.consumerName, kind.subject);
     let storing: Promise<void> = Promise.resolve();
-    while (!stopping) {
+    while (!stopping || draining) {
       let messages: BusMessage[];
       try {
         messages = await consumer.fetch(deps.maxMessages, deps.lingerMs);
@@ -198,7 +203,10 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
-      if (messages.length === 0) continue;
+      if (messages.length === 0) {
+        if (stopping) break; // drained
+        continue;
+      }
       inHand.add(messages);
       let prepared: Prepared | null = null;
       const previous = storing;
@@ -214,7 +222,8 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
 
   return {
     stats: () => ({ ...stats }),
-    async stop() {
+    async stop(options = {}) {
+      draining = options.drain === true;
       stopping = true;
       await done;
     },

@@ -18,6 +18,7 @@ export interface EventPublisher extends ClickSink {
   stats(): EventPublisherStats;
   /** Publishes everything buffered (retrying until the bus takes it or `timeoutMs` passes). */
   flush(timeoutMs?: number): Promise<void>;
+  /** Flushes (up to `timeoutMs`), then stops publishing; logs any event it could not publish, lost with the process. */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -230,6 +231,7 @@ export function eventPublisher(deps: {
       await flush(timeoutMs);
       closed = true;
       if (scheduled) clearTimeout(scheduled);
+      if (buffered() > 0) deps.logger.error('closing with click events unpublished: they are lost', { clicksDropped: buffered(), timeoutMs });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
-import { handleShutdown } from '../../shared/shutdown.ts';
+import { handleShutdown, SHUTDOWN_TIMEOUT_MS } from '../../shared/shutdown.ts';
 import { loadRedirectorConfig } from './config.ts';
 import { startRedirector } from './redirector.ts';
 
@@ -15,11 +15,17 @@ try {
   const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-redirector', logger });
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const redirector = await startRedirector({ config, bus, secret, logger });
-  handleShutdown(logger, async () => {
-    // Stops taking requests, then publishes the clicks it buffered (bounded), then disconnects.
-    await redirector.close();
-    await bus.close();
-  });
+  handleShutdown(
+    logger,
+    async () => {
+      // Stops taking requests, then publishes the clicks it buffered (bounded), then disconnects.
+      // While NATS is away it keeps trying until shortly before the shutdown timeout.
+      await redirector.close(SHUTDOWN_TIMEOUT_MS - 5_000);
+      await bus.close();
+    },
+    // Published clicks are NATS's to keep; only the buffer dies with the process.
+    { unfinished: () => ({ clicksDropped: redirector.events.stats().buffered }) },
+  );
 } catch (err) {
   logger.error('redirector failed to start', errorFields(err));
   process.exit(1);

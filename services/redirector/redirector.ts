@@ -18,8 +18,8 @@ export interface RunningRedirector {
   instanceId: string;
   store: SnapshotStore;
   events: EventPublisher;
-  /** Stops taking requests, then publishes what is buffered. */
-  close(): Promise<void>;
+  /** Stops taking requests, then publishes what is buffered, trying for up to `publishTimeoutMs` (default 5 s). */
+  close(publishTimeoutMs?: number): Promise<void>;
 }
 
 /**
@@ -63,11 +63,11 @@ export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus
     instanceId,
     store,
     events,
-    async close() {
+    async close(publishTimeoutMs) {
       app.close();
       sync.stop();
       await counter.stop();
-      await events.close();
+      await events.close(publishTimeoutMs);
       await conversions.close();
     },
   };

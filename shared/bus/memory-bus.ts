@@ -32,7 +32,15 @@ function subjectMatches(filter: string | undefined, subject: string): boolean {
   return filter.endsWith('>') ? subject.startsWith(filter.slice(0, -1)) : filter === subject;
 }
 
-export function createMemoryBus(): Bus {
+export interface MemoryBus extends Bus {
+  /**
+   * Events (lines) on `subject` that some consumer has not acknowledged yet: what exiting
+   * now would lose, since nothing here outlives the process.
+   */
+  unacknowledgedEvents(subject: string): number;
+}
+
+export function createMemoryBus(): MemoryBus {
   const bySeq = new Map<number, Stored>();
   const recentIds = new Map<string, number>();
   const durables = new Map<string, Durable>();
@@ -144,6 +152,15 @@ export function createMemoryBus(): Bus {
     },
     tryLease: async (name, ttlMs) => leases.tryLease(name, ttlMs),
     connected: () => true,
+    unacknowledgedEvents(subject) {
+      let lines = 0;
+      for (const stored of bySeq.values()) {
+        if (stored.subject !== subject) continue;
+        for (let i = stored.data.indexOf(10); i >= 0; i = stored.data.indexOf(10, i + 1)) lines++;
+        if (stored.data.length > 0 && stored.data[stored.data.length - 1] !== 10) lines++;
+      }
+      return lines;
+    },
     async close() {
       wake();
     },

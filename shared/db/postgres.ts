@@ -8,10 +8,22 @@ export interface PostgresOptions {
   applicationName?: string;
 }
 
+/**
+ * While Postgres is unreachable every query waits for the pool's next connection
+ * attempt and then fails (the API answers 503). postgres.js spaces attempts out
+ * exponentially up to 20 s, so a request would hang that long and recovery would lag
+ * the outage by as much: attempts here are at most a second apart.
+ */
+const reconnectBackoffSeconds = (retries: number) => Math.min(0.05 * 2 ** retries, 1);
+/** A server that does not answer the TCP handshake (blackholed network) fails a request after this long. */
+const CONNECT_TIMEOUT_SECONDS = 10;
+
 /** Rows come back camelCased and `sql(object)` helpers take camelCase keys. */
 export function connectPostgres(url: string, options: PostgresOptions = {}): Sql {
   return postgres(url, {
     max: options.max ?? 10,
+    backoff: reconnectBackoffSeconds,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
     transform: postgres.camel,
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'linkroute' },

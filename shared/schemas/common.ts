@@ -28,7 +28,25 @@ const forbiddenAppSchemes = new Set(['javascript:', 'data:', 'vbscript:', 'file:
 /** App deep links (`myapp://path`, `intent://...`): any scheme except those that run code in a browser. */
 export const appUrl = urlString((url) => !forbiddenAppSchemes.has(url.protocol), 'must be an app URL such as myapp://path');
 
-export const isoTimestamp = z.iso.datetime({ offset: true });
+export const isoTimestamp = z.iso.datetime({ offset: true, abort: true });
+
+/**
+ * A timestamp a client sends, as an instant between `min` and `max` (UTC): the syntax
+ * allows years 0000-9999 with any offset, which can name instants a store refuses
+ * with a 500 (postgres.js writes through a JS Date, ClickHouse DateTime64 ends in 2299).
+ */
+function timestampBetween(min: string, max: string) {
+  const [low, high] = [Date.parse(min), Date.parse(max)];
+  return isoTimestamp.refine((value) => {
+    const at = Date.parse(value);
+    return at >= low && at <= high;
+  }, `must be between ${min} and ${max}`);
+}
+
+/** Stored in Postgres (e.g. expiresAt). */
+export const storedTimestamp = timestampBetween('1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z');
+/** Stored with events in ClickHouse (e.g. a conversion's time). */
+export const eventTimestamp = timestampBetween('1970-01-01T00:00:00.000Z', '2299-12-31T23:59:59.999Z');
 
 /** Query-string booleans arrive as text; anything but the two words is a client error. */
 export const queryBoolean = z.enum(['true', 'false']).transform((v) => v === 'true');

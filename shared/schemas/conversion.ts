@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTimestamp } from './common.ts';
+import { eventTimestamp } from './common.ts';
 
 export const conversionEvents = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
 
@@ -34,7 +34,7 @@ export const conversionS2sSchema = z
     value: z.number().min(0).max(1_000_000_000_000).default(0),
     currency: currencyCode.default('USD'),
     orderId: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1 to 128 printable ASCII characters').optional(),
-    timestamp: isoTimestamp.optional(),
+    timestamp: eventTimestamp.optional(),
   }));
 export type ConversionS2s = z.infer<typeof conversionS2sSchema>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean } from './common.ts';
+import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean, storedTimestamp } from './common.ts';
 import { customShortCode } from './short-code.ts';
 
 export const redirectBehaviors = ['auto', 'always', 'rule_only', 'never'] as const;
@@ -40,7 +40,7 @@ export const linkSchema = z.object({
 });
 export type Link = z.infer<typeof linkSchema>;
 
-const futureTimestamp = isoTimestamp.refine((value) => Date.parse(value) > Date.now(), 'must be in the future');
+const futureTimestamp = storedTimestamp.refine((value) => Date.parse(value) > Date.now(), 'must be in the future');
 const password = z.string().min(4, 'must be at least 4 characters').max(128);
 
 /** Fields a client may set, shared by create and update; nullable ones clear with null. */

@@ -1,11 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * A service's main.ts as its own process (`node --import tsx`), for tests that
- * kill and restart it. Output is kept for failure messages.
+ * A service's main.ts as its own process, for tests that kill and restart it: by
+ * default its TypeScript source (`node --import tsx`); with `compiled`, the build
+ * in dist/ as production runs it (`node dist/.../main.js`, what `npm run start:*`
+ * runs), which must be fresh (`npm test` builds first). Output is kept for
+ * failure messages.
  */
 export interface ChildService {
   readonly pid: number;
@@ -13,10 +18,13 @@ export interface ChildService {
   /** Resolves when a line matching `pattern` has been printed. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Resolves with the exit code (null when ended by a signal) once the process has exited. */
+  readonly exited: Promise<number | null>;
 }
 
-export function startChildService(mainPath: string, env: Record<string, string>): ChildService {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', mainPath], {
+export function startChildService(mainPath: string, env: Record<string, string>, options: { compiled?: boolean } = {}): ChildService {
+  const args = options.compiled ? [compiledPath(mainPath)] : ['--import', 'tsx', mainPath];
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -24,24 +32,40 @@ export function startChildService(mainPath: string, env: Record<string, string>)
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     pid: child.pid!,
     get output() {
       return output;
     },
+    exited,
     async waitFor(pattern, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (!pattern.test(output)) {
-        if (exited() || Date.now() > deadline) throw new Error(`${mainPath} never printed ${pattern}:\n${output}`);
+        if (hasExited() || Date.now() > deadline) throw new Error(`${mainPath} never printed ${pattern}:\n${output}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },
     async kill(signal = 'SIGTERM') {
-      if (exited()) return;
-      const gone = new Promise((r) => child.once('exit', r));
+      if (hasExited()) return;
       child.kill(signal);
-      await gone;
+      await exited;
     },
   };
+}
+
+/** dist/<path>.js for services/<path>.ts; throws when it is missing or older than a source. */
+export function compiledPath(mainPath: string): string {
+  const compiled = join(repoRoot, 'dist', mainPath.replace(/\.ts$/, '.js'));
+  const builtAt = statSync(compiled, { throwIfNoEntry: false })?.mtimeMs;
+  if (builtAt === undefined) throw new Error(`${compiled} is missing: run npm run build`);
+  for (const top of ['services', 'shared']) {
+    for (const entry of readdirSync(join(repoRoot, top), { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) continue;
+      const source = join(entry.parentPath, entry.name);
+      if (statSync(source).mtimeMs > builtAt) throw new Error(`dist/ is older than ${source}: run npm run build`);
+    }
+  }
+  return compiled;
 }

@@ -1,13 +1,15 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { AppError, isAppError } from '../../../shared/errors.ts';
+import { isStoreUnavailable } from '../../../shared/store-unavailable.ts';
 import { zodDetails } from '../../../shared/schemas/validation.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 
 /**
  * The one place errors become responses: every failure leaves in the error
- * envelope with a stable code. Anything not an AppError is a bug and a 500,
- * logged with its stack but never shown to the client.
+ * envelope with a stable code. A store that cannot be reached is a 503 with
+ * Retry-After; anything else not an AppError is a bug and a 500, logged with
+ * its stack but never shown to the client.
  */
 export function errorHandler(logger: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
@@ -20,6 +22,9 @@ export function errorHandler(logger: Logger) {
       const appError = toAppError(err);
       if (appError.code === 'INTERNAL_ERROR') {
         logger.error('unhandled error', { method: ctx.method, path: ctx.path, ...errorFields(err) });
+      } else if (appError.code === 'SERVICE_UNAVAILABLE') {
+        if (!isAppError(err)) logger.warn('store unavailable', { method: ctx.method, path: ctx.path, ...errorFields(err) });
+        ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
       }
       ctx.status = appError.status;
       ctx.body = { success: false, error: appError.toJSON() };
@@ -27,8 +32,12 @@ export function errorHandler(logger: Logger) {
   };
 }
 
+/** What a 503 asks clients to wait: stores come back within seconds or stay down for long. */
+const RETRY_AFTER_SECONDS = 5;
+
 function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
+  if (isStoreUnavailable(err)) return new AppError('SERVICE_UNAVAILABLE', 'A store this request needs is unreachable; retry shortly');
   if (err instanceof ZodError) return new AppError('VALIDATION_ERROR', 'Invalid request', zodDetails(err));
   // Errors thrown by Koa and the router carry an HTTP status (e.g. 405 from allowedMethods).
   const status = (err as { status?: number }).status;

@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../../shared/errors.ts';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -31,6 +32,8 @@ export async function bodyOf(ctx: Context): Promise<unknown> {
 }
 
 async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
+  // Without Content-Length or Transfer-Encoding there is no body, and ctx.is() answers null whatever the type.
+  if (!hasBody(ctx.req)) throw new AppError('VALIDATION_ERROR', 'Request body is empty; expected a JSON object');
   if (!ctx.is('application/json')) {
     throw new AppError('VALIDATION_ERROR', 'Content-Type must be application/json', [
       { path: '(headers).content-type', message: `expected application/json, got ${ctx.get('content-type') || 'nothing'}` },
@@ -40,6 +43,9 @@ async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
   if (declared > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
   const text = await readText(ctx, maxBytes);
   if (text.trim() === '') throw new AppError('VALIDATION_ERROR', 'Request body is empty; expected a JSON object');
+  if (nestingDepth(text) > MAX_JSON_DEPTH) {
+    throw new AppError('VALIDATION_ERROR', `Request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -49,23 +55,56 @@ async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new AppError('VALIDATION_ERROR', 'Request body must be a JSON object');
   }
-  const nulAt = findNul(parsed, '');
+  const nulAt = findNul(parsed);
   if (nulAt !== null) throw new AppError('VALIDATION_ERROR', 'Invalid request', [{ path: nulAt || '(root)', message: 'must not contain NUL characters' }]);
   return parsed;
 }
 
 /**
+ * Deeper than any body of this API (rule conditions are 3 levels). Checked on the
+ * text before parsing, so no code ever walks request data deeper than this.
+ */
+export const MAX_JSON_DEPTH = 32;
+
+/** The deepest nesting of `[`/`{` outside strings; one pass, no recursion. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return deepest;
+}
+
+/**
  * Postgres text cannot hold U+0000, so a NUL anywhere would fail deep in a
  * query as a 500; refuse it here with the path of the first offending string.
+ * Walks with its own stack (depth is bounded by MAX_JSON_DEPTH anyway).
  */
-function findNul(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (typeof value !== 'object' || value === null) return null;
-  for (const [key, child] of Object.entries(value)) {
-    const childPath = path ? `${path}.${key}` : key;
-    if (key.includes('\u0000')) return childPath;
-    const found = findNul(child, childPath);
-    if (found !== null) return found;
+function findNul(root: unknown): string | null {
+  const stack: Array<{ value: unknown; path: string; key: string }> = [{ value: root, path: '', key: '' }];
+  while (stack.length > 0) {
+    const { value, path, key } = stack.pop()!;
+    if (key.includes('\u0000')) return path;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path;
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    // Pushed last to first, so the first offending field in document order is found first.
+    const entries = Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [childKey, child] = entries[i]!;
+      stack.push({ value: child, path: path ? `${path}.${childKey}` : childKey, key: childKey });
+    }
   }
   return null;
 }
@@ -83,4 +122,9 @@ async function readText(ctx: Context, maxBytes: number): Promise<string> {
   } catch {
     throw new AppError('VALIDATION_ERROR', 'Request body is not valid UTF-8');
   }
+}
+
+/** type-is's rule: a request has a body when it declares one by either header. */
+function hasBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
 }

@@ -1,0 +1,97 @@
+/**
+ * Stopping `npm start` loses no click: N browser clicks, then the stop a user or a
+ * process manager gives (Ctrl-C to the terminal's process group, SIGTERM to the group,
+ * SIGTERM to the node process alone), then a restart on the same data: the link counts
+ * exactly N more. A terminal's Ctrl-C reaches npm and node at once and npm relays it to
+ * node again, so node sees the signal twice within milliseconds: still one graceful stop.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
+import { npmStart, signalGroup, stopNpmStart, type NpmStart } from '../../shared/testing/npm-start.ts';
+
+const browsers = [realUserAgents.windowsChrome, realUserAgents.iphoneSafari, realUserAgents.androidPhoneChrome, realUserAgents.macSafari, realUserAgents.linuxFirefox];
+const CLICKS = 300;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('npm start stops without losing a click', () => {
+  let dataDir: string;
+  let running: NpmStart;
+  let key: string;
+  let linkId: string;
+  let answered = 0;
+
+  const api = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(running.url + path, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+    return (await res.json()) as { data: any };
+  };
+  const counted = async () => (await api(`/links/${linkId}`)).data.clicks as number;
+
+  /** `count` clicks, 16 at a time, each answered 302; each visitor a distinct address-less browser. */
+  const click = async (count: number) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < count) {
+          const i = next++;
+          const res = await fetch(`${running.redirectUrl}/sig`, { redirect: 'manual', headers: { 'user-agent': browsers[i % browsers.length]! } });
+          expect(res.status).toBe(302);
+          answered++;
+        }
+      }),
+    );
+  };
+
+  /** Clicks, stops as `stop` says, restarts on the same data and waits until every answered click is counted. */
+  const clickStopRestart = async (stop: (started: NpmStart) => void) => {
+    const before = await counted();
+    const answeredBefore = answered;
+    await click(CLICKS);
+    const stopped = running;
+    stop(stopped);
+    await stopped.exited;
+    const log = stopped.output();
+    expect(log, log).toMatch(/"msg":"stopped"/);
+    expect(log).not.toMatch(/exiting now|took too long|stopping failed/);
+    running = await npmStart({ DATA_DIR: dataDir });
+    const deadline = Date.now() + 20_000;
+    let clicks = (await counted()) - before;
+    while (clicks < CLICKS && Date.now() < deadline) {
+      await sleep(250);
+      clicks = (await counted()) - before;
+    }
+    await sleep(1_000); // a click counted twice would show by now
+    clicks = (await counted()) - before;
+    console.log(`signals test (${expect.getState().currentTestName}): sent ${CLICKS}, answered ${answered - answeredBefore} (302), counted ${clicks} after the restart`);
+    expect(answered - answeredBefore).toBe(CLICKS);
+    expect(clicks).toBe(CLICKS);
+  };
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'linkroute-signals-'));
+    running = await npmStart({ DATA_DIR: dataDir });
+    key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(running.output())![1]!;
+    linkId = (await api('/links', { method: 'POST', body: JSON.stringify({ destinationUrl: 'https://example.com/sig', shortCode: 'sig' }) })).data.id;
+    // Live in the redirector (HEAD answers like GET, never counts).
+    while ((await fetch(`${running.redirectUrl}/sig`, { method: 'HEAD', redirect: 'manual' })).status !== 302) await sleep(20);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (running) await stopNpmStart(running);
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('Ctrl-C: SIGINT to the whole process group', async () => {
+    await clickStopRestart((started) => signalGroup(started.child, 'SIGINT'));
+  }, 120_000);
+
+  it('SIGTERM to the whole process group', async () => {
+    await clickStopRestart((started) => signalGroup(started.child, 'SIGTERM'));
+  }, 120_000);
+
+  it('SIGTERM to the node process alone', async () => {
+    await clickStopRestart((started) => process.kill(started.nodePid, 'SIGTERM'));
+  }, 120_000);
+});

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../../shared/testing/test-database.ts';
+import { startTestApi, type TestApi } from './testing/api-harness.ts';
+import { rawHttp } from '../../shared/testing/raw-http.ts';
+
+/** Inputs that once answered 500 (issue 14): each now a 400 in the envelope, and nothing stored. */
+describe.each(backends)('hostile request bodies on %s', (backend) => {
+  let api: TestApi;
+  let key: string;
+  let linkId: string;
+
+  beforeAll(async () => {
+    api = await startTestApi(backend);
+    ({ key } = await api.tenant());
+    linkId = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/h' } })).body.data.id;
+  });
+  afterAll(() => api?.close());
+
+  it('JSON nested 10,000 deep is a 400 naming the depth limit, on every body route', async () => {
+    // 20 KB of arrays (as reported) and 60 KB of objects.
+    const arrays = `{"title":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+    const objects = '{"a":'.repeat(10_000) + '"x"' + '}'.repeat(10_000);
+    for (const [method, path] of [['POST', '/links'], ['PATCH', `/links/${linkId}`], ['POST', '/campaigns'], ['POST', '/rules']] as const) {
+      for (const deep of [arrays, objects]) {
+        const res = await api.request(method, path, { key, rawBody: deep, headers: { 'content-type': 'application/json' } });
+        expect(res.status, `${method} ${path}`).toBe(400);
+        expect(res.body.error.code).toBe('VALIDATION_ERROR');
+        expect(res.body.error.message).toMatch(/nested more than \d+ levels/);
+      }
+    }
+    // A NUL beneath the limit is still found, with its path.
+    const nul = await api.request('POST', '/links', { key, body: { destinationUrl: 'https://e.com', title: 'ok', x: [[{ y: 'a\u0000' }]] } });
+    expect(nul.body.error.details).toEqual([{ path: 'x.0.0.y', message: expect.stringMatching(/NUL/) }]);
+  });
+
+  it('timestamps outside what the stores hold are 400s on create and update', async () => {
+    for (const expiresAt of ['9999-12-31T23:59:59-14:00', '+275760-09-13T00:00:00Z', '10000-01-01T00:00:00Z', '1969-12-31T23:59:59Z']) {
+      const created = await api.request('POST', '/links', { key, body: { destinationUrl: 'https://e.com', expiresAt } });
+      expect(created.status, expiresAt).toBe(400);
+      expect(created.body.error.details.map((d: { path: string }) => d.path), expiresAt).toContain('expiresAt');
+      expect(new Set(created.body.error.details.map((d: { path: string }) => d.path)), expiresAt).toEqual(new Set(['expiresAt']));
+      const patched = await api.request('PATCH', `/links/${linkId}`, { key, body: { expiresAt } });
+      expect(patched.status, expiresAt).toBe(400);
+    }
+    const later = await api.request('PATCH', `/links/${linkId}`, { key, body: { expiresAt: '2999-12-31T23:59:59+14:00' } });
+    expect(later.status).toBe(200);
+    expect(later.body.data.expiresAt).toBe('2999-12-31T09:59:59.000Z');
+  });
+
+  it('an empty body says it is empty, with or without Content-Length', async () => {
+    const url = new URL(api.url);
+    for (const framing of [{ 'content-length': '0' }, {}, { 'transfer-encoding': 'chunked' }] as Array<Record<string, string>>) {
+      const res = await rawHttp(url.port, {
+        method: 'POST',
+        path: '/links',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...framing },
+        body: 'transfer-encoding' in framing ? '0\r\n\r\n' : '',
+      });
+      expect(res.status, JSON.stringify(framing)).toBe(400);
+      expect(JSON.parse(res.body).error.message, JSON.stringify(framing)).toBe('Request body is empty; expected a JSON object');
+    }
+  });
+});
