@@ -85,7 +85,7 @@ describe('dashboard in chromium against npm start', () => {
 
   it('a wrong key stays on sign-in; an expired session returns there with a notice (401)', async () => {
     await page.goto(`${linkroute.apiUrl}/`);
-    await expect.poll(() => new URL(page.url()).pathname).toBe('/dashboard/');
+    await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toBe('/dashboard/');
     await page.getByLabel('API key').fill('lr_live_notarealkeynotarealkeynotarea1');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That key is not valid').waitFor();
@@ -161,7 +161,7 @@ describe('dashboard in chromium against npm start', () => {
     await page.locator('#countries-title + table tr[data-value="DE"] a').click();
     await page.getByRole('heading', { name: 'Click log' }).waitFor();
     expect(new URL(page.url()).searchParams.get('country')).toBe('DE');
-    await expect.poll(async () => digits(await page.locator('[data-total]').textContent())).toBe(3);
+    await expect.poll(async () => digits(await page.locator('[data-total]').textContent()), { timeout: 15_000 }).toBe(3);
     const filtered = await client.GET('/analytics/clicks', { params: { query: { country: 'DE' } } });
     expect(filtered.data!.pagination!.total).toBe(3);
     expect(await page.locator('.clicks-table tbody tr').count()).toBe(3);
