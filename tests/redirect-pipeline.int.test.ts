@@ -104,6 +104,48 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
     expect(res.headers.get('location')).toBe('https://example.com/late');
   });
 
+  it("forwards the visitor's query as each link's forwardQuery says, never the QR marker, and keeps clickId ours", async () => {
+    const destinationUrl = 'https://shop.example/p?utm_source=mail&ref=a';
+    const links = {
+      on: (await call('POST', '/links', { destinationUrl, shortCode: 'fwd-on' })).data,
+      off: (await call('POST', '/links', { destinationUrl, shortCode: 'fwd-off', forwardQuery: false })).data,
+      utm: (await call('POST', '/links', { destinationUrl, shortCode: 'fwd-utm', forwardQuery: 'override_utm' })).data,
+      tracked: (await call('POST', '/links', { destinationUrl, shortCode: 'fwd-tracked', conversionTracking: true })).data,
+    };
+    expect([links.on.forwardQuery, links.off.forwardQuery, links.utm.forwardQuery]).toEqual([true, false, 'override_utm']);
+    const query = '?utm_source=tw&ref=b&x=1&qr=1&clickId=ck_forged';
+    const r = redirectors[0]!;
+    await until(r, `fwd-tracked${query}`, (res) => res.status === 302);
+    expect((await visit(r, `fwd-on${query}`)).headers.get('location')).toBe('https://shop.example/p?utm_source=mail&ref=a&x=1&clickId=ck_forged');
+    expect((await visit(r, `fwd-off${query}`)).headers.get('location')).toBe(destinationUrl);
+    expect((await visit(r, `fwd-utm${query}`)).headers.get('location')).toBe('https://shop.example/p?utm_source=tw&ref=a&x=1&clickId=ck_forged');
+    const tracked = new URL((await visit(r, `fwd-tracked${query}`)).headers.get('location')!);
+    expect(tracked.searchParams.getAll('clickId')).toHaveLength(1);
+    expect(tracked.searchParams.get('clickId')).toMatch(/^ck_/);
+    expect(tracked.searchParams.get('clickId')).not.toBe('ck_forged');
+    expect([...tracked.searchParams.keys()]).toEqual(['utm_source', 'ref', 'x', 'clickId']);
+
+    // Turning it off is a snapshot change like any other.
+    await call('PATCH', `/links/${links.on.id}`, { forwardQuery: false });
+    await until(r, `fwd-on${query}`, (res) => res.headers.get('location') === destinationUrl);
+  });
+
+  it('a bulk create of 1,000 links, then a bulk delete, reach every redirector', async () => {
+    const links = Array.from({ length: 1_000 }, (_, i) => ({ destinationUrl: `https://example.com/bulk/${i}`, shortCode: `bulk-live-${i}` }));
+    const created = await call('POST', '/links/bulk', { links });
+    expect(created.data.every((item: { success: boolean }) => item.success)).toBe(true);
+    const live = (r: RunningRedirector) => links.filter((l) => r.store.find('localhost', l.shortCode)).length;
+    for (const r of redirectors) {
+      while (live(r) < 1_000) await sleep(10);
+    }
+    const ids = created.data.map((item: { data: { id: string } }) => item.data.id);
+    await call('DELETE', '/links/bulk', { ids });
+    for (const r of redirectors) {
+      while (live(r) > 0) await sleep(10);
+    }
+    expect((await visit(redirectors[0]!, 'bulk-live-999')).status).toBe(404);
+  });
+
   it('clicksLimit holds across two redirectors', async () => {
     await call('POST', '/links', { destinationUrl: 'https://example.com/limited', shortCode: 'limited-1', clicksLimit: 6 });
     // Wait on the stores, not with GETs: every GET would count against the limit.

@@ -20,23 +20,9 @@ import { startTestNatsServer, type TestNatsServer } from '../shared/testing/nats
 import { runCommand } from '../shared/testing/run-command.ts';
 import { createTestDatabase, type TestDatabase } from '../shared/testing/test-database.ts';
 import { sample } from '../shared/testing/prometheus-sample.ts';
+import { eventually, sleep } from './process-stack.ts';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Retries `check` (assertions) until it passes or `timeoutMs` ends; then its last failure is the test's. */
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 30_000, intervalMs = 250): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(intervalMs);
-    }
-  }
-}
-
 /** The value of one series (`name{labels}`) on a Prometheus text page; it must be there. */
 function metric(page: string, series: string): number {
   const value = sample(page, series);

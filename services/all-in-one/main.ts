@@ -37,7 +37,7 @@ try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
   await migrate(db.sql);
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
-  const bus = memoryBus ?? (await connectNatsBus(config.NATS_URL!, { name: 'linkroute', logger }));
+  const bus = memoryBus ?? (await connectNatsBus(config.NATS_URL!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
   const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;

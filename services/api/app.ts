@@ -13,18 +13,22 @@ import { requestMetrics } from './middleware/request-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rejectNulInUrl } from './middleware/reject-nul-in-url.ts';
 import { authenticator } from './middleware/auth.ts';
-import { linkPresenter } from './link-presenter.ts';
+import { linkPresentation, linkPresenter } from './link-presenter.ts';
+import { linkWrites } from './link-writes.ts';
 import { campaignStore } from './stores/campaign-store.ts';
 import { domainStore } from './stores/domain-store.ts';
 import { linkStore } from './stores/link-store.ts';
 import { ruleStore } from './stores/rule-store.ts';
 import { qrStore } from './stores/qr-store.ts';
+import { tagStore } from './stores/tag-store.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { linkRoutes } from './routes/links.ts';
+import { linkBulkRoutes } from './routes/links-bulk.ts';
 import { ruleRoutes } from './routes/rules.ts';
+import { tagRoutes } from './routes/tags.ts';
 import { qrRoutes } from './routes/qr.ts';
 import { conversionRoutes } from './routes/conversions.ts';
 import { openApiRoutes } from './routes/openapi.ts';
@@ -37,7 +41,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR'>>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: SnapshotPublisher;
@@ -66,7 +70,7 @@ export type RouteTable = Array<{ path: string; methods: string[] }>;
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
   const { sql, config, logger } = deps;
-  const requireScope = authenticator(sql);
+  const requireScope = authenticator(sql, logger);
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql);
@@ -86,21 +90,23 @@ export function createApiApp(deps: ApiDeps): Koa {
 
   const router = new Router();
   // Router-level middleware runs only for matched routes, so a wrong method is a 405, not a body error.
-  router.use(jsonBody(config.API_MAX_BODY_BYTES));
+  router.use(jsonBody(config.API_MAX_BODY_BYTES, (ctx) => (ctx.path === '/links/bulk' ? config.API_MAX_BULK_BODY_BYTES : undefined)));
   healthRoutes(router, { sql, bus: deps.bus, clickhouse: deps.analytics });
   metricsRoutes(router, { registry: metrics });
   meRoutes(router, { sql, requireScope });
   campaignRoutes(router, { campaigns, requireScope });
-  linkRoutes(router, {
-      links,
-      campaigns,
-      domains,
-      presentLink: linkPresenter(config.REDIRECT_BASE_URL),
-      counters: deps.counters ?? noLinkCounters,
-      requireScope,
-      rules,
-      onLinkChanged: publishChanges,
-  });
+  const linkDeps = {
+    links,
+    writes: linkWrites({ links, campaigns, domains, rules }),
+    present: linkPresentation(linkPresenter(config.REDIRECT_BASE_URL), deps.counters ?? noLinkCounters),
+    requireScope,
+    rules,
+    onLinkChanged: publishChanges,
+  };
+  // Before /links/:id, which would take "bulk" for a short code.
+  linkBulkRoutes(router, linkDeps);
+  linkRoutes(router, linkDeps);
+  tagRoutes(router, { tags: tagStore(sql), requireScope });
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
   qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });

@@ -15,6 +15,8 @@ export const apiEnv = z.object({
   LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
   /** Largest accepted JSON body; bigger is a 413, never buffered. */
   API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  /** ...except on the bulk routes, where 1,000 links may carry long URLs. */
+  API_MAX_BULK_BODY_BYTES: z.coerce.number().int().min(1024).default(16_777_216),
   /**
    * The compacted snapshot redirectors start from is rewritten after this many link
    * changes (a starting redirector replays the changes after it one message each)...

@@ -43,6 +43,8 @@ describe.each(backends)('links API on %s', (backend) => {
       deepLinkFallbackUrl: null,
       conversionTracking: false,
       trackingType: 'pixel',
+      tags: [],
+      forwardQuery: true,
       clicks: 0,
       uniqueClicks: 0,
       impressions: 0,

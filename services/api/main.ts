@@ -23,7 +23,7 @@ try {
   let snapshot: SnapshotPublisher | undefined;
   let publishing: SnapshotPublishing | undefined;
   if (config.NATS_URL) {
-    bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-api', logger });
+    bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-api', logger, replicas: config.NATS_STREAM_REPLICAS });
     // The outbox publisher (seeding an empty bucket) and the snapshot compactor.
     publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
     snapshot = publishing.publisher;

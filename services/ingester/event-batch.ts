@@ -7,8 +7,9 @@ const NONE: ReadonlySet<string> = new Set();
 
 /**
  * One insert's events: their rows, already in the insert's format (`body`),
- * and what the ingester must know of them: each id (dedup token), the oldest
- * time (lag figure) and, for a duplicate check, each link id.
+ * and what the ingester must know of them: each id (dedup token and duplicate
+ * check), the oldest time (lag figure), the time range (duplicate check) and, when
+ * asked for, each link id.
  *
  * Each event id goes in once: writers ask accepts(id) before writing a row and
  * write nothing when it says no (the id is already in the batch, or among
@@ -21,6 +22,8 @@ export class EventBatch<Body extends BatchBody = BatchBody> {
   readonly linkIds: string[] | null;
   /** The oldest event time (ms); +Infinity while empty. */
   oldestTs = Number.POSITIVE_INFINITY;
+  /** The newest event time (ms); -Infinity while empty. */
+  newestTs = Number.NEGATIVE_INFINITY;
   private readonly seen = new Set<string>();
   private readonly skip: ReadonlySet<string>;
 
@@ -45,6 +48,7 @@ export class EventBatch<Body extends BatchBody = BatchBody> {
   add(id: string, ts: number, linkId?: string): void {
     this.ids.push(id);
     if (ts < this.oldestTs) this.oldestTs = ts;
+    if (ts > this.newestTs) this.newestTs = ts;
     this.linkIds?.push(linkId!);
   }
 }

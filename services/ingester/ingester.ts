@@ -5,7 +5,7 @@ import { DEAD_LETTER_SUBJECT } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import { EventBatch, type BatchBody } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
-import { insertBatch } from './insert-batch.ts';
+import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
 import { readMessage } from './read-message.ts';
 
 export interface IngesterStats {
@@ -71,16 +71,20 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   let draining = false;
 
   /**
-   * Which of these events (ids with their link ids) ClickHouse already has. The
-   * ids go as multipart query parameters, in the body: a redelivered batch of
-   * 100k events is a handful of queries, not a thousand URL-sized ones.
+   * Which of the batch's events ClickHouse already has. The ids go as multipart query
+   * parameters, in the body: a batch of 100k events is a handful of queries, not a
+   * thousand URL-sized ones. The batch's time range bounds what is read: both tables are
+   * partitioned by event time, so ClickHouse skips every part whose events all lie
+   * outside it (its min/max time is known per part), and a live stream's check reads only
+   * the last parts written.
    */
-  async function alreadyStored(ids: string[], linkIds: string[]): Promise<Set<string>> {
+  async function alreadyStored(batch: EventBatch<Body>): Promise<Set<string>> {
     const found = new Set<string>();
-    for (let i = 0; i < ids.length; i += DUPLICATE_CHECK_CHUNK) {
+    for (let i = 0; i < batch.ids.length; i += DUPLICATE_CHECK_CHUNK) {
       const result = await clickhouse.query({
-        query: `SELECT ${kind.idColumn} AS id FROM ${kind.table} WHERE link_id IN {links:Array(String)} AND ${kind.idColumn} IN {ids:Array(String)}`,
-        query_params: { links: [...new Set(linkIds.slice(i, i + DUPLICATE_CHECK_CHUNK))], ids: ids.slice(i, i + DUPLICATE_CHECK_CHUNK) },
+        query: `SELECT ${kind.idColumn} AS id FROM ${kind.table}
+          WHERE ts >= fromUnixTimestamp64Milli({from:Int64}) AND ts <= fromUnixTimestamp64Milli({to:Int64}) AND ${kind.idColumn} IN {ids:Array(String)}`,
+        query_params: { from: batch.oldestTs, to: batch.newestTs, ids: batch.ids.slice(i, i + DUPLICATE_CHECK_CHUNK) },
         format: 'JSONEachRow',
         use_multipart_params: true,
       });
@@ -124,43 +128,90 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     parseMs: number;
   }
 
-  /** Parses, drops what is stored already, dead-letters what never can be. Null: stopping mid-way. */
-  async function prepare(messages: BusMessage[], inFlight: Promise<void>): Promise<Prepared | null> {
-    const started = performance.now();
-    let bytes = 0;
-    for (const m of messages) bytes += m.data.byteLength;
-    // A redelivered message may have been stored before (its ingester died before acking):
-    // its events that ClickHouse has are left out of the batch.
-    let stored: ReadonlySet<string> = new Set();
-    const redelivered = messages.filter((m) => m.deliveries > 1);
-    if (redelivered.length > 0) {
-      // Its first delivery may be in this ingester's insert still under way: checking
-      // before that insert lands would miss its events and store them twice.
-      await inFlight;
-      const probe = new EventBatch(kind.newBody(redelivered.reduce((sum, m) => sum + m.data.byteLength, 0)), { keepLinkIds: true });
-      for (const m of redelivered) readMessage(kind, m.data, probe);
-      if (!(await untilDone('duplicate check', async () => void (stored = await alreadyStored(probe.ids, probe.linkIds!))))) return null;
-      stats.skippedDuplicates += stored.size;
-    }
+  /** The latest bus connection that any batch came on (see BusMessage.connection). */
+  let latestConnection = 0;
+
+  /** The batch's events, each once; the lines that can never be stored. */
+  function parse(messages: BusMessage[], bytes: number, stored: ReadonlySet<string>): { batch: EventBatch<Body>; bad: string[] } {
     // Encoded rows are smaller than their JSON lines: the body rarely has to grow.
     // A message and its redelivery can meet in one batch: the batch keeps each event id once.
     const batch = new EventBatch(kind.newBody(bytes + 4096), { skip: stored });
     const bad: string[] = [];
     for (const m of messages) for (const line of readMessage(kind, m.data, batch)) bad.push(line);
+    return { batch, bad };
+  }
+
+  /**
+   * Parses, drops what is stored already, dead-letters what never can be. Null: stopping mid-way.
+   *
+   * Exactly once, whatever `deliveries` says (a NATS server that crashed hands out again,
+   * as first deliveries, messages it had delivered and even had acknowledged): every batch's
+   * events are checked against what ClickHouse has, so an event is inserted only when it is
+   * not stored. A check cannot see an insert still under way, so a batch that may hold
+   * messages being inserted elsewhere right now waits for those inserts first: one with a
+   * redelivered message (its earlier holder may still be storing it), and the first ones
+   * after a reconnect (inserts that were under way when the connection was lost, here or in
+   * other ingesters that lost theirs with it). A batch whose connection is lost before its
+   * insert starts is not inserted at all (see store).
+   */
+  async function prepare(messages: BusMessage[], inFlight: Promise<void>): Promise<Prepared | null> {
+    const started = performance.now();
+    let bytes = 0;
+    let connection = 0;
+    let redelivered = false;
+    for (const m of messages) {
+      bytes += m.data.byteLength;
+      connection = Math.max(connection, m.connection);
+      redelivered ||= m.deliveries > 1;
+    }
+    if (redelivered || connection > latestConnection) {
+      await inFlight;
+      if (!(await untilDone('waiting for inserts under way', () => waitForInsertsUnderWay()))) return null;
+      latestConnection = Math.max(latestConnection, connection);
+    }
+    let { batch, bad } = parse(messages, bytes, new Set());
+    let stored: ReadonlySet<string> = new Set();
+    if (batch.count > 0 && !(await untilDone('duplicate check', async () => void (stored = await alreadyStored(batch))))) return null;
+    if (stored.size > 0) {
+      stats.skippedDuplicates += stored.size;
+      ({ batch, bad } = parse(messages, bytes, stored));
+    }
     const parseMs = performance.now() - started;
     if (bad.length > 0 && !(await untilDone('dead-lettering', () => deadLetter(bad)))) return null;
     return { messages, batch, parseMs };
   }
 
-  /** Inserts, then acknowledges: a message is acked only once its events are stored. */
+  async function waitForInsertsUnderWay(): Promise<void> {
+    if (!(await insertsUnderWayDone(clickhouse, kind))) logger.warn('inserts under way did not finish within a minute; going on', { kind: kind.name });
+  }
+
+  /**
+   * Inserts, then acknowledges: a message is acked only once its events are stored. A batch
+   * whose bus connection was lost before an insert attempt starts goes back unstored: the
+   * bus may have handed its messages to another ingester, whose check could not see this
+   * insert; they come back and are checked again.
+   */
   async function store({ messages, batch, parseMs }: Prepared): Promise<void> {
     const started = performance.now();
+    const connectionLost = () => messages.some((m) => m.connectionLost());
     if (batch.count > 0) {
       // The same events give the same token, however often this insert is retried.
       const token = createHash('sha256').update(batch.ids.join(',')).digest('hex');
       const body = batch.body.bytes();
-      const inserted = await untilDone('insert', () => insertBatch(clickhouse, kind, body, token));
+      let abandoned = false;
+      const inserted = await untilDone('insert', async () => {
+        if (connectionLost()) {
+          abandoned = true;
+          return;
+        }
+        await insertBatch(clickhouse, kind, body, token);
+      });
       if (!inserted) return;
+      if (abandoned) {
+        logger.info('bus connection lost before the insert: batch returned unstored, to be checked again', { kind: kind.name, messages: messages.length });
+        for (const m of messages) m.nak();
+        return;
+      }
       stats.inserted += batch.count;
       stats.lastBatchLagMs = Date.now() - batch.oldestTs;
     }

@@ -575,7 +575,7 @@ describe('redirector app', () => {
       expect(sink.events).toHaveLength(0);
       const right = await send(base, '/locked?utm_source=mail', form(PASSWORD, agent));
       expect(right.status).toBe(302);
-      expect(right.headers.location).toBe('https://example.com/secret-page');
+      expect(right.headers.location).toBe('https://example.com/secret-page?utm_source=mail'); // the query is forwarded after the form too
       expect(sink.events).toHaveLength(1);
       expect(sink.events[0]).toMatchObject({ linkId: ids.locked, utmSource: 'mail', destination: 'https://example.com/secret-page' });
     });

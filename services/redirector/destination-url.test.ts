@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendClickId, headerSafeUrl, isSafeAppUrl } from './destination-url.ts';
+import { appendClickId, forwardQuery, headerSafeUrl, isSafeAppUrl } from './destination-url.ts';
 
 describe('appendClickId', () => {
   it.each([
@@ -31,5 +31,36 @@ describe('isSafeAppUrl', () => {
     for (const url of ['javascript:alert(1)', 'JavaScript:alert(1)', 'data:text/html,x', 'vbscript:x', ' javascript:x', 'java\tscript:x', 'no-scheme']) {
       expect(isSafeAppUrl(url), url).toBe(false);
     }
+  });
+});
+
+describe('forwardQuery', () => {
+  const drop = ['qr'];
+  it.each([
+    // [destination, visitor query, mode, expected]
+    ['https://a.example/p', 'x=1&y=2', true, 'https://a.example/p?x=1&y=2'],
+    ['https://a.example/p?x=0', 'x=1&y=2', true, 'https://a.example/p?x=0&y=2'],
+    ['https://a.example/p?utm_source=mail', 'utm_source=tw&utm_medium=social', true, 'https://a.example/p?utm_source=mail&utm_medium=social'],
+    ['https://a.example/p?utm_source=mail&ref=a', 'utm_source=tw&ref=b', 'override_utm', 'https://a.example/p?utm_source=tw&ref=a'],
+    ['https://a.example/p?utm_source=a&utm_source=b', 'utm_source=tw&utm_source=fb', 'override_utm', 'https://a.example/p?utm_source=tw'],
+    ['https://a.example/p', 'utm_source=tw', 'override_utm', 'https://a.example/p?utm_source=tw'],
+    ['https://a.example/p?x=0', 'x=1&y=2', false, 'https://a.example/p?x=0'],
+    ['https://a.example/p', 'x=1', undefined, 'https://a.example/p?x=1'],
+    ['https://a.example/p#top', 'x=1', true, 'https://a.example/p?x=1#top'],
+    ['https://a.example/p?a=1#top', 'b=2', true, 'https://a.example/p?a=1&b=2#top'],
+    ['https://a.example/p?', 'b=2', true, 'https://a.example/p?b=2'],
+    ['https://a.example/p', 'qr=1&x=1', true, 'https://a.example/p?x=1'],
+    ['https://a.example/p', 'qr=1', true, 'https://a.example/p'],
+    ['https://a.example/p', 'flag&&x=%20y', true, 'https://a.example/p?flag&x=%20y'],
+    ['https://a.example/p?a%20b=1', 'a+b=2&c=3', true, 'https://a.example/p?a%20b=1&c=3'],
+    ['https://a.example/p', 'x=1&x=2', true, 'https://a.example/p?x=1&x=2'],
+    ['https://a.example/p', '', true, 'https://a.example/p'],
+  ] as const)('%s + %s (%s)', (destination, query, mode, expected) => {
+    expect(forwardQuery(destination, query, mode, drop)).toBe(expected);
+  });
+
+  it('drops the keys it is told to, such as a visitor clickId where the link appends its own', () => {
+    expect(forwardQuery('https://a.example/p', 'clickId=ck_forged&x=1', true, ['qr', 'clickId'])).toBe('https://a.example/p?x=1');
+    expect(appendClickId(forwardQuery('https://a.example/p', 'clickId=ck_forged', true, ['qr', 'clickId']), 'ck_X')).toBe('https://a.example/p?clickId=ck_X');
   });
 });

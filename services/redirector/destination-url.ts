@@ -4,6 +4,7 @@
  * tabs and newlines: a stored destination may still contain CR/LF, and uWS writes header
  * values verbatim. So every value goes through headerSafeUrl before it becomes a header.
  */
+import { decodeQueryComponent } from './request-facts.ts';
 
 /** Printable ASCII except space: what a serialised URL consists of. */
 const UNSAFE_URL_CHAR = /[^\x21-\x7e]/;
@@ -35,6 +36,55 @@ export function appendClickId(destination: string, clickId: string): string {
   const last = base.charCodeAt(base.length - 1);
   const separator = query === -1 ? '?' : last === 63 /* ? */ || last === 38 /* & */ ? '' : '&';
   return `${base}${separator}clickId=${clickId}${fragment}`;
+}
+
+/** Query forwarding of a link: absent in snapshot entries older than the field, which forward. */
+export type ForwardQueryMode = boolean | 'override_utm' | undefined;
+
+/**
+ * `destination` with the visitor's query parameters added (DESIGN "Links for API
+ * clients"; Dub and Shlink forward too, but let the visitor override, which lets
+ * anyone rewrite a campaign's tagging). Each visitor pair is forwarded as sent,
+ * in order, unless its key is already in the destination: then the destination
+ * keeps its value, except that with `override_utm` the visitor's first value of a
+ * `utm_*` key replaces the destination's. `dropKeys` (the QR marker, `clickId`
+ * when the link appends its own) never travel on. The fragment stays last.
+ */
+export function forwardQuery(destination: string, visitorQuery: string, mode: ForwardQueryMode, dropKeys: readonly string[]): string {
+  if (visitorQuery === '' || mode === false) return destination;
+  const hash = destination.indexOf('#');
+  const base = hash === -1 ? destination : destination.slice(0, hash);
+  const fragment = hash === -1 ? '' : destination.slice(hash);
+  const question = base.indexOf('?');
+  const path = question === -1 ? base : base.slice(0, question);
+  const own = question === -1 ? [] : base.slice(question + 1).split('&').filter((pair) => pair !== '');
+  const ownKeys = new Map<string, number>();
+  own.forEach((pair, i) => {
+    const key = keyOf(pair);
+    if (!ownKeys.has(key)) ownKeys.set(key, i);
+  });
+  const added: string[] = [];
+  const overridden = new Set<string>();
+  for (const pair of visitorQuery.split('&')) {
+    if (pair === '') continue;
+    const key = keyOf(pair);
+    if (dropKeys.includes(key)) continue;
+    const at = ownKeys.get(key);
+    if (at === undefined) added.push(pair);
+    else if (mode === 'override_utm' && key.startsWith('utm_') && !overridden.has(key)) {
+      overridden.add(key);
+      own[at] = pair;
+    }
+  }
+  if (added.length === 0 && overridden.size === 0) return destination;
+  // A destination key given twice keeps one value once the visitor's replaced it.
+  const kept = overridden.size === 0 ? own : own.filter((pair, i) => !overridden.has(keyOf(pair)) || ownKeys.get(keyOf(pair)) === i);
+  return `${path}?${[...kept, ...added].join('&')}${fragment}`;
+}
+
+function keyOf(pair: string): string {
+  const eq = pair.indexOf('=');
+  return decodeQueryComponent(eq === -1 ? pair : pair.slice(0, eq));
 }
 
 const UNSAFE_APP_SCHEMES = new Set(['javascript', 'data', 'vbscript', 'file', 'blob']);

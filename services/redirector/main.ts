@@ -12,7 +12,7 @@ try {
   if (!config.NATS_URL) {
     throw new Error('NATS_URL is required: a standalone redirector gets its snapshot and sends its clicks over NATS (npm start runs everything in one process without it)');
   }
-  const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-redirector', logger });
+  const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-redirector', logger, replicas: config.NATS_STREAM_REPLICAS });
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const redirector = await startRedirector({ config, bus, secret, logger });
   handleShutdown(

@@ -192,7 +192,8 @@ const NO_TRACKING: Tracking = Object.freeze({
 /** Bounds what one request can put into an event (and into ClickHouse). */
 const MAX_UTM_LENGTH = 500;
 
-function decodeQueryComponent(text: string): string {
+/** A query key or value as text: `+` is a space, percent-escapes decoded (kept raw when malformed). */
+export function decodeQueryComponent(text: string): string {
   const spaced = text.indexOf('+') === -1 ? text : text.replace(/\+/g, ' ');
   if (spaced.indexOf('%') === -1) return spaced;
   try {

@@ -15,7 +15,7 @@ import { decide, visitorBucket, type CompiledLink, type RequestFacts, type Routa
 import type { ClickEvent } from '../../shared/schemas/click-event.ts';
 import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } from '../../shared/visitor.ts';
 import type { RedirectorContext } from './context.ts';
-import { appendClickId, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
+import { appendClickId, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
 import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from './pages.ts';
 import { countryOf, parseTracking, referrerHost, type RequestInfo } from './request-facts.ts';
 import { sendNoContent, sendPage, sendRedirect } from './responses.ts';
@@ -57,6 +57,9 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   const { lookup, sink, secret, logger, counters } = ctx;
   const clock = ctx.now;
   const qrParam = ctx.config.QR_MARKER_PARAM;
+  /** Visitor parameters never forwarded: our QR marker, and clickId where the link appends its own. */
+  const notForwarded = [qrParam];
+  const notForwardedWhenTracking = [qrParam, 'clickId'];
   /** Reused: decide() is synchronous and keeps no reference to its facts. */
   const facts: RequestFacts = { now: 0, country: null, deviceClass: 'desktop', os: null, bucket: 0, clicks: 0 };
 
@@ -108,6 +111,16 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       destination,
       bot: ua.isBot,
     });
+  }
+
+  /**
+   * A web destination as the visitor gets it: their query forwarded, then our click id.
+   * (App URLs and intents are built at compile time and get neither.)
+   */
+  function onward(url: string, query: string, link: CompiledLink, clickId: string): string {
+    const tracking = link.conversionTracking;
+    const forwarded = forwardQuery(url, query, link.forwardQuery, tracking ? notForwardedWhenTracking : notForwarded);
+    return tracking ? appendClickId(forwarded, clickId) : forwarded;
   }
 
   function fail(res: HttpResponse, head: boolean, message: string, link: CompiledLink): void {
@@ -168,14 +181,10 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       return;
     }
 
-    const destination = compiled.conversionTracking ? appendClickId(decision.destination, clickId) : decision.destination;
+    const destination = onward(decision.destination, info.query, compiled, clickId);
     const deepLink = decision.deepLink;
     if (deepLink !== null && deepLink.platform === 'ios' && isSafeAppUrl(deepLink.appUrl)) {
-      const fallback = isHttpUrl(deepLink.fallbackUrl)
-        ? compiled.conversionTracking
-          ? appendClickId(deepLink.fallbackUrl, clickId)
-          : deepLink.fallbackUrl
-        : destination;
+      const fallback = isHttpUrl(deepLink.fallbackUrl) ? onward(deepLink.fallbackUrl, info.query, compiled, clickId) : destination;
       counters.deepLink++;
       sendPage(res, deepLinkPage(deepLink.appUrl, fallback), head, cookie);
     } else {

@@ -114,8 +114,25 @@ export interface Lease {
 export interface BusMessage {
   subject: string;
   data: Uint8Array;
-  /** Times the bus delivered this message (1 on first delivery). */
+  /**
+   * Times the bus delivered this message (1 on first delivery). Not proof of a first
+   * delivery: a NATS server that crashed may hand out again, as a first delivery,
+   * messages it had delivered (even had acknowledged) before, its consumer state on
+   * disk lagging behind.
+   */
   deliveries: number;
+  /**
+   * Which of this process's connections to the bus delivered it: 0, then one more after
+   * each reconnect. A message from a later connection than any seen before may be one
+   * that was in flight (here or in another consumer) when the connection was lost.
+   */
+  connection: number;
+  /**
+   * Whether the connection that delivered it has been lost since: the bus may then have
+   * handed it to another consumer already (this one's acks and keep-alives did not reach
+   * it), so whatever this consumer does with it may be done twice.
+   */
+  connectionLost(): boolean;
   ack(): void;
   /** Redeliver later. */
   nak(delayMs?: number): void;

@@ -85,6 +85,8 @@ export function createMemoryBus(): MemoryBus {
       subject: stored.subject,
       data: stored.data,
       deliveries,
+      connection: 0, // in-process: never disconnected
+      connectionLost: () => false,
       ack: () => settle(d, stored.seq),
       nak: (delayMs = 0) => {
         const p = d.pending.get(stored.seq);

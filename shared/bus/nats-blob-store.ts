@@ -21,8 +21,8 @@ const FETCH_EXPIRES_MS = 2_000;
  * native, and its reader pushes chunks with no backpressure where ours pulls a few
  * at a time.
  */
-export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, bucket: string): Promise<BlobStore> {
-  const os = await js.views.os(bucket);
+export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm: JetStreamManager, bucket: string, replicas = 1): Promise<BlobStore> {
+  const os = await js.views.os(bucket, { replicas });
   const stream = `OBJ_${bucket}`;
   const chunkSubject = (id: string) => `$O.${bucket}.C.${id}`;
   const metaSubject = (name: string) => `$O.${bucket}.M.${base64UrlPadded(Buffer.from(name))}`;

@@ -7,6 +7,7 @@ import {
   type JsMsg,
   type KV,
   type NatsConnection,
+  type StreamConfig,
 } from 'nats';
 import type { Bus, BusMessage, EventConsumer } from './bus.ts';
 import { EVENTS_DEDUP_WINDOW_MS, EVENTS_STREAM, EVENTS_SUBJECTS } from './bus.ts';
@@ -35,19 +36,46 @@ const LEASE_KEY_MAX_AGE_MS = 24 * 3600_000;
  */
 const KV_WATCH_API_TIMEOUT_MS = 30_000;
 
-/** NATS JetStream behind the Bus interface. Reconnects forever; callers see failures as rejected promises. */
-export async function connectNatsBus(url: string, options: { name: string; logger: Logger }): Promise<Bus> {
+export interface NatsBusOptions {
+  name: string;
+  logger: Logger;
+  /**
+   * Replicas of every stream, KV bucket and object store this bus creates (config
+   * NATS_STREAM_REPLICAS; default 1). An existing stream of events is brought to it on
+   * connect; buckets keep the replicas they were created with.
+   */
+  replicas?: number;
+}
+
+/** NATS_URL's servers: one URL, or several separated by commas (seeds of one cluster). */
+export function natsServerList(url: string): string[] {
+  return url
+    .split(',')
+    .map((server) => server.trim())
+    .filter((server) => server !== '');
+}
+
+/**
+ * NATS JetStream behind the Bus interface, on one server or a cluster (`url` lists one
+ * or more of its servers; the client learns the others from them and fails over).
+ * Reconnects forever; callers see failures as rejected promises.
+ */
+export async function connectNatsBus(url: string, options: NatsBusOptions): Promise<Bus> {
+  const replicas = options.replicas ?? 1;
   const nc: NatsConnection = await connect({
-    servers: url,
+    servers: natsServerList(url),
     name: options.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     pingInterval: 5_000,
   });
   let isConnected = true;
+  /** This connection's incarnation: one more after each disconnect (see BusMessage.connection). */
+  let connection = 0;
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type === 'disconnect') {
+        connection++;
         isConnected = false;
         options.logger.warn('nats disconnected', { server: String(status.data) });
       } else if (status.type === 'reconnect') {
@@ -58,7 +86,14 @@ export async function connectNatsBus(url: string, options: { name: string; logge
   })();
   const jsm: JetStreamManager = await nc.jetstreamManager();
   const js: JetStreamClient = nc.jetstream();
-  await ensureEventsStream(jsm);
+  await ensureStream(jsm, {
+    name: EVENTS_STREAM,
+    subjects: EVENTS_SUBJECTS,
+    duplicate_window: nanos(EVENTS_DEDUP_WINDOW_MS),
+    // Events wait here until ingesters acknowledge them; a week covers long outages.
+    max_age: nanos(7 * 24 * 3600_000),
+    num_replicas: replicas,
+  });
   let leases: Promise<KV> | null = null;
   const watchJs: JetStreamClient = nc.jetstream({ timeout: KV_WATCH_API_TIMEOUT_MS });
 
@@ -98,7 +133,7 @@ export async function connectNatsBus(url: string, options: { name: string; logge
             const batch = await consumer.fetch({ max_messages: want, expires: Math.max(1_000, expiresMs) });
             let got = 0;
             for await (const m of batch) {
-              out.push(toBusMessage(m));
+              out.push(toBusMessage(m, connection, () => connection));
               got++;
             }
             if (got < want || out.length >= max || Date.now() - started >= expiresMs) return out;
@@ -110,13 +145,13 @@ export async function connectNatsBus(url: string, options: { name: string; logge
     },
     async kv(bucket) {
       // History 1 everywhere: natsKv's scan relies on it.
-      const kv = await js.views.kv(bucket, { history: 1 });
-      return natsKv(js, bucket, kv, () => watchJs.views.kv(bucket, { history: 1 }));
+      const kv = await js.views.kv(bucket, { history: 1, replicas });
+      return natsKv(js, bucket, kv, () => watchJs.views.kv(bucket, { history: 1, replicas }));
     },
-    blobs: (bucket) => natsBlobStore(nc, js, jsm, bucket),
+    blobs: (bucket) => natsBlobStore(nc, js, jsm, bucket, replicas),
     async tryLease(name, ttlMs) {
       // Opened once; a failed open is tried again on the next call.
-      leases ??= js.views.kv(LEASES_BUCKET, { history: 1, ttl: LEASE_KEY_MAX_AGE_MS }).catch((err: unknown) => {
+      leases ??= js.views.kv(LEASES_BUCKET, { history: 1, ttl: LEASE_KEY_MAX_AGE_MS, replicas }).catch((err: unknown) => {
         leases = null;
         throw err;
       });
@@ -129,34 +164,39 @@ export async function connectNatsBus(url: string, options: { name: string; logge
   };
 }
 
-async function ensureEventsStream(jsm: JetStreamManager): Promise<void> {
-  const config = {
-    name: EVENTS_STREAM,
-    subjects: EVENTS_SUBJECTS,
-    duplicate_window: nanos(EVENTS_DEDUP_WINDOW_MS),
-    // Events wait here until ingesters acknowledge them; a week covers long outages.
-    max_age: nanos(7 * 24 * 3600_000),
-  };
-  try {
-    await jsm.streams.info(EVENTS_STREAM);
-    await jsm.streams.update(EVENTS_STREAM, config);
-  } catch {
+/**
+ * Creates the stream, or brings an existing one to `config` (subjects, limits, replicas:
+ * NATS moves a stream to a new replica count in place). Safe when several processes
+ * start at once. For every stream linkroute owns: pass num_replicas from NatsBusOptions.
+ */
+export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  const exists = () =>
+    jsm.streams.info(config.name).then(
+      () => true,
+      (err: Error) => {
+        if (err.message === 'stream not found') return false;
+        throw err;
+      },
+    );
+  if (!(await exists())) {
     try {
       await jsm.streams.add(config);
+      return;
     } catch (err) {
-      // Another process created it between our info and add.
-      await jsm.streams.info(EVENTS_STREAM).catch(() => {
-        throw err;
-      });
+      // Another process created it between our look and add: then bring it up to date below.
+      if (!(await exists())) throw err;
     }
   }
+  await jsm.streams.update(config.name, config);
 }
 
-function toBusMessage(m: JsMsg): BusMessage {
+function toBusMessage(m: JsMsg, deliveredOn: number, current: () => number): BusMessage {
   return {
     subject: m.subject,
     data: m.data,
     deliveries: m.info.deliveryCount,
+    connection: deliveredOn,
+    connectionLost: () => current() !== deliveredOn,
     ack: () => m.ack(),
     nak: (delayMs) => m.nak(delayMs),
     term: () => m.term(),

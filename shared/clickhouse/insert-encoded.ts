@@ -11,7 +11,7 @@ import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
  */
 export async function insertEncoded(
   client: ClickHouseClient,
-  params: { table: string; columns?: readonly string[]; format: string; body: Buffer; settings?: ClickHouseSettings },
+  params: { table: string; columns?: readonly string[]; format: string; body: Buffer; settings?: ClickHouseSettings; queryId?: string },
 ): Promise<void> {
   const columns = params.columns ? ` (${params.columns.join(', ')})` : '';
   const result = await client.exec({
@@ -19,6 +19,7 @@ export async function insertEncoded(
     // A fresh stream per attempt: the bytes themselves are only read, so a retry can send them again.
     values: Readable.from([params.body], { objectMode: false }),
     clickhouse_settings: params.settings,
+    ...(params.queryId ? { query_id: params.queryId } : {}),
   });
   // The (empty) answer must be read for the socket to go back to the pool.
   result.stream.resume();

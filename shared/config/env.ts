@@ -9,11 +9,25 @@ const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
 export const port = (fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).default(fallback));
 export const optionalUrl = z.preprocess(emptyAsUndefined, z.string().url().optional());
+/** One NATS server, or several separated by commas: seeds of one cluster (the client learns the rest and fails over). */
+export const natsServers = z.preprocess(
+  emptyAsUndefined,
+  z
+    .string()
+    .refine((v) => v.split(',').every((server) => URL.canParse(server.trim())), 'must be a URL, or several separated by commas')
+    .optional(),
+);
 
 export const commonEnv = {
   DATABASE_URL: optionalUrl,
   CLICKHOUSE_URL: optionalUrl,
-  NATS_URL: optionalUrl,
+  NATS_URL: natsServers,
+  /**
+   * Replicas of every stream, KV bucket and object store linkroute creates on NATS (the
+   * click and conversion events, the link snapshot, the compacted snapshot, shared click
+   * counts, leases): 1 on a single server, 3 on a cluster of three or more.
+   */
+  NATS_STREAM_REPLICAS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(5).default(1)),
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
   HOST: z.preprocess(emptyAsUndefined, z.string().default('127.0.0.1')),
   REDIRECT_BASE_URL: z.preprocess(

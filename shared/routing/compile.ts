@@ -84,6 +84,7 @@ export function compileLink(
     passwordHash: link.passwordHash,
     conversionTracking: link.conversionTracking,
     trackingType: link.trackingType,
+    forwardQuery: link.forwardQuery,
     defaultDestination,
     defaultDeepLinks: compileDeepLinks(link, defaultDestination),
     rules,

@@ -27,6 +27,7 @@ export function makeLink(overrides: Partial<LinkRecord> = {}): LinkRecord {
     deepLinkFallbackUrl: null,
     conversionTracking: false,
     trackingType: 'pixel',
+    forwardQuery: true,
     ...overrides,
   };
 }

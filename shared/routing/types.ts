@@ -10,6 +10,8 @@ export type { DeviceClass, OperatingSystem, RuleType };
 
 export type RedirectBehavior = 'auto' | 'always' | 'rule_only' | 'never';
 export type TrackingType = 'pixel' | 's2s';
+/** What a redirect does with the visitor's query string (shared/schemas/link.ts ForwardQuery). */
+export type ForwardQuery = boolean | 'override_utm';
 
 export interface RuleRecord {
   id: string;
@@ -54,6 +56,7 @@ export interface LinkRecord {
   deepLinkFallbackUrl: string | null;
   conversionTracking: boolean;
   trackingType: TrackingType;
+  forwardQuery: ForwardQuery;
 }
 
 /** Everything decide() may look at about one request. Built by the redirector. */
@@ -145,6 +148,8 @@ export interface CompiledLink {
   passwordHash: string | null;
   conversionTracking: boolean;
   trackingType: TrackingType;
+  /** Absent from entries compiled before query forwarding existed: those forward (true), as the column's default says. */
+  forwardQuery?: ForwardQuery;
   defaultDestination: string;
   /** The link's own deep links, used when no rule matches. */
   defaultDeepLinks: CompiledDeepLinks;

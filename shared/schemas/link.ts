@@ -1,9 +1,31 @@
 import { z } from 'zod';
 import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean, storedTimestamp } from './common.ts';
 import { customShortCode } from './short-code.ts';
+import { tagFilter, tagList } from './tag.ts';
 
 export const redirectBehaviors = ['auto', 'always', 'rule_only', 'never'] as const;
 export const trackingTypes = ['pixel', 's2s'] as const;
+
+/**
+ * What a redirect does with the visitor's query string: `true` appends the visitor's
+ * parameters the destination does not already have, `false` drops them all, and
+ * `"override_utm"` is `true` plus the visitor's `utm_*` values replacing the
+ * destination's. The QR marker never travels on, nor a visitor's `clickId` on a
+ * link that appends its own.
+ */
+export const forwardQuerySchema = z.union([z.boolean(), z.literal('override_utm')]);
+export type ForwardQuery = z.infer<typeof forwardQuerySchema>;
+
+/** How the links table spells ForwardQuery (a text column with a CHECK). */
+export type StoredForwardQuery = 'on' | 'off' | 'override_utm';
+
+export function storedForwardQuery(mode: ForwardQuery): StoredForwardQuery {
+  return mode === true ? 'on' : mode === false ? 'off' : mode;
+}
+
+export function forwardQueryOf(stored: StoredForwardQuery): ForwardQuery {
+  return stored === 'on' ? true : stored === 'off' ? false : stored;
+}
 
 /** Spec section 2.1, every field, plus `expiredUrl` (DESIGN.md "Link availability"). */
 export const linkSchema = z.object({
@@ -29,6 +51,8 @@ export const linkSchema = z.object({
   deepLinkFallbackUrl: z.string().nullable(),
   conversionTracking: z.boolean(),
   trackingType: z.enum(trackingTypes),
+  tags: z.array(z.string()),
+  forwardQuery: forwardQuerySchema,
   clicks: z.number().int(),
   uniqueClicks: z.number().int(),
   impressions: z.number().int(),
@@ -64,6 +88,8 @@ const editableLinkFields = {
   deepLinkFallbackUrl: httpUrl.nullable(),
   conversionTracking: z.boolean(),
   trackingType: z.enum(trackingTypes),
+  tags: tagList,
+  forwardQuery: forwardQuerySchema,
 };
 
 export const linkCreateSchema = z.strictObject({
@@ -86,6 +112,8 @@ export const linkCreateSchema = z.strictObject({
   deepLinkFallbackUrl: editableLinkFields.deepLinkFallbackUrl.default(null),
   conversionTracking: editableLinkFields.conversionTracking.default(false),
   trackingType: editableLinkFields.trackingType.default('pixel'),
+  tags: editableLinkFields.tags.default([]),
+  forwardQuery: editableLinkFields.forwardQuery.default(true),
 });
 export type LinkCreate = z.infer<typeof linkCreateSchema>;
 
@@ -112,6 +140,8 @@ export const linkUpdateSchema = z
     deepLinkFallbackUrl: editableLinkFields.deepLinkFallbackUrl,
     conversionTracking: editableLinkFields.conversionTracking,
     trackingType: editableLinkFields.trackingType,
+    tags: editableLinkFields.tags,
+    forwardQuery: editableLinkFields.forwardQuery,
   })
   .partial()
   .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update');
@@ -123,6 +153,8 @@ export const linkListQuerySchema = z.strictObject({
   domainId: z.string().min(1).max(100).optional(),
   enabled: queryBoolean.optional(),
   q: z.string().min(1).max(200).optional(),
+  /** Links with any of these tags: `tag=a,b`. */
+  tag: tagFilter.optional(),
 });
 
 export const linkGetQuerySchema = z.strictObject({

@@ -8,6 +8,8 @@ export const reservedShortCodes: ReadonlySet<string> = new Set([
   'api', 'admin', 'app', 'assets', 'dashboard', 'docs', 'favicon.ico', 'health', 'help', 'login', 'logout',
   'metrics', 'openapi', 'openapi.json', 'p.gif', 'qr', 'ready', 'robots.txt', 'settings', 'signup', 'static',
   'status', 'support', 'www', 'links', 'rules', 'campaigns', 'conversions', 'domains', 'analytics',
+  // API paths where a short code may stand in for a link id: /links/bulk.
+  'bulk', 'tags', 'webhooks',
 ]);
 
 export const GENERATED_SHORT_CODE_LENGTH = 7;

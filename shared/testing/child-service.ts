@@ -62,7 +62,8 @@ export function compiledPath(mainPath: string): string {
   if (builtAt === undefined) throw new Error(`${compiled} is missing: run npm run build`);
   for (const top of ['services', 'shared']) {
     for (const entry of readdirSync(join(repoRoot, top), { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts')) continue;
+      // What the build compiles (tsconfig.build.json): not tests, not test helpers.
+      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts') || /[/\\]testing$/.test(entry.parentPath)) continue;
       const source = join(entry.parentPath, entry.name);
       if (statSync(source).mtimeMs > builtAt) throw new Error(`dist/ is older than ${source}: run npm run build`);
     }

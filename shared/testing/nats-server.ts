@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect } from 'nats';
 import { freePort } from './free-port.ts';
 
 /**
@@ -14,6 +15,8 @@ export interface TestNatsServer {
   /** The running server's process id (0 while stopped): for benchmarks that account its CPU. */
   readonly pid: number;
   stop(): Promise<void>;
+  /** Kills it with `signal` (SIGKILL: a crash, nothing flushed or said goodbye) and waits for the port to close. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
   start(): Promise<void>;
   /** Stops and removes its storage. */
   destroy(): Promise<void>;
@@ -36,7 +39,13 @@ async function waitForPort(port: number, up: boolean, timeoutMs = 10_000): Promi
 }
 
 export async function startTestNatsServer(): Promise<TestNatsServer> {
-  const port = await freePort();
+  const server = await natsServerProcess(await freePort(), () => []);
+  await server.start();
+  return server;
+}
+
+/** `nats-server` on `port` with its own store, started by start(); `extraArgs` is asked at each start. */
+async function natsServerProcess(port: number, extraArgs: () => string[]): Promise<TestNatsServer> {
   const storeDir = await mkdtemp(join(tmpdir(), 'linkroute-nats-'));
   let child: ChildProcess | null = null;
 
@@ -46,13 +55,14 @@ export async function startTestNatsServer(): Promise<TestNatsServer> {
       return child?.pid ?? 0;
     },
     async start() {
-      child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: 'ignore' });
+      child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...extraArgs()], { stdio: 'ignore' });
       await waitForPort(port, true);
     },
-    async stop() {
+    stop: () => server.kill('SIGTERM'),
+    async kill(signal = 'SIGKILL') {
       if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGTERM');
+      child.kill(signal);
       await exited;
       child = null;
       await waitForPort(port, false);
@@ -62,6 +72,48 @@ export async function startTestNatsServer(): Promise<TestNatsServer> {
       await rm(storeDir, { recursive: true, force: true });
     },
   };
-  await server.start();
   return server;
+}
+
+/** Private nats-servers forming one JetStream cluster on loopback, for tests that kill a node. */
+export interface TestNatsCluster {
+  /** Every node's client URL, comma-separated, as NATS_URL takes them. */
+  url: string;
+  nodes: TestNatsServer[];
+  destroy(): Promise<void>;
+}
+
+export async function startTestNatsCluster(size = 3): Promise<TestNatsCluster> {
+  const clientPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+  const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(',');
+  const nodes = await Promise.all(
+    clientPorts.map((port, i) =>
+      natsServerProcess(port, () => ['-n', `linkroute-test-${i + 1}`, '--cluster_name', 'linkroute-test', '--cluster', `nats://127.0.0.1:${routePorts[i]}`, '--routes', routes]),
+    ),
+  );
+  await Promise.all(nodes.map((node) => node.start()));
+  // JetStream answers once the nodes have elected a meta leader.
+  const nc = await connect({ servers: nodes.map((node) => node.url) });
+  try {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      try {
+        await (await nc.jetstreamManager()).getAccountInfo();
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+  return {
+    url: nodes.map((node) => node.url).join(','),
+    nodes,
+    async destroy() {
+      await Promise.all(nodes.map((node) => node.destroy()));
+    },
+  };
 }

@@ -4,7 +4,9 @@ import { looksLikeApiKey } from '../../../shared/auth/api-key.ts';
 import { findPrincipal, type Principal } from '../../../shared/db/workspaces.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Scope } from '../../../shared/schemas/common.ts';
+import type { Logger } from '../../../shared/logger.ts';
 import { enforceRateLimit } from './rate-limit.ts';
+import { idempotency } from './idempotency.ts';
 
 export interface AuthState {
   principal: Principal;
@@ -12,9 +14,11 @@ export interface AuthState {
 
 /**
  * `Authorization: Bearer <key>`. Missing or unknown/revoked keys are 401;
- * a valid key without the route's scope is 403. A null scope admits any valid key.
+ * a valid key without the route's scope is 403 (a null scope admits any valid
+ * key). Then, on POST and PATCH, the request's Idempotency-Key (if any) is honoured.
  */
-export function authenticator(sql: Sql) {
+export function authenticator(sql: Sql, logger: Logger) {
+  const withIdempotency = idempotency(sql, logger);
   return function requireScope(scope: Scope | null) {
     return async function authenticate(ctx: Context, next: Next): Promise<void> {
       const header = ctx.get('authorization');
@@ -28,7 +32,7 @@ export function authenticator(sql: Sql) {
       // Every authenticated request counts against the workspace's plan, refused ones included.
       return enforceRateLimit(ctx, sql, principal, async () => {
         if (scope !== null && !principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
-        return next();
+        return withIdempotency(ctx, principal.workspaceId, next);
       });
     };
   };

@@ -2,24 +2,26 @@ import type { Context, Next } from 'koa';
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../../../shared/errors.ts';
 
-const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+/** DELETE too: bulk deletes name their links in a body. */
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 interface BodyState {
   readJsonBody?: () => Promise<unknown>;
 }
 
 /**
- * Arms a lazy JSON body reader for POST, PUT and PATCH. Handlers read the body
- * with `bodyOf(ctx)` after authentication, so an unauthenticated request is a
+ * Arms a lazy JSON body reader for POST, PUT, PATCH and DELETE. Handlers read the
+ * body with `bodyOf(ctx)` after authentication, so an unauthenticated request is a
  * 401 whatever it sent. The body must be a JSON object: other content types,
- * malformed JSON and non-objects are 400s; more than `maxBytes` is a 413 and is
- * never buffered whole.
+ * malformed JSON and non-objects are 400s; more than `maxBytes` (or what
+ * `maxBytesFor` allows the request, e.g. a bulk route) is a 413 and is never
+ * buffered whole.
  */
-export function jsonBody(maxBytes: number) {
+export function jsonBody(maxBytes: number, maxBytesFor: (ctx: Context) => number | undefined = () => undefined) {
   return async function armJsonBody(ctx: Context, next: Next): Promise<void> {
     if (METHODS_WITH_BODY.has(ctx.method)) {
       let pending: Promise<unknown> | undefined;
-      (ctx.state as BodyState).readJsonBody = () => (pending ??= readJson(ctx, maxBytes));
+      (ctx.state as BodyState).readJsonBody = () => (pending ??= readJson(ctx, maxBytesFor(ctx) ?? maxBytes));
     }
     return next();
   };

@@ -7,14 +7,22 @@ import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema }
 import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
 import { meSchema } from '../../../shared/schemas/me.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
+import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
+import { linkBulkCreateBody, linkBulkDeleteBody, linkBulkDeleteResultSchema, linkBulkResultSchema, linkBulkUpdateBody } from '../../../shared/schemas/link-bulk.ts';
 import {
   analyticsLinkQuerySchema,
   analyticsOverviewSchema,
   analyticsQuerySchema,
+  breakdownQuerySchema,
+  breakdownRowSchema,
   clickLogEntrySchema,
   clickLogQuerySchema,
   conversionReportQuerySchema,
   conversionReportSchema,
+  experimentQuerySchema,
+  experimentReportSchema,
+  realtimeQuerySchema,
+  realtimeSchema,
 } from '../../../shared/schemas/analytics.ts';
 
 /**
@@ -40,6 +48,8 @@ export interface Operation {
   paginated?: boolean;
   /** A non-JSON success body (e.g. an image): its media types, instead of the envelope. */
   mediaTypes?: Record<string, { schema: Record<string, unknown> }>;
+  /** Also answers `text/csv` (a download) to `format=csv` or `Accept: text/csv`. */
+  csv?: boolean;
 }
 
 const deleted = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -67,9 +77,41 @@ export const operations: Operation[] = [
 
   { method: 'get', path: '/links', summary: 'List links, newest first', scope: 'links:read', query: linkListQuerySchema, status: 200, response: z.array(linkSchema), paginated: true },
   { method: 'post', path: '/links', summary: 'Create a link', scope: 'links:write', body: linkCreateSchema, example: { destinationUrl: 'https://example.com/spring', shortCode: 'spring', title: 'Spring' }, status: 201, response: linkSchema },
+  {
+    method: 'post',
+    path: '/links/bulk',
+    summary: 'Create up to 1,000 links in one request (one request against the rate limit); each item succeeds or fails alone, answered in order',
+    scope: 'links:write',
+    body: linkBulkCreateBody,
+    example: { links: [{ destinationUrl: 'https://example.com/a', tags: ['spring'] }, { destinationUrl: 'https://example.com/b', shortCode: 'spring-b' }] },
+    status: 200,
+    response: linkBulkResultSchema,
+  },
+  {
+    method: 'patch',
+    path: '/links/bulk',
+    summary: 'Update up to 1,000 links: one patch for many ids, or a patch per link; each item succeeds or fails alone',
+    scope: 'links:write',
+    body: linkBulkUpdateBody,
+    example: { ids: ['link_x', 'link_y'], patch: { tags: ['archived'], enabled: false } },
+    status: 200,
+    response: linkBulkResultSchema,
+  },
+  {
+    method: 'delete',
+    path: '/links/bulk',
+    summary: 'Delete up to 1,000 links; each item succeeds or fails alone',
+    scope: 'links:write',
+    body: linkBulkDeleteBody,
+    example: { ids: ['link_x', 'link_y'] },
+    status: 200,
+    response: linkBulkDeleteResultSchema,
+  },
   { method: 'get', path: '/links/{id}', summary: 'Get a link by id or short code', scope: 'links:read', query: linkGetQuerySchema, status: 200, response: linkSchema },
   { method: 'patch', path: '/links/{id}', summary: 'Update a link', scope: 'links:write', body: linkUpdateSchema, example: { title: 'Spring 2026', clicksLimit: 1000 }, status: 200, response: linkSchema },
   { method: 'delete', path: '/links/{id}', summary: 'Delete a link (its short code is never reissued)', scope: 'links:write', status: 200, response: deleted },
+
+  { method: 'get', path: '/tags', summary: "The workspace's tags (set on links) with their counts of live links, by name", scope: 'links:read', query: tagListQuerySchema, status: 200, response: z.array(tagSchema), paginated: true },
 
   { method: 'get', path: '/rules', summary: 'List rules, newest first', scope: 'links:read', query: ruleListQuerySchema, status: 200, response: z.array(ruleSchema), paginated: true },
   {
@@ -110,10 +152,39 @@ export const operations: Operation[] = [
     response: conversionAnswer,
   },
 
-  { method: 'get', path: '/analytics', summary: 'Analytics overview', scope: 'analytics:read', query: analyticsQuerySchema, status: 200, response: analyticsOverviewSchema },
-  { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true },
-  { method: 'get', path: '/analytics/conversions', summary: 'Conversions report', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true },
-  { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
+  {
+    method: 'get',
+    path: '/analytics',
+    summary: 'Analytics overview; every dimension is a filter (comma = OR, dimensions AND-ed); compare=previous adds the period before',
+    scope: 'analytics:read',
+    query: analyticsQuerySchema,
+    status: 200,
+    response: analyticsOverviewSchema,
+  },
+  {
+    method: 'get',
+    path: '/analytics/breakdown',
+    summary: 'Clicks, unique clicks, conversions and revenue by one dimension, most clicks first; filters as on every analytics endpoint',
+    scope: 'analytics:read',
+    query: breakdownQuerySchema,
+    status: 200,
+    response: z.array(breakdownRowSchema),
+    paginated: true,
+    csv: true,
+  },
+  { method: 'get', path: '/analytics/realtime', summary: 'The last 60 minutes, per minute, with the top links and countries', scope: 'analytics:read', query: realtimeQuerySchema, status: 200, response: realtimeSchema },
+  {
+    method: 'get',
+    path: '/analytics/experiments/{linkId}',
+    summary: "A link's routing rules as experiments: each variant's conversion rate against a control, with a 95 % interval, p-value and verdict",
+    scope: 'analytics:read',
+    query: experimentQuerySchema,
+    status: 200,
+    response: experimentReportSchema,
+  },
+  { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first (format=csv: every click of the range)', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true, csv: true },
+  { method: 'get', path: '/analytics/conversions', summary: 'Conversions report (format=csv: every conversion record of the range)', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true, csv: true },
+  { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link (filters and compare as for the overview)', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
 
   { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
   { method: 'post', path: '/domains', summary: 'Register a custom domain (publish the returned TXT record, then verify)', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },

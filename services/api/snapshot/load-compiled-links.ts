@@ -1,10 +1,11 @@
 import { compileLink, type CompiledLink, type LinkRecord, type RuleRecord } from '../../../shared/routing/index.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { RuleType } from '../../../shared/schemas/rule-conditions.ts';
+import { forwardQueryOf } from '../../../shared/schemas/link.ts';
 import type { LinkRow } from '../stores/link-store.ts';
 
 /** A links row (the store's LinkRow) without what redirectors never read, and whether its domain serves. */
-type LinkSnapshotRow = Omit<LinkRow, 'title' | 'description' | 'createdAt' | 'updatedAt'> & { domainLive: boolean };
+type LinkSnapshotRow = Omit<LinkRow, 'title' | 'description' | 'tags' | 'createdAt' | 'updatedAt'> & { domainLive: boolean };
 
 interface RuleSnapshotRow extends Omit<RuleRecord, 'createdAt' | 'type'> {
   type: RuleType;
@@ -24,7 +25,7 @@ export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Pr
       (d.id IS NOT NULL AND d.status = 'verified' AND d.deleted_at IS NULL) AS domain_live,
       l.destination_url, l.default_destination, l.enabled, l.redirect_behavior, l.expires_at, l.clicks_limit,
       l.expired_url, l.password_hash, l.deep_link_enabled, l.deep_link_ios, l.deep_link_android,
-      l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.deleted_at
+      l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.forward_query, l.deleted_at
     FROM links l LEFT JOIN domains d ON d.id = l.domain_id
     WHERE l.id IN ${tx(linkIds as string[])}`;
   const live = links.filter((l) => !l.deletedAt && (l.domainId === null || l.domainLive));
@@ -67,6 +68,7 @@ export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Pr
       deepLinkFallbackUrl: l.deepLinkFallbackUrl,
       conversionTracking: l.conversionTracking,
       trackingType: l.trackingType,
+      forwardQuery: forwardQueryOf(l.forwardQuery),
     };
     result.set(l.id, compileLink(record, byLink.get(l.id) ?? [], byCampaign.get(l.campaignId) ?? []));
   }

@@ -37,9 +37,11 @@ export function campaignStore(sql: Sql) {
       return present(row);
     },
 
-    async exists(workspaceId: string, id: string): Promise<boolean> {
-      const [row] = await sql`SELECT 1 FROM campaigns WHERE id = ${id} AND workspace_id = ${workspaceId}`;
-      return row !== undefined;
+    /** Which of the ids name campaigns of the workspace, in one query. */
+    async existing(workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
+      if (ids.length === 0) return new Set();
+      const rows = await sql<{ id: string }[]>`SELECT id FROM campaigns WHERE id = ANY(${ids as string[]}) AND workspace_id = ${workspaceId}`;
+      return new Set(rows.map((r) => r.id));
     },
 
     async defaultId(workspaceId: string): Promise<string> {

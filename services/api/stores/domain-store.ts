@@ -38,11 +38,12 @@ function present(row: DomainRow): Domain {
 export function domainStore(sql: Sql) {
   const columns = sql`id, hostname, status, verification_token, failure_reason, verified_at, created_at, updated_at`;
   return {
-    /** A live (not deleted) domain of the workspace, whatever its verification status. */
-    async find(workspaceId: string, id: string): Promise<DomainRef | undefined> {
-      const [row] = await sql<DomainRef[]>`
-        SELECT id, hostname, status FROM domains WHERE id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
-      return row;
+    /** The live (not deleted) domains of the workspace among the ids, whatever their verification status, in one query. */
+    async findMany(workspaceId: string, ids: readonly string[]): Promise<Map<string, DomainRef>> {
+      if (ids.length === 0) return new Map();
+      const rows = await sql<DomainRef[]>`
+        SELECT id, hostname, status FROM domains WHERE id = ANY(${ids as string[]}) AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
+      return new Map(rows.map((r) => [r.id, r]));
     },
 
     async get(workspaceId: string, id: string): Promise<Domain | undefined> {

@@ -1,9 +1,9 @@
-import { AppError } from '../../../shared/errors.ts';
+import { AppError, isAppError } from '../../../shared/errors.ts';
 import { newId, randomBase62 } from '../../../shared/ids.ts';
 import { likeContains } from '../../../shared/db/rows.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { GENERATED_SHORT_CODE_LENGTH, reservedShortCodes } from '../../../shared/schemas/short-code.ts';
-import type { Link, LinkCreate, LinkUpdate } from '../../../shared/schemas/link.ts';
+import { storedForwardQuery, type Link, type LinkCreate, type LinkUpdate, type StoredForwardQuery } from '../../../shared/schemas/link.ts';
 
 export interface LinkRow {
   id: string;
@@ -28,6 +28,8 @@ export interface LinkRow {
   deepLinkFallbackUrl: string | null;
   conversionTracking: boolean;
   trackingType: Link['trackingType'];
+  tags: string[];
+  forwardQuery: StoredForwardQuery;
   createdAt: Date;
   updatedAt: Date;
   deletedAt: Date | null;
@@ -42,58 +44,128 @@ export type NewLink = Omit<LinkCreate, 'password' | 'shortCode' | 'campaignId'> 
 
 export type LinkChanges = Omit<LinkUpdate, 'password'> & { passwordHash?: string | null };
 
+/** Columns of an update, in the table's own spelling where it differs from the API's. */
+function changedColumns(changes: LinkChanges): Record<string, unknown> {
+  const { forwardQuery, ...rest } = changes;
+  return forwardQuery === undefined ? rest : { ...rest, forwardQuery: storedForwardQuery(forwardQuery) };
+}
+
 const GENERATION_ATTEMPTS = 8;
 
+/** One item of a bulk write: its result, or the client-facing error that item alone got. */
+export type ItemResult<T> = T | AppError;
+
+const codeTaken = (code: string) => new AppError('CONFLICT', `Short code "${code}" is already taken on this domain`);
+
+/** A generated code of the attempt's length: 62^7 ≈ 3.5e12, so a retry is rare; lengthen if a domain gets crowded. */
+function generatedCode(attempt: number): string {
+  for (;;) {
+    const code = randomBase62(GENERATED_SHORT_CODE_LENGTH + Math.floor(attempt / 3));
+    if (!reservedShortCodes.has(code.toLowerCase())) return code;
+  }
+}
+
 export function linkStore(sql: Sql) {
-  const select = sql`
-    SELECT l.id, l.workspace_id, l.campaign_id, l.domain_id, d.hostname AS domain_hostname, l.short_code,
+  /** Columns of a LinkRow, from a links row `l` and its domain `d`. */
+  const columns = sql`
+      l.id, l.workspace_id, l.campaign_id, l.domain_id, d.hostname AS domain_hostname, l.short_code,
       l.destination_url, l.default_destination, l.title, l.description, l.enabled, l.password_hash,
       l.expires_at, l.expired_url, l.clicks_limit, l.redirect_behavior, l.deep_link_enabled, l.deep_link_ios,
-      l.deep_link_android, l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type,
-      l.created_at, l.updated_at, l.deleted_at
-    FROM links l LEFT JOIN domains d ON d.id = l.domain_id`;
+      l.deep_link_android, l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.tags, l.forward_query,
+      l.created_at, l.updated_at, l.deleted_at`;
+  const select = sql`SELECT ${columns} FROM links l LEFT JOIN domains d ON d.id = l.domain_id`;
 
   async function byId(workspaceId: string, id: string): Promise<LinkRow | undefined> {
     const [row] = await sql<LinkRow[]>`${select} WHERE l.id = ${id} AND l.workspace_id = ${workspaceId}`;
     return row;
   }
 
-  /** Inserts with a given code, or null when the code is taken on that domain (never reused). */
-  async function insert(workspaceId: string, link: NewLink, shortCode: string): Promise<string | null> {
-    const id = newId('link');
-    const rows = await sql`
-      INSERT INTO links (id, workspace_id, campaign_id, domain_id, domain_key, short_code, destination_url,
-        default_destination, title, description, enabled, password_hash, expires_at, expired_url, clicks_limit,
-        redirect_behavior, deep_link_enabled, deep_link_ios, deep_link_android, deep_link_fallback_url,
-        conversion_tracking, tracking_type)
-      VALUES (${id}, ${workspaceId}, ${link.campaignId}, ${link.domainId}, ${link.domainId ?? ''}, ${shortCode},
-        ${link.destinationUrl}, ${link.defaultDestination}, ${link.title}, ${link.description}, ${link.enabled},
-        ${link.passwordHash}, ${link.expiresAt}, ${link.expiredUrl}, ${link.clicksLimit}, ${link.redirectBehavior},
-        ${link.deepLinkEnabled}, ${link.deepLinkIos}, ${link.deepLinkAndroid}, ${link.deepLinkFallbackUrl},
-        ${link.conversionTracking}, ${link.trackingType})
-      ON CONFLICT (domain_key, short_code) DO NOTHING
-      RETURNING id`;
-    return rows.length === 1 ? id : null;
+  async function byIds(workspaceId: string, ids: readonly string[]): Promise<Map<string, LinkRow>> {
+    if (ids.length === 0) return new Map();
+    const rows = await sql<LinkRow[]>`${select} WHERE l.id = ANY(${ids as string[]}) AND l.workspace_id = ${workspaceId}`;
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /**
+   * Inserts the links in one statement; a link whose code is taken on its domain (by
+   * a live or deleted link, or earlier in the same statement) is left out, as codes
+   * are never reused. Returns the rows inserted, by id.
+   */
+  async function insert(workspaceId: string, links: Array<{ id: string; link: NewLink; shortCode: string }>): Promise<Map<string, LinkRow>> {
+    const values = links.map(({ id, link, shortCode }) => ({
+      id,
+      workspaceId,
+      campaignId: link.campaignId,
+      domainId: link.domainId,
+      domainKey: link.domainId ?? '',
+      shortCode,
+      destinationUrl: link.destinationUrl,
+      defaultDestination: link.defaultDestination,
+      title: link.title,
+      description: link.description,
+      enabled: link.enabled,
+      passwordHash: link.passwordHash,
+      expiresAt: link.expiresAt,
+      expiredUrl: link.expiredUrl,
+      clicksLimit: link.clicksLimit,
+      redirectBehavior: link.redirectBehavior,
+      deepLinkEnabled: link.deepLinkEnabled,
+      deepLinkIos: link.deepLinkIos,
+      deepLinkAndroid: link.deepLinkAndroid,
+      deepLinkFallbackUrl: link.deepLinkFallbackUrl,
+      conversionTracking: link.conversionTracking,
+      trackingType: link.trackingType,
+      tags: link.tags,
+      forwardQuery: storedForwardQuery(link.forwardQuery),
+    }));
+    const rows = await sql<LinkRow[]>`
+      WITH l AS (
+        INSERT INTO links ${sql(values)}
+        ON CONFLICT (domain_key, short_code) DO NOTHING
+        RETURNING *
+      )
+      SELECT ${columns} FROM l LEFT JOIN domains d ON d.id = l.domain_id`;
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
   return {
     byId,
+    byIds,
 
-    async create(workspaceId: string, link: NewLink): Promise<LinkRow> {
-      let id: string | null = null;
-      if (link.shortCode !== undefined) {
-        id = await insert(workspaceId, link, link.shortCode);
-        if (!id) throw new AppError('CONFLICT', `Short code "${link.shortCode}" is already taken on this domain`);
-      } else {
-        // Random codes: 62^7 ≈ 3.5e12, so a retry is rare; lengthen if a domain gets crowded.
-        for (let attempt = 0; attempt < GENERATION_ATTEMPTS && !id; attempt++) {
-          const code = randomBase62(GENERATED_SHORT_CODE_LENGTH + Math.floor(attempt / 3));
-          if (reservedShortCodes.has(code.toLowerCase())) continue;
-          id = await insert(workspaceId, link, code);
+    /**
+     * Creates every link it can, in order, in as few statements as codes allow: one
+     * for all of them unless a generated code collides (those are retried with a new
+     * code). A custom code taken, or given twice in the batch, fails that item alone.
+     */
+    async createMany(workspaceId: string, links: readonly NewLink[]): Promise<Array<ItemResult<LinkRow>>> {
+      const results: Array<ItemResult<LinkRow> | undefined> = new Array(links.length);
+      let pending: Array<{ index: number; id: string; shortCode: string; custom: boolean }> = [];
+      const customCodes = new Set<string>();
+      links.forEach((link, index) => {
+        if (link.shortCode === undefined) {
+          pending.push({ index, id: newId('link'), shortCode: generatedCode(0), custom: false });
+          return;
         }
-        if (!id) throw new AppError('CONFLICT', 'Could not generate a free short code; try again');
+        const scoped = `${link.domainId ?? ''}/${link.shortCode}`;
+        if (customCodes.has(scoped)) results[index] = codeTaken(link.shortCode);
+        else {
+          customCodes.add(scoped);
+          pending.push({ index, id: newId('link'), shortCode: link.shortCode, custom: true });
+        }
+      });
+      for (let attempt = 1; pending.length > 0 && attempt <= GENERATION_ATTEMPTS; attempt++) {
+        const inserted = await insert(workspaceId, pending.map((p) => ({ id: p.id, link: links[p.index]!, shortCode: p.shortCode })));
+        const retry: typeof pending = [];
+        for (const p of pending) {
+          const row = inserted.get(p.id);
+          if (row) results[p.index] = row;
+          else if (p.custom) results[p.index] = codeTaken(p.shortCode);
+          else retry.push({ ...p, shortCode: generatedCode(attempt) });
+        }
+        pending = retry;
       }
-      return (await byId(workspaceId, id))!;
+      for (const p of pending) results[p.index] = new AppError('CONFLICT', 'Could not generate a free short code; try again');
+      return results as Array<ItemResult<LinkRow>>;
     },
 
     /** By short code: the default domain unless a hostname is named. Deleted links are not found. */
@@ -106,7 +178,15 @@ export function linkStore(sql: Sql) {
 
     async list(
       workspaceId: string,
-      query: { page: number; limit: number; campaignId?: string | undefined; domainId?: string | undefined; enabled?: boolean | undefined; q?: string | undefined },
+      query: {
+        page: number;
+        limit: number;
+        campaignId?: string | undefined;
+        domainId?: string | undefined;
+        enabled?: boolean | undefined;
+        q?: string | undefined;
+        tag?: string[] | undefined;
+      },
     ): Promise<{ items: LinkRow[]; total: number }> {
       const filters = [
         query.campaignId !== undefined ? sql`AND l.campaign_id = ${query.campaignId}` : sql``,
@@ -115,35 +195,62 @@ export function linkStore(sql: Sql) {
         query.q !== undefined
           ? sql`AND (l.title ILIKE ${likeContains(query.q)} OR l.short_code ILIKE ${likeContains(query.q)} OR l.destination_url ILIKE ${likeContains(query.q)})`
           : sql``,
+        query.tag !== undefined ? sql`AND l.tags && ${query.tag}::text[]` : sql``,
       ];
-      const where = sql`WHERE l.workspace_id = ${workspaceId} AND l.deleted_at IS NULL ${filters[0]!} ${filters[1]!} ${filters[2]!} ${filters[3]!}`;
+      const where = sql`WHERE l.workspace_id = ${workspaceId} AND l.deleted_at IS NULL ${filters[0]!} ${filters[1]!} ${filters[2]!} ${filters[3]!} ${filters[4]!}`;
       const [count] = await sql<{ total: number }[]>`SELECT count(*)::int AS total FROM links l ${where}`;
       const items = await sql<LinkRow[]>`
         ${select} ${where} ORDER BY l.created_at DESC, l.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`;
       return { items, total: count!.total };
     },
 
-    /** `alongside` runs in the same transaction, for changes that must commit with the link's. */
-    async update(workspaceId: string, id: string, changes: LinkChanges, alongside?: (tx: Sql) => Promise<void>): Promise<LinkRow> {
+    /**
+     * Applies each item's changes to its live link, all in one transaction. `alongside`
+     * runs with its item's update (the rules of a link moving campaign), in a savepoint:
+     * an AppError it throws fails that item alone and undoes its part. Returns the
+     * errors by item index; a link deleted meanwhile is simply not updated.
+     */
+    async updateMany(
+      workspaceId: string,
+      items: ReadonlyArray<{ id: string; changes: LinkChanges; alongside?: ((tx: Sql) => Promise<void>) | undefined }>,
+    ): Promise<Map<number, AppError>> {
+      const failed = new Map<number, AppError>();
+      const update = (t: Sql, item: (typeof items)[number]) => t`
+        UPDATE links SET ${t(changedColumns(item.changes))}, updated_at = now()
+        WHERE id = ${item.id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
       await sql.begin(async (tx) => {
         const t = tx as unknown as Sql;
-        if (alongside) await alongside(t);
-        await t`
-          UPDATE links SET ${t(changes as Record<string, unknown>)}, updated_at = now()
-          WHERE id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
+        // Independent updates go out pipelined; those with company one savepoint each.
+        await Promise.all(items.filter((item) => !item.alongside).map((item) => update(t, item)));
+        for (const [index, item] of items.entries()) {
+          if (!item.alongside) continue;
+          try {
+            await tx.savepoint(async (sp) => {
+              const s = sp as unknown as Sql;
+              await item.alongside!(s);
+              await update(s, item);
+            });
+          } catch (err) {
+            if (!isAppError(err)) throw err;
+            failed.set(index, err);
+          }
+        }
       });
-      return (await byId(workspaceId, id))!;
+      return failed;
     },
 
-    /** Soft delete: the row (and so its short code) stays, so the code is never reissued. */
-    async softDelete(workspaceId: string, id: string): Promise<'deleted' | 'already_deleted' | 'not_found'> {
-      const [row] = await sql<{ deletedNow: boolean }[]>`
-        WITH target AS (SELECT id, deleted_at FROM links WHERE id = ${id} AND workspace_id = ${workspaceId} FOR UPDATE),
+    /**
+     * Soft delete: the row (and so its short code) stays, so the code is never reissued.
+     * Per id: 'deleted', or 'already_deleted'; ids that are not the workspace's links are
+     * absent from the answer. One statement for all.
+     */
+    async softDeleteMany(workspaceId: string, ids: readonly string[]): Promise<Map<string, 'deleted' | 'already_deleted'>> {
+      const rows = await sql<{ id: string; deletedNow: boolean }[]>`
+        WITH target AS (SELECT id, deleted_at FROM links WHERE id = ANY(${ids as string[]}) AND workspace_id = ${workspaceId} FOR UPDATE),
         updated AS (UPDATE links SET deleted_at = now(), updated_at = now()
           WHERE id IN (SELECT id FROM target WHERE deleted_at IS NULL) RETURNING id)
-        SELECT EXISTS (SELECT 1 FROM updated) AS deleted_now FROM target`;
-      if (!row) return 'not_found';
-      return row.deletedNow ? 'deleted' : 'already_deleted';
+        SELECT t.id, u.id IS NOT NULL AS deleted_now FROM target t LEFT JOIN updated u ON u.id = t.id`;
+      return new Map(rows.map((r) => [r.id, r.deletedNow ? 'deleted' : 'already_deleted']));
     },
   };
 }

@@ -1,0 +1,93 @@
+import { AppError } from '../../shared/errors.ts';
+import { hashPassword } from '../../shared/auth/password-hash.ts';
+import type { LinkCreate, LinkUpdate } from '../../shared/schemas/link.ts';
+import type { CampaignStore } from './stores/campaign-store.ts';
+import type { DomainStore } from './stores/domain-store.ts';
+import type { ItemResult, LinkChanges, LinkRow, LinkStore, NewLink } from './stores/link-store.ts';
+import type { RuleStore } from './stores/rule-store.ts';
+
+const invalid = (what: string, path: string, message: string) => new AppError('VALIDATION_ERROR', what, [{ path, message }]);
+
+/**
+ * Creating and changing links, one or a thousand at a time, with the same checks:
+ * references resolved against the caller's workspace (another workspace's campaign
+ * or domain reads as absent), passwords hashed. Every lookup is one query for the
+ * whole batch; each item gets its own result or error, in order.
+ */
+export function linkWrites(deps: { links: LinkStore; campaigns: CampaignStore; domains: DomainStore; rules: RuleStore }) {
+  const { links, campaigns, domains, rules } = deps;
+
+  async function knownCampaigns(workspaceId: string, ids: Array<string | undefined>): Promise<Set<string>> {
+    return campaigns.existing(workspaceId, [...new Set(ids.filter((id): id is string => id !== undefined))]);
+  }
+
+  /** scrypt runs on libuv's thread pool: a batch's hashes overlap. */
+  const hashOrClear = (password: string | null) => (password === null ? Promise.resolve(null) : hashPassword(password));
+
+  return {
+    async create(workspaceId: string, inputs: readonly LinkCreate[]): Promise<Array<ItemResult<LinkRow>>> {
+      const defaultCampaign = inputs.some((i) => i.campaignId === undefined) ? await campaigns.defaultId(workspaceId) : '';
+      const [known, knownDomains, hashes] = await Promise.all([
+        knownCampaigns(workspaceId, inputs.map((i) => i.campaignId)),
+        domains.findMany(workspaceId, [...new Set(inputs.flatMap((i) => (i.domainId ? [i.domainId] : [])))]),
+        Promise.all(inputs.map((i) => hashOrClear(i.password))),
+      ]);
+      const results: Array<ItemResult<LinkRow> | undefined> = new Array(inputs.length);
+      const valid: Array<{ index: number; link: NewLink }> = [];
+      inputs.forEach((input, index) => {
+        if (input.campaignId !== undefined && !known.has(input.campaignId)) {
+          results[index] = invalid('Invalid link', 'campaignId', 'campaign not found');
+          return;
+        }
+        if (input.domainId) {
+          const domain = knownDomains.get(input.domainId);
+          if (!domain || domain.status !== 'verified') {
+            results[index] = invalid('Invalid link', 'domainId', domain ? `domain ${domain.hostname} is not verified` : 'domain not found');
+            return;
+          }
+        }
+        const { password: _password, ...rest } = input;
+        valid.push({ index, link: { ...rest, shortCode: input.shortCode, campaignId: input.campaignId ?? defaultCampaign, passwordHash: hashes[index]! } });
+      });
+      const created = await links.createMany(workspaceId, valid.map((v) => v.link));
+      valid.forEach((v, i) => (results[v.index] = created[i]!));
+      return results as Array<ItemResult<LinkRow>>;
+    },
+
+    /** `current` is the live link as read before; a link deleted meanwhile is NOT_FOUND. */
+    async update(workspaceId: string, items: ReadonlyArray<{ current: LinkRow; input: LinkUpdate }>): Promise<Array<ItemResult<LinkRow>>> {
+      const [known, hashes] = await Promise.all([
+        knownCampaigns(workspaceId, items.map((i) => i.input.campaignId)),
+        Promise.all(items.map((i) => (i.input.password === undefined ? undefined : hashOrClear(i.input.password)))),
+      ]);
+      const results: Array<ItemResult<LinkRow> | undefined> = new Array(items.length);
+      const writes: Array<{ index: number; id: string; changes: LinkChanges; alongside?: (tx: Parameters<RuleStore['moveLinkRules']>[0]) => Promise<void> }> = [];
+      items.forEach(({ current, input }, index) => {
+        if (input.campaignId !== undefined && !known.has(input.campaignId)) {
+          results[index] = invalid('Invalid link', 'campaignId', 'campaign not found');
+          return;
+        }
+        const { password: _password, ...rest } = input;
+        const changes: LinkChanges = { ...rest };
+        const hash = hashes[index];
+        if (hash !== undefined) changes.passwordHash = hash;
+        const moveTo = input.campaignId !== undefined && input.campaignId !== current.campaignId ? input.campaignId : undefined;
+        writes.push({
+          index,
+          id: current.id,
+          changes,
+          ...(moveTo ? { alongside: (tx) => rules.moveLinkRules(tx, workspaceId, current.id, moveTo) } : {}),
+        });
+      });
+      const failed = await links.updateMany(workspaceId, writes);
+      const rows = await links.byIds(workspaceId, writes.map((w) => w.id));
+      writes.forEach((w, i) => {
+        const row = rows.get(w.id);
+        results[w.index] = failed.get(i) ?? (row && !row.deletedAt ? row : new AppError('NOT_FOUND', 'Link not found'));
+      });
+      return results as Array<ItemResult<LinkRow>>;
+    },
+  };
+}
+
+export type LinkWrites = ReturnType<typeof linkWrites>;

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backends } from '../../shared/testing/test-database.ts';
+import { linkSchema } from '../../shared/schemas/link.ts';
+import { startTestApi, type TestApi } from './testing/api-harness.ts';
+
+type Item = { index: number; success: true; data: any } | { index: number; success: false; error: { code: string; message: string; details?: { path: string }[] } };
+
+describe.each(backends)('bulk links on %s', (backend) => {
+  let api: TestApi;
+  let key: string;
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    api = await startTestApi(backend);
+    ({ key, workspaceId } = await api.tenant());
+  });
+  afterAll(() => api?.close());
+
+  const bulk = (method: string, body: unknown, k = key) => api.request(method, '/links/bulk', { key: k, body });
+  const items = (res: { body: { data: Item[] } }) => res.body.data;
+  const errorCodes = (res: { body: { data: Item[] } }) => items(res).map((i) => (i.success ? 'ok' : i.error.code));
+
+  it('creates the good items and answers each item in order; a bad item fails alone', async () => {
+    await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/x', shortCode: 'bulk-taken' } });
+    const { key: otherKey } = await api.tenant();
+    const foreign = (await api.request('POST', '/campaigns', { key: otherKey, body: { name: 'theirs' } })).body.data.id;
+    const res = await bulk('POST', {
+      links: [
+        { destinationUrl: 'https://example.com/1', shortCode: 'bulk-one', tags: ['Bulk'] },
+        { destinationUrl: 'ftp://example.com/2' },
+        { destinationUrl: 'https://example.com/3', shortCode: 'bulk-taken' },
+        { destinationUrl: 'https://example.com/4', shortCode: 'bulk-twice' },
+        { destinationUrl: 'https://example.com/5', shortCode: 'bulk-twice' },
+        { destinationUrl: 'https://example.com/6', campaignId: foreign },
+        { destinationUrl: 'https://example.com/7', domainId: 'domain_nope' },
+        'not an object',
+        { destinationUrl: 'https://example.com/9', color: 'red' },
+        { destinationUrl: 'https://example.com/10', password: 'secret-10' },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(items(res).map((i) => i.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(errorCodes(res)).toEqual(['ok', 'VALIDATION_ERROR', 'CONFLICT', 'ok', 'CONFLICT', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'ok']);
+    const [first, bad, , , , wrongCampaign, wrongDomain, , unknownField, locked] = items(res);
+    expect(first!.success && linkSchema.strict().parse(first!.data)).toMatchObject({ shortCode: 'bulk-one', tags: ['bulk'], clicks: 0 });
+    expect(!bad!.success && bad!.error.details![0]!.path).toBe('destinationUrl');
+    expect(!wrongCampaign!.success && wrongCampaign!.error.details![0]!.path).toBe('campaignId');
+    expect(!wrongDomain!.success && wrongDomain!.error.details![0]!.path).toBe('domainId');
+    expect(!unknownField!.success && unknownField!.error.details![0]!.path).toBe('color');
+    expect(locked!.success && locked!.data.password).toBe('********');
+    const stored = await api.db.sql<{ shortCode: string }[]>`SELECT short_code FROM links WHERE workspace_id = ${workspaceId} AND destination_url LIKE 'https://example.com/_' ORDER BY short_code`;
+    expect(stored.length).toBe(3);
+    expect(stored.map((r) => r.shortCode)).toContain('bulk-twice');
+  });
+
+  it('creates 1,000 links in one request, which counts once against the rate limit', async () => {
+    const { key: starter } = await api.tenant({ plan: 'starter' });
+    const links = Array.from({ length: 1_000 }, (_, i) => ({ destinationUrl: `https://example.com/many/${i}`, title: `Many ${i}` }));
+    const res = await bulk('POST', { links }, starter);
+    expect(res.status).toBe(200);
+    expect(items(res).every((i) => i.success)).toBe(true);
+    expect(new Set(items(res).map((i) => i.success && i.data.shortCode)).size).toBe(1_000);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('99');
+    const list = await api.request('GET', '/links?limit=1', { key: starter });
+    expect(list.body.pagination.total).toBe(1_000);
+  });
+
+  it('updates with one patch for many ids, or a patch per link; unknown, deleted, duplicate and invalid items fail alone', async () => {
+    const created = items(await bulk('POST', { links: [1, 2, 3, 4].map((n) => ({ destinationUrl: `https://example.com/u${n}`, shortCode: `bulk-u${n}` })) }));
+    const [a, b, c, d] = created.map((i) => (i.success ? (i.data.id as string) : ''));
+    await api.request('DELETE', `/links/${d}`, { key });
+    const { key: otherKey } = await api.tenant();
+    const theirs = (await api.request('POST', '/links', { key: otherKey, body: { destinationUrl: 'https://example.com/theirs' } })).body.data.id;
+
+    const same = await bulk('PATCH', { ids: [a, b, d, theirs, a], patch: { title: 'Same', tags: ['x'] } });
+    expect(same.status).toBe(200);
+    expect(errorCodes(same)).toEqual(['ok', 'ok', 'NOT_FOUND', 'NOT_FOUND', 'VALIDATION_ERROR']);
+    expect(items(same)[0]!.success && items(same)[0]!).toMatchObject({ data: { id: a, title: 'Same', tags: ['x'], clicks: 0 } });
+
+    const campaign = (await api.request('POST', '/campaigns', { key, body: { name: 'moved' } })).body.data.id;
+    await api.request('POST', '/rules', { key, body: { campaignId: created[2]!.success && created[2]!.data.campaignId, linkId: c, type: 'percentage', conditions: { percentage: 60 }, destinationUrl: 'https://example.com/p' } });
+    await api.request('POST', '/rules', { key, body: { campaignId: campaign, type: 'percentage', conditions: { percentage: 50 }, destinationUrl: 'https://example.com/q' } });
+    const each = await bulk('PATCH', {
+      links: [
+        { id: a, patch: { destinationUrl: 'https://example.com/a2' } },
+        { id: b, patch: { campaignId: campaign, forwardQuery: false } },
+        { id: c, patch: { campaignId: campaign } }, // its 60 % rule plus the campaign's 50 %: refused, alone
+        { id: a, patch: {} },
+        { id: b, patch: { shortCode: 'nope' } },
+      ],
+    });
+    expect(errorCodes(each)).toEqual(['ok', 'ok', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR']);
+    expect(items(each)[1]!.success && items(each)[1]!).toMatchObject({ data: { campaignId: campaign, forwardQuery: false } });
+    const cRow = await api.request('GET', `/links/${c}`, { key });
+    expect(cRow.body.data.campaignId).not.toBe(campaign);
+    expect((await api.request('GET', `/links/${a}`, { key })).body.data.destinationUrl).toBe('https://example.com/a2');
+  });
+
+  it('deletes many; unknown, foreign, already deleted and repeated ids answer per item', async () => {
+    const created = items(await bulk('POST', { links: [1, 2, 3].map((n) => ({ destinationUrl: `https://example.com/d${n}` })) }));
+    const [a, b, c] = created.map((i) => (i.success ? (i.data.id as string) : ''));
+    await api.request('DELETE', `/links/${c}`, { key });
+    const { key: otherKey } = await api.tenant();
+    const theirs = (await api.request('POST', '/links', { key: otherKey, body: { destinationUrl: 'https://example.com/theirs' } })).body.data.id;
+    const res = await bulk('DELETE', { ids: [a, b, c, 'link_unknown000000000000000', theirs, a] });
+    expect(res.status).toBe(200);
+    expect(errorCodes(res)).toEqual(['ok', 'ok', 'ALREADY_DELETED', 'NOT_FOUND', 'NOT_FOUND', 'VALIDATION_ERROR']);
+    expect(items(res)[0]).toEqual({ index: 0, success: true, data: { id: a, deleted: true } });
+    expect((await api.request('GET', `/links/${b}`, { key })).status).toBe(404);
+    expect((await api.request('GET', `/links/${theirs}`, { key: otherKey })).status).toBe(200);
+  });
+
+  it('refuses a bad envelope as a whole with 400, and needs links:write', async () => {
+    const tooMany = { links: Array.from({ length: 1_001 }, () => ({ destinationUrl: 'https://example.com/' })) };
+    for (const [method, body] of [
+      ['POST', {}],
+      ['POST', { links: [] }],
+      ['POST', { links: 'x' }],
+      ['POST', tooMany],
+      ['POST', { links: [{ destinationUrl: 'https://example.com' }], extra: 1 }],
+      ['PATCH', { ids: ['link_x'] }],
+      ['PATCH', { patch: { title: 'x' } }],
+      ['PATCH', { ids: ['link_x'], patch: { title: 'x' }, links: [{ id: 'link_x', patch: {} }] }],
+      ['PATCH', { links: [{ id: 'link_x' }] }],
+      ['PATCH', { ids: [], patch: { title: 'x' } }],
+      ['DELETE', {}],
+      ['DELETE', { ids: 'link_x' }],
+      ['DELETE', { ids: [1] }],
+      ['DELETE', { ids: Array.from({ length: 1_001 }, (_, i) => `link_${i}`) }],
+    ] as const) {
+      const res = await bulk(method, body);
+      expect(res.status, `${method} ${JSON.stringify(body).slice(0, 80)}`).toBe(400);
+      expect(res.body.success).toBe(false);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    }
+    expect((await api.request('DELETE', '/links/bulk', { key, rawBody: '{"ids":', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+    expect((await api.request('DELETE', '/links/bulk', { key })).status).toBe(400);
+    const { key: reader } = await api.tenant({ scopes: ['links:read'] });
+    expect((await bulk('POST', { links: [{ destinationUrl: 'https://example.com' }] }, reader)).status).toBe(403);
+    expect((await api.request('POST', '/links/bulk', { body: { links: [] } })).status).toBe(401);
+    expect((await api.request('GET', '/links/bulk', { key })).status).toBe(404);
+  });
+});

@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import { AppError, isAppError } from '../../../shared/errors.ts';
+import type { Sql } from '../../../shared/db/postgres.ts';
+import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { bodyOf } from './json-body.ts';
+
+/** How long a key answers with its first response. */
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
+/**
+ * How long a running request holds its key: a later request with the key is a 409
+ * until the first has answered, or until this lapses (the instance running it died).
+ */
+const IN_FLIGHT_LEASE_SECONDS = 120;
+/** Every this many claims, one instance deletes a batch of expired keys. */
+const SWEEP_EVERY = 256;
+const SWEEP_BATCH = 1_000;
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const METHODS = new Set(['POST', 'PATCH']);
+
+interface StoredKey {
+  fingerprint: string;
+  responseStatus: number | null;
+  responseBody: string | null;
+}
+
+/** JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same request. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+async function fingerprintOf(ctx: Context): Promise<string> {
+  // Bodyless POSTs (e.g. POST /domains/{id}/verify) fingerprint as an empty body.
+  const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
+  const body = hasBody ? canonicalJson(await bodyOf(ctx)) : '';
+  return createHash('sha256').update(`${ctx.method} ${ctx.path}?${ctx.querystring}\n${body}`).digest('hex');
+}
+
+/**
+ * Whether an answer is kept for the key (Stripe's rule): an answer the operation
+ * gave is; a request that never started is not (400 VALIDATION_ERROR: nothing ran,
+ * so a corrected retry with the key runs), nor a failure of ours (5xx: a retry
+ * runs again; SERVICE_UNAVAILABLE promises that nothing was done).
+ */
+function keepsAnswer(status: number, code?: string): boolean {
+  return status < 500 && code !== 'VALIDATION_ERROR';
+}
+
+/**
+ * `Idempotency-Key` on POST and PATCH, with Stripe's semantics, exact across API
+ * instances (the key is claimed by one INSERT in Postgres):
+ * - the first request with a key runs; its answer (status and body) is stored;
+ * - the same key with the same request (method, path, query, JSON body with keys
+ *   in any order) within 24 h gets that answer again, `Idempotent-Replayed: true`,
+ *   and does nothing;
+ * - the same key with a different request is 422 IDEMPOTENCY_KEY_REUSED;
+ * - while the first still runs, 409 IDEMPOTENCY_KEY_IN_USE.
+ * Keys belong to the workspace. Runs after authentication, the rate limit and the
+ * scope check, so only authorised requests claim keys.
+ *
+ * Known window: if an instance dies after the operation committed and before its
+ * answer was stored, the key is free again after the lease and a retry runs again.
+ */
+export function idempotency(sql: Sql, logger: Logger) {
+  let claims = 0;
+
+  async function sweep(): Promise<void> {
+    await sql`
+      DELETE FROM idempotency_keys WHERE ctid IN (
+        SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT ${SWEEP_BATCH})`;
+  }
+
+  /** Claims the key: true when this request runs; a new claim replaces an expired key or a lapsed claim of the same request. */
+  async function claim(workspaceId: string, key: string, fingerprint: string): Promise<boolean> {
+    const rows = await sql`
+      INSERT INTO idempotency_keys (workspace_id, key, fingerprint, locked_until, expires_at)
+      VALUES (${workspaceId}, ${key}, ${fingerprint}, now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS}),
+        now() + make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS}))
+      ON CONFLICT (workspace_id, key) DO UPDATE SET
+        fingerprint = EXCLUDED.fingerprint, response_status = NULL, response_body = NULL,
+        locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
+      WHERE idempotency_keys.expires_at <= now()
+        OR (idempotency_keys.response_status IS NULL AND idempotency_keys.locked_until <= now()
+            AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
+      RETURNING 1`;
+    return rows.length === 1;
+  }
+
+  async function store(workspaceId: string, key: string, fingerprint: string, status: number, body: string): Promise<void> {
+    await sql`
+      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${body}, locked_until = NULL
+      WHERE workspace_id = ${workspaceId} AND key = ${key} AND fingerprint = ${fingerprint} AND response_status IS NULL`;
+  }
+
+  async function release(workspaceId: string, key: string, fingerprint: string): Promise<void> {
+    await sql`
+      DELETE FROM idempotency_keys
+      WHERE workspace_id = ${workspaceId} AND key = ${key} AND fingerprint = ${fingerprint} AND response_status IS NULL`;
+  }
+
+  return async function withIdempotency(ctx: Context, workspaceId: string, next: Next): Promise<void> {
+    const key = ctx.get('idempotency-key');
+    if (!METHODS.has(ctx.method) || key === '') return next();
+    if (!KEY_PATTERN.test(key)) {
+      throw new AppError('VALIDATION_ERROR', 'Invalid Idempotency-Key', [
+        { path: '(headers).idempotency-key', message: 'must be 1 to 255 printable ASCII characters without spaces' },
+      ]);
+    }
+    const fingerprint = await fingerprintOf(ctx);
+    if (++claims % SWEEP_EVERY === 0) void sweep().catch((err) => logger.warn('idempotency key sweep failed', errorFields(err)));
+
+    if (!(await claim(workspaceId, key, fingerprint))) {
+      const [stored] = await sql<StoredKey[]>`
+        SELECT fingerprint, response_status, response_body FROM idempotency_keys
+        WHERE workspace_id = ${workspaceId} AND key = ${key}`;
+      if (!stored) throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is in progress; retry shortly');
+      if (stored.fingerprint !== fingerprint) {
+        throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request; use a new key for a new request');
+      }
+      if (stored.responseStatus === null) {
+        ctx.set('Retry-After', '1');
+        throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is in progress; retry shortly');
+      }
+      ctx.status = stored.responseStatus;
+      ctx.type = 'application/json';
+      ctx.body = stored.responseBody;
+      ctx.set('Idempotent-Replayed', 'true');
+      return;
+    }
+
+    try {
+      await next();
+    } catch (err) {
+      const status = isAppError(err) ? err.status : 500;
+      if (isAppError(err) && keepsAnswer(status, err.code)) {
+        await store(workspaceId, key, fingerprint, status, JSON.stringify({ success: false, error: err.toJSON() }));
+      } else {
+        await release(workspaceId, key, fingerprint);
+      }
+      throw err;
+    }
+    const body = ctx.body;
+    if (keepsAnswer(ctx.status) && body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) {
+      // Stored before the client sees it, so no retry can run the operation again.
+      await store(workspaceId, key, fingerprint, ctx.status, JSON.stringify(body)).catch((err) => {
+        logger.warn('idempotent answer not stored; the key stays claimed until its lease lapses', errorFields(err));
+      });
+    } else {
+      await release(workspaceId, key, fingerprint);
+    }
+  };
+}
+
+export type WithIdempotency = ReturnType<typeof idempotency>;

@@ -1,0 +1,100 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import { AppError, isAppError } from '../../../shared/errors.ts';
+import { linkCreateSchema, linkUpdateSchema, type LinkCreate, type LinkUpdate } from '../../../shared/schemas/link.ts';
+import { linkBulkCreateEnvelope, linkBulkDeleteBody, linkBulkUpdateEnvelope } from '../../../shared/schemas/link-bulk.ts';
+import { parseInput } from '../../../shared/schemas/validation.ts';
+import { principalOf } from '../middleware/auth.ts';
+import { bodyOf } from '../middleware/json-body.ts';
+import { ok } from '../respond.ts';
+import type { ItemResult, LinkRow } from '../stores/link-store.ts';
+import { linkNotFound, type LinkRouteDeps } from './links.ts';
+
+type ItemAnswer = { index: number; success: true; data: unknown } | { index: number; success: false; error: ReturnType<AppError['toJSON']> };
+
+const answer = (index: number, result: unknown): ItemAnswer =>
+  isAppError(result) ? { index, success: false, error: result.toJSON() } : { index, success: true, data: result };
+
+/** Validates one item with the single-link schema: its value, or its own 400. */
+function parseItem<T extends z.ZodType>(schema: T, input: unknown, what: string): ItemResult<z.output<T>> {
+  try {
+    return parseInput(schema, input, what);
+  } catch (err) {
+    if (isAppError(err)) return err;
+    throw err;
+  }
+}
+
+const duplicateId = () => new AppError('VALIDATION_ERROR', 'Invalid item', [{ path: 'id', message: 'this id appears earlier in the request' }]);
+
+/**
+ * POST, PATCH and DELETE /links/bulk: up to 1,000 links in one request, which counts
+ * once against the rate limit. Each item is checked and applied on its own; the
+ * answer (200) lists every item in request order as `{index, success, data}` or
+ * `{index, success: false, error}`. The envelope itself (not an object, no items,
+ * more than 1,000) is a 400 for the whole request. Writes are batched (one INSERT
+ * for every new link, one transaction for the updates, one statement for the
+ * deletes), and their snapshot updates go out in batches of 500.
+ */
+export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
+  const { links, writes, present, requireScope } = deps;
+
+  /** Every item's answer, links with their counters (one lookup per 200). */
+  async function answered(ctx: Context, results: ReadonlyArray<ItemResult<LinkRow>>): Promise<ItemAnswer[]> {
+    const rows = results.filter((r): r is LinkRow => !isAppError(r));
+    const shown = new Map((await present.withCounters(ctx, rows)).map((link) => [link.id, link]));
+    return results.map((r, index) => answer(index, isAppError(r) ? r : shown.get(r.id)));
+  }
+
+  router.post('/links/bulk', requireScope('links:write'), async (ctx) => {
+    const { links: items } = parseInput(linkBulkCreateEnvelope, await bodyOf(ctx), 'bulk create');
+    const parsed = items.map((item) => parseItem(linkCreateSchema, item, 'link'));
+    const valid = parsed.flatMap((p, index) => (isAppError(p) ? [] : [{ index, input: p as LinkCreate }]));
+    const created = await writes.create(principalOf(ctx).workspaceId, valid.map((v) => v.input));
+    const results: Array<ItemResult<LinkRow>> = parsed.map((p) => p as AppError);
+    valid.forEach((v, i) => (results[v.index] = created[i]!));
+    if (created.some((r) => !isAppError(r))) await deps.onLinkChanged();
+    ok(ctx, results.map((r, index) => answer(index, isAppError(r) ? r : present.fresh(r))));
+  });
+
+  router.patch('/links/bulk', requireScope('links:write'), async (ctx) => {
+    const body = parseInput(linkBulkUpdateEnvelope, await bodyOf(ctx), 'bulk update');
+    const workspaceId = principalOf(ctx).workspaceId;
+    // One patch for all (parsed once), or one per link.
+    const shared = body.ids ? parseItem(linkUpdateSchema, body.patch, 'link update') : undefined;
+    const items = body.ids ? body.ids.map((id) => ({ id, patch: shared })) : body.links!.map((l) => ({ id: l.id, patch: parseItem(linkUpdateSchema, l.patch, 'link update') }));
+    const current = await links.byIds(workspaceId, items.map((i) => i.id));
+    const seen = new Set<string>();
+    const results: Array<ItemResult<LinkRow>> = items.map(({ id, patch }) => {
+      if (isAppError(patch)) return patch;
+      const row = current.get(id);
+      if (!row || row.deletedAt) return linkNotFound();
+      if (seen.has(id)) return duplicateId();
+      seen.add(id);
+      return row;
+    });
+    const valid = results.flatMap((r, index) => (isAppError(r) ? [] : [{ index, current: r, input: items[index]!.patch as LinkUpdate }]));
+    const updated = await writes.update(workspaceId, valid);
+    valid.forEach((v, i) => (results[v.index] = updated[i]!));
+    if (updated.some((r) => !isAppError(r))) await deps.onLinkChanged();
+    ok(ctx, await answered(ctx, results));
+  });
+
+  router.delete('/links/bulk', requireScope('links:write'), async (ctx) => {
+    const { ids } = parseInput(linkBulkDeleteBody, await bodyOf(ctx), 'bulk delete');
+    const outcomes = await links.softDeleteMany(principalOf(ctx).workspaceId, [...new Set(ids)]);
+    const seen = new Set<string>();
+    const results = ids.map((id, index) => {
+      const outcome = outcomes.get(id);
+      const first = !seen.has(id);
+      seen.add(id);
+      if (outcome === undefined) return answer(index, linkNotFound());
+      if (!first) return answer(index, duplicateId());
+      if (outcome === 'already_deleted') return answer(index, new AppError('ALREADY_DELETED', 'Link has already been deleted'));
+      return answer(index, { id, deleted: true });
+    });
+    if ([...outcomes.values()].includes('deleted')) await deps.onLinkChanged();
+    ok(ctx, results);
+  });
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { linkCreateSchema, linkSchema, linkUpdateSchema } from './link.ts';
+
+/** Items per bulk request (create, update or delete). */
+export const MAX_BULK_LINKS = 1_000;
+
+const linkId = z.string().min(1).max(100);
+const idList = z.array(linkId).min(1).max(MAX_BULK_LINKS);
+
+/**
+ * Bulk bodies are checked in two steps: the envelope here (a bad envelope is a 400
+ * for the whole request), then each item on its own with the single-link schema, so
+ * one bad item fails alone. These `*Envelope` schemas validate; the `*Body` ones
+ * describe the full shape for the API reference.
+ */
+export const linkBulkCreateEnvelope = z.strictObject({ links: z.array(z.unknown()).min(1).max(MAX_BULK_LINKS) });
+export const linkBulkCreateBody = z.strictObject({ links: z.array(linkCreateSchema).min(1).max(MAX_BULK_LINKS) });
+
+/** One patch for many links (`ids` + `patch`), or a patch per link (`links: [{id, patch}]`). */
+export const linkBulkUpdateEnvelope = z
+  .strictObject({
+    ids: idList.optional(),
+    patch: z.unknown().optional(),
+    links: z.array(z.strictObject({ id: linkId, patch: z.unknown() })).min(1).max(MAX_BULK_LINKS).optional(),
+  })
+  .refine((b) => (b.links === undefined) !== (b.ids === undefined && b.patch === undefined), 'send either ids and patch, or links')
+  .refine((b) => b.links !== undefined || (b.ids !== undefined && b.patch !== undefined), 'ids and patch go together');
+export const linkBulkUpdateBody = z.union([
+  z.strictObject({ ids: idList, patch: linkUpdateSchema }),
+  z.strictObject({ links: z.array(z.strictObject({ id: linkId, patch: linkUpdateSchema })).min(1).max(MAX_BULK_LINKS) }),
+]);
+
+export const linkBulkDeleteBody = z.strictObject({ ids: idList });
+
+const itemError = z.object({
+  code: z.string(),
+  message: z.string(),
+  details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
+
+/** Per item, in request order: its result, or the error it alone got. */
+export function bulkResultSchema<T extends z.ZodType>(data: T) {
+  return z.array(
+    z.union([
+      z.object({ index: z.number().int(), success: z.literal(true), data }),
+      z.object({ index: z.number().int(), success: z.literal(false), error: itemError }),
+    ]),
+  );
+}
+
+export const linkBulkResultSchema = bulkResultSchema(linkSchema);
+export const linkBulkDeleteResultSchema = bulkResultSchema(z.object({ id: z.string(), deleted: z.literal(true) }));

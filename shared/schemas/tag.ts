@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { paginationQuery } from './common.ts';
+
+export const MAX_TAGS_PER_LINK = 20;
+export const MAX_TAG_LENGTH = 50;
+
+/**
+ * A tag as stored: Unicode NFC, trimmed, inner whitespace runs as one space,
+ * lowercase, so `Summer Sale` and ` summer  sale` are one tag. Commas are refused:
+ * they separate tags in `?tag=a,b`.
+ */
+export const tagName = z
+  .string()
+  .normalize('NFC')
+  .trim()
+  .overwrite((tag) => tag.replace(/\s+/gu, ' ').toLowerCase())
+  .min(1, 'must not be empty')
+  .max(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)
+  .regex(/^[^,\p{Cc}]+$/u, 'must not contain commas or control characters');
+
+/** A link's tags: normalised, duplicates (after normalising) dropped, first spelling's order kept. */
+export const tagList = z
+  .array(tagName)
+  .max(MAX_TAGS_PER_LINK, `at most ${MAX_TAGS_PER_LINK} tags per link`)
+  .overwrite((tags) => [...new Set(tags)]);
+
+/** `?tag=a,b`: links with any of the tags (comma = OR, as in every filter). */
+export const tagFilter = z
+  .string()
+  .max(MAX_TAGS_PER_LINK * (MAX_TAG_LENGTH + 1))
+  .transform((value) => value.split(','))
+  .pipe(z.array(tagName).min(1).max(MAX_TAGS_PER_LINK));
+
+export const tagSchema = z.object({
+  name: z.string(),
+  /** Live links of the workspace carrying the tag. */
+  linkCount: z.number().int(),
+});
+export type Tag = z.infer<typeof tagSchema>;
+
+export const tagListQuerySchema = z.strictObject({
+  ...paginationQuery,
+  /** Tags containing this text. */
+  q: z.string().min(1).max(MAX_TAG_LENGTH).optional(),
+});
