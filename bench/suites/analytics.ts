@@ -227,7 +227,7 @@ async function diagnose(ch: ClickHouseClient, sql: Sql, workspaceId: string, fro
   const run = <T>(query: string, params: Record<string, unknown>) => () => ch.query({ query, query_params: params, format: 'JSONEachRow' }).then((r) => r.json<T>());
   const notes: string[] = [];
   for (const timezone of ['UTC', 'Europe/Berlin']) {
-    const f = { workspaceId, from, to, timezone, granularity: 'day' as const, includeBots: false };
+    const f = { workspaceId, from, to, timezone, granularity: 'day' as const, includeBots: false, filters: {} };
     const range = hourRange(from, to, timezone);
     const whole = overviewStatement(f, range);
     const parts = clickParts(f, range);
