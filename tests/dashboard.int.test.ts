@@ -2,6 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, launchChromium } from '../services/dashboard/testing/chromium.ts';
 import { COUNTRY_HEADER, startLinkroute, type LinkrouteProcess } from '../services/dashboard/testing/linkroute-process.ts';
@@ -31,27 +32,6 @@ const visits: Array<[string, keyof typeof userAgents, number]> = [
   ['FR', 'iphone', 1],
 ];
 const totalVisits = visits.reduce((n, v) => n + v[2], 0);
-
-/** RFC 4180, enough for what toCsv writes. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') row.push(field), (field = '');
-    else if (c === '\n') row.push(field.replace(/\r$/, '')), rows.push(row), (row = []), (field = '');
-    else field += c;
-  }
-  if (field || row.length) rows.push([...row, field]);
-  return rows;
-}
 
 /** Integers as the dashboard shows them, in whatever grouping the locale uses. */
 const digits = (text: string | null) => Number((text ?? '').replace(/[^\d.]/g, ''));
@@ -138,48 +118,61 @@ describe('dashboard in chromium against npm start', () => {
       .toBe(totalVisits);
   });
 
-  it('the overview shows the API’s numbers; clicking a country row filters to it', async () => {
+  it('the overview shows the API’s numbers; clicking a country row filters everything to it', async () => {
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
-    const { data: api } = (await client.GET('/analytics', {}))!.data!;
-    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(api.summary.totalClicks);
-    expect(digits(await page.locator('[data-kpi="Unique clicks"]').textContent())).toBe(api.summary.uniqueClicks);
-    expect(digits(await page.locator('[data-kpi="Conversions"]').textContent())).toBe(api.summary.conversions);
+    const { data: api } = (await client.GET('/analytics', { params: { query: { compare: 'previous' } } })).data as { data: { summary: Record<string, number> } };
     expect(api.summary.totalClicks).toBe(totalVisits);
-    const rows = page.locator('#countries-title + table tbody tr');
-    const shown = await rows.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('td')!.textContent]));
-    expect(shown.map(([c, n]) => [c, digits(n)])).toEqual(api.countries.map((c) => [c.country, c.clicks]));
-    expect(api.countries).toEqual([
-      { country: 'DE', clicks: 3 },
-      { country: 'US', clicks: 2 },
-      { country: 'FR', clicks: 1 },
+    for (const [kpi, field] of [['Clicks', 'totalClicks'], ['Unique clicks', 'uniqueClicks'], ['Conversions', 'conversions']] as const) {
+      expect(digits(await page.locator(`[data-kpi="${kpi}"]`).textContent()), kpi).toBe(api.summary[field]);
+    }
+    const countries = page.locator('[data-group="locations"][data-loaded="true"]');
+    await countries.waitFor();
+    const shown = await countries.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('td')!.textContent]));
+    const breakdown = (await client.GET('/analytics/breakdown', { params: { query: { dimension: 'country' } } })).data as { data: Array<{ value: string | null; clicks: number }> };
+    expect(shown.map(([c, n]) => [c, digits(n)])).toEqual(breakdown.data.map((r) => [r.value, r.clicks]));
+    expect(breakdown.data.map((r) => [r.value, r.clicks])).toEqual([
+      ['DE', 3],
+      ['US', 2],
+      ['FR', 1],
     ]);
+    expect(digits(await page.locator('[data-realtime-clicks]').textContent())).toBe(totalVisits);
     await page.locator('.chart-canvas[data-ready="true"]').waitFor();
     await expectAccessible('overview');
     await shot('overview');
 
-    await page.locator('#countries-title + table tr[data-value="DE"] a').click();
-    await page.getByRole('heading', { name: 'Click log' }).waitFor();
+    // Clicking a row adds its value as a filter: a chip, the URL, and every number refiltered.
+    await countries.locator('tr[data-value="DE"] button').click();
+    await page.locator('[data-filter="country"]').waitFor();
     expect(new URL(page.url()).searchParams.get('country')).toBe('DE');
+    const filtered = (await client.GET('/analytics', { params: { query: { country: 'DE' } } })).data as { data: { summary: { totalClicks: number } } };
+    expect(filtered.data.summary.totalClicks).toBe(3);
+    await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(3);
+    const devices = page.locator('[data-group="devices"][data-loaded="true"]');
+    const deDevices = (await client.GET('/analytics/breakdown', { params: { query: { dimension: 'device', country: 'DE' } } })).data as { data: Array<{ value: string | null; clicks: number }> };
+    await expect
+      .poll(async () => (await devices.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('td')!.textContent]))).map(([v, n]) => [v, digits(n)]), { timeout: 15_000 })
+      .toEqual(deDevices.data.map((r) => [r.value, r.clicks]));
+    await shot('overview-filtered');
+    // The chip removes the filter again.
+    await page.getByRole('button', { name: /Remove filter Country/ }).click();
+    await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(totalVisits);
+  });
+
+  it('the click log, filtered to a country, exports the CSV the API streams, equal to its JSON', async () => {
+    await page.goto(`${linkroute.apiUrl}/dashboard/clicks?country=DE`);
     await expect.poll(async () => digits(await page.locator('[data-total]').textContent()), { timeout: 15_000 }).toBe(3);
-    const filtered = await client.GET('/analytics/clicks', { params: { query: { country: 'DE' } } });
-    expect(filtered.data!.pagination!.total).toBe(3);
     expect(await page.locator('.clicks-table tbody tr').count()).toBe(3);
     await expectAccessible('click log');
     await shot('click-log');
-  });
-
-  it('exports the filtered click log as CSV, equal to the API’s rows', async () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
-    const rows = parseCsv(await readFile((await download.path())!, 'utf8'));
-    const [header, ...data] = rows;
-    expect(header!.slice(0, 6)).toEqual(['timestamp', 'clickId', 'linkId', 'campaignId', 'country', 'device']);
-    const api = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE', limit: '100' } } })).data!.data;
-    expect(data.map((r) => r[1]).sort()).toEqual(api.map((c) => c.clickId).sort());
-    expect(new Set(data.map((r) => r[4]))).toEqual(new Set(['DE']));
+    const rows = parse(await readFile((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const api = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE', limit: '100' } } })).data as { data: Array<{ clickId: string }> };
+    expect(rows.map((r) => r.clickId).sort()).toEqual(api.data.map((c) => c.clickId).sort());
+    expect(new Set(rows.map((r) => r.country))).toEqual(new Set(['DE']));
   });
 
-  it('the link page adds a 50 % rule through the form and lists it', async () => {
+  it('the link page adds a 50 % rule through the form; the experiment table compares it with the default', async () => {
     await page.goto(`${linkroute.apiUrl}/dashboard/links/${linkId}`);
     await page.getByRole('heading', { name: 'Routing rules' }).waitFor();
     await page.getByRole('button', { name: 'Add rule' }).click();
@@ -192,8 +185,33 @@ describe('dashboard in chromium against npm start', () => {
     expect(rules).toHaveLength(1);
     expect(rules[0]).toMatchObject({ name: 'Variant B', type: 'percentage', conditions: { percentage: 50 }, enabled: true, linkId });
     expect(await page.locator('.rules-table').textContent()).toContain('50 % of visitors');
+
+    // Forty visitors (distinct browsers, so distinct buckets) split between the rule and the default.
+    const destinations = new Map<string, number>();
+    for (let i = 0; i < 40; i++) {
+      const res = await fetch(`${linkroute.redirectUrl}/spring-sale`, {
+        redirect: 'manual',
+        headers: { 'user-agent': userAgents.desktop.replace('124.0.0.0', `124.0.${i}.1`), [COUNTRY_HEADER]: 'DE' },
+      });
+      const to = res.headers.get('location')!;
+      destinations.set(to, (destinations.get(to) ?? 0) + 1);
+    }
+    expect([...destinations.keys()].sort()).toEqual(['https://example.com/spring-sale', 'https://example.com/spring-sale-b']);
+    await expect
+      .poll(async () => ((await client.GET('/analytics/{linkId}', { params: { path: { linkId } } })).data as { data: { summary: { totalClicks: number } } }).data.summary.totalClicks, { timeout: 30_000, interval: 500 })
+      .toBe(totalVisits + 40);
+
+    await page.reload();
+    const table = page.locator('.experiments-table');
+    await table.waitFor();
+    const report = (await client.GET('/analytics/experiments/{linkId}', { params: { path: { linkId } } })).data as { data: { variants: Array<{ variant: string; clicks: number }> } };
+    const shownVariants = await table.locator('tbody tr[data-variant]').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-variant'), tr.querySelector('[data-clicks]')!.textContent]));
+    expect(shownVariants.map(([v, n]) => [v, digits(n)])).toEqual(report.data.variants.map((v) => [v.variant, v.clicks]));
+    expect(report.data.variants.map((v) => v.variant)).toContain(rules[0]!.id);
+    expect(await table.textContent()).toContain('Variant B');
+    expect(await table.textContent()).toMatch(/fewer than|No clear difference|Converts (better|worse)/);
     await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
-    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits);
+    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits + 40);
     await expectAccessible('link page');
     await shot('link-page');
   });
@@ -212,7 +230,7 @@ describe('dashboard in chromium against npm start', () => {
     await page.unroute('**/analytics?**');
     await page.getByRole('button', { name: 'Retry' }).click();
     await page.locator('[data-kpi="Clicks"]').waitFor();
-    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits);
+    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits + 40);
   });
 
   it('links, campaigns, domains and conversions render and pass axe; a phone-width overview in dark mode', async () => {

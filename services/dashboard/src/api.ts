@@ -65,8 +65,12 @@ function failureOf(response: Response, body: unknown): ApiFailure {
 
 type Result<B> = { data?: B; error?: unknown; response: Response };
 
-/** The success body of an openapi-fetch call, or an ApiFailure. */
-export async function unwrap<B>(call: Promise<Result<B>>): Promise<B> {
+/**
+ * The success body of an openapi-fetch call, or an ApiFailure. Endpoints that
+ * can also answer CSV type their body as `string | JSON`; the dashboard asks
+ * for JSON there (CSV downloads go through downloadCsv), so text is excluded.
+ */
+export async function unwrap<B>(call: Promise<Result<B>>): Promise<Exclude<B, string>> {
   let result: Result<B>;
   try {
     result = await call;
@@ -74,7 +78,7 @@ export async function unwrap<B>(call: Promise<Result<B>>): Promise<B> {
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiFailure(0, 'NETWORK_ERROR', 'The API cannot be reached. Check your connection, or whether linkroute is running.');
   }
-  if (result.response.ok && result.data !== undefined) return result.data;
+  if (result.response.ok && result.data !== undefined && typeof result.data !== 'string') return result.data as Exclude<B, string>;
   const failure = failureOf(result.response, result.error);
   if (failure.status === 401) session.expire(failure.message);
   throw failure;
@@ -102,6 +106,14 @@ export async function fetchText(path: string, signal?: AbortSignal): Promise<str
   throw failure;
 }
 
+/** Downloads what a `format=csv` endpoint streams, under the API's own file name. */
+export async function downloadCsv(path: string, query: Record<string, string | undefined>): Promise<void> {
+  const params = new URLSearchParams(Object.entries({ ...query, format: 'csv' }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
+  const text = await fetchText(`${path}?${params}`);
+  const { download } = await import('./csv.ts');
+  download(`${path.split('/').filter(Boolean).join('-')}-${new Date().toISOString().slice(0, 10)}.csv`, text);
+}
+
 export type Link = paths['/links/{id}']['get']['responses'][200]['content']['application/json']['data'];
 export type Rule = paths['/rules/{id}']['get']['responses'][200]['content']['application/json']['data'];
 export type Campaign = paths['/campaigns/{id}']['get']['responses'][200]['content']['application/json']['data'];
@@ -109,6 +121,10 @@ export type Domain = paths['/domains']['post']['responses'][201]['content']['app
 export type Overview = paths['/analytics']['get']['responses'][200]['content']['application/json']['data'];
 export type ClickLogEntry = paths['/analytics/clicks']['get']['responses'][200]['content']['application/json']['data'][number];
 export type ConversionReport = paths['/analytics/conversions']['get']['responses'][200]['content']['application/json']['data'];
+export type BreakdownRow = paths['/analytics/breakdown']['get']['responses'][200]['content']['application/json']['data'][number];
+export type Dimension = NonNullable<paths['/analytics/breakdown']['get']['parameters']['query']>['dimension'];
+export type Realtime = paths['/analytics/realtime']['get']['responses'][200]['content']['application/json']['data'];
+export type ExperimentReport = paths['/analytics/experiments/{linkId}']['get']['responses'][200]['content']['application/json']['data'];
 export type Me = paths['/me']['get']['responses'][200]['content']['application/json']['data'];
 export type LinkCreate = NonNullable<paths['/links']['post']['requestBody']>['content']['application/json'];
 export type LinkUpdate = NonNullable<paths['/links/{id}']['patch']['requestBody']>['content']['application/json'];

@@ -1,5 +1,7 @@
 import { fmtInt } from '../format.ts';
 
+import type { ComponentChildren } from 'preact';
+
 export interface BreakdownRow {
   value: string | null;
   label: string;
@@ -7,6 +9,8 @@ export interface BreakdownRow {
   /** Shown instead of the count (e.g. device shares, which the API gives as percentages). */
   display?: string;
   href?: string;
+  /** More figures of the row, as a tooltip. */
+  title?: string;
 }
 
 /**
@@ -14,18 +18,34 @@ export interface BreakdownRow {
  * by that value: keyboard and screen readers reach it like any control. The bars
  * are decoration; the numbers are text.
  */
-export function BreakdownCard(props: { title: string; rows: BreakdownRow[]; countLabel: string; onSelect?: ((row: BreakdownRow) => void) | undefined; selectLabel?: string; id: string }) {
+export function BreakdownCard(props: {
+  title: string;
+  rows: BreakdownRow[];
+  countLabel: string;
+  onSelect?: ((row: BreakdownRow) => void) | undefined;
+  selectLabel?: string;
+  id: string;
+  loading?: boolean;
+  /** Under the title: e.g. tabs choosing the dimension. */
+  header?: ComponentChildren;
+  /** The first column's heading; default the title. */
+  columnLabel?: string;
+  footer?: ComponentChildren;
+}) {
   const max = Math.max(1, ...props.rows.map((r) => r.count));
   return (
     <section class="card breakdown" aria-labelledby={`${props.id}-title`}>
       <h2 id={`${props.id}-title`}>{props.title}</h2>
-      {props.rows.length === 0 ? (
+      {props.header}
+      {props.loading ? (
+        <p class="muted">Loading…</p>
+      ) : props.rows.length === 0 ? (
         <p class="muted">No clicks in this range.</p>
       ) : (
         <table>
           <thead>
             <tr>
-              <th scope="col">{props.title}</th>
+              <th scope="col">{props.columnLabel ?? props.title}</th>
               <th scope="col" class="num">
                 {props.countLabel}
               </th>
@@ -40,7 +60,7 @@ export function BreakdownCard(props: { title: string; rows: BreakdownRow[]; coun
                 </>
               );
               return (
-                <tr key={row.value ?? '(none)'} data-value={row.value ?? ''}>
+                <tr key={row.value ?? '(none)'} data-value={row.value ?? ''} title={row.title}>
                   <th scope="row">
                     {row.href ? (
                       <a class="bar-row" href={row.href}>
@@ -61,6 +81,7 @@ export function BreakdownCard(props: { title: string; rows: BreakdownRow[]; coun
           </tbody>
         </table>
       )}
+      {props.footer}
     </section>
   );
 }

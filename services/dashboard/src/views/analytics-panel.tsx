@@ -1,23 +1,23 @@
 import { useMemo } from 'preact/hooks';
-import { api, unwrap, type Overview } from '../api.ts';
-import { BreakdownCard } from '../components/breakdown-card.tsx';
+import { api, unwrap, type Dimension, type Overview } from '../api.ts';
+import { BreakdownTabs, breakdownGroups } from '../components/breakdown-tabs.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Kpis } from '../components/kpis.tsx';
 import type { Range } from '../components/range-controls.tsx';
 import { TimeChart, type Series } from '../components/time-chart.tsx';
-import { countryName, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
-import { href } from '../router.ts';
+import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
+import type { Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 
-/** Filters the overview endpoints take today (the analytics API's own names). */
+/** Scope and filters of a report, named as the analytics API names its parameters. */
 export interface OverviewFilters {
   campaignId?: string | undefined;
   linkId?: string | undefined;
-  source?: 'link' | 'qr' | undefined;
+  dimensions: Partial<Record<Dimension, string>>;
 }
 
-async function loadOverview(range: Range, filters: OverviewFilters, from: string, to: string, signal: AbortSignal): Promise<Overview> {
-  const query = { from, to, granularity: range.granularity, timezone: range.timezone, campaignId: filters.campaignId, source: filters.source };
+async function loadOverview(range: Range, filters: OverviewFilters, signal: AbortSignal): Promise<Overview> {
+  const query = { from: range.from, to: range.to, granularity: range.granularity, timezone: range.timezone, campaignId: filters.campaignId, compare: 'previous' as const, ...filters.dimensions };
   const body = filters.linkId
     ? await unwrap(api.GET('/analytics/{linkId}', { params: { path: { linkId: filters.linkId }, query }, signal }))
     : await unwrap(api.GET('/analytics', { params: { query }, signal }));
@@ -25,15 +25,13 @@ async function loadOverview(range: Range, filters: OverviewFilters, from: string
 }
 
 /**
- * KPIs with their change against the previous period, the time series, and
- * the breakdowns, for the workspace (overview) or one link (link page).
+ * KPIs with their change against the previous period (one request: compare=previous),
+ * the time series, and a card per group of dimensions, for the workspace
+ * (overview) or one link (link page). Every filter applies to all of it.
  */
-export function AnalyticsPanel({ range, filters }: { range: Range; filters: OverviewFilters }) {
+export function AnalyticsPanel({ range, filters, loc }: { range: Range; filters: OverviewFilters; loc: Location }) {
   const key = JSON.stringify([range, filters]);
-  // The period and the one before it load apart: the figures show as soon as
-  // theirs arrive, the changes against the previous period when it follows.
-  const loaded = useLoad((signal) => loadOverview(range, filters, range.from, range.to, signal), [key]);
-  const previous = useLoad((signal) => loadOverview(range, filters, range.previousFrom, range.previousTo, signal), [key]);
+  const loaded = useLoad((signal) => loadOverview(range, filters, signal), [key]);
   const series = useMemo<Series[] | null>(() => {
     const ts = loaded.data?.timeSeries;
     if (!ts) return null;
@@ -44,20 +42,19 @@ export function AnalyticsPanel({ range, filters }: { range: Range; filters: Over
     ];
   }, [loaded.data]);
   const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
+  const scope = { from: range.from, to: range.to, timezone: range.timezone, campaignId: filters.campaignId, linkId: filters.linkId, ...filters.dimensions };
 
   if (loaded.error && !loaded.data) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data) return <p class="loading" aria-live="polite">Loading analytics…</p>;
   const now = loaded.data;
   const s = now.summary;
-  // Shown only when it belongs to the same query as the figures.
-  const p = previous.loading ? undefined : previous.data?.summary;
-  const clickLogQuery = { linkId: filters.linkId, campaignId: filters.campaignId, from: range.from, to: range.to };
+  const p = now.previous?.summary;
 
   return (
     <div class="analytics" aria-busy={loaded.loading ? 'true' : 'false'} data-loaded-key={loaded.loading ? '' : key}>
       {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
       <Kpis
-        comparedTo={`${range.previousFrom} to ${range.previousTo}`}
+        comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined}
         items={[
           { label: 'Clicks', value: s.totalClicks, previous: p?.totalClicks, format: fmtInt },
           { label: 'Unique clicks', value: s.uniqueClicks, previous: p?.uniqueClicks, format: fmtInt },
@@ -68,29 +65,9 @@ export function AnalyticsPanel({ range, filters }: { range: Range; filters: Over
       />
       {series && <TimeChart title={`Clicks by ${range.granularity}, ${range.from} to ${range.to} (${range.timezone})`} dates={dates} series={series} />}
       <div class="cards">
-        <BreakdownCard
-          id="countries"
-          title="Countries"
-          countLabel="Clicks"
-          selectLabel="Show the clicks from"
-          rows={now.countries.map((c) => ({ value: c.country, label: countryName(c.country), count: c.clicks, href: href('clicks', { ...clickLogQuery, country: c.country }) }))}
-        />
-        <BreakdownCard
-          id="devices"
-          title="Devices"
-          countLabel="Share"
-          rows={(['desktop', 'mobile', 'tablet'] as const)
-            .map((d) => ({ value: d, label: d[0]!.toUpperCase() + d.slice(1), count: now.devices[d], display: `${now.devices[d]} %`, href: href('clicks', { ...clickLogQuery, device: d }) }))
-            .filter((r) => r.count > 0)}
-        />
-        {!filters.linkId && (
-          <BreakdownCard
-            id="top-links"
-            title="Top links"
-            countLabel="Clicks"
-            rows={now.topLinks.map((l) => ({ value: l.linkId, label: `/${l.shortCode}`, count: l.clicks, href: href(`links/${l.linkId}`) }))}
-          />
-        )}
+        {breakdownGroups.map((g) => (
+          <BreakdownTabs key={g.id} group={g} scope={scope} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
+        ))}
       </div>
     </div>
   );

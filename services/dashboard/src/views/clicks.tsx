@@ -1,25 +1,21 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiFailure, api, unwrap, type ClickLogEntry } from '../api.ts';
+import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
+import { FilterChips } from '../components/filter-chips.tsx';
+import { filtersFrom } from '../filters.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Pager } from '../components/pager.tsx';
-import { download, toCsv } from '../csv.ts';
 import { countryName, fmtDateTime } from '../format.ts';
 import { setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 
 const LIVE_INTERVAL_MS = 5_000;
-/** A CSV export reads the log page by page (100 rows each), at most this many rows. */
-const EXPORT_MAX_ROWS = 10_000;
-
-const columns: Array<keyof ClickLogEntry> = ['timestamp', 'clickId', 'linkId', 'campaignId', 'country', 'device', 'os', 'browser', 'referrerHost', 'utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent', 'source', 'ruleId', 'bot'];
 
 export function ClicksView({ loc }: { loc: Location }) {
   const q = loc.query;
   const filters = {
+    ...filtersFrom(q),
     linkId: q.get('linkId') || undefined,
     campaignId: q.get('campaignId') || undefined,
-    country: q.get('country') || undefined,
-    device: (q.get('device') || undefined) as 'mobile' | 'tablet' | 'desktop' | undefined,
     from: q.get('from') || undefined,
     to: q.get('to') || undefined,
   };
@@ -47,17 +43,12 @@ export function ClicksView({ loc }: { loc: Location }) {
     rows.forEach((r) => seen.current.add(r.clickId));
   }, [clicks.data]);
 
+  /** The API streams every row of the filtered log as CSV (format=csv), however many. */
   async function exportCsv() {
     setExportError(undefined);
-    const rows: ClickLogEntry[] = [];
+    setExporting('Exporting…');
     try {
-      for (let p = 1; rows.length < EXPORT_MAX_ROWS; p++) {
-        setExporting(`Reading page ${p}…`);
-        const body = await unwrap(api.GET('/analytics/clicks', { params: { query: { ...filters, page: String(p), limit: '100' } } }));
-        rows.push(...body.data);
-        if (p >= (body.pagination?.totalPages ?? 0)) break;
-      }
-      download(`clicks-${new Date().toISOString().slice(0, 10)}.csv`, toCsv(columns, rows.map((r) => columns.map((c) => r[c]))));
+      await downloadCsv('/analytics/clicks', filters);
     } catch (err) {
       if (err instanceof ApiFailure) setExportError(err);
       else throw err;
@@ -66,7 +57,7 @@ export function ClicksView({ loc }: { loc: Location }) {
     }
   }
 
-  const filterField = (name: keyof typeof filters, label: string, type = 'text') => (
+  const filterField = (name: 'linkId' | 'campaignId' | 'country' | 'from' | 'to', label: string, type = 'text') => (
     <label>
       {label}{' '}
       <input
@@ -95,7 +86,7 @@ export function ClicksView({ loc }: { loc: Location }) {
       <form class="filters" aria-label="Click log filters" onSubmit={(e) => e.preventDefault()}>
         {filterField('linkId', 'Link id')}
         {filterField('campaignId', 'Campaign id')}
-        {filterField('country', 'Country code')}
+        {filterField('country', 'Country codes')}
         <label>
           Device{' '}
           <select value={filters.device ?? ''} onChange={(e) => setQuery({ device: e.currentTarget.value || undefined })}>
@@ -108,7 +99,8 @@ export function ClicksView({ loc }: { loc: Location }) {
         {filterField('from', 'From', 'date')}
         {filterField('to', 'To', 'date')}
       </form>
-      <p class="muted">Newest first, bots excluded. An export holds up to {EXPORT_MAX_ROWS.toLocaleString()} rows of the filtered log.</p>
+      <FilterChips loc={loc} />
+      <p class="muted">Newest first, bots excluded. The CSV export holds every click the filters keep.</p>
       {exportError && <ErrorBox error={exportError} />}
       {clicks.error && <ErrorBox error={clicks.error} onRetry={clicks.reload} />}
       {!clicks.data && !clicks.error && <p class="loading">Loading clicks…</p>}

@@ -1,18 +1,15 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, api, unwrap, type ConversionReport } from '../api.ts';
+import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Kpis } from '../components/kpis.tsx';
 import { Pager } from '../components/pager.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
-import { download, toCsv } from '../csv.ts';
 import { fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 
 const events = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
 type Event = (typeof events)[number];
-type Record_ = ConversionReport['conversions'][number];
-const columns: Array<keyof Record_> = ['timestamp', 'conversionId', 'clickId', 'linkId', 'event', 'value', 'currency', 'orderId'];
 
 /** SPEC 2.5: summary, events, and the records, with an event filter and CSV. */
 export function ConversionsView({ loc }: { loc: Location }) {
@@ -26,16 +23,11 @@ export function ConversionsView({ loc }: { loc: Location }) {
   const report = useLoad((signal) => unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: '50' } }, signal })), [JSON.stringify(query), page]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
 
+  /** The API streams every conversion record of the range as CSV (format=csv). */
   async function exportCsv() {
     setExportError(undefined);
-    const rows: Record_[] = [];
     try {
-      for (let p = 1; p <= 100; p++) {
-        const body = await unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page: String(p), limit: '100' } } }));
-        rows.push(...body.data.conversions);
-        if (p >= (body.pagination?.totalPages ?? 0)) break;
-      }
-      download(`conversions-${range.from}-${range.to}.csv`, toCsv(columns, rows.map((r) => columns.map((c) => r[c]))));
+      await downloadCsv('/analytics/conversions', query);
     } catch (err) {
       if (err instanceof ApiFailure) setExportError(err);
       else throw err;

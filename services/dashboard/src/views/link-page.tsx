@@ -8,6 +8,9 @@ import { href, navigate, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { AnalyticsPanel } from './analytics-panel.tsx';
+import { ExperimentsSection } from './experiments.tsx';
+import { FilterChips } from '../components/filter-chips.tsx';
+import { filtersFrom } from '../filters.ts';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 
@@ -91,13 +94,15 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
             <h2 id="link-analytics">Analytics</h2>
             <RangeControls range={range} />
           </div>
-          <AnalyticsPanel range={range} filters={{ linkId: l.id }} />
+          <FilterChips loc={loc} />
+          <AnalyticsPanel range={range} filters={{ linkId: l.id, dimensions: filtersFrom(loc.query) }} loc={loc} />
           <p>
             <a href={href('clicks', { linkId: l.id })}>Click log of this link</a> · <a href={href('conversions', { linkId: l.id })}>Its conversions</a>
           </p>
         </section>
       )}
       <RulesSection linkId={l.id} campaignId={l.campaignId} />
+      {session.can('analytics:read') && <ExperimentsSection linkId={l.id} range={range} />}
       {mutations.dialog(() => navigate(href('links')))}
     </>
   );

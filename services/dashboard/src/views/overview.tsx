@@ -1,25 +1,18 @@
 import { api, unwrap } from '../api.ts';
+import { FilterChips } from '../components/filter-chips.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
+import { RealtimeStrip } from '../components/realtime-strip.tsx';
+import { filtersFrom } from '../filters.ts';
 import { setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 import { AnalyticsPanel, type OverviewFilters } from './analytics-panel.tsx';
 
-const sourceLabels: Record<string, string> = { link: 'Link clicks only', qr: 'QR scans only' };
-
 /** The workspace's analytics; every control and filter lives in the URL. */
 export function OverviewView({ loc }: { loc: Location }) {
   const range = rangeFrom(loc.query);
-  const source = loc.query.get('source');
-  const filters: OverviewFilters = {
-    campaignId: loc.query.get('campaignId') ?? undefined,
-    source: source === 'link' || source === 'qr' ? source : undefined,
-  };
+  const filters: OverviewFilters = { campaignId: loc.query.get('campaignId') ?? undefined, dimensions: filtersFrom(loc.query) };
   const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: '100' } }, signal })), []);
   const campaignName = (id: string) => campaigns.data?.data.find((c) => c.id === id)?.name ?? id;
-
-  const chips: Array<{ name: string; label: string }> = [];
-  if (filters.campaignId) chips.push({ name: 'campaignId', label: `Campaign: ${campaignName(filters.campaignId)}` });
-  if (filters.source) chips.push({ name: 'source', label: sourceLabels[filters.source]! });
 
   return (
     <>
@@ -27,7 +20,8 @@ export function OverviewView({ loc }: { loc: Location }) {
         <h1>Overview</h1>
         <RangeControls range={range} />
       </header>
-      <div class="filters" aria-label="Filters">
+      <RealtimeStrip scope={{ campaignId: filters.campaignId, ...filters.dimensions }} />
+      <div class="filters">
         <label>
           Campaign{' '}
           <select value={filters.campaignId ?? ''} onChange={(e) => setQuery({ campaignId: e.currentTarget.value })}>
@@ -39,26 +33,9 @@ export function OverviewView({ loc }: { loc: Location }) {
             ))}
           </select>
         </label>
-        <label>
-          Source{' '}
-          <select value={filters.source ?? ''} onChange={(e) => setQuery({ source: e.currentTarget.value })}>
-            <option value="">Links and QR codes</option>
-            <option value="link">{sourceLabels.link}</option>
-            <option value="qr">{sourceLabels.qr}</option>
-          </select>
-        </label>
-        <ul class="chips" aria-label="Active filters">
-          {chips.map((chip) => (
-            <li key={chip.name}>
-              <span>{chip.label}</span>
-              <button type="button" aria-label={`Remove filter ${chip.label}`} onClick={() => setQuery({ [chip.name]: undefined })}>
-                ×
-              </button>
-            </li>
-          ))}
-        </ul>
+        <FilterChips loc={loc} extra={filters.campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaignName(filters.campaignId)}` }] : []} />
       </div>
-      <AnalyticsPanel range={range} filters={filters} />
+      <AnalyticsPanel range={range} filters={filters} loc={loc} />
     </>
   );
 }
