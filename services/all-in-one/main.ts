@@ -24,7 +24,7 @@ import { startRedirector } from '../redirector/redirector.ts';
 import { loadIngesterConfig } from '../ingester/config.ts';
 import { startEventIngesters } from '../ingester/event-ingesters.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
-import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 

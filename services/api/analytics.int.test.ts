@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { analyticsOverviewSchema, clickLogEntrySchema } from '../../shared/schemas/analytics.ts';
@@ -116,7 +116,7 @@ function days(from: string, to: string): string[] {
 const hours24 = Array.from({ length: 24 }, (_, h) => `${String(h).padStart(2, '0')}:00`);
 
 describe('analytics from ClickHouse', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
   let api: TestApi;
   let a: { key: string; workspaceId: string };
@@ -128,7 +128,7 @@ describe('analytics from ClickHouse', () => {
   const events: EventRow[] = [];
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     api = await startTestApi('postgres', { analytics: client });
@@ -172,7 +172,7 @@ describe('analytics from ClickHouse', () => {
   afterAll(async () => {
     await api?.close();
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   async function overview(path: string, key = a.key) {

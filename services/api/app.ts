@@ -6,7 +6,7 @@ import { AppError } from '../../shared/errors.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { ApiConfig } from './config.ts';
-import type { SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
+import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
 import { noLinkCounters, type LinkCountersSource } from './link-counters.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
@@ -42,7 +42,7 @@ export interface ApiDeps {
   config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
-  snapshot?: SnapshotPublisher;
+  snapshot?: OutboxPublisher;
   /** Link counters from ClickHouse; absent: every link reads as never clicked. */
   counters?: LinkCountersSource;
   /** Domain TXT lookups; default: DNS through config.DNS_SERVERS. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { startEmbeddedClickHouse } from './embedded-clickhouse.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadClickHouseEmbeddedConfig } from './config.ts';
@@ -7,7 +7,7 @@ import { loadClickHouseEmbeddedConfig } from './config.ts';
 /**
  * The embedded ClickHouse (chDB) endpoint as a process of its own, data under
  * $DATA_DIR/clickhouse. Other processes reach it with CLICKHOUSE_URL set to the
- * logged URL. A local stand-in, never production (see shared/clickhouse).
+ * logged URL. A local stand-in, never production (see embedded-clickhouse.ts).
  */
 const config = loadClickHouseEmbeddedConfig();
 const logger = createLogger('clickhouse-embedded', config.LOG_LEVEL);

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { addDays, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
-import type { EventRow } from '../../../shared/clickhouse/event-row.ts';
+import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
 import { queryRows } from './query-rows.ts';
 import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
@@ -10,7 +10,7 @@ import { startTestApi, type TestApi } from '../testing/api-harness.ts';
  * before its migration ran.
  */
 describe('click log', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
   let api: TestApi;
   let key: string;
@@ -32,7 +32,7 @@ describe('click log', () => {
   const newest = (from: number, count: number) => Array.from({ length: count }, (_, i) => click(59 - from - i).click_id);
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     api = await startTestApi('postgres', { analytics: client });
@@ -43,7 +43,7 @@ describe('click log', () => {
   afterAll(async () => {
     await api?.close();
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   it('lists and counts each click once, however many of the newest are stored twice', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
 import { analyticsOverviewSchema, breakdownRowSchema, experimentReportSchema, realtimeSchema } from '../../../shared/schemas/analytics.ts';
@@ -36,7 +36,7 @@ const TO = '2026-05-10';
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 describe('analytics by dimension', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
   let api: TestApi;
   let a: { key: string; workspaceId: string };
@@ -48,7 +48,7 @@ describe('analytics by dimension', () => {
   const conversions: Conversion[] = [];
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     api = await startTestApi('postgres', { analytics: client });
@@ -102,7 +102,7 @@ describe('analytics by dimension', () => {
   afterAll(async () => {
     await api?.close();
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   // ---- the reference ----
