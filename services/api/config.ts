@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 
@@ -23,7 +24,18 @@ export const apiEnv = z.object({
   SNAPSHOT_COMPACT_AFTER_CHANGES: z.coerce.number().int().min(1).default(10_000),
   /** ...or once it is this old with any change after it (a rewrite reads the whole snapshot bucket). */
   SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
+  /** The dashboard's built assets, served at /dashboard. */
+  DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
 });
+
+/**
+ * The dashboard's build beside this service: services/dashboard/dist from the
+ * sources, dist/services/dashboard/dist from the compiled build (npm run build
+ * copies it there, so an image holding only dist/ serves it too).
+ */
+function defaultDashboardDir(): string {
+  return fileURLToPath(new URL('../dashboard/dist/', import.meta.url));
+}
 
 export type ApiConfig = z.output<typeof apiEnv>;
 
