@@ -105,6 +105,11 @@ async function timeFetches(url: string, key: string, paths: string[], n: number)
   return samples;
 }
 
+/** Every card and the realtime strip answered: the page as a reader sees it before acting again. */
+async function settled(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.querySelectorAll('[data-group][data-loaded="true"]').length === 4 && document.querySelector('[data-realtime-clicks]') !== null, null, { timeout: 60_000, polling: 50 });
+}
+
 async function renderedAfter(page: Page, since: number, previousKey: string | null): Promise<{ key: string; t: number }> {
   await page.waitForFunction(
     ({ since, previousKey }) => (window as unknown as { __renders: Array<{ key: string; t: number }> }).__renders.some((r) => r.t >= since && r.key !== previousKey),
@@ -202,6 +207,7 @@ export async function run(): Promise<SuiteResult> {
     for (let i = 0; i <= SAMPLES; i++) {
       await page.goto(`${base}/?range=30d`, { waitUntil: 'commit' });
       const { t } = await renderedAfter(page, 0, null);
+      await settled(page);
       if (i === 0) cold = t;
       else paint.push(t);
       if (i > 0) fcp.push(await page.evaluate(() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? Number.NaN));
@@ -223,6 +229,7 @@ export async function run(): Promise<SuiteResult> {
         return t0;
       }, `campaign_bench_${(i * 7) % CAMPAIGNS}`);
       const { t } = await renderedAfter(page, since, previousKey);
+      await settled(page);
       if (i > 0) filter.push(t - since);
     }
     log(`filter change p50 ${percentile([...filter].sort((a, b) => a - b), 50).toFixed(0)} ms`);
@@ -232,13 +239,14 @@ export async function run(): Promise<SuiteResult> {
     for (let i = 0; i <= Math.min(SAMPLES, 8); i++) {
       await page.goto(`${base}/?range=30d`, { waitUntil: 'commit' });
       const first = await renderedAfter(page, 0, null);
-      await page.locator('[data-group="locations"][data-loaded="true"] tr[data-value="DE"] button').waitFor();
+      await settled(page);
       const since = await page.evaluate(() => {
         const t0 = performance.now();
         document.querySelector('[data-group="locations"] tr[data-value="DE"] button').click();
         return t0;
       });
       const { t } = await renderedAfter(page, since, first.key);
+      await settled(page);
       if (i > 0) drill.push(t - since);
     }
     await page.goto(`${base}/?range=30d`, { waitUntil: 'commit' });

@@ -13,7 +13,10 @@ export interface Loaded<T> {
  * stays on screen while the next loads, so a filter change never blanks a view.
  */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: ApiFailure | undefined; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  // Which deps the data answers: on the render where deps change, before the effect
+  // below marks a new load, the old data must not pass for the new query's answer.
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState<{ data: T | undefined; error: ApiFailure | undefined; loading: boolean; key: string | null }>({ data: undefined, error: undefined, loading: true, key: null });
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
   loadRef.current = load;
@@ -23,12 +26,12 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
     setState((s) => ({ ...s, loading: true }));
     loadRef.current(controller.signal).then(
       (data) => {
-        if (!controller.signal.aborted) setState({ data, error: undefined, loading: false });
+        if (!controller.signal.aborted) setState({ data, error: undefined, loading: false, key });
       },
       (err: unknown) => {
         if (controller.signal.aborted) return;
         const error = err instanceof ApiFailure ? err : new ApiFailure(0, 'CLIENT_ERROR', (err as Error).message ?? String(err));
-        setState((s) => ({ data: s.data, error, loading: false }));
+        setState((s) => ({ data: s.data, error, loading: false, key }));
       },
     );
     return () => controller.abort();
@@ -36,7 +39,7 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   }, [...deps, tick]);
 
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { ...state, reload };
+  return { data: state.data, error: state.error, loading: state.loading || state.key !== key, reload };
 }
 
 export interface Action {

@@ -2,6 +2,7 @@ import { useMemo } from 'preact/hooks';
 import { api, unwrap, type Dimension, type Overview } from '../api.ts';
 import { BreakdownTabs, breakdownGroups } from '../components/breakdown-tabs.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { RealtimeStrip } from '../components/realtime-strip.tsx';
 import { Kpis } from '../components/kpis.tsx';
 import type { Range } from '../components/range-controls.tsx';
 import { TimeChart, type Series } from '../components/time-chart.tsx';
@@ -29,7 +30,7 @@ async function loadOverview(range: Range, filters: OverviewFilters, signal: Abor
  * the time series, and a card per group of dimensions, for the workspace
  * (overview) or one link (link page). Every filter applies to all of it.
  */
-export function AnalyticsPanel({ range, filters, loc }: { range: Range; filters: OverviewFilters; loc: Location }) {
+export function AnalyticsPanel({ range, filters, loc, realtime = false }: { range: Range; filters: OverviewFilters; loc: Location; realtime?: boolean }) {
   const key = JSON.stringify([range, filters]);
   const loaded = useLoad((signal) => loadOverview(range, filters, signal), [key]);
   const series = useMemo<Series[] | null>(() => {
@@ -53,6 +54,8 @@ export function AnalyticsPanel({ range, filters, loc }: { range: Range; filters:
   return (
     <div class="analytics" aria-busy={loaded.loading ? 'true' : 'false'} data-loaded-key={loaded.loading ? '' : key}>
       {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
+      {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
+      {realtime && <RealtimeStrip scope={{ campaignId: filters.campaignId, ...filters.dimensions }} />}
       <Kpis
         comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined}
         items={[

@@ -1,7 +1,6 @@
 import { api, unwrap } from '../api.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
-import { RealtimeStrip } from '../components/realtime-strip.tsx';
 import { filtersFrom } from '../filters.ts';
 import { setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
@@ -20,7 +19,6 @@ export function OverviewView({ loc }: { loc: Location }) {
         <h1>Overview</h1>
         <RangeControls range={range} />
       </header>
-      <RealtimeStrip scope={{ campaignId: filters.campaignId, ...filters.dimensions }} />
       <div class="filters">
         <label>
           Campaign{' '}
@@ -35,7 +33,7 @@ export function OverviewView({ loc }: { loc: Location }) {
         </label>
         <FilterChips loc={loc} extra={filters.campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaignName(filters.campaignId)}` }] : []} />
       </div>
-      <AnalyticsPanel range={range} filters={filters} loc={loc} />
+      <AnalyticsPanel range={range} filters={filters} loc={loc} realtime />
     </>
   );
 }
