@@ -371,7 +371,7 @@ export async function run(): Promise<SuiteResult> {
   let statements = 0;
   try {
     await ch.waitFor(/listening/);
-    clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 300_000 });
+    clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 1_800_000 });
     await migrateClickHouse(clickhouse);
     // The API's client, counting the statements each request sends (the embedded engine runs them one at a time).
     const real = clickhouse;
