@@ -31,6 +31,8 @@ export const dimensions = {
     canBeEmpty: true,
     description: 'country of the visitor, ISO 3166-1 alpha-2 (from the geo-IP database)',
   },
+  region: { value: text(200), canBeEmpty: true, description: 'region (state, province) of the visitor, as the geo-IP data names it' },
+  city: { value: text(200), canBeEmpty: true, description: 'city of the visitor, as the geo-IP data names it' },
   device: { value: z.enum(deviceClasses, { error: `must be one of ${deviceClasses.join(', ')}` }), canBeEmpty: false, description: 'device class' },
   os: { value: z.enum(operatingSystems, { error: `must be one of ${operatingSystems.join(', ')}` }), canBeEmpty: true, description: 'operating system' },
   browser: { value: text(100), canBeEmpty: true, description: 'browser name, as the user agent parser names it (Chrome, Safari, ...)' },

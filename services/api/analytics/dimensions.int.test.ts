@@ -17,14 +17,14 @@ import { compareWithControl, MINIMUM_SAMPLE } from './experiment-statistics.ts';
 
 interface Click {
   workspace_id: string; link_id: string; ts: number; click_id: string; kind: 'click' | 'impression'; campaign_id: string; visitor_id: string;
-  country: string; device_class: string; os: string; browser: string; referrer_host: string; utm_source: string; utm_medium: string;
+  country: string; region: string; city: string; device_class: string; os: string; browser: string; referrer_host: string; utm_source: string; utm_medium: string;
   utm_campaign: string; utm_term: string; utm_content: string; source: string; rule_id: string; destination: string; bot: boolean;
 }
 interface Conversion { workspace_id: string; link_id: string; ts: number; conversion_id: string; click_id: string; campaign_id: string; event: string; value: number; currency: string; order_id: string; attributed: boolean; source: string }
 
 /** Dimension -> the click's value ('' = none), as the API names the dimensions. */
 const valueOf: Record<string, (c: Click) => string> = {
-  country: (c) => c.country, device: (c) => c.device_class, os: (c) => c.os, browser: (c) => c.browser, referrer: (c) => c.referrer_host,
+  country: (c) => c.country, region: (c) => c.region, city: (c) => c.city, device: (c) => c.device_class, os: (c) => c.os, browser: (c) => c.browser, referrer: (c) => c.referrer_host,
   utm_source: (c) => c.utm_source, utm_medium: (c) => c.utm_medium, utm_campaign: (c) => c.utm_campaign, utm_term: (c) => c.utm_term,
   utm_content: (c) => c.utm_content, source: (c) => c.source, link: (c) => c.link_id, campaign: (c) => c.campaign_id,
   rule: (c) => c.rule_id || 'default', destination: (c) => c.destination,
@@ -74,7 +74,7 @@ describe('analytics by dimension', () => {
       return {
         workspace_id: workspaceId, link_id: link.id, ts: lo + Math.floor(rand() * (hi - lo)), click_id: `ck_dim_${n}`,
         kind: rand() < 0.1 ? 'impression' : 'click', campaign_id: link.campaignId, visitor_id: bot ? 'bot' : `v${Math.floor(rand() * 50)}`,
-        country: pick(['US', 'DE', 'DE', 'AT', '']), device_class: pick(['mobile', 'desktop', 'tablet']), os: pick(['ios', 'android', 'windows', '']),
+        country: pick(['US', 'DE', 'DE', 'AT', '']), region: pick(['Bavaria', 'Texas', '']), city: pick(['Munich', 'Austin', 'Vienna', '']), device_class: pick(['mobile', 'desktop', 'tablet']), os: pick(['ios', 'android', 'windows', '']),
         browser: pick(['Chrome', 'Safari', '']), referrer_host: pick(['news.example.com', 't.co', '']), utm_source: pick(['newsletter', 'ads', '']),
         utm_medium: pick(['email', '']), utm_campaign: pick(['spring', '']), utm_term: pick(['shoes', '']), utm_content: pick(['hero', 'footer', '']),
         source: pick(['link', 'link', 'qr']), rule_id: rule, destination: rule ? `https://example.com/${rule}` : `https://example.com/default`, bot,
@@ -197,6 +197,7 @@ describe('analytics by dimension', () => {
   const combos: Array<[string, Filter]> = [
     ['country=DE,AT', { country: ['DE', 'AT'] }],
     ['country=de&os=ios', { country: ['DE'], os: ['ios'] }],
+    ['city=Munich,(none)&region=Bavaria', { city: ['Munich', '(none)'], region: ['Bavaria'] }],
     ['utm_source=newsletter&device=mobile,tablet&source=qr', { utm_source: ['newsletter'], device: ['mobile', 'tablet'], source: ['qr'] }],
     ['referrer=(none)&browser=Chrome', { referrer: ['(none)'], browser: ['Chrome'] }],
     ['rule=default', { rule: ['default'] }],

@@ -77,6 +77,9 @@ const column = (name: string, logColumn: string | null = name, eventsColumn = lo
 
 export const dimensionSources: Record<Dimension, DimensionSource> = {
   country: { ...column('country'), label: countryLabel } as DimensionSource,
+  // Not in click_log: the click log reads events for these two filters.
+  region: column('region', null, 'region'),
+  city: column('city', null, 'city'),
   device: column('device', 'device_class'),
   os: column('os'),
   browser: column('browser'),
