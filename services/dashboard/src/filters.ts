@@ -12,6 +12,8 @@ export const NONE = '(none)';
 
 export const dimensionLabels: Record<Dimension, string> = {
   country: 'Country',
+  region: 'Region',
+  city: 'City',
   device: 'Device',
   os: 'OS',
   browser: 'Browser',

@@ -15,7 +15,7 @@ export interface BreakdownGroup {
 
 /** Plausible's arrangement: four cards, each a tab per related dimension, one request per card. */
 export const breakdownGroups: BreakdownGroup[] = [
-  { id: 'locations', title: 'Locations', dimensions: ['country'] },
+  { id: 'locations', title: 'Locations', dimensions: ['country', 'region', 'city'] },
   { id: 'devices', title: 'Devices', dimensions: ['device', 'os', 'browser'] },
   { id: 'sources', title: 'Sources', dimensions: ['referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'source'] },
   { id: 'links', title: 'Links', dimensions: ['link', 'campaign', 'rule', 'destination'] },
