@@ -70,6 +70,9 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     ).json<{ n: number; u: number }>();
     return rows[0]!;
   };
+  /** Prints the figures of a fault (there is no API here: stored rows and distinct clicks are what is counted). */
+  const report = (fault: string, answered: number, result: { n: number; u: number }) =>
+    console.log(`${fault}: answered ${answered} (each a 302 carrying its click id), stored ${result.u} distinct clicks in ${result.n} rows`);
   const settle = async (linkId: string, expected: number, timeoutMs = 60_000) => {
     await redirector.events.flush(timeoutMs);
     const deadline = Date.now() + timeoutMs;
@@ -114,7 +117,9 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     await sleep(300);
     await startIngester();
     await clicking;
-    expect(await settle(linkId, ids.size)).toEqual({ n: 3_000, u: 3_000 });
+    const result = await settle(linkId, ids.size);
+    report('ingester SIGKILL', ids.size, result);
+    expect(result).toEqual({ n: 3_000, u: 3_000 });
     expect(ids.size).toBe(3_000);
   }, 120_000);
 
@@ -126,7 +131,9 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     await click('fault-nats', 1_000, ids); // redirects keep working from the snapshot; events buffer
     await nats.start();
     await click('fault-nats', 500, ids);
-    expect(await settle(linkId, 2_000)).toEqual({ n: 2_000, u: 2_000 });
+    const result = await settle(linkId, 2_000);
+    report('NATS restart', ids.size, result);
+    expect(result).toEqual({ n: 2_000, u: 2_000 });
     expect(redirector.events.stats().dropped).toBe(0);
   }, 120_000);
 
@@ -142,6 +149,7 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     await startClickHouse();
     await click('fault-ch', 500, ids);
     const result = await settle(linkId, 2_000);
+    report('ClickHouse down 30 s', ids.size, result);
     if (result.n !== 2_000) console.error(ingester.output.split('\n').slice(-40).join('\n'));
     expect(result).toEqual({ n: 2_000, u: 2_000 });
   }, 150_000);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../shared/logger.ts';
 import { createMemoryBus } from '../shared/bus/memory-bus.ts';
 import { kvBuckets, type Bus } from '../shared/bus/bus.ts';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../shared/clickhouse/clickhouse-migrate.ts';
 import { createClickId } from '../shared/click-id.ts';
@@ -19,7 +19,7 @@ const secret = Buffer.alloc(32, 5);
 
 /** The conversion pixel on the redirect domain, through the bus and the ingester into ClickHouse. */
 describe('conversion pixel', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let clickhouse: ClickHouseClient;
   let bus: Bus;
   let redirector: RunningRedirector;
@@ -30,7 +30,7 @@ describe('conversion pixel', () => {
     (await clickhouse.query({ query: "SELECT * FROM conversions WHERE workspace_id = 'ws_pixel' ORDER BY ts", format: 'JSONEachRow' })).json<Record<string, unknown>>();
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     clickhouse = connectClickHouse(ch.url);
     await migrateClickHouse(clickhouse);
     bus = createMemoryBus();
@@ -42,7 +42,7 @@ describe('conversion pixel', () => {
     await redirector?.close();
     await ingester?.stop();
     await clickhouse?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   it('records a verified pixel hit as an attributed conversion of the click\'s link; forged ids record nothing', async () => {

@@ -9,7 +9,7 @@ import { clickEventSchema, eventSubjects, type ClickEvent } from '../shared/sche
 import { createApiApp } from '../services/api/app.ts';
 import { loadApiConfig } from '../services/api/config.ts';
 import { listen, type RunningServer } from '../services/api/server.ts';
-import { snapshotPublisher, type SnapshotPublisher } from '../services/api/snapshot/snapshot-publisher.ts';
+import { outboxPublisher, type OutboxPublisher } from '../services/api/snapshot/outbox-publisher.ts';
 import { loadRedirectorConfig } from '../services/redirector/config.ts';
 import { startRedirector, type RunningRedirector } from '../services/redirector/redirector.ts';
 
@@ -25,7 +25,7 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
   let nats: TestNatsServer;
   let db: TestDatabase;
   let apiBus: Bus;
-  let publisher: SnapshotPublisher;
+  let publisher: OutboxPublisher;
   let api: RunningServer;
   let key: string;
   const buses: Bus[] = [];
@@ -62,7 +62,7 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
     nats = await startTestNatsServer();
     db = await createTestDatabase('postgres');
     apiBus = await connectNatsBus(nats.url, { name: 'test-api', logger });
-    publisher = snapshotPublisher({ sql: db.sql, kv: await apiBus.kv(kvBuckets.snapshot), logger });
+    publisher = outboxPublisher({ sql: db.sql, kv: await apiBus.kv(kvBuckets.snapshot), logger });
     publisher.start(200);
     api = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({}), logger, snapshot: publisher }), 0, '127.0.0.1');
     const ws = await createWorkspace(db.sql, { name: 'pipeline', plan: 'enterprise' });

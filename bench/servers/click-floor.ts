@@ -16,9 +16,9 @@ import { createClickId } from '../../shared/click-id.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { hashedVisitorId, visitorCookie } from '../../shared/visitor.ts';
-import { eventPublisher } from '../../services/redirector/event-publisher.ts';
-import { forwardedAddress } from '../../services/redirector/request-facts.ts';
-import { NO_STORE } from '../../services/redirector/responses.ts';
+import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
+import { forwardedAddress } from '../../services/redirector/serving/request-facts.ts';
+import { NO_STORE } from '../../services/redirector/pages/responses.ts';
 import { BENCH_LINK_COUNT, benchLink, benchShortCode } from './bench-links.ts';
 
 const natsUrl = process.env.NATS_URL;

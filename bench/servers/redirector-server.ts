@@ -9,9 +9,9 @@ import { createLogger } from '../../shared/logger.ts';
 import { createRedirectorApp } from '../../services/redirector/app.ts';
 import { loadRedirectorConfig } from '../../services/redirector/config.ts';
 import type { ClickSink } from '../../services/redirector/ports.ts';
-import { eventPublisher } from '../../services/redirector/event-publisher.ts';
+import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
-import { SnapshotStore } from '../../services/redirector/snapshot-store.ts';
+import { SnapshotStore } from '../../services/redirector/snapshot/snapshot-store.ts';
 import { BENCH_LINK_COUNT, benchLink } from './bench-links.ts';
 
 interface CountingSink extends ClickSink {

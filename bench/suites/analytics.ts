@@ -35,6 +35,7 @@ import { countedConversions } from '../../services/api/analytics/conversion-filt
 import { overviewStatement } from '../../services/api/analytics/overview-statement.ts';
 import { hourRange } from '../../services/api/analytics/hour-range.ts';
 import { addDays } from '../../shared/schemas/analytics.ts';
+import { dimensionNames } from '../../shared/schemas/analytics-dimensions.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { median, percentile } from '../stats.ts';
@@ -64,6 +65,14 @@ const FORCED_MERGE_MS = 240_000;
 /** Inserts that stand for the traffic of the last minutes before a query (not yet merged). */
 const RECENT_INSERTS = 10;
 const ACCEPTANCE_P50_MS = 50;
+/** Issue 16's budgets, at the largest tier (median over HTTP). */
+const BREAKDOWN_BUDGET_MS = 100;
+const FILTERED_BREAKDOWN_BUDGET_MS = 150;
+const COMPARE_RATIO = 1.5;
+const REALTIME_BUDGET_MS = 50;
+const EXPERIMENT_BUDGET_MS = 100;
+const CSV_MIN_ROWS_PER_SECOND = 100_000;
+const BREAKDOWN_SAMPLES = 10;
 const MS_DAY = 86_400_000;
 
 const log = (line: string) => process.stdout.write(`  ${line}\n`);
@@ -103,8 +112,8 @@ const generatedRows = `
       '' AS utm_term,
       '' AS utm_content,
       if(bitShiftRight(h1, 32) % 7 = 0, 'qr', 'link') AS source,
-      '' AS rule_id,
-      'https://example.com/landing' AS destination,
+      if(link = 0, ['', 'rule_bench_1', 'rule_bench_2', 'rule_bench_3', 'rule_bench_4'][1 + bitShiftRight(h4, 40) % 5], '') AS rule_id,
+      if(link = 0, concat('https://example.com/variant/', toString(bitShiftRight(h4, 40) % 5)), 'https://example.com/landing') AS destination,
       bitShiftRight(h3, 40) % 50 = 0 AS bot
     FROM (
       SELECT number + {offset:UInt64} AS n, cityHash64(n) AS h1, cityHash64(n, 2) AS h2, cityHash64(n, 3) AS h3, cityHash64(n, 4) AS h4,
@@ -139,6 +148,12 @@ function generateConversionsStatement(): string {
 interface Query {
   label: string;
   path: string;
+  /** DESIGN / issue 16 budget on the p50 at the largest tier. */
+  budgetMs?: number;
+  /** Budget as a ratio of another row's p50 (compare=previous against the overview alone). */
+  ratioOf?: { label: string; max: number };
+  /** Fewer timed requests for the many breakdown rows, so the suite stays within minutes. */
+  samples?: number;
 }
 
 /**
@@ -152,6 +167,7 @@ async function timeRequests(
   path: string,
   mark: () => number = () => 0,
   cpuOf?: Record<string, number>,
+  maxSamples = SAMPLES,
 ): Promise<{ samples: number[]; body: unknown; firstDone: number; cpu?: { engineMs: number; otherCores: number } }> {
   const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   let body: unknown;
@@ -172,7 +188,7 @@ async function timeRequests(
     warmMs = r.ms;
     if (r.ms > 1_000) break;
   }
-  const n = Math.max(MIN_SAMPLES, Math.min(SAMPLES, Math.floor(ROW_BUDGET_MS / Math.max(warmMs, 1))));
+  const n = Math.max(MIN_SAMPLES, Math.min(maxSamples, Math.floor(ROW_BUDGET_MS / Math.max(warmMs, 1))));
   const samples: number[] = [];
   const meter = cpuOf ? await cpuMeter(cpuOf) : undefined;
   const started = performance.now();
@@ -227,7 +243,7 @@ async function diagnose(ch: ClickHouseClient, sql: Sql, workspaceId: string, fro
   const run = <T>(query: string, params: Record<string, unknown>) => () => ch.query({ query, query_params: params, format: 'JSONEachRow' }).then((r) => r.json<T>());
   const notes: string[] = [];
   for (const timezone of ['UTC', 'Europe/Berlin']) {
-    const f = { workspaceId, from, to, timezone, granularity: 'day' as const, includeBots: false };
+    const f = { workspaceId, from, to, timezone, granularity: 'day' as const, includeBots: false, filters: {} };
     const range = hourRange(from, to, timezone);
     const whole = overviewStatement(f, range);
     const parts = clickParts(f, range);
@@ -266,6 +282,49 @@ async function diagnose(ch: ClickHouseClient, sql: Sql, workspaceId: string, fro
   add('zero-fill labels (bucketLabels, 30 days)', await medianMs(async () => bucketLabels(from, to, 'day', 'UTC'), 10));
   notes.unshift(`diag rows (${tier}): each statement alone through the ClickHouse client, median of 3 after 1 warm-up; the parts of the overview statement run in parallel within it`);
   return { rows, notes };
+}
+
+/**
+ * The click log as CSV over the last days holding about 1M clicks, streamed through the
+ * API (format=csv): rows per second over HTTP, and the RSS of the bench process (which
+ * runs the API in-process) before, at its peak while streaming (sampled every 20 ms),
+ * and after. Constant memory means the peak does not grow with the rows.
+ */
+async function measureCsvExport(url: string, key: string, ch: ClickHouseClient, workspaceId: string, nowMs: number): Promise<{ row: Row; note: string; rows: number; seconds: number; rowsPerSecond: number; rss: string }> {
+  // Whole UTC days back from yesterday until about 1M clicks are covered.
+  const to = new Date(nowMs - MS_DAY).toISOString().slice(0, 10);
+  let from = to;
+  for (let days = 1; days <= DAYS; days++) {
+    from = addDays(to, -(days - 1));
+    const n = await scalar(ch, `SELECT count() AS v FROM click_log WHERE workspace_id = {ws:String} AND NOT bot AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)}`, {
+      ws: workspaceId, from: `${from} 00:00:00`, to: `${addDays(to, 1)} 00:00:00`,
+    });
+    if (n >= 1_000_000) break;
+  }
+  global.gc?.();
+  const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const started = performance.now();
+  const res = await fetch(`${url}/analytics/clicks?format=csv&from=${from}&to=${to}`, { headers: { authorization: `Bearer ${key}` } });
+  if (res.status !== 200) throw new Error(`CSV export: ${res.status} ${await res.text()}`);
+  let lines = 0;
+  for await (const chunk of res.body!) for (const byte of chunk as Uint8Array) if (byte === 10) lines++;
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  const after = process.memoryUsage().rss;
+  const rows = lines - 1;
+  const rowsPerSecond = rows / seconds;
+  const rss = `before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), after ${mb(after)}`;
+  return {
+    row: { name: `click log CSV export, ${from}..${to}`, tier: 'last', requests: 1, rows, 'rows/s': Math.round(rowsPerSecond), seconds: Number(seconds.toFixed(2)), 'API RSS growth MB': Number(((peak - before) / 1e6).toFixed(0)) },
+    note: `CSV export: ${fmt(rows)} click-log rows (${from}..${to}) in ${seconds.toFixed(2)} s over HTTP = ${fmt(rowsPerSecond)} rows/s; RSS of the process running the API: ${rss}`,
+    rows,
+    seconds,
+    rowsPerSecond,
+    rss,
+  };
 }
 
 /**
@@ -339,7 +398,13 @@ export async function run(): Promise<SuiteResult> {
       INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url)
       SELECT 'link_bench_' || i, ${workspaceId}, 'campaign_bench_' || (i % ${CAMPAIGNS}), '', 'bench' || i, 'https://example.com/' || i
       FROM generate_series(0, ${LINKS - 1}) AS i`;
-    log(`Postgres: ${CAMPAIGNS} campaigns, ${fmt(LINKS)} links in workspace ${workspaceId}`);
+    // The busiest link's experiment: four percentage rules and the default, 5 variants (see generatedRows).
+    await sql`
+      INSERT INTO rules (id, workspace_id, campaign_id, link_id, name, type, conditions, destination_url, priority)
+      SELECT 'rule_bench_' || i, ${workspaceId}, 'campaign_bench_0', 'link_bench_0', 'variant ' || i, 'percentage', '{"percentage": 20}'::jsonb,
+        'https://example.com/variant/' || i, 50
+      FROM generate_series(1, 4) AS i`;
+    log(`Postgres: ${CAMPAIGNS} campaigns, ${fmt(LINKS)} links in workspace ${workspaceId}, 4 rules on link_bench_0`);
 
     const nowMs = Date.now();
     const today = new Date(nowMs).toISOString().slice(0, 10);
@@ -353,11 +418,26 @@ export async function run(): Promise<SuiteResult> {
       { label: 'per-link report, busiest link, 30 days', path: `/analytics/link_bench_0?from=${from30}&to=${today}&granularity=day` },
       { label: 'click log, first page (limit 50)', path: '/analytics/clicks?limit=50' },
       { label: 'conversions report, 30 days (first page)', path: `/analytics/conversions?from=${from30}&to=${today}` },
+      { label: 'overview, 30 days, compare=previous', path: `/analytics?from=${from30}&to=${today}&granularity=day&compare=previous`, ratioOf: { label: 'overview, 30 days, day, UTC', max: COMPARE_RATIO } },
+      { label: 'realtime, last 60 minutes', path: '/analytics/realtime', budgetMs: REALTIME_BUDGET_MS },
+      { label: 'experiments, busiest link, 5 variants, 30 days', path: `/analytics/experiments/link_bench_0?from=${from30}&to=${today}`, budgetMs: EXPERIMENT_BUDGET_MS },
+      ...dimensionNames.flatMap((d) => [
+        { label: `breakdown by ${d}, 30 days`, path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}`, budgetMs: BREAKDOWN_BUDGET_MS, samples: BREAKDOWN_SAMPLES },
+        { label: `breakdown by ${d}, 30 days, one campaign`, path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}&campaignId=campaign_bench_0`, budgetMs: BREAKDOWN_BUDGET_MS, samples: BREAKDOWN_SAMPLES },
+      ]),
+      ...(['browser', 'link', 'utm_source'] as const).map((d) => ({
+        label: `breakdown by ${d}, 30 days, two filters (country=US,DE & device=mobile)`,
+        path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}&country=US,DE&device=mobile`,
+        budgetMs: FILTERED_BREAKDOWN_BUDGET_MS,
+        samples: BREAKDOWN_SAMPLES,
+      })),
     ];
 
     const rows: Row[] = [];
     const notes: string[] = [];
     const overviewP50 = new Map<number, number>();
+    /** p50 of each query at the tier measured last (the largest). */
+    const p50ByLabel = new Map<string, number>();
     let baseline: Row | undefined;
     let generated = 0;
 
@@ -376,15 +456,16 @@ export async function run(): Promise<SuiteResult> {
       rows.push(row('SELECT 1 via ClickHouse client (reference)', tier, select1, baseP50));
       for (const q of queries) {
         const before = statements;
-        const { samples, body, firstDone, cpu } = await timeRequests(api!.url, key, q.path, () => statements, { clickhouse: ch.pid, bench: process.pid });
+        const { samples, body, firstDone, cpu } = await timeRequests(api!.url, key, q.path, () => statements, { clickhouse: ch.pid, bench: process.pid }, q.samples);
         const perRequest = firstDone - before;
         const data = (body as { data: unknown }).data;
         let counted: number;
         // What the answer counted: clicks, or for the conversions report its conversions.
         if (Array.isArray(data)) counted = Number((body as { pagination?: { total?: number } }).pagination?.total ?? data.length);
+        else if ('variants' in (data as object)) counted = (data as { variants: Array<{ clicks: number }> }).variants.reduce((n, v) => n + v.clicks, 0);
         else {
-          const summary = (data as { summary: { totalClicks?: number; totalConversions?: number } }).summary;
-          counted = Number(summary.totalClicks ?? summary.totalConversions);
+          const summary = (data as { summary: { totalClicks?: number; totalConversions?: number; clicks?: number } }).summary;
+          counted = Number(summary.totalClicks ?? summary.totalConversions ?? summary.clicks);
         }
         const r = row(q.label, tier, samples, baseP50, {
           'counted': counted,
@@ -393,6 +474,7 @@ export async function run(): Promise<SuiteResult> {
         });
         rows.push(r);
         if (q === queries[0]) overviewP50.set(events, r['p50 ms'] as number);
+        p50ByLabel.set(q.label, r['p50 ms'] as number);
         log(`${tier}: ${q.label}: p50 ${r['p50 ms']} ms, p95 ${r['p95 ms']} ms (${fmt(counted)} counted)`);
       }
     };
@@ -478,11 +560,29 @@ export async function run(): Promise<SuiteResult> {
     rows.push(...diag.rows);
     notes.push(...diag.notes);
     const p50 = overviewP50.get(biggest)!;
+    const csv = await measureCsvExport(api.url, key, clickhouse, workspaceId, nowMs);
+    rows.push(csv.row);
+    notes.push(csv.note);
     const checks: Check[] = [
       {
         name: `overview over ${biggest / 1_000_000}M events p50 < ${ACCEPTANCE_P50_MS} ms`,
         pass: p50 < ACCEPTANCE_P50_MS,
         detail: `p50 ${p50} ms (30 days, day granularity, UTC), parts as a live system holds them (see the tier notes), no OPTIMIZE`,
+      },
+      ...queries.flatMap((q): Check[] => {
+        const got = p50ByLabel.get(q.label);
+        if (got === undefined) return [];
+        if (q.budgetMs !== undefined) return [{ name: `${q.label}: p50 <= ${q.budgetMs} ms at ${biggest / 1_000_000}M`, pass: got <= q.budgetMs, detail: `p50 ${got} ms` }];
+        if (q.ratioOf) {
+          const base = p50ByLabel.get(q.ratioOf.label)!;
+          return [{ name: `${q.label}: p50 <= ${q.ratioOf.max} x ${q.ratioOf.label}`, pass: got <= q.ratioOf.max * base, detail: `${got} ms vs ${base} ms = ${(got / base).toFixed(2)} x` }];
+        }
+        return [];
+      }),
+      {
+        name: `CSV export of the click log >= ${fmt(CSV_MIN_ROWS_PER_SECOND)} rows/s`,
+        pass: csv.rowsPerSecond >= CSV_MIN_ROWS_PER_SECOND,
+        detail: `${fmt(csv.rows)} rows in ${csv.seconds.toFixed(2)} s = ${fmt(csv.rowsPerSecond)} rows/s; API process RSS ${csv.rss}`,
       },
     ];
     notes.push(

@@ -11,8 +11,8 @@
  * 2. end-to-end latency at a fixed 20k clicks/s: events emitted through the
  *    redirector's event publisher, measured from the click's timestamp to the row
  *    being stored (ingested_at), p50/p99 per half to show the lag does not grow;
- *    and, sampled meanwhile, the publisher's clicks not yet published to NATS (and
- *    the age of the oldest): what a redirector SIGKILLed at that instant loses.
+ * 3. what a redirector SIGKILL loses at 20k clicks/s: the publisher's clicks not yet
+ *    published to NATS (and the age of the oldest), sampled (unpublishedAtRate).
  * Acceptance: >= 100k events/s from the backlog; p99 < 2 s at 20k clicks/s.
  * The CPU each process used while the backlog drained is reported, with what
  * other tenants of the machine took meanwhile (throughput is CPU-bound here).
@@ -21,7 +21,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '../../shared/logger.ts';
+import { createLogger, type Logger } from '../../shared/logger.ts';
+import type { Bus } from '../../shared/bus/bus.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
 import { startChildService } from '../../shared/testing/child-service.ts';
@@ -29,13 +30,16 @@ import { freePort } from '../../shared/testing/free-port.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
-import { eventPublisher } from '../../services/redirector/event-publisher.ts';
-import { clickEventJson } from '../../services/redirector/click-event-json.ts';
+import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
+import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { loadIngesterConfig } from '../../services/ingester/config.ts';
 import { startIngester } from '../../services/ingester/ingester.ts';
 import { clickEvents } from '../../services/ingester/event-tables.ts';
-import { toEventRow } from '../../services/ingester/event-row.ts';
+import { toEventRow } from '../../shared/clickhouse/events-table.ts';
 import { insertBatch } from '../../services/ingester/insert-batch.ts';
+import { EventBatch } from '../../services/ingester/event-batch.ts';
+import { storedEventIds } from '../../services/ingester/stored-event-ids.ts';
+import type { NativeBlockWriter } from '../../shared/clickhouse/native-block.ts';
 import { cpuMeter } from '../process-cpu.ts';
 import { percentile } from '../stats.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
@@ -80,21 +84,68 @@ function makeEvent(i: number, run: string, ts: number): ClickEvent {
  * Baseline: the rows, already in the ingester's insert format (encoding not timed),
  * inserted in the ingester's batch size and with its settings: the ceiling.
  */
-async function directInsertRate(clickhouse: ClickHouseClient, run: string, batchEvents: number): Promise<number> {
-  const bodies: Array<{ body: Buffer; token: string }> = [];
+/**
+ * The ceiling: the rows inserted straight into ClickHouse, encoded as the ingester sends
+ * them, in its batch size and settings. Before each insert, timed apart, the duplicate
+ * check the ingester makes for every batch (storedEventIds, nothing found as in the common
+ * case): its cost beside the insert's, on the same batches, in the same run.
+ */
+async function directInsertRate(clickhouse: ClickHouseClient, run: string, batchEvents: number): Promise<{ rate: number; checkMs: number; insertMs: number; batches: number }> {
+  const batches: Array<{ batch: EventBatch<NativeBlockWriter>; token: string }> = [];
   for (let first = 0; first < BACKLOG_EVENTS; first += batchEvents) {
-    const block = clickEvents.newBody(batchEvents * 200);
-    const ids: string[] = [];
+    const batch = new EventBatch(clickEvents.newBody(batchEvents * 200));
     for (let i = first; i < Math.min(BACKLOG_EVENTS, first + batchEvents); i++) {
       const row = toEventRow(makeEvent(i, run, Date.now()));
-      clickEvents.write(block, row);
-      ids.push(row.click_id);
+      batch.accepts(row.click_id);
+      clickEvents.write(batch.body, row);
+      batch.add(row.click_id, row.ts);
     }
-    bodies.push({ body: block.bytes(), token: createHash('sha256').update(ids.join(',')).digest('hex') });
+    batches.push({ batch, token: createHash('sha256').update(batch.ids.join(',')).digest('hex') });
   }
-  const started = performance.now();
-  for (const { body, token } of bodies) await insertBatch(clickhouse, clickEvents, body, token);
-  return BACKLOG_EVENTS / ((performance.now() - started) / 1000);
+  let checkMs = 0;
+  let insertMs = 0;
+  for (const { batch, token } of batches) {
+    const checkStarted = performance.now();
+    const found = await storedEventIds(clickhouse, clickEvents, batch);
+    if (found.size > 0) throw new Error(`duplicate check found ${found.size} of a new batch's events`);
+    const insertStarted = performance.now();
+    checkMs += insertStarted - checkStarted;
+    await insertBatch(clickhouse, clickEvents, batch.body.bytes(), token);
+    insertMs += performance.now() - insertStarted;
+  }
+  return { rate: BACKLOG_EVENTS / (insertMs / 1000), checkMs, insertMs, batches: batches.length };
+}
+
+/**
+ * What a redirector SIGKILLed at a given instant loses: the clicks it answered and had not
+ * yet published to NATS (buffered, or in flight), and how long ago the oldest of them was
+ * answered. Its event publisher at RATE_PER_SECOND for 5 s, alone in this process (no
+ * ingester here meanwhile: a redirector process holds only the publisher), sampled once
+ * per 10 ms tick, an instant as good as any other. The publisher sends in order, so the
+ * oldest unpublished click is number `published`.
+ */
+async function unpublishedAtRate(bus: Bus, logger: Logger): Promise<{ clicks: number[]; ms: number[] }> {
+  const run = `u${randomBytes(3).toString('hex')}`;
+  const publisher = eventPublisher({ bus, logger, instanceId: run });
+  const total = RATE_PER_SECOND * 5;
+  const emittedAt = new Float64Array(total);
+  const clicks: number[] = [];
+  const ms: number[] = [];
+  const t0 = Date.now();
+  let emitted = 0;
+  while (emitted < total) {
+    const due = Math.min(total, Math.floor(((Date.now() - t0) * RATE_PER_SECOND) / 1000));
+    for (; emitted < due; emitted++) {
+      emittedAt[emitted] = Date.now();
+      publisher.emit(makeEvent(emitted, run, emittedAt[emitted]!));
+    }
+    await new Promise((r) => setTimeout(r, 10));
+    const { buffered, published } = publisher.stats();
+    clicks.push(buffered);
+    ms.push(published < emitted ? Date.now() - emittedAt[published]! : 0);
+  }
+  await publisher.close(30_000);
+  return { clicks, ms };
 }
 
 /** Reference: the rows as objects through client.insert() as JSONEachRow, 20k per insert (the ingester's way before). */
@@ -138,7 +189,8 @@ export async function run(): Promise<SuiteResult> {
     const batchEvents = config.INGEST_MAX_MESSAGES * EVENTS_PER_MESSAGE;
 
     const baseRun = randomBytes(3).toString('hex');
-    const baselineRate = await directInsertRate(clickhouse, `b${baseRun}`, batchEvents);
+    const direct = await directInsertRate(clickhouse, `b${baseRun}`, batchEvents);
+    const baselineRate = direct.rate;
     process.stdout.write(`  baseline: ${Math.round(baselineRate).toLocaleString('en-US')} rows/s straight into ClickHouse\n`);
     const jsonRate = await jsonInsertRate(clickhouse, `j${baseRun}`);
     // Background merges of those parts would otherwise take CPU from the drain below.
@@ -146,10 +198,13 @@ export async function run(): Promise<SuiteResult> {
 
     // Backlog: published as redirector batches (their own serialiser) before any ingester runs.
     const backlogRun = `k${randomBytes(3).toString('hex')}`;
+    // Stamped as if clicked at RATE_PER_SECOND up to now, as a backlog builds up: the
+    // ingester's duplicate check reads the span of time a batch covers.
     const now = Date.now();
+    const clickedAt = (i: number) => now - Math.round(((BACKLOG_EVENTS - i) * 1000) / RATE_PER_SECOND);
     for (let m = 0; m < BACKLOG_EVENTS / EVENTS_PER_MESSAGE; m++) {
       let text = '';
-      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += clickEventJson(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, now)) + '\n';
+      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += clickEventJson(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, clickedAt(m * EVENTS_PER_MESSAGE + j))) + '\n';
       await bus.publishEvent(eventSubjects.clicks, encoder.encode(text), `${backlogRun}-${m}`);
     }
     process.stdout.write(`  backlog of ${BACKLOG_EVENTS.toLocaleString('en-US')} events published; ingesting\n`);
@@ -168,6 +223,8 @@ export async function run(): Promise<SuiteResult> {
     const backlogStored = await count(clickhouse, `ck_${backlogRun}_`);
     await ingester.stop();
 
+    const unpublished = await unpublishedAtRate(bus, logger);
+
     // Fixed rate through the redirector's publisher, ingested live.
     const rateRun = `r${randomBytes(3).toString('hex')}`;
     // The same durable consumer: it continues after the backlog instead of replaying it.
@@ -178,24 +235,11 @@ export async function run(): Promise<SuiteResult> {
     const perTick = (RATE_PER_SECOND * tickMs) / 1000;
     const t0 = Date.now();
     let emitted = 0;
-    // What a redirector SIGKILLed at that moment would lose: the clicks it answered and had
-    // not yet published (buffered or in flight to NATS), and how long ago the oldest of them
-    // was answered. Sampled once per tick, an instant as good as any other; the publisher
-    // sends in order, so the oldest unpublished click is number `published`.
-    const emittedAt = new Float64Array(total);
-    const unpublished: number[] = [];
-    const unpublishedMs: number[] = [];
     process.stdout.write(`  emitting ${RATE_PER_SECOND.toLocaleString('en-US')} clicks/s for ${RATE_SECONDS} s\n`);
     while (emitted < total) {
       const due = Math.min(total, Math.floor(((Date.now() - t0) / tickMs) * perTick));
-      for (; emitted < due; emitted++) {
-        emittedAt[emitted] = Date.now();
-        publisher.emit(makeEvent(emitted, rateRun, emittedAt[emitted]!));
-      }
+      for (; emitted < due; emitted++) publisher.emit(makeEvent(emitted, rateRun, Date.now()));
       await new Promise((r) => setTimeout(r, tickMs));
-      const { buffered, published } = publisher.stats();
-      unpublished.push(buffered);
-      unpublishedMs.push(published < emitted ? Date.now() - emittedAt[published]! : 0);
     }
     const achievedRate = total / ((Date.now() - t0) / 1000);
     await publisher.flush(30_000);
@@ -224,9 +268,14 @@ export async function run(): Promise<SuiteResult> {
     const rows: Row[] = [
       baseline,
       { name: 'direct insert, JSONEachRow objects via client.insert(), 20k per insert', 'events/s': Math.round(jsonRate), 'x baseline': Number((jsonRate / baselineRate).toFixed(2)) },
+      {
+        name: `the ingester's duplicate check of each ${batchEvents.toLocaleString('en-US')}-event batch (x baseline: its time over the insert's)`,
+        'ms per batch': Math.round(direct.checkMs / direct.batches),
+        'x baseline': Number((direct.checkMs / direct.insertMs).toFixed(3)),
+      },
       { name: `ingester draining a ${BACKLOG_EVENTS.toLocaleString('en-US')}-event backlog`, 'events/s': Math.round(backlogRate), 'x baseline': Number((backlogRate / baselineRate).toFixed(2)) },
       ...(['count', 'ms'] as const).map((unit) => {
-        const samples = (unit === 'count' ? unpublished : unpublishedMs).toSorted((a, b) => a - b);
+        const samples = (unit === 'count' ? unpublished.clicks : unpublished.ms).toSorted((a, b) => a - b);
         return {
           name: `${RATE_PER_SECOND.toLocaleString('en-US')} clicks/s: answered, not yet published (what a redirector SIGKILL loses), ${unit === 'count' ? 'clicks' : 'ms since the oldest'}`,
           p50: percentile(samples, 50),

@@ -31,12 +31,12 @@ import { decodeSnapshotEntry, encodeSnapshotEntry } from '../../shared/snapshot/
 import { createApiApp } from '../../services/api/app.ts';
 import { loadApiConfig } from '../../services/api/config.ts';
 import { listen } from '../../services/api/server.ts';
-import { snapshotPublisher } from '../../services/api/snapshot/snapshot-publisher.ts';
+import { outboxPublisher } from '../../services/api/snapshot/outbox-publisher.ts';
 import { snapshotCompactor } from '../../services/api/snapshot/snapshot-compactor.ts';
 import { SNAPSHOT_BLOB_NAME } from '../../shared/snapshot/snapshot-blob.ts';
 import type { CompactionResult } from '../../shared/snapshot/compact-snapshot.ts';
-import { SnapshotStore } from '../../services/redirector/snapshot-store.ts';
-import { syncSnapshot } from '../../services/redirector/snapshot-sync.ts';
+import { SnapshotStore } from '../../services/redirector/snapshot/snapshot-store.ts';
+import { syncSnapshot } from '../../services/redirector/snapshot/snapshot-sync.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { percentile } from '../stats.ts';
 
@@ -242,7 +242,7 @@ export async function run(): Promise<SuiteResult> {
     rawWatch.stop();
 
     // Our path: PATCH through the API, publish from the outbox, watch into the store.
-    const publisher = snapshotPublisher({ sql: db.sql, kv: await apiBus.kv(kvBuckets.snapshot), logger });
+    const publisher = outboxPublisher({ sql: db.sql, kv: await apiBus.kv(kvBuckets.snapshot), logger });
     const api = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({}), logger, snapshot: publisher }), 0, '127.0.0.1');
     const ws = await createWorkspace(db.sql, { name: 'bench', plan: 'enterprise' });
     const key = (await createApiKey(db.sql, { workspaceId: ws.id })).key;

@@ -28,7 +28,7 @@ import { startWebhooks } from '../webhooks/webhooks.ts';
 import { linkPresenter } from '../api/link-presenter.ts';
 import { startWebhookEventPublishing } from '../api/outbox/webhook-outbox-publisher.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
-import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 

@@ -6,7 +6,7 @@ import { AppError } from '../../shared/errors.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { ApiConfig } from './config.ts';
-import type { SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
+import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
 import type { OutboxDrainer } from './outbox/outbox-drainer.ts';
 import { noLinkCounters, type LinkCountersSource } from './link-counters.ts';
 import { errorHandler } from './middleware/error-handler.ts';
@@ -45,7 +45,7 @@ export interface ApiDeps {
   config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
-  snapshot?: SnapshotPublisher;
+  snapshot?: OutboxPublisher;
   /** Publishes queued webhook events to the bus (it polls; a test event asks at once); absent: they wait in the outbox. */
   webhookEvents?: OutboxDrainer;
   /** Link counters from ClickHouse; absent: every link reads as never clicked. */

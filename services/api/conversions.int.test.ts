@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
@@ -17,7 +17,7 @@ const DAY = 24 * 3600_000;
 
 /** POST /conversions/s2s through the bus and the conversion ingester into ClickHouse (embedded). */
 describe('server-to-server conversions', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let clickhouse: ClickHouseClient;
   let bus: Bus;
   let ingester: Ingester;
@@ -41,7 +41,7 @@ describe('server-to-server conversions', () => {
   };
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     clickhouse = connectClickHouse(ch.url);
     await migrateClickHouse(clickhouse);
     bus = createMemoryBus();
@@ -57,7 +57,7 @@ describe('server-to-server conversions', () => {
     await ingester?.stop();
     await api?.close();
     await clickhouse?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   it('attributes a conversion to its click\'s link and campaign, and stores it once', async () => {

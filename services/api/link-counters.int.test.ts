@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -8,7 +8,7 @@ import { startTestApi, type TestApi } from './testing/api-harness.ts';
 
 /** Link counters come from the ClickHouse rollup (embedded chDB here), one query per page. */
 describe('link counters from ClickHouse', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
   let api: TestApi;
   let key: string;
@@ -17,7 +17,7 @@ describe('link counters from ClickHouse', () => {
   let failNext = false;
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     // Counts the queries the API sends (and can make the next one fail), on the real client.
@@ -42,7 +42,7 @@ describe('link counters from ClickHouse', () => {
   afterAll(async () => {
     await api?.close();
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   const event = (linkId: string, n: number, over: Partial<{ kind: string; visitor_id: string; bot: boolean; ts: number }> = {}) => ({

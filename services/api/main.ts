@@ -8,7 +8,7 @@ import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { listen } from './server.ts';
-import type { SnapshotPublisher } from './snapshot/snapshot-publisher.ts';
+import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
 import { startSnapshotPublishing, type SnapshotPublishing } from './snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from './link-counters.ts';
 import { linkPresenter } from './link-presenter.ts';
@@ -23,7 +23,7 @@ try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-api' });
   await migrate(db.sql);
   let bus: Bus | null = null;
-  let snapshot: SnapshotPublisher | undefined;
+  let snapshot: OutboxPublisher | undefined;
   let publishing: SnapshotPublishing | undefined;
   let webhookEvents: OutboxDrainer | undefined;
   if (config.NATS_URL) {

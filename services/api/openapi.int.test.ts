@@ -50,5 +50,8 @@ describe('OpenAPI document', () => {
     const html = await res.text();
     expect(html).toContain('POST /rules');
     expect(html).toContain('GET /analytics/{linkId}');
+    expect(html).toContain('GET /analytics/breakdown');
+    expect(html).toContain('GET /analytics/experiments/{linkId}');
+    expect(html).toContain('utm_source');
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { qrCodeListItemSchema, qrCodeSchema } from '../../shared/schemas/qr.ts';
@@ -171,14 +171,14 @@ describe('QR codes API on postgres', () => {
 
 /** Scans of a QR code are events with source `qr`; the overview can count them apart from `link` clicks. */
 describe('analytics split by source (qr / link)', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
   let api: TestApi;
   let key: string;
   let workspaceId: string;
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     api = await startTestApi('postgres', { analytics: client });
@@ -187,7 +187,7 @@ describe('analytics split by source (qr / link)', () => {
   afterAll(async () => {
     await api?.close();
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   const event = (linkId: string, n: number, source: 'link' | 'qr', visitor: string) => ({

@@ -3,7 +3,7 @@ import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { createClickId } from '../../shared/click-id.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { connectPostgres, type Sql } from '../../shared/db/postgres.ts';
 import { createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -25,7 +25,7 @@ describe('store outages', () => {
   let db: TestDatabase;
   let pgProxy: TcpProxy;
   let chProxy: TcpProxy;
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let sql: Sql;
   let clickhouse: ClickHouseClient;
   let server: RunningServer;
@@ -58,9 +58,9 @@ describe('store outages', () => {
     const url = new URL(db.url);
     url.port = String(pgProxy.port);
     sql = connectPostgres(url.toString(), { max: 4 });
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     chProxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(ch.url).port) });
-    clickhouse = connectClickHouse(`http://127.0.0.1:${chProxy.port}`);
+    clickhouse = connectClickHouse(`http://127.0.0.1:${chProxy.port}/${ch.database}`);
     await migrateClickHouse(clickhouse);
     const logger = createLogger('outage-test', 'silent');
     const config = loadApiConfig({ REDIRECT_BASE_URL: 'http://go.test' });
@@ -80,7 +80,7 @@ describe('store outages', () => {
     await pgProxy?.close();
     await clickhouse?.close();
     await chProxy?.close();
-    await ch?.stop();
+    await ch?.close();
     await db?.close();
   });
 

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
-import { startEmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
+import { startEmbeddedClickHouse } from './embedded-clickhouse.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
+import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadClickHouseEmbeddedConfig } from './config.ts';
 
 /**
  * The embedded ClickHouse (chDB) endpoint as a process of its own, data under
  * $DATA_DIR/clickhouse. Other processes reach it with CLICKHOUSE_URL set to the
- * logged URL. A local stand-in, never production (see shared/clickhouse).
+ * logged URL. A local stand-in, never production (see embedded-clickhouse.ts).
  */
 const config = loadClickHouseEmbeddedConfig();
 const logger = createLogger('clickhouse-embedded', config.LOG_LEVEL);
@@ -19,20 +20,8 @@ try {
   const clickhouse = await startEmbeddedClickHouse({ dataDir, host: config.HOST, port: config.CLICKHOUSE_PORT, logger });
   logger.info('embedded ClickHouse listening', { url: clickhouse.url, dataDir });
 
-  let stopping = false;
-  const shutdown = async () => {
-    if (stopping) return;
-    stopping = true;
-    try {
-      await clickhouse.stop();
-      process.exit(0);
-    } catch (err) {
-      logger.error('embedded ClickHouse did not stop cleanly', errorFields(err));
-      process.exit(1);
-    }
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
+  // Finishes the statement under way (an insert lands whole or not at all), then closes the engine.
+  handleShutdown(logger, () => clickhouse.stop());
 } catch (err) {
   logger.error('embedded ClickHouse failed to start', errorFields(err));
   process.exit(1);

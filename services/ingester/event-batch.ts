@@ -44,6 +44,11 @@ export class EventBatch<Body extends BatchBody = BatchBody> {
     return true;
   }
 
+  /** Whether the batch holds a row for `id`. */
+  holds(id: string): boolean {
+    return this.seen.has(id);
+  }
+
   /** Records the row just written for `id`; `linkId` matters only when link ids are kept. */
   add(id: string, ts: number, linkId?: string): void {
     this.ids.push(id);

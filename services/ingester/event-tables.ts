@@ -1,10 +1,9 @@
-import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
+import { BinaryWriter } from '../../shared/clickhouse/binary-writer.ts';
+import { EVENT_COLUMNS, toEventRow, writeEventRow, type EventRow } from '../../shared/clickhouse/events-table.ts';
 import { NativeBlockWriter, nativeColumns } from '../../shared/clickhouse/native-block.ts';
-import { RowBinaryWriter } from '../../shared/clickhouse/row-binary.ts';
-import { clickEventSchema, eventSubjects } from '../../shared/schemas/click-event.ts';
+import { clickEventFields, clickEventSchema, eventSubjects } from '../../shared/schemas/click-event.ts';
 import { conversionEventSchema } from '../../shared/schemas/conversion.ts';
 import type { BatchBody } from './event-batch.ts';
-import { EVENT_ROW_SOURCES, toEventRow } from './event-row.ts';
 import { compileFastLine, type FastLine } from './fast-line.ts';
 import { fastLinePlan } from './fast-line-plan.ts';
 
@@ -38,11 +37,11 @@ export interface EventTable<Row extends EventRowBase, Body extends BatchBody = B
   fastLine?: FastLine<Body>;
 }
 
-// Both from EVENT_COLUMNS: the fast path writes column c of the plan into column c of the block.
-const clickPlan = fastLinePlan(clickEventSchema, EVENT_COLUMNS, EVENT_ROW_SOURCES, { id: 'id', link: 'linkId', ts: 'ts' });
+// Both from the declaration, in its order: the fast path writes field f into column f of the block.
+const clickPlan = fastLinePlan(clickEventFields, { id: 'id', link: 'linkId', ts: 'ts' });
 const clickNativeColumns = nativeColumns(EVENT_COLUMNS);
 
-export const clickEvents: EventTable<ReturnType<typeof toEventRow>, NativeBlockWriter> = {
+export const clickEvents: EventTable<EventRow, NativeBlockWriter> = {
   name: 'clicks',
   subject: eventSubjects.clicks,
   table: 'events',
@@ -74,7 +73,7 @@ export interface ConversionRow {
   source: string;
 }
 
-export const conversionEvents: EventTable<ConversionRow, RowBinaryWriter> = {
+export const conversionEvents: EventTable<ConversionRow, BinaryWriter> = {
   name: 'conversions',
   subject: eventSubjects.conversions,
   table: 'conversions',
@@ -100,6 +99,6 @@ export const conversionEvents: EventTable<ConversionRow, RowBinaryWriter> = {
   },
   // Few and small: JSONEachRow text, as before (`value` goes into Decimal(18, 4) digit for digit).
   format: 'JSONEachRow',
-  newBody: (expectedBytes) => new RowBinaryWriter(expectedBytes),
+  newBody: (expectedBytes) => new BinaryWriter(expectedBytes),
   write: (body, row) => body.text(`${JSON.stringify(row)}\n`),
 };

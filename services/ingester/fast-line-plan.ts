@@ -1,15 +1,17 @@
-import { enumCodes } from '../../shared/clickhouse/event-row-binary.ts';
+import { valueEncoding } from '../../shared/clickhouse/binary-writer.ts';
+import type { EventField, JsonForm } from '../../shared/schemas/event-field.ts';
 
 /**
- * What the fast line path (fast-line.ts) checks and writes, derived from the
- * zod schema of the event and the insert's columns (name, ClickHouse type), so
- * neither is restated by hand. Only constructs whose zod meaning is exactly reproducible
+ * What the fast line path (fast-line.ts) checks and writes, read off an event's
+ * declaration (clickEventFields): per field, the exact JSON text before its value,
+ * the value's JSON form (the same description its zod schema is built from), and
+ * how its column is written. Only forms whose zod meaning is exactly reproducible
  * on printable-ASCII JSON are supported; for anything else the plan is null and
  * every line takes the zod path.
  */
 export type FieldValue =
   | { type: 'string'; prefix: Uint8Array | null; length: number | null }
-  | { type: 'enum'; values: string[]; bytes: Uint8Array[] }
+  | { type: 'enum'; values: readonly string[]; bytes: Uint8Array[] }
   | { type: 'safeint' }
   | { type: 'boolean' };
 
@@ -21,12 +23,8 @@ export interface FieldRule {
   value: FieldValue;
 }
 
-/** How one column's value is written from a field (by index into the rules); columns in insert order. */
-export type ColumnWrite =
-  | { write: 'string'; field: number }
-  | { write: 'enum8'; field: number; codes: Uint8Array }
-  | { write: 'int64'; field: number }
-  | { write: 'bool'; field: number };
+/** How a field's column is written; columns are the fields, in the same order. */
+export type ColumnWrite = { write: 'string' } | { write: 'enum8'; codes: Uint8Array } | { write: 'int64' } | { write: 'bool' };
 
 export interface FastLinePlan {
   fields: FieldRule[];
@@ -37,101 +35,52 @@ export interface FastLinePlan {
   tsField: number;
 }
 
-/** The zod internals read here (zod 4's public `def`). */
-interface Def {
-  type: string;
-  innerType?: { def: Def };
-  entries?: Record<string, unknown>;
-  checks?: Array<{ _zod: { def: { check: string; format?: string; prefix?: string; length?: number } } }>;
-  shape?: Record<string, { def: Def }>;
-}
-
 const ascii = new TextEncoder();
 
-export function fieldRules(schema: { def: unknown }): FieldRule[] | null {
-  const def = schema.def as Def;
-  if (def.type !== 'object' || !def.shape) return null;
-  const rules: FieldRule[] = [];
-  for (const [key, field] of Object.entries(def.shape)) {
-    if (!/^[A-Za-z0-9_]+$/.test(key)) return null;
-    let d = field.def;
-    const nullable = d.type === 'nullable';
-    if (nullable) d = d.innerType!.def;
-    const value = fieldValue(d);
-    if (!value) return null;
-    rules.push({ key, lead: ascii.encode(`${rules.length === 0 ? '{' : ','}"${key}":`), nullable, value });
-  }
-  return rules;
-}
-
-function fieldValue(d: Def): FieldValue | null {
-  const checks = (d.checks ?? []).map((c) => c._zod.def);
-  switch (d.type) {
-    case 'string': {
-      let prefix: Uint8Array | null = null;
-      let length: number | null = null;
-      for (const c of checks) {
-        if (c.check === 'string_format' && c.format === 'starts_with' && isPrintableAscii(c.prefix!)) prefix = ascii.encode(c.prefix!);
-        else if (c.check === 'length_equals') length = c.length!;
-        else return null;
-      }
-      return { type: 'string', prefix, length };
-    }
-    case 'enum': {
-      const values = Object.values(d.entries ?? {});
-      if (checks.length > 0 || !values.every((v): v is string => typeof v === 'string' && isPrintableAscii(v))) return null;
-      return { type: 'enum', values, bytes: values.map((v) => ascii.encode(v)) };
-    }
-    case 'number':
-      return checks.length === 1 && checks[0]!.check === 'number_format' && checks[0]!.format === 'safeint' ? { type: 'safeint' } : null;
-    case 'boolean':
-      return checks.length === 0 ? { type: 'boolean' } : null;
+function fieldValue(json: JsonForm): FieldValue | null {
+  switch (json.type) {
+    case 'string':
+      if (json.prefix !== null && !isPrintableAscii(json.prefix)) return null;
+      return { type: 'string', prefix: json.prefix === null ? null : ascii.encode(json.prefix), length: json.length };
+    case 'enum':
+      if (!json.values.every(isPrintableAscii)) return null;
+      return { type: 'enum', values: json.values, bytes: json.values.map((v) => ascii.encode(v)) };
     default:
-      return null;
+      return json;
   }
 }
 
 /**
- * The plan for writing `columns` (name, ClickHouse type) from `sources`
- * (column -> event key, null standing for ''), or null if a column's type and
- * its field do not pair up in a way the fast path writes exactly like the zod path.
+ * The plan for an event's declared fields, or null if a field's value and its
+ * column's type do not pair up in a way the fast path writes exactly like the zod path.
  */
-export function fastLinePlan(
-  schema: { def: unknown },
-  columns: ReadonlyArray<{ name: string; type: string }>,
-  sources: Readonly<Record<string, string>>,
-  keys: { id: string; link: string; ts: string },
-): FastLinePlan | null {
-  const fields = fieldRules(schema);
-  if (!fields) return null;
-  const index = (key: string) => fields.findIndex((f) => f.key === key);
-  const writes: ColumnWrite[] = [];
-  for (const column of columns) {
-    const field = index(sources[column.name] ?? '');
-    if (field < 0) return null;
-    const { value, nullable } = fields[field]!;
-    if (column.type === 'String' || column.type === 'LowCardinality(String)') {
+export function fastLinePlan(declaration: Readonly<Record<string, EventField>>, keys: { id: string; link: string; ts: string }): FastLinePlan | null {
+  const fields: FieldRule[] = [];
+  const columns: ColumnWrite[] = [];
+  for (const [key, { kind, columnType }] of Object.entries(declaration)) {
+    const value = fieldValue(kind.json);
+    if (!value || !/^[A-Za-z0-9_]+$/.test(key)) return null;
+    fields.push({ key, lead: ascii.encode(`${fields.length === 0 ? '{' : ','}"${key}":`), nullable: kind.nullable, value });
+    const encoding = valueEncoding(columnType);
+    if (encoding.kind === 'string') {
       if (value.type !== 'string' && value.type !== 'enum') return null;
-      writes.push({ write: 'string', field });
-    } else if (/^Enum8\(/.test(column.type)) {
-      if (value.type !== 'enum' || nullable) return null;
-      const codes = enumCodes(column.type);
-      if (!value.values.every((v) => codes.has(v))) return null;
-      writes.push({ write: 'enum8', field, codes: Uint8Array.from(value.values, (v) => codes.get(v)! & 0xff) });
-    } else if (column.type === "DateTime64(3, 'UTC')" || column.type === 'Int64') {
-      if (value.type !== 'safeint' || nullable) return null;
-      writes.push({ write: 'int64', field });
-    } else if (column.type === 'Bool') {
-      if (value.type !== 'boolean' || nullable) return null;
-      writes.push({ write: 'bool', field });
+      columns.push({ write: 'string' });
+    } else if (encoding.kind === 'enum8') {
+      if (value.type !== 'enum' || kind.nullable || !value.values.every((v) => encoding.codes.has(v))) return null;
+      columns.push({ write: 'enum8', codes: Uint8Array.from(value.values, (v) => encoding.codes.get(v)! & 0xff) });
+    } else if (encoding.kind === 'int64') {
+      if (value.type !== 'safeint' || kind.nullable) return null;
+      columns.push({ write: 'int64' });
     } else {
-      return null;
+      if (value.type !== 'boolean' || kind.nullable) return null;
+      columns.push({ write: 'bool' });
     }
   }
+  const index = (key: string) => fields.findIndex((f) => f.key === key);
   const [idField, linkField, tsField] = [index(keys.id), index(keys.link), index(keys.ts)];
   if (idField < 0 || linkField < 0 || tsField < 0) return null;
   if (fields[idField]!.nullable || fields[linkField]!.nullable || fields[tsField]!.value.type !== 'safeint') return null;
-  return { fields, columns: writes, idField, linkField, tsField };
+  return { fields, columns, idField, linkField, tsField };
 }
 
 function isPrintableAscii(text: string): boolean {

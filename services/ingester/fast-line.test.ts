@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clickEventSchema, type ClickEvent } from '../../shared/schemas/click-event.ts';
-import { clickEventJson } from '../redirector/click-event-json.ts';
+import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { EventBatch } from './event-batch.ts';
 import { clickEvents } from './event-tables.ts';
 import { readMessage } from './read-message.ts';

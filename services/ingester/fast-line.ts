@@ -6,7 +6,7 @@ import type { FastLinePlan } from './fast-line-plan.ts';
  * A line of the bus's NDJSON straight from its bytes into the insert's Native
  * block, without JSON.parse, zod or any object: the ingester's hot path. It
  * accepts only the text JSON.stringify writes for an event whose keys are in
- * schema order (what redirectors send, see services/redirector/click-event-json.ts):
+ * declaration order (what redirectors send, see shared/schemas/click-event-json.ts):
  * no whitespace, every key once in order, strings of printable ASCII without
  * escapes, safe integers in plain notation. Any other line returns false
  * untouched and takes the zod path. A line whose event id the batch already has
@@ -52,7 +52,6 @@ export function compileFastLine(plan: FastLinePlan): FastLine<NativeBlockWriter>
   const lengths = fields.map((f) => (f.value.type === 'string' ? (f.value.length ?? -1) : -1));
   const enums = fields.map((f) => (f.value.type === 'enum' ? f.value.bytes : []));
   const writes = plan.columns.map((c) => ({ string: 0, enum8: 1, int64: 2, bool: 3 })[c.write]);
-  const sources = plan.columns.map((c) => c.field);
   const codes = plan.columns.map((c) => (c.write === 'enum8' ? c.codes : new Uint8Array(0)));
   // Per line: where each field's value is ([start, end) of a string's bytes, start -1 for null),
   // and its number (an integer, a boolean as 0/1, an enum as its index).
@@ -131,10 +130,10 @@ export function compileFastLine(plan: FastLinePlan): FastLine<NativeBlockWriter>
     const id = src.toString('latin1', valueStart[idField]!, valueEnd[idField]!);
     if (!batch.accepts(id)) return true;
     const data = batch.body.data;
-    for (let c = 0; c < writes.length; c++) {
-      const out = data[c]!;
-      const f = sources[c]!;
-      switch (writes[c]) {
+    // Column f stores field f.
+    for (let f = 0; f < count; f++) {
+      const out = data[f]!;
+      switch (writes[f]) {
         case 0: {
           const s = valueStart[f]!;
           if (s < 0) {
@@ -158,7 +157,7 @@ export function compileFastLine(plan: FastLinePlan): FastLine<NativeBlockWriter>
           break;
         }
         case 1:
-          out.byte(codes[c]![numbers[f]!]!);
+          out.byte(codes[f]![numbers[f]!]!);
           break;
         case 2:
           out.int64(numbers[f]!);

@@ -3,14 +3,13 @@ import { DEAD_LETTER_SUBJECT, type Bus } from '../../shared/bus/bus.ts';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../shared/clickhouse/embedded-clickhouse.ts';
-import { EVENT_COLUMNS, writeEventRow } from '../../shared/clickhouse/event-row-binary.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
+import { EVENT_COLUMNS, toEventRow, writeEventRow } from '../../shared/clickhouse/events-table.ts';
 import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
-import { RowBinaryWriter } from '../../shared/clickhouse/row-binary.ts';
+import { BinaryWriter } from '../../shared/clickhouse/binary-writer.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
-import { clickEventJson } from '../redirector/click-event-json.ts';
-import { toEventRow } from './event-row.ts';
+import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { clickEvents, conversionEvents } from './event-tables.ts';
 import { startIngester } from './ingester.ts';
 
@@ -47,12 +46,12 @@ function click(n: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
 
 /** The generic ingester on the in-process bus and the embedded ClickHouse. */
 describe('ingester', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let clickhouse: ClickHouseClient;
   let bus: Bus;
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse({ logger });
+    ch = await createTestClickHouse();
     clickhouse = connectClickHouse(ch.url);
     await migrateClickHouse(clickhouse);
     bus = createMemoryBus();
@@ -60,7 +59,7 @@ describe('ingester', () => {
 
   afterAll(async () => {
     await clickhouse?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   const stored = async (prefix: string) =>
@@ -106,7 +105,7 @@ describe('ingester', () => {
     // A first delivery whose insert landed for two events, then the ingester died unacked.
     const first = await (await bus.eventConsumer('ingest-redelivery', eventSubjects.clicks)).fetch(10, 1_000);
     expect(first).toHaveLength(1);
-    const w = new RowBinaryWriter();
+    const w = new BinaryWriter();
     for (const e of events.slice(0, 2)) writeEventRow(w, toEventRow(e));
     await insertEncoded(clickhouse, { table: 'events', columns: EVENT_COLUMNS.map((c) => c.name), format: 'RowBinary', body: w.bytes() });
     first[0]!.nak(0);

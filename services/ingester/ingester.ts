@@ -7,6 +7,7 @@ import { EventBatch, type BatchBody } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
 import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
 import { readMessage } from './read-message.ts';
+import { storedEventIds } from './stored-event-ids.ts';
 
 export interface IngesterStats {
   /** Rows inserted into ClickHouse. */
@@ -31,13 +32,6 @@ export interface Ingester {
 }
 
 const encoder = new TextEncoder();
-
-/**
- * Ids per duplicate check. They travel in the request body (multipart query
- * parameters, see alreadyStored), so a chunk is bounded by the query's cost,
- * not by URL limits.
- */
-const DUPLICATE_CHECK_CHUNK = 10_000;
 
 /** Well inside the bus's ack wait (10 s for NATS). */
 const KEEP_ALIVE_MS = 2_000;
@@ -69,29 +63,6 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   const stats: IngesterStats = { inserted: 0, skippedDuplicates: 0, deadLettered: 0, insertFailures: 0, lastBatchLagMs: 0 };
   let stopping = false;
   let draining = false;
-
-  /**
-   * Which of the batch's events ClickHouse already has. The ids go as multipart query
-   * parameters, in the body: a batch of 100k events is a handful of queries, not a
-   * thousand URL-sized ones. The batch's time range bounds what is read: both tables are
-   * partitioned by event time, so ClickHouse skips every part whose events all lie
-   * outside it (its min/max time is known per part), and a live stream's check reads only
-   * the last parts written.
-   */
-  async function alreadyStored(batch: EventBatch<Body>): Promise<Set<string>> {
-    const found = new Set<string>();
-    for (let i = 0; i < batch.ids.length; i += DUPLICATE_CHECK_CHUNK) {
-      const result = await clickhouse.query({
-        query: `SELECT ${kind.idColumn} AS id FROM ${kind.table}
-          WHERE ts >= fromUnixTimestamp64Milli({from:Int64}) AND ts <= fromUnixTimestamp64Milli({to:Int64}) AND ${kind.idColumn} IN {ids:Array(String)}`,
-        query_params: { from: batch.oldestTs, to: batch.newestTs, ids: batch.ids.slice(i, i + DUPLICATE_CHECK_CHUNK) },
-        format: 'JSONEachRow',
-        use_multipart_params: true,
-      });
-      for (const r of await result.json<{ id: string }>()) found.add(r.id);
-    }
-    return found;
-  }
 
   async function deadLetter(lines: string[]): Promise<void> {
     for (const line of lines) {
@@ -171,7 +142,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     }
     let { batch, bad } = parse(messages, bytes, new Set());
     let stored: ReadonlySet<string> = new Set();
-    if (batch.count > 0 && !(await untilDone('duplicate check', async () => void (stored = await alreadyStored(batch))))) return null;
+    if (batch.count > 0 && !(await untilDone('duplicate check', async () => void (stored = await storedEventIds(clickhouse, kind, batch))))) return null;
     if (stored.size > 0) {
       stats.skippedDuplicates += stored.size;
       ({ batch, bad } = parse(messages, bytes, stored));

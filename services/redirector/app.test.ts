@@ -17,10 +17,10 @@ import { compileLink, visitorBucket, type CompiledLink, type LinkRecord, type Ru
 import { clickEventSchema, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { createRedirectorApp, type RedirectorApp } from './app.ts';
 import { loadRedirectorConfig } from './config.ts';
-import type { PixelConversion } from './pixel.ts';
+import type { PixelConversion } from './serving/pixel.ts';
 import type { ClickSink } from './ports.ts';
-import { TRANSPARENT_GIF } from './responses.ts';
-import { SnapshotStore } from './snapshot-store.ts';
+import { TRANSPARENT_GIF } from './pages/responses.ts';
+import { SnapshotStore } from './snapshot/snapshot-store.ts';
 
 class ArraySink implements ClickSink {
   readonly events: ClickEvent[] = [];

@@ -18,15 +18,15 @@ import { errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
 import type { RedirectorContext, RedirectorDeps } from './context.ts';
-import { internalErrorPage, notFoundPage } from './pages.ts';
-import { createPasswordPostHandler } from './password-post.ts';
-import { parsePixelConversion } from './pixel.ts';
-import { captureRequest, emptyRequestInfo } from './request-facts.ts';
-import { sendGif, sendJson, sendPage } from './responses.ts';
-import { createLinkServer } from './serve-link.ts';
-import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './request-counters.ts';
-import { createMetricsHandler } from './metrics-route.ts';
-import { registerRequestMetrics } from './redirector-metrics.ts';
+import { internalErrorPage, notFoundPage } from './pages/html-pages.ts';
+import { createPasswordPostHandler } from './serving/password-post.ts';
+import { parsePixelConversion } from './serving/pixel.ts';
+import { captureRequest, emptyRequestInfo } from './serving/request-facts.ts';
+import { sendGif, sendJson, sendPage } from './pages/responses.ts';
+import { createLinkServer } from './serving/serve-link.ts';
+import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
+import { createMetricsHandler } from './metrics/metrics-route.ts';
+import { registerRequestMetrics } from './metrics/redirector-metrics.ts';
 
 export type { RedirectorDeps } from './context.ts';
 

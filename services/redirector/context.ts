@@ -1,9 +1,9 @@
 import type { Logger } from '../../shared/logger.ts';
 import type { RedirectorConfig } from './config.ts';
-import type { PixelConversion } from './pixel.ts';
+import type { PixelConversion } from './serving/pixel.ts';
 import type { ClickSink } from './ports.ts';
-import type { RedirectorLookup } from './redirector-lookup.ts';
-import type { RequestCounters } from './request-counters.ts';
+import type { RedirectorLookup } from './snapshot/redirector-lookup.ts';
+import type { RequestCounters } from './metrics/request-counters.ts';
 
 /** Dependencies of the redirector's HTTP layer. */
 export interface RedirectorDeps {

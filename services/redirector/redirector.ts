@@ -3,14 +3,14 @@ import type { Bus } from '../../shared/bus/bus.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
 import { createRedirectorApp } from './app.ts';
-import { clickCounter, type ClickCounter } from './click-counter.ts';
+import { clickCounter, type ClickCounter } from './snapshot/click-counter.ts';
 import type { RedirectorConfig } from './config.ts';
-import { eventPublisher, type EventPublisher } from './event-publisher.ts';
+import { eventPublisher, type EventPublisher } from './events/event-publisher.ts';
 import type { ClickSink } from './ports.ts';
-import { SnapshotStore } from './snapshot-store.ts';
-import { pixelConversions } from './pixel-conversions.ts';
-import { syncSnapshot } from './snapshot-sync.ts';
-import { registerRedirectorMetrics } from './redirector-metrics.ts';
+import { SnapshotStore } from './snapshot/snapshot-store.ts';
+import { pixelConversions } from './events/pixel-conversions.ts';
+import { syncSnapshot } from './snapshot/snapshot-sync.ts';
+import { registerRedirectorMetrics } from './metrics/redirector-metrics.ts';
 
 export interface RunningRedirector {
   url: string;

@@ -2,15 +2,15 @@ import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClickHouse } from './clickhouse-client.ts';
 import { MIGRATION_REQUEST_TIMEOUT_MS, migrateClickHouseAt } from './clickhouse-migrate.ts';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from './embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../testing/test-clickhouse.ts';
 
 describe('ClickHouse migrations', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
   }, 60_000);
   afterAll(async () => {
-    await ch?.stop();
+    await ch?.close();
   });
 
   it('apply every numbered file once, through a client that waits out long backfills', async () => {

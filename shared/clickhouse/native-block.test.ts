@@ -83,6 +83,6 @@ describe('NativeBlockWriter', () => {
   });
 
   it('knows no layout for other types', () => {
-    expect(() => nativeColumns([{ name: 'n', type: 'Nullable(String)' }])).toThrow(/no Native layout/);
+    expect(() => nativeColumns([{ name: 'n', type: 'Nullable(String)' }])).toThrow(/no binary encoding for the ClickHouse type Nullable\(String\)/);
   });
 });

@@ -1,4 +1,4 @@
-import { RowBinaryWriter, type RowSink } from './row-binary.ts';
+import { BinaryWriter, valueEncoding, type RowSink } from './binary-writer.ts';
 
 /**
  * One block of ClickHouse's Native format, written a row at a time: the values
@@ -12,33 +12,23 @@ import { RowBinaryWriter, type RowSink } from './row-binary.ts';
  *
  * Block layout (Native without block info, as over HTTP): column count and row
  * count (LEB128), then per column its name, its type (both as String) and its
- * values. String, Int64 and UInt8 values are encoded as in RowBinary, so each
- * column is a RowBinaryWriter.
+ * values. Values are encoded as in RowBinary (valueEncoding), so each column is
+ * a BinaryWriter.
  *
  * LowCardinality(String) columns are declared as String: ClickHouse converts
  * them (input_format_native_allow_types_conversion, on by default and set by
  * the ingester), which is what makes them cheap. Other types are declared as
  * the table has them.
  */
-export type WireType = 'string' | 'int64' | 'byte';
-
 export interface NativeColumn {
   name: string;
   /** The type the block declares. */
   type: string;
-  /** How one value is encoded. */
-  wire: WireType;
 }
 
-/** The Native columns for table columns (name, ClickHouse type); throws on a type it cannot lay out. */
+/** The Native columns for table columns (name, ClickHouse type); throws on a type it cannot lay out (valueEncoding). */
 export function nativeColumns(columns: ReadonlyArray<{ name: string; type: string }>): NativeColumn[] {
-  return columns.map(({ name, type }) => {
-    if (type === 'String') return { name, type, wire: 'string' };
-    if (type === 'LowCardinality(String)') return { name, type: 'String', wire: 'string' };
-    if (/^DateTime64\(3(, '[^']*')?\)$/.test(type) || type === 'Int64') return { name, type, wire: 'int64' };
-    if (/^Enum8\(/.test(type) || type === 'Bool' || type === 'UInt8') return { name, type, wire: 'byte' };
-    throw new Error(`nativeColumns: no Native layout for ${name} ${type}`);
-  });
+  return columns.map(({ name, type }) => ({ name, type: valueEncoding(type).kind === 'string' ? 'String' : type }));
 }
 
 /**
@@ -49,7 +39,7 @@ export function nativeColumns(columns: ReadonlyArray<{ name: string; type: strin
 export class NativeBlockWriter implements RowSink {
   readonly columns: readonly NativeColumn[];
   /** Each column's encoded values. */
-  readonly data: RowBinaryWriter[];
+  readonly data: BinaryWriter[];
   rows = 0;
   /** The column the next RowSink call writes to. */
   private next = 0;
@@ -57,7 +47,7 @@ export class NativeBlockWriter implements RowSink {
   /** `expectedBytes`: about the block's size, spread over the columns to avoid regrowing. */
   constructor(columns: readonly NativeColumn[], expectedBytes = 64 * 1024) {
     this.columns = columns;
-    this.data = columns.map(() => new RowBinaryWriter(Math.ceil(expectedBytes / columns.length)));
+    this.data = columns.map(() => new BinaryWriter(Math.ceil(expectedBytes / columns.length)));
   }
 
   string(value: string): void {
@@ -86,12 +76,12 @@ export class NativeBlockWriter implements RowSink {
   bytes(): Buffer {
     if (this.next !== 0) throw new Error('NativeBlockWriter: a row is half written');
     const parts: Buffer[] = [];
-    const head = new RowBinaryWriter(64);
+    const head = new BinaryWriter(64);
     head.varUInt(this.columns.length);
     head.varUInt(this.rows);
     parts.push(head.bytes());
     for (let c = 0; c < this.columns.length; c++) {
-      const names = new RowBinaryWriter(64);
+      const names = new BinaryWriter(64);
       names.string(this.columns[c]!.name);
       names.string(this.columns[c]!.type);
       parts.push(names.bytes(), this.data[c]!.bytes());

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { paginationQuery, queryBoolean } from './common.ts';
-import { deviceClasses, isValidTimeZone } from './rule-conditions.ts';
+import { isValidTimeZone } from './rule-conditions.ts';
 import { conversionEvents } from './conversion.ts';
+import { dimensionFilterFields, dimensionNames } from './analytics-dimensions.ts';
 
 export const granularities = ['hour', 'day', 'week', 'month'] as const;
 export type Granularity = (typeof granularities)[number];
@@ -44,16 +45,25 @@ const id = z.string().min(1).max(100);
 /** Where a click came from, as the redirector records it. */
 export const clickSources = ['link', 'qr'] as const;
 
+/** Every analytics endpoint takes these: its scope, and a filter per dimension (analytics-dimensions.ts). */
+const filterFields = {
+  campaignId: id.optional(),
+  linkId: id.optional(),
+  includeBots: queryBoolean.default(false as never),
+  ...dimensionFilterFields,
+};
+
+/** `format=csv` (or `Accept: text/csv`) streams the answer as CSV. */
+const formatField = { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() };
+
 const overviewFields = {
   from: calendarDate.optional(),
   to: calendarDate.optional(),
-  campaignId: id.optional(),
-  linkId: id.optional(),
-  /** Clicks of one origin only: `qr` scans (short URL with the QR marker) or plain `link` clicks. */
-  source: z.enum(clickSources, { error: 'must be link or qr' }).optional(),
+  ...filterFields,
   granularity: z.enum(granularities).default('day'),
   timezone: timeZone.default('UTC'),
-  includeBots: queryBoolean.default(false as never),
+  /** `previous` adds `previous`: the summary and series of the period of the same length just before. */
+  compare: z.enum(['previous'], { error: 'must be previous' }).optional(),
 };
 
 interface RangeInput {
@@ -97,15 +107,8 @@ export const clickLogQuerySchema = z
     ...paginationQuery,
     from: calendarDate.optional(),
     to: calendarDate.optional(),
-    linkId: id.optional(),
-    campaignId: id.optional(),
-    country: z
-      .string()
-      .regex(/^[A-Za-z]{2}$/, 'must be a two-letter country code')
-      .transform((c) => c.toUpperCase())
-      .optional(),
-    device: z.enum(deviceClasses).optional(),
-    includeBots: queryBoolean.default(false as never),
+    ...filterFields,
+    ...formatField,
   })
   .refine((q) => !(q.from && q.to && q.from > q.to), { path: ['from'], message: 'from must not be after to' });
 export type ClickLogQuery = z.output<typeof clickLogQuerySchema>;
@@ -127,8 +130,124 @@ export const analyticsOverviewSchema = z.strictObject({
     .strictObject({ mobile: count, desktop: count, tablet: count })
     .refine((d) => [0, 100].includes(d.mobile + d.desktop + d.tablet), 'device percentages sum to 100 (0 with no clicks)'),
   countries: z.array(z.strictObject({ country: z.string(), clicks: count })),
+  /** With `compare=previous`: the period of the same length just before `from`. */
+  previous: z
+    .strictObject({
+      from: z.string(),
+      to: z.string(),
+      summary: z.strictObject({ totalClicks: count, uniqueClicks: count, conversions: count, revenue: z.number(), conversionRate: z.number() }),
+      timeSeries: z.array(z.strictObject({ date: z.string(), clicks: count, uniqueClicks: count, conversions: count })),
+    })
+    .optional(),
 });
 export type AnalyticsOverview = z.infer<typeof analyticsOverviewSchema>;
+
+/** `GET /analytics/breakdown`: clicks by one dimension, in a range, under the filters. */
+export const breakdownQuerySchema = z
+  .strictObject({
+    dimension: z.enum(dimensionNames as [string, ...string[]], { error: `must be one of ${dimensionNames.join(', ')}` }),
+    from: calendarDate.optional(),
+    to: calendarDate.optional(),
+    timezone: timeZone.default('UTC'),
+    ...filterFields,
+    page: paginationQuery.page,
+    limit: z
+      .string()
+      .regex(/^\d{1,9}$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(1000))
+      .default(10 as never),
+    ...formatField,
+  })
+  .transform((value, ctx) => withRange({ ...value, granularity: 'day' as const }, ctx as never));
+export type BreakdownQuery = z.output<typeof breakdownQuerySchema>;
+
+export const breakdownRowSchema = z.strictObject({
+  /** The dimension's value as filters take it; null for clicks without one, labelled "(none)". */
+  value: z.string().nullable(),
+  label: z.string().optional(),
+  /** `link` rows. */
+  shortCode: z.string().optional(),
+  /** `rule` rows: the rule's name and type (null for the default row and for deleted rules). */
+  name: z.string().nullable().optional(),
+  type: z.string().nullable().optional(),
+  clicks: count,
+  uniqueClicks: count,
+  conversions: count,
+  revenue: z.number(),
+  conversionRate: z.number(),
+});
+export type BreakdownRow = z.infer<typeof breakdownRowSchema>;
+
+/** `GET /analytics/realtime`: the last 60 minutes. */
+export const realtimeQuerySchema = z.strictObject(filterFields);
+export type RealtimeQuery = z.output<typeof realtimeQuerySchema>;
+
+export const realtimeSchema = z.strictObject({
+  /** Start of the first minute (ISO, UTC) and of the minute after the last. */
+  from: z.string(),
+  to: z.string(),
+  summary: z.strictObject({ clicks: count, uniqueVisitors: count }),
+  /** 60 minutes, oldest first, zero-filled; `minute` is its start, ISO UTC. */
+  minutes: z.array(z.strictObject({ minute: z.string(), clicks: count, uniqueVisitors: count })),
+  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), clicks: count })),
+  topCountries: z.array(z.strictObject({ country: z.string(), clicks: count })),
+});
+export type Realtime = z.infer<typeof realtimeSchema>;
+
+/** `GET /analytics/experiments/{linkId}`. */
+export const experimentQuerySchema = z
+  .strictObject({
+    from: calendarDate.optional(),
+    to: calendarDate.optional(),
+    timezone: timeZone.default('UTC'),
+    /** The variant the others are compared with: `default` (the default destination) or a rule id. */
+    control: z.string().regex(/^(default|rule_[A-Za-z0-9]{1,64})$/, 'must be default or a rule id').default('default'),
+    ...filterFields,
+  })
+  .transform((value, ctx) => withRange({ ...value, granularity: 'day' as const }, ctx as never));
+export type ExperimentQuery = z.output<typeof experimentQuerySchema>;
+
+const rate = z.number();
+export const experimentVariantSchema = z.strictObject({
+  /** A rule id, or `default` for clicks no rule decided. */
+  variant: z.string(),
+  name: z.string().nullable(),
+  type: z.string().nullable(),
+  isControl: z.boolean(),
+  clicks: count,
+  uniqueVisitors: count,
+  conversions: count,
+  /** Percent of clicks that converted. */
+  conversionRate: rate,
+  revenue: z.number(),
+  revenuePerClick: z.number(),
+  /** Against the control; null for the control itself. */
+  comparison: z
+    .strictObject({
+      /** Relative change of the conversion rate, percent; null when the control's rate is 0. */
+      uplift: z.number().nullable(),
+      /** Difference of conversion rates (this minus control), percentage points, with its 95 % interval (Newcombe hybrid score). */
+      difference: z.number(),
+      confidenceInterval: z.tuple([z.number(), z.number()]),
+      /** Two-sided two-proportion z-test. */
+      pValue: z.number(),
+      significant: z.boolean(),
+      /** Why no verdict is given (too few clicks or conversions); null when the sample suffices. */
+      insufficientSample: z.string().nullable(),
+    })
+    .nullable(),
+});
+export const experimentReportSchema = z.strictObject({
+  linkId: z.string(),
+  from: z.string(),
+  to: z.string(),
+  control: z.string(),
+  /** The rule a variant needs per arm before a verdict: at least this many clicks and conversions. */
+  minimumSample: z.strictObject({ clicks: count, conversions: count }),
+  variants: z.array(experimentVariantSchema),
+});
+export type ExperimentReport = z.infer<typeof experimentReportSchema>;
 
 export const clickLogEntrySchema = z.strictObject({
   clickId: z.string(),
@@ -156,11 +275,11 @@ export const conversionReportQuerySchema = z
   .strictObject({
     from: calendarDate.optional(),
     to: calendarDate.optional(),
-    campaignId: id.optional(),
-    linkId: id.optional(),
+    ...filterFields,
     event: z.enum(conversionEvents).optional(),
     timezone: timeZone.default('UTC'),
     ...paginationQuery,
+    ...formatField,
   })
   // Ranges are checked as day-granularity ones (at most 366 days).
   .transform((value, ctx) => withRange({ ...value, granularity: 'day' as const }, ctx as never));

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { epochMs, eventSchema, field, flag, nullable, oneOf, text } from './event-field.ts';
 import { deviceClasses, operatingSystems } from './rule-conditions.ts';
 
 /**
@@ -6,35 +7,49 @@ import { deviceClasses, operatingSystems } from './rule-conditions.ts';
  * and inserted into ClickHouse by ingesters. `id` is the click id (`ck_...`) and
  * the dedup key end to end: the JetStream message id and ClickHouse's dedup key.
  * Raw IPs never appear here: `visitorId` is a cookie id or a salted hash.
+ *
+ * The one declaration of the click event: per field (in the order redirectors
+ * write them) its kind, its column in the `events` table and that column's type.
+ * The zod schema and the ClickEvent type, the JSON that redirectors write
+ * (click-event-json.ts), the ingester's fast path and the rows and Native blocks
+ * it inserts (shared/clickhouse/events-table.ts) are all made from it, and a test
+ * (events-table.int.test.ts) fails when the migrations' columns disagree with it.
+ * A new field is one line here plus a migration adding its column; null is stored
+ * as ''.
  */
-export const clickEventSchema = z.object({
-  id: z.string().startsWith('ck_'),
-  kind: z.enum(['click', 'impression']),
-  /** Epoch milliseconds. */
-  ts: z.number().int(),
-  workspaceId: z.string(),
-  linkId: z.string(),
-  campaignId: z.string(),
-  visitorId: z.string(),
-  country: z.string().length(2).nullable(),
-  deviceClass: z.enum(deviceClasses),
-  os: z.enum(operatingSystems).nullable(),
-  browser: z.string().nullable(),
-  referrerHost: z.string().nullable(),
-  utmSource: z.string().nullable(),
-  utmMedium: z.string().nullable(),
-  utmCampaign: z.string().nullable(),
-  utmTerm: z.string().nullable(),
-  utmContent: z.string().nullable(),
+export const clickEventFields = {
+  id: field(text({ startsWith: 'ck_' }), 'click_id', 'String'),
+  kind: field(oneOf(['click', 'impression']), 'kind', "Enum8('click' = 1, 'impression' = 2)"),
+  ts: field(epochMs(), 'ts', "DateTime64(3, 'UTC')"),
+  workspaceId: field(text(), 'workspace_id', 'String'),
+  linkId: field(text(), 'link_id', 'String'),
+  campaignId: field(text(), 'campaign_id', 'String'),
+  visitorId: field(text(), 'visitor_id', 'String'),
+  /** ISO 3166-1 alpha-2. */
+  country: field(nullable(text({ length: 2 })), 'country', 'LowCardinality(String)'),
+  deviceClass: field(oneOf(deviceClasses), 'device_class', 'LowCardinality(String)'),
+  os: field(nullable(oneOf(operatingSystems)), 'os', 'LowCardinality(String)'),
+  browser: field(nullable(text()), 'browser', 'LowCardinality(String)'),
+  referrerHost: field(nullable(text()), 'referrer_host', 'String'),
+  utmSource: field(nullable(text()), 'utm_source', 'String'),
+  utmMedium: field(nullable(text()), 'utm_medium', 'String'),
+  utmCampaign: field(nullable(text()), 'utm_campaign', 'String'),
+  utmTerm: field(nullable(text()), 'utm_term', 'String'),
+  utmContent: field(nullable(text()), 'utm_content', 'String'),
   /** `qr` when the request came from a QR code's encoded URL. */
-  source: z.enum(['link', 'qr']),
-  ruleId: z.string().nullable(),
+  source: field(oneOf(['link', 'qr']), 'source', 'LowCardinality(String)'),
+  ruleId: field(nullable(text()), 'rule_id', 'String'),
   /** Where the visitor was sent; null for impressions and 204 (`never`) answers. */
-  destination: z.string().nullable(),
+  destination: field(nullable(text()), 'destination', 'String'),
   /** Known bots and link-preview fetchers: stored, but excluded from every count. */
-  bot: z.boolean(),
-});
+  bot: field(flag(), 'bot', 'Bool'),
+};
+
+export const clickEventSchema = eventSchema(clickEventFields);
 export type ClickEvent = z.infer<typeof clickEventSchema>;
+
+/** Every key of ClickEvent, in declaration order. */
+export const CLICK_EVENT_KEYS = Object.keys(clickEventFields) as ReadonlyArray<keyof ClickEvent>;
 
 /**
  * Clicks and impressions travel in batches: one bus message carries many events

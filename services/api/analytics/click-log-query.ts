@@ -1,7 +1,9 @@
+import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { addDays, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
-import type { EventRow } from '../../../shared/clickhouse/event-row.ts';
+import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
 import { queryRows } from './query-rows.ts';
+import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
 
 /** A click_log row as the log selects it: the timestamp as epoch ms. */
 type ClickRow = Omit<EventRow, 'ts' | 'bot' | 'workspace_id' | 'kind' | 'visitor_id' | 'destination'> & { ts_ms: number; bot: boolean | number };
@@ -31,26 +33,8 @@ const COLUMNS = `click_id, link_id, campaign_id, toUnixTimestamp64Milli(ts) AS t
  * the newest rows itself (see newestClicks), as FINAL would merge parts instead of
  * reading them in order.
  */
-export async function clickLog(ch: ClickHouseClient, workspaceId: string, q: ClickLogQuery): Promise<{ items: ClickLogEntry[]; total: number }> {
-  // One link's clicks are one key range of events (workspace, link, time, click id),
-  // already in time order; in click_log they are scattered over the workspace's range.
-  const table = q.linkId !== undefined ? 'events' : 'click_log';
-  const parts = table === 'events' ? ['workspace_id = {workspaceId:String}', `kind = 'click'`] : ['workspace_id = {workspaceId:String}'];
-  const params: Record<string, unknown> = { workspaceId };
-  if (!q.includeBots) parts.push('NOT bot');
-  const add = (condition: string, name: string, value: unknown) => {
-    parts.push(condition);
-    params[name] = value;
-  };
-  if (q.linkId !== undefined) add('link_id = {linkId:String}', 'linkId', q.linkId);
-  if (q.campaignId !== undefined) add('campaign_id = {campaignId:String}', 'campaignId', q.campaignId);
-  if (q.country !== undefined) add('country = {country:String}', 'country', q.country);
-  if (q.device !== undefined) add('device_class = {device:String}', 'device', q.device);
-  // UTC days, both ends included.
-  if (q.from !== undefined) add(`ts >= toDateTime64({from:String}, 3, 'UTC')`, 'from', `${q.from} 00:00:00`);
-  if (q.to !== undefined) add(`ts < toDateTime64({to:String}, 3, 'UTC')`, 'to', `${addDays(q.to, 1)} 00:00:00`);
-  const where = parts.join(' AND ');
-
+export async function clickLog(ch: ClickHouseClient, scope: ClickScope, q: ClickLogQuery): Promise<{ items: ClickLogEntry[]; total: number }> {
+  const { table, where, params } = clickLogSource(scope, q);
   const [countResult, page] = await Promise.all([
     ch.query({ query: `SELECT count() AS total FROM ${table} FINAL WHERE ${where}`, query_params: params, format: 'JSONEachRow' }),
     newestClicks(ch, table, where, params, (q.page - 1) * q.limit, q.limit),
@@ -79,6 +63,29 @@ export async function clickLog(ch: ClickHouseClient, workspaceId: string, q: Cli
 }
 
 /**
+ * Where the log reads: one link's clicks are one key range of events (workspace, link,
+ * time, click id), already in time order; in click_log they are scattered over the
+ * workspace's range. A filter on a dimension click_log does not keep (destination)
+ * reads events too.
+ */
+export function clickLogSource(scope: ClickScope, q: { from?: string | undefined; to?: string | undefined }): { table: 'events' | 'click_log'; where: string; params: Record<string, unknown> } {
+  const table = scope.linkId !== undefined || !tableHasFilters(scope, 'click_log') ? 'events' : 'click_log';
+  const c = clickConditions(scope, table);
+  const parts = [...c.sql];
+  const params: Record<string, unknown> = { ...c.params };
+  // UTC days, both ends included.
+  if (q.from !== undefined) {
+    parts.push(`ts >= toDateTime64({from:String}, 3, 'UTC')`);
+    params.from = `${q.from} 00:00:00`;
+  }
+  if (q.to !== undefined) {
+    parts.push(`ts < toDateTime64({to:String}, 3, 'UTC')`);
+    params.to = `${addDays(q.to, 1)} 00:00:00`;
+  }
+  return { table, where: parts.join(' AND '), params };
+}
+
+/**
  * Clicks offset..offset+limit of the log, newest first, each once. A click stored
  * twice and not yet merged is two rows with the same time and id, adjacent in this
  * order: the newest rows are read with some to spare, folded here, and read again,
@@ -104,4 +111,25 @@ async function newestClicks(
     const folded = rows.filter((r, i) => i === 0 || r.click_id !== rows[i - 1]!.click_id);
     if (folded.length >= offset + limit || rows.length < window) return folded.slice(offset, offset + limit);
   }
+}
+
+/** The log's CSV columns: the JSON fields, in their order. */
+const CSV_COLUMNS = `click_id AS clickId, link_id AS linkId, campaign_id AS campaignId, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp,
+  country, device_class AS device, os, browser, referrer_host AS referrerHost, utm_source AS utmSource, utm_medium AS utmMedium,
+  utm_campaign AS utmCampaign, utm_term AS utmTerm, utm_content AS utmContent, source, rule_id AS ruleId, bot`;
+
+/**
+ * Every click of the log's range and filters as CSV, newest first, streamed from
+ * ClickHouse as it formats it: the API holds one chunk at a time whatever the row
+ * count. A click stored twice and not yet merged is listed once (LIMIT 1 BY, which
+ * keeps the keys seen in ClickHouse's memory, not the API's).
+ */
+export async function clickLogCsv(ch: ClickHouseClient, scope: ClickScope, q: ClickLogQuery, signal?: AbortSignal): Promise<Readable> {
+  const { table, where, params } = clickLogSource(scope, q);
+  const result = await ch.exec({
+    query: `SELECT ${CSV_COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT 1 BY ts, click_id FORMAT CSVWithNames`,
+    query_params: params,
+    ...(signal ? { abort_signal: signal } : {}),
+  });
+  return result.stream;
 }

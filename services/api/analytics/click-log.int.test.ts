@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
@@ -10,14 +10,16 @@ import { startTestApi, type TestApi } from '../testing/api-harness.ts';
  * before its migration ran.
  */
 describe('click log', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
   let api: TestApi;
   let key: string;
   let workspaceId: string;
+  /** A link of the workspace (a filter on another workspace's, or no, link is a 404). */
+  let linkId = '';
 
   const click = (n: number) => ({
-    workspace_id: workspaceId, link_id: 'link_log', ts: Date.parse('2026-06-10T00:00:00Z') + n * 60_000, click_id: `ck_log_${String(n).padStart(3, '0')}`,
+    workspace_id: workspaceId, link_id: linkId, ts: Date.parse('2026-06-10T00:00:00Z') + n * 60_000, click_id: `ck_log_${String(n).padStart(3, '0')}`,
     kind: 'click', campaign_id: '', visitor_id: `v${n}`, country: 'DE', device_class: 'mobile', os: '', browser: '', referrer_host: '',
     utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '', source: 'link', rule_id: '', destination: '', bot: false,
   });
@@ -30,17 +32,18 @@ describe('click log', () => {
   const newest = (from: number, count: number) => Array.from({ length: count }, (_, i) => click(59 - from - i).click_id);
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     api = await startTestApi('postgres', { analytics: client });
     ({ key, workspaceId } = await api.tenant());
+    linkId = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/log' } })).body.data.id;
     await client.insert({ table: 'events', values: Array.from({ length: 60 }, (_, n) => click(n)), format: 'JSONEachRow' });
   }, 60_000);
   afterAll(async () => {
     await api?.close();
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   it('lists and counts each click once, however many of the newest are stored twice', async () => {
@@ -52,8 +55,8 @@ describe('click log', () => {
     expect(await page('limit=10&page=3')).toEqual({ ids: newest(20, 10), total: 60 });
     expect(await page('limit=25&page=3')).toEqual({ ids: newest(50, 10), total: 60 });
     // One link's log is read from events (its key range there): the same answers.
-    expect(await page('limit=10&page=3&linkId=link_log')).toEqual({ ids: newest(20, 10), total: 60 });
-    expect(await page('limit=25&page=3&linkId=link_log')).toEqual({ ids: newest(50, 10), total: 60 });
+    expect(await page(`limit=10&page=3&linkId=${linkId}`)).toEqual({ ids: newest(20, 10), total: 60 });
+    expect(await page(`limit=25&page=3&linkId=${linkId}`)).toEqual({ ids: newest(50, 10), total: 60 });
     // Merged, the same answers.
     await client.command({ query: 'OPTIMIZE TABLE click_log FINAL' });
     expect(await page('limit=10&page=3')).toEqual({ ids: newest(20, 10), total: 60 });

@@ -48,19 +48,20 @@ export const TOP_LINKS = 10;
 /** A UTC day (its start given as a DateTime) lies wholly in one bucket: its first and last hours share it. */
 const dayInOneBucket = (g: Granularity) => (dayStart: string) => `${bucketLabel(g, dayStart)} = ${bucketLabel(g, `${dayStart} + INTERVAL 23 HOUR`)}`;
 
-const START = `toDateTime({start:String}, 'UTC')`;
-const END = `toDateTime({end:String}, 'UTC')`;
-const WHOLE_START = `toDateTime({wholeStart:String}, 'UTC')`;
-const WHOLE_END = `toDateTime({wholeEnd:String}, 'UTC')`;
-const inWholeDays = (t: string) => `(${t} >= ${WHOLE_START} AND ${t} < ${WHOLE_END})`;
+// Range parameters carry a prefix `p`, so one statement can hold two ranges (compare=previous).
+const START = (p: string) => `toDateTime({${p}start:String}, 'UTC')`;
+const END = (p: string) => `toDateTime({${p}end:String}, 'UTC')`;
+const WHOLE_START = (p: string) => `toDateTime({${p}wholeStart:String}, 'UTC')`;
+const WHOLE_END = (p: string) => `toDateTime({${p}wholeEnd:String}, 'UTC')`;
+const inWholeDays = (t: string, p: string) => `(${t} >= ${WHOLE_START(p)} AND ${t} < ${WHOLE_END(p)})`;
 const NO_COUNTS = '([], [])';
 const UNIQ_MERGE = 'uniqCombined64Merge(12)(visitors)';
 
-function rangeParams(f: ClickFilter, r: HourRange): Record<string, unknown> {
-  const params: Record<string, unknown> = { workspaceId: f.workspaceId, tz: f.timezone, start: sqlDateTime(r.startMs), end: sqlDateTime(r.endMs) };
+export function rangeParams(f: ClickFilter, r: HourRange, p = ''): Record<string, unknown> {
+  const params: Record<string, unknown> = { workspaceId: f.workspaceId, tz: f.timezone, [`${p}start`]: sqlDateTime(r.startMs), [`${p}end`]: sqlDateTime(r.endMs) };
   if (r.whole) {
-    params.wholeStart = `${r.whole.first} 00:00:00`;
-    params.wholeEnd = sqlDateTime(Date.parse(`${r.whole.last}T00:00:00Z`) + 86_400_000);
+    params[`${p}wholeStart`] = `${r.whole.first} 00:00:00`;
+    params[`${p}wholeEnd`] = sqlDateTime(Date.parse(`${r.whole.last}T00:00:00Z`) + 86_400_000);
   }
   if (f.campaignId !== undefined) params.campaignId = f.campaignId;
   if (f.linkId !== undefined) params.linkId = f.linkId;
@@ -107,16 +108,16 @@ const daysAlwaysInOneBucket = (f: ClickFilter) => f.timezone === 'UTC' && f.gran
  * the others are read hour by hour. `columns` are read from both (`start` is the
  * hour or day). The hourly part is left out when it is sure to be empty.
  */
-function workspaceRows(f: ClickFilter, r: HourRange, columns: string, dayInBucket?: (dayStart: string) => string): string {
-  const hourly = `SELECT ${columns} FROM overview_clicks WHERE ${workspaceFilter(f)} AND period = 'hour' AND start >= ${START} AND start < ${END}`;
+function workspaceRows(f: ClickFilter, r: HourRange, columns: string, dayInBucket?: (dayStart: string) => string, p = ''): string {
+  const hourly = `SELECT ${columns} FROM overview_clicks WHERE ${workspaceFilter(f)} AND period = 'hour' AND start >= ${START(p)} AND start < ${END(p)}`;
   if (!r.whole) return hourly;
   const dayCondition = dayInBucket && !daysAlwaysInOneBucket(f) ? dayInBucket : undefined;
   const daily = `SELECT ${columns} FROM overview_clicks
-      WHERE ${workspaceFilter(f)} AND period = 'day' AND start >= ${WHOLE_START} AND start < ${WHOLE_END}${dayCondition ? ` AND ${dayCondition('start')}` : ''}`;
+      WHERE ${workspaceFilter(f)} AND period = 'day' AND start >= ${WHOLE_START(p)} AND start < ${WHOLE_END(p)}${dayCondition ? ` AND ${dayCondition('start')}` : ''}`;
   if (!hasEdges(r) && !dayCondition) return daily;
   return `${daily}
     UNION ALL
-    ${hourly} AND NOT (${inWholeDays('start')}${dayCondition ? ` AND ${dayCondition('toStartOfDay(start)')}` : ''})`;
+    ${hourly} AND NOT (${inWholeDays('start', p)}${dayCondition ? ` AND ${dayCondition('toStartOfDay(start)')}` : ''})`;
 }
 
 /**
@@ -125,17 +126,17 @@ function workspaceRows(f: ClickFilter, r: HourRange, columns: string, dayInBucke
  * from one pass with GROUPING SETS; otherwise the total merges whole days while
  * the series merges whatever each bucket needs.
  */
-function totalsAndSeries(f: ClickFilter, r: HourRange): string {
+function totalsAndSeries(f: ClickFilter, r: HourRange, p = ''): string {
   const bucket = (t: string) => bucketLabel(f.granularity, t);
   const seriesColumns = `${bucket('start')} AS bucket, clicks, visitors, countries, devices`;
   if (!r.whole || daysAlwaysInOneBucket(f)) {
     // The total row is the grouping set (): its bucket is '', which no bucket label is.
     return `SELECT if(bucket = '', 'total', 'series') AS part, bucket AS key, sum(clicks) AS clicks, ${UNIQ_MERGE} AS uniques,
         if(bucket = '', sumMap(countries), ${NO_COUNTS}) AS countries, if(bucket = '', sumMap(devices), ${NO_COUNTS}) AS devices
-      FROM (${workspaceRows(f, r, seriesColumns)}) GROUP BY GROUPING SETS ((), (bucket))`;
+      FROM (${workspaceRows(f, r, seriesColumns, undefined, p)}) GROUP BY GROUPING SETS ((), (bucket))`;
   }
-  const totalRows = workspaceRows(f, r, 'clicks, visitors, countries, devices');
-  const seriesRows = workspaceRows(f, r, `${bucket('start')} AS bucket, clicks, visitors`, dayInOneBucket(f.granularity));
+  const totalRows = workspaceRows(f, r, 'clicks, visitors, countries, devices', undefined, p);
+  const seriesRows = workspaceRows(f, r, `${bucket('start')} AS bucket, clicks, visitors`, dayInOneBucket(f.granularity), p);
   return `SELECT 'total' AS part, '' AS key, sum(clicks) AS clicks, ${UNIQ_MERGE} AS uniques, sumMap(countries) AS countries, sumMap(devices) AS devices
       FROM (${totalRows})
     UNION ALL
@@ -147,20 +148,20 @@ function totalsAndSeries(f: ClickFilter, r: HourRange): string {
  * hours from its clicks per hour (its daily rows). Links whose rows fall outside
  * the range sum to 0 and are left out.
  */
-function topLinks(f: ClickFilter, r: HourRange): string {
+function topLinks(f: ClickFilter, r: HourRange, p = ''): string {
   const parts: string[] = [];
   if (r.whole) {
     // A month row wholly inside the whole days is summed without testing each day.
     parts.push(`SELECT link_id,
-        if(arrayMin(clicks.1) >= ${WHOLE_START} AND arrayMax(clicks.1) < ${WHOLE_END}, arraySum(clicks.2), arraySum((t, c) -> if(${inWholeDays('t')}, c, 0), clicks.1, clicks.2)) AS n
+        if(arrayMin(clicks.1) >= ${WHOLE_START(p)} AND arrayMax(clicks.1) < ${WHOLE_END(p)}, arraySum(clicks.2), arraySum((t, c) -> if(${inWholeDays('t', p)}, c, 0), clicks.1, clicks.2)) AS n
       FROM overview_link_clicks
-      WHERE ${linkTableFilter(f)} AND period = 'month' AND start >= toStartOfMonth(${WHOLE_START}) AND start < ${WHOLE_END}`);
+      WHERE ${linkTableFilter(f)} AND period = 'month' AND start >= toStartOfMonth(${WHOLE_START(p)}) AND start < ${WHOLE_END(p)}`);
   }
   if (hasEdges(r)) {
-    const outsideWhole = r.whole ? ` AND NOT ${inWholeDays('t')}` : '';
-    parts.push(`SELECT link_id, arraySum((t, c) -> if(t >= ${START} AND t < ${END}${outsideWhole}, c, 0), clicks.1, clicks.2) AS n
+    const outsideWhole = r.whole ? ` AND NOT ${inWholeDays('t', p)}` : '';
+    parts.push(`SELECT link_id, arraySum((t, c) -> if(t >= ${START(p)} AND t < ${END(p)}${outsideWhole}, c, 0), clicks.1, clicks.2) AS n
       FROM overview_link_clicks
-      WHERE ${linkTableFilter(f)} AND period = 'day' AND start >= toStartOfDay(${START}) AND start < ${END}${r.whole ? ` AND NOT ${inWholeDays('start')}` : ''}`);
+      WHERE ${linkTableFilter(f)} AND period = 'day' AND start >= toStartOfDay(${START(p)}) AND start < ${END(p)}${r.whole ? ` AND NOT ${inWholeDays('start', p)}` : ''}`);
   }
   return `SELECT link_id, sum(n) AS clicks FROM (${parts.join(' UNION ALL ')})
       GROUP BY link_id HAVING clicks > 0 ORDER BY clicks DESC, link_id LIMIT ${TOP_LINKS}`;
@@ -170,8 +171,8 @@ function topLinks(f: ClickFilter, r: HourRange): string {
  * One link: everything from link_hourly, whose key starts with the link, uniques
  * exact; the link is its own top link when it has clicks.
  */
-function linkParts(f: ClickFilter): Omit<ClickParts, 'params'> {
-  const where = `workspace_id = {workspaceId:String} AND link_id = {linkId:String} AND kind = 'click' AND hour >= ${START} AND hour < ${END}${
+function linkParts(f: ClickFilter, p = ''): Omit<ClickParts, 'params'> {
+  const where = `workspace_id = {workspaceId:String} AND link_id = {linkId:String} AND kind = 'click' AND hour >= ${START(p)} AND hour < ${END(p)}${
     f.campaignId !== undefined ? ' AND campaign_id = {campaignId:String}' : ''}${linkHourlyFilters(f)}`;
   return {
     totalsAndSeries: `SELECT if(bucket = '', 'total', 'series') AS part, bucket AS key, sum(events) AS clicks, uniqExactMerge(visitors) AS uniques,
@@ -186,18 +187,19 @@ function linkParts(f: ClickFilter): Omit<ClickParts, 'params'> {
  * The click figures of the overview: from link_hourly for one link, else from the
  * overview rollups (0005).
  */
-export function clickParts(f: ClickFilter, r: HourRange): ClickParts {
-  const parts = f.linkId !== undefined ? linkParts(f) : { totalsAndSeries: totalsAndSeries(f, r), topLinks: topLinks(f, r) };
-  return { ...parts, params: rangeParams(f, r) };
+export function clickParts(f: ClickFilter, r: HourRange, p = ''): ClickParts {
+  const parts = f.linkId !== undefined ? linkParts(f, p) : { totalsAndSeries: totalsAndSeries(f, r, p), topLinks: topLinks(f, r, p) };
+  return { ...parts, params: rangeParams(f, r, p) };
 }
 
 /** Clicks of the filter over the range, without the breakdowns (the conversion rate's denominator). */
 export function clickTotalStatement(f: Omit<ClickFilter, 'granularity'>, r: HourRange): Statement {
   const full = { ...f, granularity: 'day' as const };
+  const p = '';
   const query =
     f.linkId !== undefined
       ? `SELECT sum(events) AS clicks FROM link_hourly WHERE workspace_id = {workspaceId:String} AND link_id = {linkId:String} AND kind = 'click'
-          AND hour >= ${START} AND hour < ${END}${f.campaignId !== undefined ? ' AND campaign_id = {campaignId:String}' : ''}${linkHourlyFilters(full)}`
+          AND hour >= ${START(p)} AND hour < ${END(p)}${f.campaignId !== undefined ? ' AND campaign_id = {campaignId:String}' : ''}${linkHourlyFilters(full)}`
       : `SELECT sum(clicks) AS clicks FROM (${workspaceRows(full, r, 'clicks')})`;
   return { query, params: rangeParams(full, r) };
 }

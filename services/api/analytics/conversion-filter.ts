@@ -1,6 +1,9 @@
 import type { Granularity } from '../../../shared/schemas/analytics.ts';
 import { addDays, dateToMs } from '../../../shared/schemas/analytics.ts';
 import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
+import type { DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
+import { clickConditions, type ClickScope } from './click-filter.ts';
+import { hasDimensionFilters } from './dimensions.ts';
 
 /**
  * The conversions analytics count: attributed ones (within 30 days of their
@@ -15,8 +18,9 @@ export interface ConversionFilter {
   campaignId?: string | undefined;
   linkId?: string | undefined;
   event?: string | undefined;
-  /** Only conversions whose click came from this source (a `qr` scan or a plain `link` click). */
-  source?: 'link' | 'qr' | undefined;
+  /** Only conversions whose click matches these (source, country, utm_..., see click-filter.ts). */
+  filters?: DimensionFilters;
+  resolved?: ClickScope['resolved'];
 }
 
 /**
@@ -29,47 +33,47 @@ export interface ConversionFilter {
 export function countedConversions(
   f: ConversionFilter,
   columns = 'conversion_id, click_id, link_id, event, value, currency, ts, order_id',
+  p = 'c',
 ): { subquery: string; params: Record<string, unknown> } {
   const parts = [
-    'workspace_id = {cWorkspaceId:String}',
+    `workspace_id = {${p}WorkspaceId:String}`,
     'attributed',
-    `ts >= toDateTime64({cLo:String}, 3, 'UTC')`,
-    `ts < toDateTime64({cHi:String}, 3, 'UTC')`,
-    'toDate(toTimeZone(ts, {cTz:String})) BETWEEN toDate({cFrom:String}) AND toDate({cTo:String})',
+    `ts >= toDateTime64({${p}Lo:String}, 3, 'UTC')`,
+    `ts < toDateTime64({${p}Hi:String}, 3, 'UTC')`,
+    `toDate(toTimeZone(ts, {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`,
   ];
   const params: Record<string, unknown> = {
-    cWorkspaceId: f.workspaceId,
-    cLo: `${addDays(f.from, -1)} 00:00:00`,
-    cHi: `${addDays(f.to, 2)} 00:00:00`,
-    cTz: f.timezone,
-    cFrom: f.from,
-    cTo: f.to,
+    [`${p}WorkspaceId`]: f.workspaceId,
+    [`${p}Lo`]: `${addDays(f.from, -1)} 00:00:00`,
+    [`${p}Hi`]: `${addDays(f.to, 2)} 00:00:00`,
+    [`${p}Tz`]: f.timezone,
+    [`${p}From`]: f.from,
+    [`${p}To`]: f.to,
   };
   if (f.campaignId !== undefined) {
-    parts.push('campaign_id = {cCampaignId:String}');
-    params.cCampaignId = f.campaignId;
+    parts.push(`campaign_id = {${p}CampaignId:String}`);
+    params[`${p}CampaignId`] = f.campaignId;
   }
   if (f.linkId !== undefined) {
-    parts.push('link_id = {cLinkId:String}');
-    params.cLinkId = f.linkId;
+    parts.push(`link_id = {${p}LinkId:String}`);
+    params[`${p}LinkId`] = f.linkId;
   }
   if (f.event !== undefined) {
-    parts.push('event = {cEvent:String}');
-    params.cEvent = f.event;
+    parts.push(`event = {${p}Event:String}`);
+    params[`${p}Event`] = f.event;
   }
-  if (f.source !== undefined) {
-    // A conversion does not record where its click came from; the click does. Its click
-    // lies within the attribution window before it, so only that time range is searched:
-    // a key range of click_log (workspace, time), or of events for one link (workspace,
-    // link, time). A conversion whose click was never stored (a click id shown to a HEAD
-    // request, say) has no source and counts under neither.
-    const clicks =
-      f.linkId !== undefined ? `events WHERE workspace_id = {cWorkspaceId:String} AND link_id = {cLinkId:String} AND kind = 'click'` : 'click_log WHERE workspace_id = {cWorkspaceId:String}';
-    parts.push(`click_id IN (SELECT click_id FROM ${clicks}
-      AND source = {cSource:String} AND ts >= fromUnixTimestamp64Milli({cClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({cClickHi:Int64}))`);
-    params.cSource = f.source;
-    params.cClickLo = dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS;
-    params.cClickHi = dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS;
+  if (f.filters !== undefined && hasDimensionFilters(f.filters)) {
+    // A conversion does not record its click's dimensions; its click does. Its click lies
+    // within the attribution window before it, so only that time range of click_facts is
+    // searched, by the click id's hash. A conversion whose click was never stored (a click
+    // id shown to a HEAD request, say) matches no filter. Bots are not excluded here: the
+    // conversion happened whatever the click looked like.
+    const clicks = clickConditions({ workspaceId: f.workspaceId, campaignId: f.campaignId, linkId: f.linkId, includeBots: true, filters: f.filters, ...(f.resolved ? { resolved: f.resolved } : {}) }, 'click_facts', `${p}c`);
+    parts.push(`cityHash64(click_id) IN (SELECT click FROM click_facts WHERE ${clicks.sql.join(' AND ')}
+      AND ts >= fromUnixTimestamp64Milli({${p}ClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({${p}ClickHi:Int64}))`);
+    Object.assign(params, clicks.params);
+    params[`${p}ClickLo`] = dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS;
+    params[`${p}ClickHi`] = dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS;
   }
   const subquery = `(SELECT ${columns} FROM conversions WHERE ${parts.join(' AND ')}
     ORDER BY ts, conversion_id LIMIT 1 BY if(order_id = '', conversion_id, order_id))`;

@@ -1,9 +1,12 @@
+import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { conversionEvents } from '../../../shared/schemas/conversion.ts';
 import type { ConversionReport } from '../../../shared/schemas/analytics.ts';
 import { conversionRate, countedConversions, type ConversionFilter } from './conversion-filter.ts';
 import { clickTotalStatement } from './click-statement.ts';
 import { hourRange } from './hour-range.ts';
+import { hasDimensionFilters } from './dimensions.ts';
+import { factsRange } from './facts-click-statement.ts';
 import { queryRows } from './query-rows.ts';
 
 interface RecordRow {
@@ -24,10 +27,10 @@ interface RecordRow {
  */
 export async function conversionReport(
   ch: ClickHouseClient,
-  f: ConversionFilter & { page: number; limit: number },
+  f: ConversionFilter & { page: number; limit: number; includeBots: boolean },
 ): Promise<{ report: ConversionReport; total: number }> {
   const { subquery, params } = countedConversions(f);
-  const clicks = clickTotalStatement({ ...f, includeBots: false }, hourRange(f.from, f.to, f.timezone));
+  const clicks = clickTotal(f);
   const [totals, byEvent, records, clickTotals] = await Promise.all([
     queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params),
     queryRows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params),
@@ -65,4 +68,25 @@ export async function conversionReport(
       byEvent: counts,
     },
   };
+}
+
+/** Clicks of the same scope and range: the conversion rate's denominator (rollups, or click_facts under dimension filters). */
+function clickTotal(f: ConversionFilter & { includeBots: boolean }): { query: string; params: Record<string, unknown> } {
+  const range = hourRange(f.from, f.to, f.timezone);
+  if (f.filters === undefined || !hasDimensionFilters(f.filters)) return clickTotalStatement(f, range);
+  const { where, params } = factsRange({ ...f, filters: f.filters }, range, 't');
+  return { query: `SELECT count() AS clicks FROM click_facts WHERE ${where}`, params };
+}
+
+/** Every counted conversion of the range as CSV, newest first, streamed from ClickHouse; columns as the JSON records. */
+export async function conversionsCsv(ch: ClickHouseClient, f: ConversionFilter, signal?: AbortSignal): Promise<Readable> {
+  const { subquery, params } = countedConversions(f);
+  const result = await ch.exec({
+    query: `SELECT conversion_id AS conversionId, click_id AS clickId, link_id AS linkId, event, toFloat64(value) AS value, currency,
+        concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp, order_id AS orderId
+      FROM ${subquery} ORDER BY ts DESC, conversion_id DESC FORMAT CSVWithNames`,
+    query_params: params,
+    ...(signal ? { abort_signal: signal } : {}),
+  });
+  return result.stream;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
@@ -10,7 +10,7 @@ import { startTestApi, type TestApi } from '../testing/api-harness.ts';
  * Rows go straight into ClickHouse, so pixel repeats and late duplicates can be staged.
  */
 describe('overview conversions', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
   let api: TestApi;
   let key: string;
@@ -19,7 +19,7 @@ describe('overview conversions', () => {
   let b: string;
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     api = await startTestApi('postgres', { analytics: client });
@@ -60,7 +60,7 @@ describe('overview conversions', () => {
   afterAll(async () => {
     await api?.close();
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   it('counts each order once, on its first day and link, and gives the top links their conversions', async () => {

@@ -4,7 +4,7 @@ import { addDays, dateToMs, msToDate, type AnalyticsOverview, type Granularity }
 import type { ClickRow } from './click-statement.ts';
 import { conversionRate } from './conversion-filter.ts';
 import { hourRange } from './hour-range.ts';
-import { overviewStatement, type OverviewFilter, type OverviewRow } from './overview-statement.ts';
+import { overviewStatement, type OverviewFilter, type OverviewRow, type PreviousPeriod } from './overview-statement.ts';
 import { queryRows } from './query-rows.ts';
 
 export type { OverviewFilter };
@@ -71,19 +71,42 @@ export function devicePercentages(clicks: Record<string, number>): AnalyticsOver
  * rollups (clickhouse/0002 for one link, 0005 otherwise), conversions (attributed,
  * each order once) from their table; then Postgres names the top links.
  */
-export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: OverviewFilter): Promise<AnalyticsOverview> {
-  const { query, params } = overviewStatement(f, hourRange(f.from, f.to, f.timezone));
+export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: OverviewFilter & { compare?: 'previous' | undefined }): Promise<AnalyticsOverview> {
+  const previous = f.compare === 'previous' ? previousPeriod(f) : undefined;
+  const { query, params } = overviewStatement(f, hourRange(f.from, f.to, f.timezone), previous);
   const rows = await queryRows<OverviewRow>(ch, query, params);
-  const clickRows = rows.filter((r): r is Extract<OverviewRow, { uniques: unknown }> => r.part === 'total' || r.part === 'series');
-  const total = clickRows.find((r) => r.part === 'total');
-  const byBucket = new Map(clickRows.filter((r) => r.part === 'series').map((r) => [r.key, r]));
+  const { total, series } = clickFigures(rows, 'total', 'series');
+  const byBucket = series;
   // Ties in clicks are broken by link id, as in the statement (rows of a UNION come in no set order).
   const top = rows.filter((r) => r.part === 'top').sort((a, b) => Number(b.clicks) - Number(a.clicks) || (a.key < b.key ? -1 : 1));
-  const conversions = rows.filter((r) => r.part === 'conversions');
+  const codes = await shortCodes(sql, f.workspaceId, top.map((r) => r.key));
+  const current = summaryAndSeries(rows, f, 'total', 'series', 'conversions');
+  return {
+    ...current,
+    topLinks: top.map((r) => ({ linkId: r.key, shortCode: codes.get(r.key) ?? '', clicks: Number(r.clicks), conversions: Number(r.conversions) })),
+    devices: devicePercentages(countsOf(total?.devices)),
+    // Unknown location ('') still counts in the totals but is not a country.
+    countries: Object.entries(countsOf(total?.countries))
+      .filter(([country, clicks]) => country !== '' && clicks > 0)
+      .map(([country, clicks]) => ({ country, clicks }))
+      .sort((a, b) => b.clicks - a.clicks || (a.country < b.country ? -1 : 1)),
+    ...(previous ? { previous: { from: previous.from, to: previous.to, ...summaryAndSeries(rows, { ...f, ...previous }, 'ptotal', 'pseries', 'pconversions') } } : {}),
+  };
+}
+
+type ClickFigureRow = Extract<OverviewRow, { uniques: unknown }>;
+
+function clickFigures(rows: OverviewRow[], totalPart: string, seriesPart: string): { total: ClickFigureRow | undefined; series: Map<string, ClickFigureRow> } {
+  const clickRows = rows.filter((r): r is ClickFigureRow => r.part === totalPart || r.part === seriesPart);
+  return { total: clickRows.find((r) => r.part === totalPart), series: new Map(clickRows.filter((r) => r.part === seriesPart).map((r) => [r.key, r])) };
+}
+
+/** Summary and zero-filled series of one period from its parts of the statement. */
+function summaryAndSeries(rows: OverviewRow[], f: { from: string; to: string; granularity: Granularity; timezone: string }, totalPart: string, seriesPart: string, conversionsPart: string) {
+  const { total, series } = clickFigures(rows, totalPart, seriesPart);
+  const conversions = rows.filter((r) => r.part === conversionsPart);
   const convTotal = conversions.find((r) => r.key === '');
   const convByBucket = new Map(conversions.filter((r) => r.key !== '').map((r) => [r.key, Number(r.conversions)]));
-  const codes = await shortCodes(sql, f.workspaceId, top.map((r) => r.key));
-
   const totalClicks = Number(total?.clicks ?? 0);
   const totalConversions = Number(convTotal?.conversions ?? 0);
   return {
@@ -95,17 +118,18 @@ export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: Overv
       conversionRate: conversionRate(totalConversions, totalClicks),
     },
     timeSeries: bucketLabels(f.from, f.to, f.granularity, f.timezone).map((date) => {
-      const r = byBucket.get(date);
+      const r = series.get(date);
       return { date, clicks: Number(r?.clicks ?? 0), uniqueClicks: Number(r?.uniques ?? 0), conversions: convByBucket.get(date) ?? 0 };
     }),
-    topLinks: top.map((r) => ({ linkId: r.key, shortCode: codes.get(r.key) ?? '', clicks: Number(r.clicks), conversions: Number(r.conversions) })),
-    devices: devicePercentages(countsOf(total?.devices)),
-    // Unknown location ('') still counts in the totals but is not a country.
-    countries: Object.entries(countsOf(total?.countries))
-      .filter(([country, clicks]) => country !== '' && clicks > 0)
-      .map(([country, clicks]) => ({ country, clicks }))
-      .sort((a, b) => b.clicks - a.clicks || (a.country < b.country ? -1 : 1)),
   };
+}
+
+/** The period of the same number of days just before `from` (compare=previous). */
+export function previousPeriod(f: { from: string; to: string; timezone: string }): PreviousPeriod {
+  const days = Math.round((dateToMs(f.to) - dateToMs(f.from)) / 86_400_000) + 1;
+  const to = addDays(f.from, -1);
+  const from = addDays(f.from, -days);
+  return { from, to, range: hourRange(from, to, f.timezone) };
 }
 
 /** A [keys, values] map of the click statement as an object. */

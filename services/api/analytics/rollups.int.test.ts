@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedClickHouse, type EmbeddedClickHouse } from '../../../shared/clickhouse/embedded-clickhouse.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
 
@@ -25,17 +25,17 @@ function events(workspaceId: string, count: number, seed: number, startIso = '20
 }
 
 describe('analytics rollups (clickhouse/0002, 0005)', () => {
-  let ch: EmbeddedClickHouse;
+  let ch: TestClickHouse;
   let client: ClickHouseClient;
 
   beforeAll(async () => {
-    ch = await startEmbeddedClickHouse();
+    ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
   }, 60_000);
   afterAll(async () => {
     await client?.close();
-    await ch?.stop();
+    await ch?.close();
   });
 
   const snapshot = async () =>

@@ -59,6 +59,7 @@ export function openApiDocument(operations: Operation[], serverUrl: string): Jso
                   properties: { success: { const: true }, data, ...(op.paginated ? { pagination } : {}) },
                 },
               },
+              ...(op.csv ? { 'text/csv': { schema: { type: 'string', description: 'A header row, then one row per item (Content-Disposition: attachment)' } } } : {}),
             },
           };
     const errors = Object.fromEntries(

@@ -22,10 +22,16 @@ import {
   analyticsLinkQuerySchema,
   analyticsOverviewSchema,
   analyticsQuerySchema,
+  breakdownQuerySchema,
+  breakdownRowSchema,
   clickLogEntrySchema,
   clickLogQuerySchema,
   conversionReportQuerySchema,
   conversionReportSchema,
+  experimentQuerySchema,
+  experimentReportSchema,
+  realtimeQuerySchema,
+  realtimeSchema,
 } from '../../../shared/schemas/analytics.ts';
 
 /**
@@ -51,6 +57,8 @@ export interface Operation {
   paginated?: boolean;
   /** A non-JSON success body (e.g. an image): its media types, instead of the envelope. */
   mediaTypes?: Record<string, { schema: Record<string, unknown> }>;
+  /** Also answers `text/csv` (a download) to `format=csv` or `Accept: text/csv`. */
+  csv?: boolean;
 }
 
 const deleted = z.object({ id: z.string(), deleted: z.literal(true) });
@@ -151,10 +159,39 @@ export const operations: Operation[] = [
     response: conversionAnswer,
   },
 
-  { method: 'get', path: '/analytics', summary: 'Analytics overview', scope: 'analytics:read', query: analyticsQuerySchema, status: 200, response: analyticsOverviewSchema },
-  { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true },
-  { method: 'get', path: '/analytics/conversions', summary: 'Conversions report', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true },
-  { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
+  {
+    method: 'get',
+    path: '/analytics',
+    summary: 'Analytics overview; every dimension is a filter (comma = OR, dimensions AND-ed); compare=previous adds the period before',
+    scope: 'analytics:read',
+    query: analyticsQuerySchema,
+    status: 200,
+    response: analyticsOverviewSchema,
+  },
+  {
+    method: 'get',
+    path: '/analytics/breakdown',
+    summary: 'Clicks, unique clicks, conversions and revenue by one dimension, most clicks first; filters as on every analytics endpoint',
+    scope: 'analytics:read',
+    query: breakdownQuerySchema,
+    status: 200,
+    response: z.array(breakdownRowSchema),
+    paginated: true,
+    csv: true,
+  },
+  { method: 'get', path: '/analytics/realtime', summary: 'The last 60 minutes, per minute, with the top links and countries', scope: 'analytics:read', query: realtimeQuerySchema, status: 200, response: realtimeSchema },
+  {
+    method: 'get',
+    path: '/analytics/experiments/{linkId}',
+    summary: "A link's routing rules as experiments: each variant's conversion rate against a control, with a 95 % interval, p-value and verdict",
+    scope: 'analytics:read',
+    query: experimentQuerySchema,
+    status: 200,
+    response: experimentReportSchema,
+  },
+  { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first (format=csv: every click of the range)', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true, csv: true },
+  { method: 'get', path: '/analytics/conversions', summary: 'Conversions report (format=csv: every conversion record of the range)', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true, csv: true },
+  { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link (filters and compare as for the overview)', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
 
   { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
   { method: 'post', path: '/domains', summary: 'Register a custom domain (publish the returned TXT record, then verify)', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },

@@ -1,14 +1,30 @@
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { AppError } from '../../../shared/errors.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { hasPrefix } from '../../../shared/ids.ts';
 import { pagination } from '../../../shared/schemas/common.ts';
-import { analyticsLinkQuerySchema, analyticsQuerySchema, clickLogQuerySchema, conversionReportQuerySchema } from '../../../shared/schemas/analytics.ts';
+import {
+  analyticsLinkQuerySchema,
+  analyticsQuerySchema,
+  breakdownQuerySchema,
+  clickLogQuerySchema,
+  conversionReportQuerySchema,
+  experimentQuerySchema,
+  realtimeQuerySchema,
+} from '../../../shared/schemas/analytics.ts';
+import { dimensionFiltersOf, dimensionNames, type Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
 import { parseInput } from '../../../shared/schemas/validation.ts';
 import { analyticsOverview } from '../analytics/overview-query.ts';
-import { clickLog } from '../analytics/click-log-query.ts';
-import { conversionReport } from '../analytics/conversion-report-query.ts';
+import { clickLog, clickLogCsv } from '../analytics/click-log-query.ts';
+import { conversionReport, conversionsCsv } from '../analytics/conversion-report-query.ts';
+import { breakdown } from '../analytics/breakdown-query.ts';
+import { realtime } from '../analytics/realtime-query.ts';
+import { experimentReport } from '../analytics/experiment-query.ts';
+import type { ClickScope } from '../analytics/click-filter.ts';
+import { resolveLinkValues } from '../analytics/dimensions.ts';
+import { sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { ok, okList } from '../respond.ts';
 import type { LinkStore } from '../stores/link-store.ts';
@@ -21,6 +37,25 @@ export interface AnalyticsRouteDeps {
   analytics?: ClickHouseClient | undefined;
 }
 
+interface ScopeQuery {
+  campaignId?: string | undefined;
+  linkId?: string | undefined;
+  includeBots: boolean;
+  [dimension: string]: unknown;
+}
+
+/** The CSV columns of a breakdown: the fields its rows carry. */
+const breakdownColumns = (dimension: Dimension) => [
+  'value',
+  'label',
+  ...(dimension === 'link' ? ['shortCode'] : dimension === 'rule' ? ['name', 'type'] : []),
+  'clicks',
+  'uniqueClicks',
+  'conversions',
+  'revenue',
+  'conversionRate',
+];
+
 export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void {
   const { sql, links, requireScope } = deps;
 
@@ -29,31 +64,107 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     return deps.analytics;
   }
 
+  /**
+   * The clicks a request is about. Another workspace's link or campaign, as a scope
+   * (linkId, campaignId) or a filter value (link, campaign), answers 404 as it does
+   * everywhere else; a deleted link's history stays readable.
+   */
+  async function scopeOf(ctx: Context, q: ScopeQuery, extra: Dimension[] = []): Promise<ClickScope> {
+    const workspaceId = principalOf(ctx).workspaceId;
+    const filters = dimensionFiltersOf(q);
+    const linkIds = [...new Set([...(q.linkId !== undefined ? [q.linkId] : []), ...(filters.link ?? []).filter((v): v is string => v !== null)])];
+    const campaignIds = [...new Set([...(q.campaignId !== undefined ? [q.campaignId] : []), ...(filters.campaign ?? []).filter((v): v is string => v !== null)])];
+    if (linkIds.length > 0) {
+      const found = new Set((await sql<{ id: string }[]>`SELECT id FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(linkIds)}`).map((r) => r.id));
+      const missing = linkIds.find((id) => !found.has(id));
+      if (missing !== undefined) throw new AppError('NOT_FOUND', `Link not found: ${missing}`);
+    }
+    if (campaignIds.length > 0) {
+      const found = new Set((await sql<{ id: string }[]>`SELECT id FROM campaigns WHERE workspace_id = ${workspaceId} AND id IN ${sql(campaignIds)}`).map((r) => r.id));
+      const missing = campaignIds.find((id) => !found.has(id));
+      if (missing !== undefined) throw new AppError('NOT_FOUND', `Campaign not found: ${missing}`);
+    }
+    const wanted = [...dimensionNames.filter((d) => filters[d] !== undefined), ...extra];
+    return {
+      workspaceId,
+      campaignId: q.campaignId,
+      linkId: q.linkId,
+      includeBots: q.includeBots,
+      filters,
+      resolved: await resolveLinkValues(sql, workspaceId, wanted),
+    };
+  }
+
+  /** A link of the caller's workspace, not deleted, or 404 (as GET /links/{id}). */
+  async function liveLink(ctx: Context): Promise<string> {
+    const linkId = ctx.params.linkId!;
+    const link = hasPrefix(linkId, 'link') ? await links.byId(principalOf(ctx).workspaceId, linkId) : undefined;
+    if (!link || link.deletedAt) throw new AppError('NOT_FOUND', 'Link not found');
+    return linkId;
+  }
+
   router.get('/analytics', requireScope('analytics:read'), async (ctx) => {
     const query = parseInput(analyticsQuerySchema, ctx.query, 'query');
-    ok(ctx, await analyticsOverview(store(), sql, { ...query, workspaceId: principalOf(ctx).workspaceId }));
+    const scope = await scopeOf(ctx, query);
+    ok(ctx, await analyticsOverview(store(), sql, { ...query, ...scope }));
+  });
+
+  router.get('/analytics/breakdown', requireScope('analytics:read'), async (ctx) => {
+    const query = parseInput(breakdownQuerySchema, ctx.query, 'query');
+    const dimension = query.dimension as Dimension;
+    const scope = await scopeOf(ctx, query, [dimension]);
+    const { rows, total } = await breakdown(store(), sql, { ...query, ...scope, dimension });
+    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `breakdown-${dimension}-${query.from}-${query.to}`, toCsv(breakdownColumns(dimension), rows));
+    okList(ctx, rows, pagination(query.page, query.limit, total));
+  });
+
+  router.get('/analytics/realtime', requireScope('analytics:read'), async (ctx) => {
+    const query = parseInput(realtimeQuerySchema, ctx.query, 'query');
+    ok(ctx, await realtime(store(), sql, await scopeOf(ctx, query)));
+  });
+
+  router.get('/analytics/experiments/:linkId', requireScope('analytics:read'), async (ctx) => {
+    const query = parseInput(experimentQuerySchema, ctx.query, 'query');
+    const linkId = await liveLink(ctx);
+    if (query.linkId !== undefined && query.linkId !== linkId) throw new AppError('VALIDATION_ERROR', 'Invalid query', [{ path: 'linkId', message: 'is the link of the path; leave it out' }]);
+    const scope = await scopeOf(ctx, { ...query, linkId });
+    const report = await experimentReport(store(), sql, { ...query, ...scope, linkId });
+    if ('missingControl' in report) throw new AppError('NOT_FOUND', `Rule not found: ${report.missingControl}`);
+    ok(ctx, report);
   });
 
   router.get('/analytics/conversions', requireScope('analytics:read'), async (ctx) => {
     const query = parseInput(conversionReportQuerySchema, ctx.query, 'query');
-    const { report, total } = await conversionReport(store(), { ...query, workspaceId: principalOf(ctx).workspaceId });
+    const scope = await scopeOf(ctx, query);
+    const f = { ...query, ...scope };
+    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `conversions-${query.from}-${query.to}`, await conversionsCsv(store(), f, abortOnClose(ctx)));
+    const { report, total } = await conversionReport(store(), f);
     ctx.body = { success: true, data: report, pagination: pagination(query.page, query.limit, total) };
   });
 
   // Registered before /analytics/:linkId so "clicks" is never read as a link id.
   router.get('/analytics/clicks', requireScope('analytics:read'), async (ctx) => {
     const query = parseInput(clickLogQuerySchema, ctx.query, 'query');
-    const { items, total } = await clickLog(store(), principalOf(ctx).workspaceId, query);
+    const scope = await scopeOf(ctx, query);
+    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `clicks${query.from ? `-${query.from}` : ''}${query.to ? `-${query.to}` : ''}`, await clickLogCsv(store(), scope, query, abortOnClose(ctx)));
+    const { items, total } = await clickLog(store(), scope, query);
     okList(ctx, items, pagination(query.page, query.limit, total));
   });
 
   router.get('/analytics/:linkId', requireScope('analytics:read'), async (ctx) => {
     const query = parseInput(analyticsLinkQuerySchema, ctx.query, 'query');
-    const workspaceId = principalOf(ctx).workspaceId;
-    const linkId = ctx.params.linkId!;
     // Another workspace's link reads as absent, like GET /links/{id}; so does a deleted one.
-    const link = hasPrefix(linkId, 'link') ? await links.byId(workspaceId, linkId) : undefined;
-    if (!link || link.deletedAt) throw new AppError('NOT_FOUND', 'Link not found');
-    ok(ctx, await analyticsOverview(store(), sql, { ...query, linkId, workspaceId }));
+    const linkId = await liveLink(ctx);
+    const scope = await scopeOf(ctx, { ...query, linkId });
+    ok(ctx, await analyticsOverview(store(), sql, { ...query, ...scope, linkId }));
   });
+}
+
+/** Aborts a streamed export's ClickHouse query when the client goes away mid-download. */
+function abortOnClose(ctx: Context): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }

@@ -4,10 +4,10 @@ import type { Sql } from '../../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 import type { ApiConfig } from '../config.ts';
 import { snapshotCompactor, type SnapshotCompactor } from './snapshot-compactor.ts';
-import { snapshotPublisher, type SnapshotPublisher } from './snapshot-publisher.ts';
+import { outboxPublisher, type OutboxPublisher } from './outbox-publisher.ts';
 
 export interface SnapshotPublishing {
-  publisher: SnapshotPublisher;
+  publisher: OutboxPublisher;
   /** null where there is none to keep (the in-process bus). */
   compactor: SnapshotCompactor | null;
   /** Stops both; what is queued stays queued, a compaction under way is abandoned. */
@@ -27,7 +27,7 @@ export async function startSnapshotPublishing(deps: {
   config: Pick<ApiConfig, 'SNAPSHOT_COMPACT_AFTER_CHANGES' | 'SNAPSHOT_COMPACT_MAX_AGE_MS'>;
 }): Promise<SnapshotPublishing> {
   const { sql, bus, logger, config } = deps;
-  const publisher = snapshotPublisher({ sql, kv: await bus.kv(kvBuckets.snapshot), logger });
+  const publisher = outboxPublisher({ sql, kv: await bus.kv(kvBuckets.snapshot), logger });
   const seeded = await publisher.seedIfEmpty();
   publisher.start();
   const compactor =

@@ -1,0 +1,115 @@
+import { createRequire } from 'node:module';
+import countries from 'i18n-iso-countries';
+import type { Sql } from '../../../shared/db/postgres.ts';
+import type { Dimension, DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
+
+/**
+ * Where each dimension of shared/schemas/analytics-dimensions.ts is read, and how
+ * a breakdown row of it is labelled. Adding a dimension is one entry here (and
+ * its declaration there) once its column exists in click_facts (clickhouse/0007):
+ *
+ *   - `column`: a column of click_facts (and of click_log / events for the click log),
+ *     '' meaning "none";
+ *   - or `linkValues`: a dimension of links kept in Postgres (tags, say): it names,
+ *     per workspace, the values of each link; filters become link id sets and a
+ *     breakdown counts a click once under each value of its link.
+ */
+export type DimensionSource =
+  | {
+      kind: 'column';
+      /** Column of click_facts. */
+      column: string;
+      /** Column of click_log and events, for the click log; absent: not in click_log, the log reads events. */
+      logColumn: string | null;
+      eventsColumn: string;
+      /** What the stored '' means as a value (rule: 'default'); absent: null, "(none)". */
+      emptyValue?: string;
+      label?: Labeller;
+    }
+  | {
+      kind: 'linkValues';
+      /** link id -> its values (none: the link has no value, counted under null). */
+      linkValues(sql: Sql, workspaceId: string): Promise<Map<string, string[]>>;
+      label?: Labeller;
+    };
+
+/** Extra fields of breakdown rows, by value (absent: no extra fields). */
+export type Labeller = (sql: Sql, workspaceId: string, values: string[]) => Promise<Map<string, RowLabel>>;
+export interface RowLabel {
+  label?: string;
+  shortCode?: string;
+  name?: string | null;
+  type?: string | null;
+}
+
+countries.registerLocale(createRequire(import.meta.url)('i18n-iso-countries/langs/en.json'));
+
+const countryLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: countries.getName(v, 'en') ?? v }]));
+
+/** Deleted links keep their short code here: their clicks are history, not gone. */
+const linkLabel: Labeller = async (sql, workspaceId, values) => {
+  const rows = await sql<{ id: string; shortCode: string }[]>`SELECT id, short_code FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(values)}`;
+  const codes = new Map(rows.map((r) => [r.id, r.shortCode]));
+  return new Map(values.map((v) => [v, { label: codes.get(v) ?? v, shortCode: codes.get(v) ?? '' }]));
+};
+
+const campaignLabel: Labeller = async (sql, workspaceId, values) => {
+  const rows = await sql<{ id: string; name: string }[]>`SELECT id, name FROM campaigns WHERE workspace_id = ${workspaceId} AND id IN ${sql(values)}`;
+  const names = new Map(rows.map((r) => [r.id, r.name]));
+  return new Map(values.map((v) => [v, { label: names.get(v) ?? v }]));
+};
+
+/** Rules are deleted for good: a deleted rule's clicks keep its id, with no name or type. */
+const ruleLabel: Labeller = async (sql, workspaceId, values) => {
+  const ids = values.filter((v) => v !== 'default');
+  const rows = ids.length ? await sql<{ id: string; name: string; type: string }[]>`SELECT id, name, type FROM rules WHERE workspace_id = ${workspaceId} AND id IN ${sql(ids)}` : [];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return new Map(
+    values.map((v) => {
+      if (v === 'default') return [v, { label: 'Default destination', name: null, type: null }];
+      const rule = byId.get(v);
+      return [v, rule ? { label: rule.name || `${rule.type} rule`, name: rule.name, type: rule.type } : { label: `${v} (deleted)`, name: null, type: null }];
+    }),
+  );
+};
+
+const column = (name: string, logColumn: string | null = name, eventsColumn = logColumn ?? name): DimensionSource => ({ kind: 'column', column: name, logColumn, eventsColumn });
+
+export const dimensionSources: Record<Dimension, DimensionSource> = {
+  country: { ...column('country'), label: countryLabel } as DimensionSource,
+  device: column('device', 'device_class'),
+  os: column('os'),
+  browser: column('browser'),
+  referrer: column('referrer', 'referrer_host'),
+  utm_source: column('utm_source'),
+  utm_medium: column('utm_medium'),
+  utm_campaign: column('utm_campaign'),
+  utm_term: column('utm_term'),
+  utm_content: column('utm_content'),
+  source: column('source'),
+  link: { ...column('link_id'), label: linkLabel } as DimensionSource,
+  campaign: { ...column('campaign_id'), label: campaignLabel } as DimensionSource,
+  rule: { ...column('rule_id'), emptyValue: 'default', label: ruleLabel } as DimensionSource,
+  destination: column('destination', null, 'destination'),
+};
+
+/** A filter's values as stored: null is the empty value, and so is a dimension's emptyValue. */
+export function storedValues(dimension: Dimension, values: Array<string | null>): string[] {
+  const source = dimensionSources[dimension];
+  const empty = source.kind === 'column' ? source.emptyValue : undefined;
+  return values.map((v) => (v === null || v === empty ? '' : v));
+}
+
+/** Link sets of the link-valued dimensions a request filters or breaks down by, resolved once per request. */
+export type ResolvedLinkValues = Partial<Record<Dimension, Map<string, string[]>>>;
+
+export async function resolveLinkValues(sql: Sql, workspaceId: string, wanted: Dimension[]): Promise<ResolvedLinkValues> {
+  const out: ResolvedLinkValues = {};
+  for (const d of new Set(wanted)) {
+    const source = dimensionSources[d];
+    if (source.kind === 'linkValues') out[d] = await source.linkValues(sql, workspaceId);
+  }
+  return out;
+}
+
+export const hasDimensionFilters = (filters: DimensionFilters): boolean => Object.values(filters).some((v) => v !== undefined);

@@ -1,0 +1,61 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import type { Sql } from '../../../shared/db/postgres.ts';
+import type { ExperimentReport } from '../../../shared/schemas/analytics.ts';
+import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
+import { breakdown, type BreakdownFilter } from './breakdown-query.ts';
+import type { ClickScope } from './click-filter.ts';
+import { compareWithControl, MINIMUM_SAMPLE } from './experiment-statistics.ts';
+
+export interface ExperimentFilter extends ClickScope {
+  linkId: string;
+  from: string;
+  to: string;
+  timezone: string;
+  /** `default` or a rule id. */
+  control: string;
+}
+
+/** Variants beyond this many are not listed (a link sees at most a few dozen rules). */
+const MAX_VARIANTS = 1000;
+
+/**
+ * Routing rules as experiments: the link's clicks by the rule that decided them
+ * (`default`: none did), each with its conversions, compared with the control.
+ * The figures are the `rule` breakdown of the link (exact unique visitors, as for
+ * one link everywhere); the statistics are experiment-statistics.ts.
+ */
+export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: ExperimentFilter): Promise<ExperimentReport | { missingControl: string }> {
+  const filter: BreakdownFilter = { ...f, dimension: 'rule' as Dimension, page: 1, limit: MAX_VARIANTS };
+  const { rows } = await breakdown(ch, sql, filter);
+  const variants = rows.filter((r) => r.value !== null);
+  const control = variants.find((r) => r.value === f.control) ?? (f.control === 'default' ? undefined : null);
+  if (control === null) {
+    // A rule id that decided no click of the link in the range: check it exists at all.
+    const [rule] = await sql<{ id: string }[]>`SELECT id FROM rules WHERE workspace_id = ${f.workspaceId} AND id = ${f.control}`;
+    if (!rule) return { missingControl: f.control };
+  }
+  const controlCounts = { clicks: control?.clicks ?? 0, conversions: control?.conversions ?? 0 };
+  return {
+    linkId: f.linkId,
+    from: f.from,
+    to: f.to,
+    control: f.control,
+    minimumSample: { ...MINIMUM_SAMPLE },
+    variants: variants.map((r) => {
+      const isControl = r.value === f.control;
+      return {
+        variant: r.value!,
+        name: r.name ?? null,
+        type: r.type ?? null,
+        isControl,
+        clicks: r.clicks,
+        uniqueVisitors: r.uniqueClicks,
+        conversions: r.conversions,
+        conversionRate: r.conversionRate,
+        revenue: r.revenue,
+        revenuePerClick: r.clicks === 0 ? 0 : Math.round((r.revenue / r.clicks) * 10_000) / 10_000,
+        comparison: isControl ? null : compareWithControl({ clicks: r.clicks, conversions: r.conversions }, controlCounts),
+      };
+    }),
+  };
+}

@@ -1,0 +1,64 @@
+import type { KvBucket } from '../../../shared/bus/bus.ts';
+import type { Sql } from '../../../shared/db/postgres.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { outboxDrainer } from '../outbox/outbox-drainer.ts';
+import { encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
+import { loadCompiledLinks } from './load-compiled-links.ts';
+
+const BATCH = 500;
+
+export interface OutboxPublisher {
+  /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
+  flush(): Promise<void>;
+  /** Queues every link when the bucket has never been written (a new NATS, or first start). */
+  seedIfEmpty(): Promise<number>;
+  /** Publishes leftovers (from crashes, NATS outages, other writers) every `intervalMs`. */
+  start(intervalMs?: number): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Drains snapshot_outbox into the snapshot KV bucket. Several API instances may
+ * run this at once: each takes outbox rows with SKIP LOCKED and holds them until
+ * its KV puts are done, so one link is never published by two at a time, and a
+ * change committed meanwhile waits on the row lock and is published after, with
+ * a higher version.
+ */
+export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): OutboxPublisher {
+  const { sql, kv, logger } = deps;
+
+  async function publishBatch(): Promise<number> {
+    return (await sql.begin(async (tx) => {
+      const t = tx as unknown as Sql;
+      const queued = await t<{ linkId: string; generation: string }[]>`
+        SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`;
+      if (queued.length === 0) return 0;
+      const ids = queued.map((q) => q.linkId);
+      const compiled = await loadCompiledLinks(t, ids);
+      const versions = await t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`;
+      await Promise.all(
+        ids.map((linkId, i) => kv.put(linkId, encodeSnapshotEntry({ version: Number(versions[i]!.v), linkId, link: compiled.get(linkId) ?? null }))),
+      );
+      await t`
+        DELETE FROM snapshot_outbox o USING (SELECT unnest(${ids}::text[]) AS link_id, unnest(${queued.map((q) => q.generation)}::bigint[]) AS generation) p
+        WHERE o.link_id = p.link_id AND o.generation = p.generation`;
+      return queued.length;
+    })) as number;
+  }
+
+  const drainer = outboxDrainer(publishBatch, BATCH, logger, 'snapshot');
+  const publisher: OutboxPublisher = {
+    ...drainer,
+    async seedIfEmpty() {
+      if ((await kv.status()).entries > 0) return 0;
+      const [row] = await sql<{ n: number }[]>`
+        WITH queued AS (SELECT snapshot_enqueue(id) FROM links WHERE deleted_at IS NULL) SELECT count(*)::int AS n FROM queued`;
+      logger.info('snapshot bucket empty: queued every live link', { links: row!.n });
+      return row!.n;
+    },
+    start(intervalMs = 1_000) {
+      drainer.start(intervalMs);
+    },
+  };
+  return publisher;
+}

@@ -1,0 +1,48 @@
+/**
+ * A password POST whose link is gone from the snapshot by the time its slow hash check
+ * ends: answered 404 like an unknown code, and counted as one in /metrics.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashPassword } from '../../../shared/auth/password-hash.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { makeLink } from '../../../shared/routing/fixtures.ts';
+import { compileLink } from '../../../shared/routing/index.ts';
+import { createRedirectorApp, type RedirectorApp } from '../app.ts';
+import { loadRedirectorConfig } from '../config.ts';
+import { SnapshotStore } from '../snapshot/snapshot-store.ts';
+
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const PASSWORD = 'correct horse battery staple';
+
+describe('password POST on a link removed during the check', () => {
+  let app: RedirectorApp;
+  let base: string;
+  const store = new SnapshotStore();
+  let finds = 0;
+
+  beforeAll(async () => {
+    const link = makeLink({ id: 'link_LOCKEDxxxxxxxxxxxxxxxxx', shortCode: 'locked', hasPassword: true });
+    store.apply({ version: 1, linkId: link.id, link: { ...compileLink(link, [], []), passwordHash: await hashPassword(PASSWORD) } });
+    // The handler looks the link up when the POST arrives and again after the hash
+    // check: the second lookup sees the link deleted meanwhile.
+    const lookup = Object.create(store) as SnapshotStore;
+    lookup.find = (host, code) => (++finds === 1 ? store.find(host, code) : undefined);
+    app = createRedirectorApp({ lookup, sink: { emit() {} }, secret: randomBytes(32), config: loadRedirectorConfig({}), logger: silent });
+    base = (await app.listen(0, '127.0.0.1')).url;
+  });
+  afterAll(() => app?.close());
+
+  it('answers 404 and counts it as not_found', async () => {
+    const res = await fetch(`${base}/locked`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password: PASSWORD }).toString(),
+    });
+    expect(res.status).toBe(404);
+    expect(finds).toBe(2);
+    const metrics = await app.metrics.metrics();
+    expect(metrics).toMatch(/^linkroute_redirector_requests_total\{outcome="not_found"\} 1$/m);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * `POST /{shortCode}` with `password=...` (application/x-www-form-urlencoded), the one
+ * asynchronous request path: scrypt runs in libuv's threadpool. uWS rules followed here:
+ * every input is captured before the handler returns, onAborted is registered before
+ * any asynchronous step, and every later write happens inside res.cork() and only when
+ * the request was not aborted.
+ *
+ * Throttling (before any scrypt work): PASSWORD_ATTEMPTS_PER_MINUTE wrong answers per
+ * (visitor, link), and four times that per (client address, link) so that dropping the
+ * cookie and rotating User-Agents (a new hashed visitor id each time) does not lift it.
+ */
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { verifyPassword } from '../../../shared/auth/password-hash.ts';
+import { errorFields } from '../../../shared/logger.ts';
+import type { RoutableLink } from '../../../shared/routing/index.ts';
+import { hashedVisitorId, visitorCookie } from '../../../shared/visitor.ts';
+import type { RedirectorContext } from '../context.ts';
+import { passwordHashOf } from './link-password.ts';
+import {
+  internalErrorPage,
+  methodNotAllowedPage,
+  notFoundPage,
+  payloadTooLargePage,
+  tooManyAttemptsPage,
+  unavailablePage,
+  unsupportedMediaPage,
+  wrongPasswordPage,
+  type Page,
+} from '../pages/html-pages.ts';
+import { PasswordThrottle } from './password-throttle.ts';
+import { captureRequest, emptyRequestInfo, type RequestInfo } from './request-facts.ts';
+import { sendPage } from '../pages/responses.ts';
+import type { LinkServer } from './serve-link.ts';
+
+export const MAX_PASSWORD_BODY_BYTES = 4096;
+const ADDRESS_LIMIT_FACTOR = 4;
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+interface PendingPost {
+  aborted: boolean;
+  /** A response was written (or the request aborted): nothing may be written again. */
+  done: boolean;
+  size: number;
+  chunks: Buffer[];
+}
+
+export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkServer): (res: HttpResponse, req: HttpRequest) => void {
+  const { lookup, secret, logger, counters } = ctx;
+  const clock = ctx.now;
+  const byVisitor = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE);
+  const byAddress = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE * ADDRESS_LIMIT_FACTOR);
+  let missingHashLogged = false;
+
+  /** Writes a page later (outside the handler): corked, once, never after an abort. */
+  function answerLater(res: HttpResponse, pending: PendingPost, page: Page, setCookie: string | null = null, extra: readonly [string, string] | null = null, close = false): void {
+    if (pending.aborted || pending.done) return;
+    pending.done = true;
+    res.cork(() => sendPage(res, page, false, setCookie, extra, close));
+  }
+
+  async function check(res: HttpResponse, pending: PendingPost, info: RequestInfo, link: RoutableLink, contentType: string): Promise<void> {
+    if (!contentType.toLowerCase().startsWith(FORM_TYPE)) {
+      counters.passwordRejected++;
+      answerLater(res, pending, unsupportedMediaPage);
+      return;
+    }
+    const password = new URLSearchParams(Buffer.concat(pending.chunks).toString('utf8')).get('password') ?? '';
+    const linkId = link.compiled.id;
+    const now = clock();
+    const visitor = server.visitorOf(info, now);
+    const cookie = visitor.isNew ? visitorCookie(visitor.id) : null;
+    // The address key is itself a keyed hash: no raw IP is kept in the throttle.
+    const visitorKey = `${visitor.id}\n${linkId}`;
+    const addressKey = `${hashedVisitorId(secret, info.ip, '', now)}\n${linkId}`;
+    const retryAfter = Math.max(byVisitor.retryAfter(visitorKey, now), byAddress.retryAfter(addressKey, now));
+    if (retryAfter > 0) {
+      counters.passwordRejected++;
+      answerLater(res, pending, tooManyAttemptsPage, cookie, ['Retry-After', String(retryAfter)]);
+      return;
+    }
+    const hash = passwordHashOf(link.compiled);
+    if (hash === null) {
+      if (!missingHashLogged) logger.error('password-protected link without a password hash in the snapshot', { linkId });
+      missingHashLogged = true;
+      counters.error++;
+      answerLater(res, pending, unavailablePage);
+      return;
+    }
+    // Charged before hashing so concurrent guesses cannot all pass the check above.
+    byVisitor.charge(visitorKey, now);
+    byAddress.charge(addressKey, now);
+    const right = password !== '' && (await verifyPassword(password, hash));
+    if (!right) {
+      counters.passwordRejected++;
+      answerLater(res, pending, wrongPasswordPage, cookie);
+      return;
+    }
+    byVisitor.refund(visitorKey, now);
+    byAddress.refund(addressKey, now);
+    if (pending.aborted || pending.done) return;
+    // The snapshot may have changed during scrypt: serve what it holds now, if it is still this link.
+    const current = lookup.find(info.host, info.code);
+    pending.done = true;
+    res.cork(() => {
+      if (current === undefined || current.compiled.id !== linkId) {
+        counters.notFound++;
+        sendPage(res, notFoundPage, false);
+      } else server.serve(res, info, current, false, true);
+    });
+  }
+
+  return function onPasswordPost(res: HttpResponse, req: HttpRequest): void {
+    const info = captureRequest(res, req, ctx.config, emptyRequestInfo());
+    const contentType = req.getHeader('content-type');
+    const declaredLength = Number(req.getHeader('content-length') || '0');
+    const link = lookup.find(info.host, info.code);
+    // Answers given right away leave the unread body to uWS; closing keeps the
+    // connection from being reused with a half-read body.
+    if (link === undefined) {
+      counters.notFound++;
+      sendPage(res, notFoundPage, false, null, null, true);
+      return;
+    }
+    if (!link.compiled.hasPassword) {
+      counters.passwordRejected++;
+      sendPage(res, methodNotAllowedPage, false, null, ['Allow', 'GET, HEAD'], true);
+      return;
+    }
+    if (declaredLength > MAX_PASSWORD_BODY_BYTES) {
+      counters.passwordRejected++;
+      sendPage(res, payloadTooLargePage, false, null, null, true);
+      return;
+    }
+    const pending: PendingPost = { aborted: false, done: false, size: 0, chunks: [] };
+    res.onAborted(() => {
+      pending.aborted = true;
+    });
+    res.onData((chunk, isLast) => {
+      if (pending.done) return;
+      pending.size += chunk.byteLength;
+      if (pending.size > MAX_PASSWORD_BODY_BYTES) {
+        counters.passwordRejected++;
+        answerLater(res, pending, payloadTooLargePage, null, null, true);
+        return;
+      }
+      // The ArrayBuffer is only valid during this callback: copy it.
+      pending.chunks.push(Buffer.from(chunk.slice(0)));
+      if (!isLast) return;
+      check(res, pending, info, link, contentType).catch((err: unknown) => {
+        logger.error('password check failed', { linkId: link.compiled.id, ...errorFields(err) });
+        counters.error++;
+        answerLater(res, pending, internalErrorPage);
+      });
+    });
+  };
+}

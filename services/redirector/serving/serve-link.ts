@@ -1,0 +1,218 @@
+/**
+ * The request path of a resolved short code: facts -> decide() -> answer -> click event.
+ * Synchronous from start to end (no await, no I/O): it runs inside a uWS handler or a
+ * res.cork() callback. Per request it allocates the strings it must produce (click id,
+ * Location, cookie) and the event; the RequestFacts object is reused.
+ *
+ * What counts (DESIGN "Counting"): GET answers that send the visitor on (redirect,
+ * deep-link page or intent, 204 for `never`) record a click; 404/410 answers, password
+ * forms and HEAD never do. Bots are recorded with `bot: true`.
+ */
+import type { HttpResponse } from 'uWebSockets.js';
+import { createClickId } from '../../../shared/click-id.ts';
+import type { UserAgentFacts } from '../../../shared/request-facts/user-agent.ts';
+import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../../shared/routing/index.ts';
+import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
+import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } from '../../../shared/visitor.ts';
+import type { RedirectorContext } from '../context.ts';
+import { appendClickId, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
+import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from '../pages/html-pages.ts';
+import { countryOf, parseTracking, referrerHost, type RequestInfo } from './request-facts.ts';
+import { sendNoContent, sendPage, sendRedirect } from '../pages/responses.ts';
+import { UserAgentWorkCache } from './user-agent-work.ts';
+
+export interface LinkServer {
+  /**
+   * Answers a request for `link`. `passwordVerified`: the visitor just gave the right
+   * password (POST); otherwise a protected link answers its form.
+   */
+  serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void;
+  /** GIF already sent by the caller; records the impression of an enabled link. */
+  recordImpression(info: RequestInfo, link: RoutableLink): void;
+  /** The visitor id of a request (cookie, else hash) and whether it is new (no cookie). */
+  visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean };
+}
+
+/** Rule types whose predicates never read facts.bucket (see shared/routing/matchers). */
+const BUCKET_FREE_RULE_TYPES: ReadonlySet<string> = new Set(['geo', 'device', 'time']);
+
+/**
+ * Whether decide() may read the visitor bucket for this link: it has a rule of a type that
+ * can (percentage, or a type newer than this list). Most links have no rules at all, and
+ * the bucket hash is otherwise computed for nothing on every request.
+ */
+const readsBucket = new WeakMap<RoutableLink, boolean>();
+
+function needsBucket(link: RoutableLink): boolean {
+  if (link.rules.length === 0) return false;
+  let needs = readsBucket.get(link);
+  if (needs === undefined) {
+    needs = link.compiled.rules.some((rule) => !BUCKET_FREE_RULE_TYPES.has(rule.type));
+    readsBucket.set(link, needs);
+  }
+  return needs;
+}
+
+export function createLinkServer(ctx: RedirectorContext): LinkServer {
+  const { lookup, sink, secret, logger, counters } = ctx;
+  const clock = ctx.now;
+  const qrParam = ctx.config.QR_MARKER_PARAM;
+  /** Visitor parameters never forwarded: our QR marker, and clickId where the link appends its own. */
+  const notForwarded = [qrParam];
+  const notForwardedWhenTracking = [qrParam, 'clickId'];
+  /** Reused: decide() is synchronous and keeps no reference to its facts. */
+  const facts: RequestFacts = { now: 0, country: null, deviceClass: 'desktop', os: null, bucket: 0, clicks: 0 };
+
+  /** Parsed UA and its digest for the visitor hash, per UA string. */
+  const userAgents = new UserAgentWorkCache();
+
+  // The visitor of the request being served, set by resolveVisitor (no object per request).
+  let visitorId = '';
+  let newVisitor = false;
+
+  function resolveVisitor(info: RequestInfo, uaDigest: Buffer, now: number): void {
+    const fromCookie = info.cookie === '' ? null : visitorFromCookieHeader(info.cookie);
+    newVisitor = fromCookie === null;
+    visitorId = fromCookie ?? hashedVisitorIdFromDigest(secret, info.ip, uaDigest, now);
+  }
+
+  function emit(
+    kind: ClickEvent['kind'],
+    id: string,
+    now: number,
+    link: CompiledLink,
+    info: RequestInfo,
+    ua: UserAgentFacts,
+    country: string | null,
+    ruleId: string | null,
+    destination: string | null,
+  ): void {
+    const tracking = parseTracking(info.query, qrParam);
+    sink.emit({
+      id,
+      kind,
+      ts: now,
+      workspaceId: link.workspaceId,
+      linkId: link.id,
+      campaignId: link.campaignId,
+      visitorId,
+      country,
+      deviceClass: ua.deviceClass,
+      os: ua.os,
+      browser: ua.browser,
+      referrerHost: referrerHost(info.referer),
+      utmSource: tracking.utmSource,
+      utmMedium: tracking.utmMedium,
+      utmCampaign: tracking.utmCampaign,
+      utmTerm: tracking.utmTerm,
+      utmContent: tracking.utmContent,
+      source: tracking.qr ? 'qr' : 'link',
+      ruleId,
+      destination,
+      bot: ua.isBot,
+    });
+  }
+
+  /**
+   * A web destination as the visitor gets it: their query forwarded, then our click id.
+   * (App URLs and intents are built at compile time and get neither.)
+   */
+  function onward(url: string, query: string, link: CompiledLink, clickId: string): string {
+    const tracking = link.conversionTracking;
+    const forwarded = forwardQuery(url, query, link.forwardQuery, tracking ? notForwardedWhenTracking : notForwarded);
+    return tracking ? appendClickId(forwarded, clickId) : forwarded;
+  }
+
+  function fail(res: HttpResponse, head: boolean, message: string, link: CompiledLink): void {
+    counters.error++;
+    logger.error(message, { linkId: link.id });
+    sendPage(res, internalErrorPage, head);
+  }
+
+  function serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void {
+    const compiled = link.compiled;
+    const now = clock();
+    const uaWork = userAgents.get(info.userAgent);
+    const ua = uaWork.facts;
+    const country = countryOf(info);
+    resolveVisitor(info, uaWork.digest, now);
+    facts.now = now;
+    facts.country = country;
+    facts.deviceClass = ua.deviceClass;
+    facts.os = ua.os;
+    // Facts decide() cannot read for this link are not worth computing (0 is never read).
+    facts.bucket = needsBucket(link) ? visitorBucket(visitorId, compiled.id) : 0;
+    facts.clicks = link.clicksLimit === null ? 0 : lookup.clicks(compiled.id);
+    const decision = decide(link, facts);
+
+    if (decision.kind === 'not_found') {
+      // Same page as an unknown code: a disabled link is not revealed as existing.
+      counters.notFound++;
+      sendPage(res, notFoundPage, head);
+      return;
+    }
+    if (decision.kind === 'gone') {
+      const expiredUrl = decision.expiredUrl === null ? null : headerSafeUrl(decision.expiredUrl);
+      if (expiredUrl !== null) {
+        counters.expiredRedirect++;
+        sendRedirect(res, expiredUrl, null);
+      } else {
+        counters.gone++;
+        sendPage(res, decision.reason === 'expired' ? expiredPage : clicksLimitPage, head);
+      }
+      return;
+    }
+
+    const cookie = newVisitor ? visitorCookie(visitorId) : null;
+    if (compiled.hasPassword && !passwordVerified) {
+      counters.passwordForm++;
+      sendPage(res, passwordFormPage, head, cookie);
+      return;
+    }
+    const record = !head;
+    // The click id is the event id, so every recorded click gets one; HEAD needs one only
+    // to show the same Location a GET would.
+    const clickId = record || compiled.conversionTracking ? createClickId(secret, compiled.id, now) : '';
+
+    if (decision.kind === 'no_content') {
+      counters.noContent++;
+      sendNoContent(res, cookie);
+      if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, null);
+      return;
+    }
+
+    const destination = onward(decision.destination, info.query, compiled, clickId);
+    const deepLink = decision.deepLink;
+    if (deepLink !== null && deepLink.platform === 'ios' && isSafeAppUrl(deepLink.appUrl)) {
+      const fallback = isHttpUrl(deepLink.fallbackUrl) ? onward(deepLink.fallbackUrl, info.query, compiled, clickId) : destination;
+      counters.deepLink++;
+      sendPage(res, deepLinkPage(deepLink.appUrl, fallback), head, cookie);
+    } else {
+      const intent = deepLink !== null && deepLink.platform === 'android';
+      const location = headerSafeUrl(intent ? deepLink.intentUrl : destination);
+      if (location === null) {
+        fail(res, head, 'redirect target is not a usable URL', compiled);
+        return;
+      }
+      if (intent) counters.deepLink++;
+      else counters.redirect++;
+      sendRedirect(res, location, cookie);
+    }
+    if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, decision.destination);
+  }
+
+  function recordImpression(info: RequestInfo, link: RoutableLink): void {
+    const compiled = link.compiled;
+    const now = clock();
+    const uaWork = userAgents.get(info.userAgent);
+    resolveVisitor(info, uaWork.digest, now);
+    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, uaWork.facts, countryOf(info), null, null);
+  }
+
+  function visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean } {
+    resolveVisitor(info, userAgents.get(info.userAgent).digest, now);
+    return { id: visitorId, isNew: newVisitor };
+  }
+
+  return { serve, recordImpression, visitorOf };
+}

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { deviceClasses, operatingSystems } from './rule-conditions.ts';
+
+/**
+ * The dimensions analytics can break clicks down by (GET /analytics/breakdown
+ * ?dimension=) and filter every analytics endpoint by (a query parameter of the
+ * same name). This file is the one declaration of their names and of the format
+ * of a filter value; services/api/analytics/dimensions.ts says where each is
+ * read and how its values are labelled.
+ *
+ * Filter syntax: `?country=DE,AT&os=ios`: values of one dimension are
+ * comma-separated and OR-ed, dimensions are AND-ed. `(none)` stands for the empty
+ * value (no referrer, no UTM field), the row a breakdown labels "(none)".
+ */
+export const NONE = '(none)';
+
+export interface DimensionDeclaration {
+  /** Format of one filter value, as the breakdown returns it in `value`; failures name the parameter. */
+  value: z.ZodType<string, string>;
+  /** Whether a click can lack this value (then `(none)` filters for it). */
+  canBeEmpty: boolean;
+  description: string;
+}
+
+const text = (max: number) => z.string().min(1).max(max).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`), `must be an id starting with ${prefix}_`);
+
+export const dimensions = {
+  country: {
+    value: z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter country code (ISO 3166-1 alpha-2)').transform((c) => c.toUpperCase()),
+    canBeEmpty: true,
+    description: 'country of the visitor, ISO 3166-1 alpha-2 (from the geo-IP database)',
+  },
+  device: { value: z.enum(deviceClasses, { error: `must be one of ${deviceClasses.join(', ')}` }), canBeEmpty: false, description: 'device class' },
+  os: { value: z.enum(operatingSystems, { error: `must be one of ${operatingSystems.join(', ')}` }), canBeEmpty: true, description: 'operating system' },
+  browser: { value: text(100), canBeEmpty: true, description: 'browser name, as the user agent parser names it (Chrome, Safari, ...)' },
+  referrer: {
+    value: z.string().max(253).regex(/^[A-Za-z0-9.-]+$/, 'must be a host name, e.g. news.example.com').transform((h) => h.toLowerCase()),
+    canBeEmpty: true,
+    description: 'host of the referring page',
+  },
+  utm_source: { value: text(500), canBeEmpty: true, description: 'utm_source of the short URL the visitor followed' },
+  utm_medium: { value: text(500), canBeEmpty: true, description: 'utm_medium' },
+  utm_campaign: { value: text(500), canBeEmpty: true, description: 'utm_campaign' },
+  utm_term: { value: text(500), canBeEmpty: true, description: 'utm_term' },
+  utm_content: { value: text(500), canBeEmpty: true, description: 'utm_content' },
+  source: { value: z.enum(['link', 'qr'], { error: 'must be link or qr' }), canBeEmpty: false, description: '`qr` for QR code scans, `link` for other clicks' },
+  link: { value: id('link'), canBeEmpty: false, description: 'link id (rows carry the short code)' },
+  campaign: { value: id('campaign'), canBeEmpty: false, description: 'campaign id (rows carry the campaign name)' },
+  rule: {
+    value: z.union([z.literal('default'), id('rule')], { error: 'must be a rule id or default' }),
+    canBeEmpty: false,
+    description: 'the routing rule that decided the destination (rows carry its name and type); `default`: no rule matched',
+  },
+  destination: { value: text(4096), canBeEmpty: false, description: 'URL the visitor was sent to' },
+} satisfies Record<string, DimensionDeclaration>;
+
+export type Dimension = keyof typeof dimensions;
+export const dimensionNames = Object.keys(dimensions) as Dimension[];
+
+/** Values of one dimension a filter keeps; null is the empty value. */
+export type DimensionFilters = Partial<Record<Dimension, Array<string | null>>>;
+
+const MAX_VALUES = 100;
+
+/** One filter parameter: comma-separated values, each checked against the dimension's format. */
+function filterParameter(name: Dimension) {
+  const declaration: DimensionDeclaration = dimensions[name];
+  return z
+    .string()
+    .transform((raw, ctx): Array<string | null> => {
+      const parts = raw.split(',');
+      if (parts.length > MAX_VALUES) {
+        ctx.addIssue({ code: 'custom', message: `at most ${MAX_VALUES} values` });
+        return z.NEVER;
+      }
+      const out: Array<string | null> = [];
+      for (const part of parts) {
+        if (part === NONE && declaration.canBeEmpty) {
+          out.push(null);
+          continue;
+        }
+        const parsed = declaration.value.safeParse(part);
+        if (!parsed.success) {
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(part.slice(0, 100))} ${parsed.error.issues[0]?.message ?? 'is not valid'}` });
+          return z.NEVER;
+        }
+        out.push(parsed.data);
+      }
+      return [...new Set(out)];
+    })
+    .optional()
+    .describe(`Filter: ${declaration.description}. Comma-separated values match any of them${declaration.canBeEmpty ? `; ${NONE} matches clicks without one` : ''}.`);
+}
+
+/** Every dimension as an optional filter parameter, for the analytics query schemas. */
+export const dimensionFilterFields = Object.fromEntries(dimensionNames.map((name) => [name, filterParameter(name)])) as {
+  [K in Dimension]: ReturnType<typeof filterParameter>;
+};
+
+/** The dimension filters of a parsed query (the parameters named after dimensions), without the other fields. */
+export function dimensionFiltersOf(query: Partial<Record<string, unknown>>): DimensionFilters {
+  const out: DimensionFilters = {};
+  for (const name of dimensionNames) {
+    const values = query[name];
+    if (Array.isArray(values)) out[name] = values as Array<string | null>;
+  }
+  return out;
+}
