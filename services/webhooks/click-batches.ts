@@ -73,7 +73,7 @@ export function startClickBatches(deps: {
       id: newId('webhookEvent'),
       workspaceId: w.workspaceId,
       type: TYPE,
-      endpointId,
+      endpointIds: [endpointId],
       body: webhookBody(TYPE, Date.now(), { clicks: w.clicks }),
     }));
     try {

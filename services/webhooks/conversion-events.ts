@@ -9,8 +9,8 @@ import type { EndpointDirectory } from './endpoint-directory.ts';
 const TYPE = 'conversion.created';
 const decoder = new TextDecoder();
 
-function conversionData(c: ConversionEvent): WebhookConversionData {
-  const { id, ts, workspaceId: _workspaceId, ...facts } = c;
+function conversionData(c: ConversionEvent & { endpointIds?: string[] }): WebhookConversionData {
+  const { id, ts, workspaceId: _workspaceId, endpointIds: _endpointIds, ...facts } = c;
   return { conversionId: id, timestamp: new Date(ts).toISOString(), ...facts };
 }
 
@@ -41,14 +41,15 @@ export function conversionEvents(deps: { sql: Sql; directory: EndpointDirectory;
   const { sql, directory, logger } = deps;
 
   return async function toEvents(messages: readonly BusMessage[]): Promise<WebhookBusEvent[]> {
-    const conversions: ConversionEvent[] = [];
+    const conversions: Array<ConversionEvent & { endpointIds: string[] }> = [];
     for (const m of messages) {
       const parsed = conversionEventSchema.safeParse(parseJson(decoder.decode(m.data)));
       if (!parsed.success) {
         logger.warn('invalid conversion event skipped by webhooks', { subject: m.subject });
         continue;
       }
-      if (directory.subscribers(parsed.data.workspaceId, TYPE).length > 0) conversions.push(parsed.data);
+      const endpointIds = directory.subscribers(parsed.data.workspaceId, TYPE).map((e) => e.id);
+      if (endpointIds.length > 0) conversions.push({ ...parsed.data, endpointIds });
     }
     if (conversions.length === 0) return [];
     const orderKey = (c: ConversionEvent) => c.orderId ?? c.id;
@@ -66,6 +67,7 @@ export function conversionEvents(deps: { sql: Sql; directory: EndpointDirectory;
         id: conversionEventId(c.id),
         workspaceId: c.workspaceId,
         type: TYPE,
+        endpointIds: c.endpointIds,
         body: webhookBody(TYPE, c.ts, conversionData(c)),
       }));
   };

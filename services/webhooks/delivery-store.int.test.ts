@@ -14,7 +14,7 @@ describe('webhook delivery store', () => {
     const ws = await createWorkspace(db.sql, { name: 'store', plan: 'pro' });
     await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES ('wh_s', ${ws.id}, 'https://x.example', '{link.created}', 'v1.x.y')`;
     const store = deliveryStore(db.sql, 60_000);
-    const events = ['evt_old', 'evt_old_pending', 'evt_new'].map((id) => ({ id, workspaceId: ws.id, type: 'link.created', body: '{}' }));
+    const events = ['evt_old', 'evt_old_pending', 'evt_new'].map((id) => ({ id, workspaceId: ws.id, type: 'link.created', endpointIds: ['wh_s'], body: '{}' }));
     const created = await store.record(events, events.map((e) => ({ eventId: e.id, endpointId: 'wh_s', eventType: e.type, claim: false })));
     expect(created).toEqual([]); // none claimed: all due for any sender
     const [first, second] = await Promise.all([store.claimDue(10, []), store.claimDue(10, [])]);

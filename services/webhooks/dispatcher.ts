@@ -96,7 +96,12 @@ export function createDispatcher(deps: {
   }
 
   async function run(delivery: ClaimedDelivery): Promise<void> {
-    const endpoint = directory.get(delivery.endpointId);
+    let endpoint = directory.get(delivery.endpointId);
+    // Unknown here: deleted, or created a moment ago (a retry another sender made first).
+    if (!endpoint) {
+      await directory.readSince(Date.now());
+      endpoint = directory.get(delivery.endpointId);
+    }
     const at = Date.now();
     if (!endpoint || !endpoint.enabled) {
       await store.abandon([delivery.id], endpoint ? 'endpoint disabled' : 'endpoint deleted').catch((err) => logger.warn('abandoning a delivery failed', errorFields(err)));

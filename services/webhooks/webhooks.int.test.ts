@@ -174,7 +174,11 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     let failures = 0;
     const hook = await endpoint(['link.created'], () => (failures++ < 2 ? 503 : 204));
     const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/retry' })).body.data;
-    const [event] = await until('a delivery after two failures', () => delivered(hook.receiver, hook.secret), (d) => d.length === 1 && hook.receiver.received.length === 3);
+    const [event] = await until(
+      'a delivery after two failures',
+      () => ({ events: delivered(hook.receiver, hook.secret), attempts: hook.receiver.received.map((r) => r.at) }),
+      (d) => d.events.length === 1 && d.attempts.length === 3,
+    ).then((d) => d.events);
     expect(event!.data.id).toBe(link.id);
     expect(new Set(hook.receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
     const [delivery] = (await until('the delivery recorded', () => call('GET', `/webhooks/${hook.id}/deliveries`), (r) => r.body.data[0]?.status === 'succeeded')).body.data;

@@ -88,14 +88,15 @@ export const webhookTestResultSchema = z.object({ eventId: z.string() });
  * An event on its way to the webhooks service (subject webhookSubjects.events): from
  * the API's outbox (link events, tests) or made by the service itself (conversions,
  * click batches). `body` is the exact JSON delivered and signed: Standard Webhooks'
- * `{type, timestamp, data}`.
+ * `{type, timestamp, data}`. `endpointIds` are where it goes, settled when it was
+ * made: the workspace's enabled endpoints subscribed to the type then (a test event:
+ * its one endpoint).
  */
 export const webhookBusEventSchema = z.object({
   id: z.string(),
   workspaceId: z.string(),
   type: z.string(),
-  /** Only this endpoint (test events); absent: every endpoint of the workspace subscribed to the type. */
-  endpointId: z.string().optional(),
+  endpointIds: z.array(z.string()),
   body: z.string(),
 });
 export type WebhookBusEvent = z.infer<typeof webhookBusEventSchema>;

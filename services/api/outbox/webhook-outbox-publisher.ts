@@ -58,11 +58,17 @@ export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: 
       const hostnames = new Map(
         domainIds.length === 0 ? [] : (await t<{ id: string; hostname: string }[]>`SELECT id, hostname FROM domains WHERE id = ANY(${domainIds})`).map((d) => [d.id, d.hostname]),
       );
+      // Where each event goes is settled now, in the transaction that takes it.
+      const endpoints = await t<{ id: string; workspaceId: string; events: string[] }[]>`
+        SELECT id, workspace_id, events FROM webhook_endpoints
+        WHERE workspace_id = ANY(${[...new Set(rows.map((r) => r.workspaceId))]}) AND deleted_at IS NULL AND enabled`;
       const events: WebhookBusEvent[] = [];
       for (const r of rows) {
+        const endpointIds = r.endpointId ? [r.endpointId] : endpoints.filter((e) => e.workspaceId === r.workspaceId && e.events.includes(r.type)).map((e) => e.id);
+        if (endpointIds.length === 0) continue;
         try {
           const data = r.type.startsWith('link.') ? webhookLinkDataSchema.parse(presentLink(linkRowOf(r.data, hostnames))) : r.data;
-          events.push({ id: r.eventId, workspaceId: r.workspaceId, type: r.type, ...(r.endpointId ? { endpointId: r.endpointId } : {}), body: webhookBody(r.type, r.occurredAt, data) });
+          events.push({ id: r.eventId, workspaceId: r.workspaceId, type: r.type, endpointIds, body: webhookBody(r.type, r.occurredAt, data) });
         } catch (err) {
           // A row that cannot be shown would block every event behind it: dropped, loudly.
           logger.error('webhook event dropped: its outbox row cannot be presented', { eventId: r.eventId, type: r.type, ...errorFields(err) });
