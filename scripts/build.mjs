@@ -19,7 +19,9 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../', import.meta.url));
 const dist = join(root, 'dist');
 const assetRoots = ['services', 'shared', 'clickhouse'];
-const isAsset = (name) => !name.endsWith('.ts');
+// TypeScript sources are compiled (or, for the dashboard, bundled by its own build into
+// services/dashboard/dist, which is then copied like any asset); their configs are not run-time files.
+const isAsset = (name) => !/\.tsx?$/.test(name) && !/^tsconfig.*\.json$/.test(name);
 
 await rm(dist, { recursive: true, force: true });
 

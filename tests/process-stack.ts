@@ -195,6 +195,9 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
     async click(shortCode, count, { concurrency = 8, paceMs = 0, via = redirectorUrls } = {}) {
       let next = 0;
       let answered = 0;
+      /** What the clicks not answered 302 got instead (a status, or the fetch error), for the log. */
+      const failures = new Map<string, number>();
+      const failed = (what: string) => failures.set(what, (failures.get(what) ?? 0) + 1);
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
           while (next < count) {
@@ -203,12 +206,14 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
             const res = await fetch(`${via[i % via.length]}/${shortCode}`, {
               redirect: 'manual',
               headers: { 'user-agent': browsers[visitor % browsers.length]!, 'x-forwarded-for': `203.0.113.${visitor + 1}` },
-            }).catch(() => null); // a redirector killed on purpose; counted as not answered
+            }).catch((err: Error) => (failed(`${err.message}: ${String((err.cause as Error | undefined)?.message)}`), null));
             if (res?.status === 302) answered++;
+            else if (res) failed(`HTTP ${res.status}`);
             if (paceMs > 0) await sleep(paceMs);
           }
         }),
       );
+      if (failures.size > 0) console.warn(`clicks on ${shortCode} not answered 302: ${JSON.stringify(Object.fromEntries(failures))}`);
       return answered;
     },
     startIngester,

@@ -45,10 +45,10 @@ import { cpuMeter } from '../process-cpu.ts';
 export const name = 'analytics';
 export const description = 'analytics overview / per-link report / click log latency over HTTP at 1M and 10M events (vs GET /health)';
 
-const LINKS = 10_000;
+export const LINKS = 10_000;
 /** The rollups the overview reads without a linkId filter (clickhouse/0005_overview_rollups.sql). */
 const OVERVIEW_TABLES = ['overview_clicks', 'overview_link_clicks'];
-const CAMPAIGNS = 50;
+export const CAMPAIGNS = 50;
 const DAYS = 30;
 const CHUNK = 1_000_000;
 /** Events of the workspace under test after each tier (the other workspaces get 10 % on top). */
@@ -121,7 +121,7 @@ const generatedRows = `
       FROM numbers({count:UInt64})
     )`;
 
-function generateStatement(): string {
+export function generateStatement(): string {
   return `
     INSERT INTO events (workspace_id, link_id, ts, click_id, kind, campaign_id, visitor_id, country, device_class, os,
       browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, destination, bot)
@@ -135,7 +135,7 @@ function generateStatement(): string {
  * workspace, minutes after their click, 95 % attributed; 3 in 4 carry an order id
  * and 1 in 10 of those is stored twice, 5 s apart (a repeated pixel: counted once).
  */
-function generateConversionsStatement(): string {
+export function generateConversionsStatement(): string {
   return `
     INSERT INTO conversions (workspace_id, link_id, ts, conversion_id, click_id, campaign_id, event, value, currency, order_id, attributed, source)
     SELECT workspace_id, link_id, ts + toIntervalSecond(60 + c % 3000 + 5 * (copy - 1)), concat('conv_bench_', toString(n), '_', toString(copy)),
@@ -371,7 +371,7 @@ export async function run(): Promise<SuiteResult> {
   let statements = 0;
   try {
     await ch.waitFor(/listening/);
-    clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 300_000 });
+    clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 1_800_000 });
     await migrateClickHouse(clickhouse);
     // The API's client, counting the statements each request sends (the embedded engine runs them one at a time).
     const real = clickhouse;

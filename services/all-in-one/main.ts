@@ -94,6 +94,8 @@ try {
         '',
         `  export LINKROUTE_API_KEY=${key.key}`,
         '',
+        `Sign in to the dashboard with it: ${api.url}/dashboard`,
+        '',
         'Try it:',
         `  curl -s -H "Authorization: Bearer $LINKROUTE_API_KEY" ${api.url}/links`,
         '',
@@ -104,6 +106,7 @@ try {
   }
   process.stdout.write(`linkroute redirects on ${redirector.url}\n`);
   process.stdout.write(`linkroute API on ${api.url}\n`);
+  process.stdout.write(`linkroute dashboard on ${api.url}/dashboard\n`);
 
   /** Clicks a forced exit loses: the redirector's unpublished buffer, and on the in-process bus whatever is not stored yet. */
   const clicksNotStored = () => redirector.events.stats().buffered + (memoryBus?.unacknowledgedEvents(eventSubjects.clicks) ?? 0);

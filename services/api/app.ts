@@ -36,13 +36,15 @@ import { qrRoutes } from './routes/qr.ts';
 import { conversionRoutes } from './routes/conversions.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { domainRoutes } from './routes/domains.ts';
+import { meRoutes } from './routes/me.ts';
+import { dashboardAssets } from './middleware/dashboard-assets.ts';
 import { dnsVerifier, type DomainVerifier } from './domain-verifier.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS'>>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: OutboxPublisher;
@@ -96,6 +98,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   router.use(jsonBody(config.API_MAX_BODY_BYTES, (ctx) => (ctx.path === '/links/bulk' ? config.API_MAX_BULK_BODY_BYTES : undefined)));
   healthRoutes(router, { sql, bus: deps.bus, clickhouse: deps.analytics });
   metricsRoutes(router, { registry: metrics });
+  meRoutes(router, { sql, requireScope });
   campaignRoutes(router, { campaigns, requireScope });
   const linkDeps = {
     links,
@@ -133,6 +136,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   app.use(requestMetrics(metrics));
   app.use(errorHandler(logger));
   app.use(rejectNulInUrl);
+  if (config.DASHBOARD_DIR) app.use(dashboardAssets(config.DASHBOARD_DIR));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { booleanEnv, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 
@@ -25,7 +26,18 @@ export const apiEnv = z.object({
   SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
   /** Webhook endpoints on loopback, private, link-local or metadata addresses: refused unless true (tests, private deployments). */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
+  /** The dashboard's built assets, served at /dashboard. */
+  DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
 });
+
+/**
+ * The dashboard's build beside this service: services/dashboard/dist from the
+ * sources, dist/services/dashboard/dist from the compiled build (npm run build
+ * copies it there, so an image holding only dist/ serves it too).
+ */
+function defaultDashboardDir(): string {
+  return fileURLToPath(new URL('../dashboard/dist/', import.meta.url));
+}
 
 export type ApiConfig = z.output<typeof apiEnv>;
 

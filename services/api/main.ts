@@ -42,7 +42,7 @@ try {
   const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
-  logger.info('api listening', { url: server.url, database: db.description });
+  logger.info('api listening', { url: server.url, dashboard: `${server.url}/dashboard`, database: db.description });
   handleShutdown(logger, async () => {
     // In-flight requests finish first; then the outbox loop stops (what it has not
     // published stays queued for the next API; a compaction under way is abandoned),

@@ -97,6 +97,24 @@ export async function findPrincipal(sql: Sql, presentedKey: string): Promise<Pri
   return row ? { keyId: row.id, workspaceId: row.workspaceId, plan: row.plan, scopes: new Set(row.scopes) } : null;
 }
 
+/** What a key may see of itself: its workspace and its own scopes (`GET /me`). */
+export interface KeyIdentity {
+  workspace: { id: string; name: string; plan: Plan };
+  key: { id: string; name: string; prefix: string; scopes: Scope[]; createdAt: string };
+}
+
+export async function describeKey(sql: Sql, keyId: string): Promise<KeyIdentity | null> {
+  const [row] = await sql<{ workspaceId: string; workspaceName: string; plan: Plan; id: string; name: string; keyPrefix: string; scopes: Scope[]; createdAt: Date }[]>`
+    SELECT w.id AS workspace_id, w.name AS workspace_name, w.plan, k.id, k.name, k.key_prefix, k.scopes, k.created_at
+    FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+    WHERE k.id = ${keyId} AND k.revoked_at IS NULL`;
+  if (!row) return null;
+  return {
+    workspace: { id: row.workspaceId, name: row.workspaceName, plan: row.plan },
+    key: { id: row.id, name: row.name, prefix: row.keyPrefix, scopes: row.scopes, createdAt: iso(row.createdAt) },
+  };
+}
+
 interface ApiKeyRow {
   id: string;
   workspaceId: string;

@@ -14,12 +14,12 @@ export interface AuthState {
 
 /**
  * `Authorization: Bearer <key>`. Missing or unknown/revoked keys are 401;
- * a valid key without the route's scope is 403. Then, on POST and PATCH, the
- * request's Idempotency-Key (if any) is honoured.
+ * a valid key without the route's scope is 403 (a null scope admits any valid
+ * key). Then, on POST and PATCH, the request's Idempotency-Key (if any) is honoured.
  */
 export function authenticator(sql: Sql, logger: Logger) {
   const withIdempotency = idempotency(sql, logger);
-  return function requireScope(scope: Scope) {
+  return function requireScope(scope: Scope | null) {
     return async function authenticate(ctx: Context, next: Next): Promise<void> {
       const header = ctx.get('authorization');
       if (!header) throw new AppError('UNAUTHORIZED', 'Missing API key: send Authorization: Bearer <key>');
@@ -31,7 +31,7 @@ export function authenticator(sql: Sql, logger: Logger) {
       (ctx.state as AuthState).principal = principal;
       // Every authenticated request counts against the workspace's plan, refused ones included.
       return enforceRateLimit(ctx, sql, principal, async () => {
-        if (!principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
+        if (scope !== null && !principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
         return withIdempotency(ctx, principal.workspaceId, next);
       });
     };

@@ -70,7 +70,7 @@ export function openApiDocument(operations: Operation[], serverUrl: string): Jso
     (paths[op.path] ??= {})[op.method] = {
       summary: op.summary,
       operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[/.](\w)/g, (_, c: string) => c.toUpperCase())}`,
-      ...(op.scope ? { security: [{ apiKey: [] }], 'x-required-scope': op.scope } : { security: [] }),
+      ...(op.scope ? { security: [{ apiKey: [] }], ...(op.scope === 'any' ? {} : { 'x-required-scope': op.scope }) } : { security: [] }),
       parameters: [...pathParams, ...queryParameters(op.query)],
       ...(op.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(op.body, 'input'), ...(op.example !== undefined ? { example: op.example } : {}) } } } }

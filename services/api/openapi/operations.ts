@@ -5,6 +5,7 @@ import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkSchema, 
 import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } from '../../../shared/schemas/rule.ts';
 import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
 import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
+import { meSchema } from '../../../shared/schemas/me.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
 import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
 import {
@@ -44,8 +45,8 @@ export interface Operation {
   /** OpenAPI style: `/links/{id}`. */
   path: string;
   summary: string;
-  /** Absent: no API key needed. */
-  scope?: Scope;
+  /** Absent: no API key needed; `any`: any valid key, whatever its scopes. */
+  scope?: Scope | 'any';
   query?: z.ZodType;
   body?: z.ZodType;
   /** A request body that validates: shown in the document, checked by a test. */
@@ -76,6 +77,8 @@ export const operations: Operation[] = [
     response: z.string(),
     mediaTypes: { 'text/plain': { schema: { type: 'string' } } },
   },
+
+  { method: 'get', path: '/me', summary: "The key's workspace (id, name, plan) and the key's own scopes; any valid key", scope: 'any', status: 200, response: meSchema },
 
   { method: 'get', path: '/campaigns', summary: 'List campaigns, newest first', scope: 'links:read', query: campaignListQuerySchema, status: 200, response: z.array(campaignSchema), paginated: true },
   { method: 'post', path: '/campaigns', summary: 'Create a campaign', scope: 'campaigns:write', body: campaignCreateSchema, example: { name: 'Spring launch', description: 'Q2 push' }, status: 201, response: campaignSchema },

@@ -1,0 +1,87 @@
+import { fmtInt } from '../format.ts';
+
+import type { ComponentChildren } from 'preact';
+
+export interface BreakdownRow {
+  value: string | null;
+  label: string;
+  count: number;
+  /** Shown instead of the count (e.g. device shares, which the API gives as percentages). */
+  display?: string;
+  href?: string;
+  /** More figures of the row, as a tooltip. */
+  title?: string;
+}
+
+/**
+ * A ranked list of one dimension. Each row is a button (or a link) that filters
+ * by that value: keyboard and screen readers reach it like any control. The bars
+ * are decoration; the numbers are text.
+ */
+export function BreakdownCard(props: {
+  title: string;
+  rows: BreakdownRow[];
+  countLabel: string;
+  onSelect?: ((row: BreakdownRow) => void) | undefined;
+  selectLabel?: string;
+  id: string;
+  loading?: boolean;
+  /** Under the title: e.g. tabs choosing the dimension. */
+  header?: ComponentChildren;
+  /** The first column's heading; default the title. */
+  columnLabel?: string;
+  footer?: ComponentChildren;
+}) {
+  const max = Math.max(1, ...props.rows.map((r) => r.count));
+  return (
+    <section class="card breakdown" aria-labelledby={`${props.id}-title`}>
+      <h2 id={`${props.id}-title`}>{props.title}</h2>
+      {props.header}
+      {props.loading ? (
+        <p class="muted">Loading…</p>
+      ) : props.rows.length === 0 ? (
+        <p class="muted">No clicks in this range.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{props.columnLabel ?? props.title}</th>
+              <th scope="col" class="num">
+                {props.countLabel}
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.rows.map((row) => {
+              const content = (
+                <>
+                  <span class="bar" style={{ width: `${(row.count / max) * 100}%` }} aria-hidden="true" />
+                  <span class="bar-label">{row.label}</span>
+                </>
+              );
+              return (
+                <tr key={row.value ?? '(none)'} data-value={row.value ?? ''} title={row.title}>
+                  <th scope="row">
+                    {row.href ? (
+                      <a class="bar-row" href={row.href}>
+                        {content}
+                      </a>
+                    ) : props.onSelect ? (
+                      <button type="button" class="bar-row" onClick={() => props.onSelect!(row)} aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}`}>
+                        {content}
+                      </button>
+                    ) : (
+                      <span class="bar-row">{content}</span>
+                    )}
+                  </th>
+                  <td class="num">{row.display ?? fmtInt(row.count)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+      {props.footer}
+    </section>
+  );
+}

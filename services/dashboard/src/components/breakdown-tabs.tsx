@@ -1,0 +1,82 @@
+import { useState } from 'preact/hooks';
+import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
+import { addFilter, dimensionLabels, NONE, seenLabels } from '../filters.ts';
+import { countryName, fmtInt } from '../format.ts';
+import { setQuery } from '../router.ts';
+import { useLoad } from '../use-load.ts';
+import { BreakdownCard } from './breakdown-card.tsx';
+import { ErrorBox } from './error-box.tsx';
+
+export interface BreakdownGroup {
+  id: string;
+  title: string;
+  dimensions: Dimension[];
+}
+
+/** Plausible's arrangement: four cards, each a tab per related dimension, one request per card. */
+export const breakdownGroups: BreakdownGroup[] = [
+  { id: 'locations', title: 'Locations', dimensions: ['country'] },
+  { id: 'devices', title: 'Devices', dimensions: ['device', 'os', 'browser'] },
+  { id: 'sources', title: 'Sources', dimensions: ['referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'source'] },
+  { id: 'links', title: 'Links', dimensions: ['link', 'campaign', 'rule', 'destination'] },
+];
+
+export type BreakdownScope = Record<string, string | undefined>;
+
+/** One card: the selected dimension's top 10 by clicks; a row adds its value as a filter. */
+export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGroup; scope: BreakdownScope; selected: Dimension | undefined }) {
+  const dimension = selected && group.dimensions.includes(selected) ? selected : group.dimensions[0]!;
+  const key = JSON.stringify([dimension, scope]);
+  const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...scope, dimension, limit: '10' } }, signal })), [key]);
+  const [exportError, setExportError] = useState<ApiFailure | undefined>();
+
+  const label = (value: string | null, fromApi: string | undefined) => {
+    if (value === null) return '(none)';
+    if (dimension === 'country') return countryName(value);
+    return fromApi ?? value;
+  };
+  const data = rows.data?.data ?? [];
+  for (const r of data) if (r.value !== null && r.label) seenLabels.set(`${dimension}:${r.value}`, r.label);
+
+  return (
+    <div class="breakdown-group" data-group={group.id} data-dimension={dimension} data-loaded={rows.loading ? 'false' : 'true'}>
+      {rows.error && <ErrorBox error={rows.error} onRetry={rows.reload} />}
+      {exportError && <ErrorBox error={exportError} />}
+      <BreakdownCard
+        id={`bd-${group.id}`}
+        title={group.dimensions.length > 1 ? group.title : dimensionLabels[dimension]}
+        header={
+          group.dimensions.length > 1 && (
+            <div class="tabs" role="group" aria-label={`${group.title}: show by`}>
+              {group.dimensions.map((d) => (
+                <button key={d} type="button" aria-pressed={d === dimension} onClick={() => setQuery({ [`by_${group.id}`]: d === group.dimensions[0] ? undefined : d }, { replace: true })}>
+                  {dimensionLabels[d]}
+                </button>
+              ))}
+            </div>
+          )
+        }
+        columnLabel={dimensionLabels[dimension]}
+        countLabel="Clicks"
+        selectLabel="Filter by"
+        loading={!rows.data}
+        onSelect={(row) => addFilter(dimension, row.value)}
+        rows={data.map((r) => ({
+          value: r.value ?? NONE,
+          label: label(r.value, r.label),
+          count: r.clicks,
+          title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
+        }))}
+        footer={
+          <button
+            type="button"
+            class="linkish"
+            onClick={() => downloadCsv('/analytics/breakdown', { ...scope, dimension, limit: '1000' }).catch((err: unknown) => (err instanceof ApiFailure ? setExportError(err) : Promise.reject(err)))}
+          >
+            CSV of {dimensionLabels[dimension].toLowerCase()}
+          </button>
+        }
+      />
+    </div>
+  );
+}

@@ -1,0 +1,35 @@
+import { fmtChange } from '../format.ts';
+
+export interface Kpi {
+  label: string;
+  value: number;
+  previous?: number | undefined;
+  format(n: number): string;
+}
+
+/** Headline figures, each with its change against the period before it of the same length. */
+export function Kpis({ items, comparedTo }: { items: Kpi[]; comparedTo?: string | undefined }) {
+  return (
+    <dl class="kpis">
+      {items.map((k) => {
+        const change = k.previous === undefined ? null : fmtChange(k.value, k.previous);
+        return (
+          <div class="kpi" key={k.label}>
+            <dt>{k.label}</dt>
+            <dd>
+              <span class="kpi-value" data-kpi={k.label}>
+                {k.format(k.value)}
+              </span>
+              {change && (
+                <span class={`change ${change.direction}`} title={comparedTo ? `against ${comparedTo}` : undefined}>
+                  {change.text}
+                  <span class="visually-hidden"> against {comparedTo ?? 'the previous period'}</span>
+                </span>
+              )}
+            </dd>
+          </div>
+        );
+      })}
+    </dl>
+  );
+}

@@ -1,0 +1,39 @@
+import { useEffect } from 'preact/hooks';
+import { api, unwrap } from '../api.ts';
+import { countryName, fmtInt } from '../format.ts';
+import { useLoad } from '../use-load.ts';
+
+const POLL_MS = 15_000;
+
+/** The last 60 minutes, per minute, polled while the tab is visible. */
+export function RealtimeStrip({ scope }: { scope: Record<string, string | undefined> }) {
+  const key = JSON.stringify(scope);
+  const rt = useLoad((signal) => unwrap(api.GET('/analytics/realtime', { params: { query: scope }, signal })), [key]);
+  useEffect(() => {
+    const timer = setInterval(() => document.visibilityState === 'visible' && rt.reload(), POLL_MS);
+    return () => clearInterval(timer);
+  }, [rt.reload]);
+  const data = rt.data?.data;
+  if (!data) return null;
+  const max = Math.max(1, ...data.minutes.map((m) => m.clicks));
+  const lastFive = data.minutes.slice(-5).reduce((n, m) => n + m.clicks, 0);
+  return (
+    <section class="realtime card" aria-labelledby="realtime-title">
+      <h2 id="realtime-title">
+        Last 60 minutes <span class="live-dot" aria-hidden="true" />
+      </h2>
+      <p class="realtime-figures">
+        <strong data-realtime-clicks>{fmtInt(data.summary.clicks)}</strong> clicks · <strong>{fmtInt(data.summary.uniqueVisitors)}</strong> visitors · {fmtInt(lastFive)} in the last 5 minutes
+      </p>
+      <div class="sparkbars" aria-hidden="true">
+        {data.minutes.map((m) => (
+          <span key={m.minute} style={{ height: `${Math.max(2, (m.clicks / max) * 100)}%` }} title={`${m.minute.slice(11, 16)} UTC: ${m.clicks}`} />
+        ))}
+      </div>
+      <p class="muted realtime-top">
+        {data.topLinks.length > 0 && <>Top links: {data.topLinks.map((l) => `/${l.shortCode} (${fmtInt(l.clicks)})`).join(', ')}. </>}
+        {data.topCountries.length > 0 && <>Countries: {data.topCountries.map((c) => `${countryName(c.country || null)} (${fmtInt(c.clicks)})`).join(', ')}.</>}
+      </p>
+    </section>
+  );
+}

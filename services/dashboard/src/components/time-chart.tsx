@@ -1,0 +1,83 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type uPlot from 'uplot';
+import { fmtInt } from '../format.ts';
+
+export interface Series {
+  label: string;
+  values: number[];
+  /** CSS custom property holding the colour, so light and dark themes both read well. */
+  color: string;
+}
+
+/** Bucket labels are local to the report's time zone: drawn as written, never shifted by the browser's zone. */
+function bucketSeconds(date: string): number {
+  return Date.parse(date.length === 10 ? `${date}T00:00:00Z` : `${date}:00Z`) / 1000;
+}
+
+/**
+ * The time series as a uPlot chart (loaded as its own chunk after the numbers
+ * show) and, for screen readers and anyone who prefers it, the same data as a
+ * table. The chart itself is hidden from assistive technology: the table says it all.
+ */
+export function TimeChart({ dates, series, title }: { dates: string[]; series: Series[]; title: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [plot, setPlot] = useState<uPlot | null>(null);
+
+  useEffect(() => {
+    let disposed = false;
+    let instance: uPlot | null = null;
+    let observer: ResizeObserver | null = null;
+    const target = box.current;
+    void import('./uplot-chart.ts').then(({ drawChart }) => {
+      if (disposed || !target) return;
+      instance = drawChart(target, dates.map(bucketSeconds), series);
+      setPlot(instance);
+      observer = new ResizeObserver(() => {
+        if (!disposed) instance?.setSize({ width: target.clientWidth, height: 240 });
+      });
+      observer.observe(target);
+    });
+    return () => {
+      disposed = true;
+      observer?.disconnect();
+      instance?.destroy();
+    };
+  }, [dates, series]);
+
+  return (
+    <figure class="chart">
+      <figcaption>{title}</figcaption>
+      <div ref={box} class="chart-canvas" aria-hidden="true" data-ready={plot ? 'true' : 'false'} />
+      <details>
+        <summary>Show as a table</summary>
+        <div class="table-scroll">
+          <table>
+            <caption class="visually-hidden">{title}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Period</th>
+                {series.map((s) => (
+                  <th scope="col" class="num" key={s.label}>
+                    {s.label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {dates.map((d, i) => (
+                <tr key={d}>
+                  <th scope="row">{d.replace('T', ' ')}</th>
+                  {series.map((s) => (
+                    <td class="num" key={s.label}>
+                      {fmtInt(s.values[i] ?? 0)}
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </figure>
+  );
+}

@@ -1,0 +1,64 @@
+import type { Dimension } from './api.ts';
+import { countryName } from './format.ts';
+import { setQuery } from './router.ts';
+
+/**
+ * The analytics filters as the URL holds them: one query parameter per
+ * dimension, named as the API names it, values comma-separated (OR within a
+ * dimension, AND across), "(none)" for the empty value. The URL is the state, so
+ * a filtered view is a link to share.
+ */
+export const NONE = '(none)';
+
+export const dimensionLabels: Record<Dimension, string> = {
+  country: 'Country',
+  device: 'Device',
+  os: 'OS',
+  browser: 'Browser',
+  referrer: 'Referrer',
+  utm_source: 'UTM source',
+  utm_medium: 'UTM medium',
+  utm_campaign: 'UTM campaign',
+  utm_term: 'UTM term',
+  utm_content: 'UTM content',
+  source: 'Source',
+  link: 'Link',
+  campaign: 'Campaign',
+  rule: 'Rule',
+  destination: 'Destination',
+};
+
+export const dimensions = Object.keys(dimensionLabels) as Dimension[];
+
+/** Every dimension filter present in the URL, as the API takes it. */
+export function filtersFrom(query: URLSearchParams): Partial<Record<Dimension, string>> {
+  const out: Partial<Record<Dimension, string>> = {};
+  for (const d of dimensions) {
+    const v = query.get(d);
+    if (v) out[d] = v;
+  }
+  return out;
+}
+
+/** Adds a value to a dimension's filter (OR with the values already there). */
+export function addFilter(dimension: Dimension, value: string | null): void {
+  const current = new URLSearchParams(location.search).get(dimension);
+  const values = new Set(current ? current.split(',') : []);
+  values.add(value ?? NONE);
+  setQuery({ [dimension]: [...values].join(',') });
+}
+
+export function removeFilter(dimension: string, value: string): void {
+  const current = new URLSearchParams(location.search).get(dimension) ?? '';
+  setQuery({ [dimension]: current.split(',').filter((v) => v !== value).join(',') || undefined });
+}
+
+export function valueLabel(dimension: Dimension, value: string, labels: Map<string, string>): string {
+  if (value === NONE) return '(none)';
+  if (dimension === 'country') return countryName(value);
+  if (dimension === 'rule' && value === 'default') return 'Default destination';
+  return labels.get(`${dimension}:${value}`) ?? value;
+}
+
+/** Labels seen in breakdown rows (link short codes, campaign and rule names), for the chips. */
+export const seenLabels = new Map<string, string>();

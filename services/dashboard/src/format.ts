@@ -1,0 +1,36 @@
+/** Number and date formatting in the reader's locale; one place so every view agrees. */
+const integer = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+const decimal = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+export const fmtInt = (n: number): string => integer.format(n);
+export const fmtMoney = (n: number): string => decimal.format(n);
+export const fmtPercent = (n: number): string => `${decimal.format(n)} %`;
+
+export function fmtDateTime(iso: string | null | undefined): string {
+  if (!iso) return '';
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function fmtDate(iso: string): string {
+  return new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
+/** "+12.5 %" / "−3.0 %" / "new" for a change from `before` to `now`; null when both are 0. */
+export function fmtChange(now: number, before: number): { text: string; direction: 'up' | 'down' | 'flat' } | null {
+  if (now === 0 && before === 0) return null;
+  if (before === 0) return { text: 'new', direction: 'up' };
+  const change = ((now - before) / before) * 100;
+  const direction = Math.abs(change) < 0.05 ? 'flat' : change > 0 ? 'up' : 'down';
+  return { text: `${change > 0 ? '+' : change < 0 ? '−' : '±'}${decimal.format(Math.abs(change)).replace(/\.00$/, '.0')} %`, direction };
+}
+
+const regionNames = typeof Intl.DisplayNames === 'function' ? new Intl.DisplayNames(undefined, { type: 'region' }) : null;
+
+export function countryName(code: string | null | undefined): string {
+  if (!code) return 'Unknown';
+  try {
+    return regionNames?.of(code) ?? code;
+  } catch {
+    return code;
+  }
+}

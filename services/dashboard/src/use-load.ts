@@ -1,0 +1,73 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiFailure } from './api.ts';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: ApiFailure | undefined;
+  loading: boolean;
+  reload(): void;
+}
+
+/**
+ * Loads when `deps` change, cancelling the request it replaces. The last data
+ * stays on screen while the next loads, so a filter change never blanks a view.
+ */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
+  // Which deps the data answers: on the render where deps change, before the effect
+  // below marks a new load, the old data must not pass for the new query's answer.
+  const key = JSON.stringify(deps);
+  const [state, setState] = useState<{ data: T | undefined; error: ApiFailure | undefined; loading: boolean; key: string | null }>({ data: undefined, error: undefined, loading: true, key: null });
+  const [tick, setTick] = useState(0);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+
+  useEffect(() => {
+    const controller = new AbortController();
+    setState((s) => ({ ...s, loading: true }));
+    loadRef.current(controller.signal).then(
+      (data) => {
+        if (!controller.signal.aborted) setState({ data, error: undefined, loading: false, key });
+      },
+      (err: unknown) => {
+        if (controller.signal.aborted) return;
+        const error = err instanceof ApiFailure ? err : new ApiFailure(0, 'CLIENT_ERROR', (err as Error).message ?? String(err));
+        setState((s) => ({ data: s.data, error, loading: false, key }));
+      },
+    );
+    return () => controller.abort();
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading || state.key !== key, reload };
+}
+
+export interface Action {
+  /** The last action's failure, shown until the next one starts. */
+  error: ApiFailure | undefined;
+  /** The label of the action under way, if any. */
+  busy: string | null;
+  run(action: () => Promise<unknown>, label?: string): Promise<void>;
+}
+
+/** Runs a change (a POST, PATCH or DELETE), keeps its failure for display, then calls `after` on success. */
+export function useAction(after: () => void): Action {
+  const [error, setError] = useState<ApiFailure | undefined>();
+  const [busy, setBusy] = useState<string | null>(null);
+  const afterRef = useRef(after);
+  afterRef.current = after;
+  const run = useCallback(async (action: () => Promise<unknown>, label = 'busy') => {
+    setError(undefined);
+    setBusy(label);
+    try {
+      await action();
+      afterRef.current();
+    } catch (err) {
+      if (err instanceof ApiFailure) setError(err);
+      else throw err;
+    } finally {
+      setBusy(null);
+    }
+  }, []);
+  return { error, busy, run };
+}

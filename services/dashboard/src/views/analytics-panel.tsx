@@ -1,0 +1,77 @@
+import { useMemo } from 'preact/hooks';
+import { api, unwrap, type Dimension, type Overview } from '../api.ts';
+import { BreakdownTabs, breakdownGroups } from '../components/breakdown-tabs.tsx';
+import { ErrorBox } from '../components/error-box.tsx';
+import { RealtimeStrip } from '../components/realtime-strip.tsx';
+import { Kpis } from '../components/kpis.tsx';
+import type { Range } from '../components/range-controls.tsx';
+import { TimeChart, type Series } from '../components/time-chart.tsx';
+import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
+import type { Location } from '../router.ts';
+import { useLoad } from '../use-load.ts';
+
+/** Scope and filters of a report, named as the analytics API names its parameters. */
+export interface OverviewFilters {
+  campaignId?: string | undefined;
+  linkId?: string | undefined;
+  dimensions: Partial<Record<Dimension, string>>;
+}
+
+async function loadOverview(range: Range, filters: OverviewFilters, signal: AbortSignal): Promise<Overview> {
+  const query = { from: range.from, to: range.to, granularity: range.granularity, timezone: range.timezone, campaignId: filters.campaignId, compare: 'previous' as const, ...filters.dimensions };
+  const body = filters.linkId
+    ? await unwrap(api.GET('/analytics/{linkId}', { params: { path: { linkId: filters.linkId }, query }, signal }))
+    : await unwrap(api.GET('/analytics', { params: { query }, signal }));
+  return body.data;
+}
+
+/**
+ * KPIs with their change against the previous period (one request: compare=previous),
+ * the time series, and a card per group of dimensions, for the workspace
+ * (overview) or one link (link page). Every filter applies to all of it.
+ */
+export function AnalyticsPanel({ range, filters, loc, realtime = false }: { range: Range; filters: OverviewFilters; loc: Location; realtime?: boolean }) {
+  const key = JSON.stringify([range, filters]);
+  const loaded = useLoad((signal) => loadOverview(range, filters, signal), [key]);
+  const series = useMemo<Series[] | null>(() => {
+    const ts = loaded.data?.timeSeries;
+    if (!ts) return null;
+    return [
+      { label: 'Clicks', values: ts.map((p) => p.clicks), color: '--series-1' },
+      { label: 'Unique clicks', values: ts.map((p) => p.uniqueClicks), color: '--series-2' },
+      { label: 'Conversions', values: ts.map((p) => p.conversions), color: '--series-3' },
+    ];
+  }, [loaded.data]);
+  const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
+  const scope = { from: range.from, to: range.to, timezone: range.timezone, campaignId: filters.campaignId, linkId: filters.linkId, ...filters.dimensions };
+
+  if (loaded.error && !loaded.data) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
+  if (!loaded.data) return <p class="loading" aria-live="polite">Loading analytics…</p>;
+  const now = loaded.data;
+  const s = now.summary;
+  const p = now.previous?.summary;
+
+  return (
+    <div class="analytics" aria-busy={loaded.loading ? 'true' : 'false'} data-loaded-key={loaded.loading ? '' : key}>
+      {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
+      {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
+      {realtime && <RealtimeStrip scope={{ campaignId: filters.campaignId, ...filters.dimensions }} />}
+      <Kpis
+        comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined}
+        items={[
+          { label: 'Clicks', value: s.totalClicks, previous: p?.totalClicks, format: fmtInt },
+          { label: 'Unique clicks', value: s.uniqueClicks, previous: p?.uniqueClicks, format: fmtInt },
+          { label: 'Conversions', value: s.conversions, previous: p?.conversions, format: fmtInt },
+          { label: 'Revenue', value: s.revenue, previous: p?.revenue, format: fmtMoney },
+          { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent },
+        ]}
+      />
+      {series && <TimeChart title={`Clicks by ${range.granularity}, ${range.from} to ${range.to} (${range.timezone})`} dates={dates} series={series} />}
+      <div class="cards">
+        {breakdownGroups.map((g) => (
+          <BreakdownTabs key={g.id} group={g} scope={scope} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
+        ))}
+      </div>
+    </div>
+  );
+}

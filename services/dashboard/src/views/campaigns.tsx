@@ -1,0 +1,102 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap, type Campaign } from '../api.ts';
+import { ErrorBox } from '../components/error-box.tsx';
+import { Pager } from '../components/pager.tsx';
+import { fmtDate } from '../format.ts';
+import { href, type Location } from '../router.ts';
+import { session } from '../session.ts';
+import { useAction, useLoad } from '../use-load.ts';
+
+const statuses: Array<Campaign['status']> = ['active', 'paused', 'archived'];
+
+export function CampaignsView({ loc }: { loc: Location }) {
+  const page = loc.query.get('page') ?? '1';
+  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { page, limit: '20' } }, signal })), [page]);
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const { error, run } = useAction(campaigns.reload);
+  const canWrite = session.can('campaigns:write');
+
+  return (
+    <>
+      <header class="view-header">
+        <h1>Campaigns</h1>
+      </header>
+      {canWrite && (
+        <form
+          class="inline-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run(async () => {
+              await unwrap(api.POST('/campaigns', { body: { name, description } }));
+              setName('');
+              setDescription('');
+            });
+          }}
+        >
+          <label for="campaign-name">Name</label>
+          <input id="campaign-name" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
+          <label for="campaign-description">Description</label>
+          <input id="campaign-description" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+          <button type="submit" class="primary">
+            Create campaign
+          </button>
+        </form>
+      )}
+      {error && <ErrorBox error={error} />}
+      {campaigns.error && <ErrorBox error={campaigns.error} onRetry={campaigns.reload} />}
+      {campaigns.data && (
+        <>
+          <div class="table-scroll">
+            <table>
+              <caption class="visually-hidden">Campaigns</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Views</th>
+                </tr>
+              </thead>
+              <tbody>
+                {campaigns.data.data.map((c) => (
+                  <tr key={c.id}>
+                    <td>
+                      {c.name}
+                      {c.isDefault && <span class="badge">default</span>}
+                    </td>
+                    <td>{c.description}</td>
+                    <td>
+                      {canWrite ? (
+                        <select
+                          aria-label={`Status of ${c.name}`}
+                          value={c.status}
+                          onChange={(e) => run(() => unwrap(api.PATCH('/campaigns/{id}', { params: { path: { id: c.id } }, body: { status: e.currentTarget.value as Campaign['status'] } })))}
+                        >
+                          {statuses.map((s) => (
+                            <option key={s} value={s}>
+                              {s}
+                            </option>
+                          ))}
+                        </select>
+                      ) : (
+                        c.status
+                      )}
+                    </td>
+                    <td>{fmtDate(c.createdAt)}</td>
+                    <td class="row-actions">
+                      <a href={href('links', { campaignId: c.id })}>Links</a>
+                      {session.can('analytics:read') && <a href={href('', { campaignId: c.id })}>Analytics</a>}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pagination={campaigns.data.pagination} label="campaigns" />
+        </>
+      )}
+    </>
+  );
+}

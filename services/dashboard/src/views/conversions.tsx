@@ -1,0 +1,155 @@
+import { useState } from 'preact/hooks';
+import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
+import { ErrorBox } from '../components/error-box.tsx';
+import { Kpis } from '../components/kpis.tsx';
+import { Pager } from '../components/pager.tsx';
+import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
+import { fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
+import { setQuery, type Location } from '../router.ts';
+import { useLoad } from '../use-load.ts';
+
+const events = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
+type Event = (typeof events)[number];
+
+/** SPEC 2.5: summary, events, and the records, with an event filter and CSV. */
+export function ConversionsView({ loc }: { loc: Location }) {
+  const range = rangeFrom(loc.query);
+  const eventParam = loc.query.get('event');
+  const event = (events as readonly string[]).includes(eventParam ?? '') ? (eventParam as Event) : undefined;
+  const linkId = loc.query.get('linkId') || undefined;
+  const campaignId = loc.query.get('campaignId') || undefined;
+  const page = loc.query.get('page') ?? '1';
+  const query = { from: range.from, to: range.to, timezone: range.timezone, event, linkId, campaignId };
+  const report = useLoad((signal) => unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: '50' } }, signal })), [JSON.stringify(query), page]);
+  const [exportError, setExportError] = useState<ApiFailure | undefined>();
+
+  /** The API streams every conversion record of the range as CSV (format=csv). */
+  async function exportCsv() {
+    setExportError(undefined);
+    try {
+      await downloadCsv('/analytics/conversions', query);
+    } catch (err) {
+      if (err instanceof ApiFailure) setExportError(err);
+      else throw err;
+    }
+  }
+
+  const s = report.data?.data.summary;
+  return (
+    <>
+      <header class="view-header">
+        <h1>Conversions</h1>
+        <RangeControls range={range} />
+      </header>
+      <div class="filters">
+        <label>
+          Event{' '}
+          <select value={event ?? ''} onChange={(e) => setQuery({ event: e.currentTarget.value })}>
+            <option value="">All events</option>
+            {events.map((e) => (
+              <option key={e} value={e}>
+                {e}
+              </option>
+            ))}
+          </select>
+        </label>
+        {linkId && (
+          <span class="chip">
+            Link {linkId}{' '}
+            <button type="button" aria-label="Remove link filter" onClick={() => setQuery({ linkId: undefined })}>
+              ×
+            </button>
+          </span>
+        )}
+        <button type="button" onClick={exportCsv}>
+          Export CSV
+        </button>
+      </div>
+      {exportError && <ErrorBox error={exportError} />}
+      {report.error && <ErrorBox error={report.error} onRetry={report.reload} />}
+      {!report.data && !report.error && <p class="loading">Loading conversions…</p>}
+      {report.data && s && (
+        <>
+          <Kpis
+            items={[
+              { label: 'Conversions', value: s.totalConversions, format: fmtInt },
+              { label: 'Revenue', value: s.totalRevenue, format: fmtMoney },
+              { label: 'Average value', value: s.averageValue, format: fmtMoney },
+              { label: 'Conversion rate', value: s.conversionRate, format: fmtPercent },
+            ]}
+          />
+          <div class="cards">
+            <section class="card" aria-labelledby="by-event">
+              <h2 id="by-event">By event</h2>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Event</th>
+                    <th scope="col" class="num">
+                      Conversions
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {Object.entries(report.data.data.byEvent).map(([name, n]) => (
+                    <tr key={name}>
+                      <th scope="row">
+                        <button type="button" class="linkish" onClick={() => setQuery({ event: name })}>
+                          {name}
+                        </button>
+                      </th>
+                      <td class="num">{fmtInt(n)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </section>
+          </div>
+          <div class="table-scroll">
+            <table>
+              <caption class="visually-hidden">Conversion records</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Event</th>
+                  <th scope="col" class="num">
+                    Value
+                  </th>
+                  <th scope="col">Currency</th>
+                  <th scope="col">Order</th>
+                  <th scope="col">Link</th>
+                  <th scope="col">Click</th>
+                </tr>
+              </thead>
+              <tbody>
+                {report.data.data.conversions.length === 0 && (
+                  <tr>
+                    <td colSpan={7} class="muted">
+                      No conversions in this range.
+                    </td>
+                  </tr>
+                )}
+                {report.data.data.conversions.map((c) => (
+                  <tr key={c.conversionId}>
+                    <td>{fmtDateTime(c.timestamp)}</td>
+                    <td>{c.event}</td>
+                    <td class="num">{fmtMoney(c.value)}</td>
+                    <td>{c.currency}</td>
+                    <td>{c.orderId}</td>
+                    <td>
+                      <code>{c.linkId}</code>
+                    </td>
+                    <td>
+                      <code>{c.clickId}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pagination={report.data.pagination} label="conversions" />
+        </>
+      )}
+    </>
+  );
+}

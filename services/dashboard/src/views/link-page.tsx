@@ -1,0 +1,226 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap, type Rule } from '../api.ts';
+import { ErrorBox } from '../components/error-box.tsx';
+import { LinkActions } from '../components/link-actions.tsx';
+import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
+import { fmtDateTime } from '../format.ts';
+import { href, navigate, type Location } from '../router.ts';
+import { session } from '../session.ts';
+import { useAction, useLoad } from '../use-load.ts';
+import { AnalyticsPanel } from './analytics-panel.tsx';
+import { ExperimentsSection } from './experiments.tsx';
+import { FilterChips } from '../components/filter-chips.tsx';
+import { filtersFrom } from '../filters.ts';
+import { useLinkMutations } from './links.tsx';
+import { RuleEditor, describeConditions } from './rule-editor.tsx';
+
+/** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
+function byEvaluationOrder(a: Rule, b: Rule): number {
+  return b.priority - a.priority || Number(a.linkId === null) - Number(b.linkId === null) || a.createdAt.localeCompare(b.createdAt);
+}
+
+export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
+  const link = useLoad(async (signal) => (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data, [linkId]);
+  const mutations = useLinkMutations(link.reload);
+  const range = rangeFrom(loc.query);
+
+  if (link.error && !link.data) return <ErrorBox error={link.error} onRetry={link.reload} />;
+  if (!link.data) return <p class="loading">Loading link…</p>;
+  const l = link.data;
+  const canWrite = session.can('links:write');
+
+  return (
+    <>
+      <header class="view-header">
+        <div>
+          <p class="breadcrumb">
+            <a href={href('links')}>Links</a> /
+          </p>
+          <h1>{l.title || `/${l.shortCode}`}</h1>
+          <p class="short-url">
+            <a href={l.shortUrl} rel="noreferrer">
+              {l.shortUrl}
+            </a>{' '}
+            → <span class="truncate">{l.destinationUrl}</span>
+          </p>
+        </div>
+        <div class="row-actions">
+          <LinkActions link={l} />
+          {canWrite && (
+            <>
+              <a class="button" href={href(`links/${l.id}/edit`)}>
+                Edit
+              </a>
+              <button type="button" onClick={() => mutations.toggle(l)}>
+                {l.enabled ? 'Disable' : 'Enable'}
+              </button>
+              <button type="button" class="danger" onClick={() => mutations.askDelete(l)}>
+                Delete
+              </button>
+            </>
+          )}
+        </div>
+      </header>
+      {mutations.error && <ErrorBox error={mutations.error} />}
+      <dl class="facts">
+        <div>
+          <dt>Status</dt>
+          <dd>{l.enabled ? 'Enabled' : 'Disabled'}</dd>
+        </div>
+        <div>
+          <dt>Redirect</dt>
+          <dd>{l.redirectBehavior}</dd>
+        </div>
+        <div>
+          <dt>Expires</dt>
+          <dd>{l.expiresAt ? fmtDateTime(l.expiresAt) : 'Never'}</dd>
+        </div>
+        <div>
+          <dt>Clicks limit</dt>
+          <dd>{l.clicksLimit ?? 'None'}</dd>
+        </div>
+        <div>
+          <dt>Password</dt>
+          <dd>{l.password ? 'Set' : 'None'}</dd>
+        </div>
+        <div>
+          <dt>Created</dt>
+          <dd>{fmtDateTime(l.createdAt)}</dd>
+        </div>
+      </dl>
+      {session.can('analytics:read') && (
+        <section aria-labelledby="link-analytics">
+          <div class="section-header">
+            <h2 id="link-analytics">Analytics</h2>
+            <RangeControls range={range} />
+          </div>
+          <FilterChips loc={loc} />
+          <AnalyticsPanel range={range} filters={{ linkId: l.id, dimensions: filtersFrom(loc.query) }} loc={loc} />
+          <p>
+            <a href={href('clicks', { linkId: l.id })}>Click log of this link</a> · <a href={href('conversions', { linkId: l.id })}>Its conversions</a>
+          </p>
+        </section>
+      )}
+      <RulesSection linkId={l.id} campaignId={l.campaignId} />
+      {session.can('analytics:read') && <ExperimentsSection linkId={l.id} range={range} />}
+      {mutations.dialog(() => navigate(href('links')))}
+    </>
+  );
+}
+
+function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: string }) {
+  const rules = useLoad(
+    async (signal) => {
+      const [own, campaign] = await Promise.all([
+        unwrap(api.GET('/rules', { params: { query: { linkId, limit: '100' } }, signal })),
+        unwrap(api.GET('/rules', { params: { query: { campaignId, limit: '100' } }, signal })),
+      ]);
+      return [...own.data, ...campaign.data.filter((r) => r.linkId === null)].sort(byEvaluationOrder);
+    },
+    [linkId, campaignId],
+  );
+  const [editing, setEditing] = useState<string | null>(null);
+  const { error, run } = useAction(rules.reload);
+  const canWrite = session.can('rules:write');
+  const patchRule = (rule: Rule, body: { enabled?: boolean; priority?: number }) => unwrap(api.PATCH('/rules/{id}', { params: { path: { id: rule.id } }, body }));
+  const patch = (rule: Rule, body: { enabled?: boolean; priority?: number }) => run(() => patchRule(rule, body));
+
+  /** Moves a rule one place in evaluation order by giving it a priority just past its neighbour's. */
+  function move(index: number, direction: -1 | 1) {
+    const list = rules.data!;
+    const rule = list[index]!;
+    const neighbour = list[index + direction]!;
+    const priority = Math.min(100, Math.max(1, neighbour.priority - direction));
+    // At the edge of 1..100 (or tied there): swap the two priorities instead.
+    if (priority === rule.priority) return run(() => Promise.all([patchRule(rule, { priority: neighbour.priority }), patchRule(neighbour, { priority: rule.priority })]));
+    return patch(rule, { priority });
+  }
+
+  return (
+    <section aria-labelledby="rules-title" class="rules">
+      <div class="section-header">
+        <h2 id="rules-title">Routing rules</h2>
+        {canWrite && editing !== 'new' && (
+          <button type="button" class="primary" onClick={() => setEditing('new')}>
+            Add rule
+          </button>
+        )}
+      </div>
+      <p class="muted">The first enabled rule that matches a visitor decides; no match sends them to the default destination.</p>
+      {error && <ErrorBox error={error} />}
+      {rules.error && <ErrorBox error={rules.error} onRetry={rules.reload} />}
+      {editing === 'new' && <RuleEditor linkId={linkId} campaignId={campaignId} onDone={(saved) => (setEditing(null), saved && rules.reload())} />}
+      {rules.data && (
+        <div class="table-scroll">
+          <table class="rules-table">
+            <caption class="visually-hidden">Rules in evaluation order</caption>
+            <thead>
+              <tr>
+                <th scope="col">Order</th>
+                <th scope="col">Rule</th>
+                <th scope="col">When</th>
+                <th scope="col">Destination</th>
+                <th scope="col" class="num">
+                  Priority
+                </th>
+                <th scope="col">Status</th>
+                {canWrite && <th scope="col">Actions</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {rules.data.length === 0 && (
+                <tr>
+                  <td colSpan={7} class="muted">
+                    No rules: every visitor goes to the default destination.
+                  </td>
+                </tr>
+              )}
+              {rules.data.map((rule, i) =>
+                editing === rule.id ? (
+                  <tr key={rule.id}>
+                    <td colSpan={7}>
+                      <RuleEditor rule={rule} linkId={linkId} campaignId={campaignId} onDone={(saved) => (setEditing(null), saved && rules.reload())} />
+                    </td>
+                  </tr>
+                ) : (
+                  <tr key={rule.id} data-rule-id={rule.id}>
+                    <td>{i + 1}</td>
+                    <td>
+                      {rule.name || rule.type}
+                      {rule.linkId === null && <span class="badge">campaign-wide</span>}
+                    </td>
+                    <td>{describeConditions(rule)}</td>
+                    <td class="truncate" title={rule.destinationUrl}>
+                      {rule.destinationUrl}
+                    </td>
+                    <td class="num">{rule.priority}</td>
+                    <td>{rule.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
+                    {canWrite && (
+                      <td class="row-actions">
+                        <button type="button" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${rule.name || rule.type} rule up`}>
+                          ↑
+                        </button>
+                        <button type="button" disabled={i === rules.data!.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${rule.name || rule.type} rule down`}>
+                          ↓
+                        </button>
+                        <button type="button" onClick={() => setEditing(rule.id)}>
+                          Edit
+                        </button>
+                        <button type="button" onClick={() => patch(rule, { enabled: !rule.enabled })}>
+                          {rule.enabled ? 'Disable' : 'Enable'}
+                        </button>
+                        <button type="button" class="danger" onClick={() => run(() => unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } })))}>
+                          Delete
+                        </button>
+                      </td>
+                    )}
+                  </tr>
+                ),
+              )}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

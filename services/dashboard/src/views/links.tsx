@@ -1,0 +1,137 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap, type Link } from '../api.ts';
+import { Confirm } from '../components/confirm.tsx';
+import { ErrorBox } from '../components/error-box.tsx';
+import { LinkActions } from '../components/link-actions.tsx';
+import { Pager } from '../components/pager.tsx';
+import { fmtDate, fmtInt } from '../format.ts';
+import { href, setQuery, type Location } from '../router.ts';
+import { session } from '../session.ts';
+import { useAction, useLoad } from '../use-load.ts';
+
+/** Enable/disable and delete, shared by the list and the link page. */
+export function useLinkMutations(onChanged: () => void) {
+  const { error, run } = useAction(onChanged);
+  const [deleting, setDeleting] = useState<Link | null>(null);
+  const toggle = (link: Link) => run(() => unwrap(api.PATCH('/links/{id}', { params: { path: { id: link.id } }, body: { enabled: !link.enabled } })));
+  const confirmDelete = (after?: () => void) =>
+    run(async () => {
+      const link = deleting!;
+      setDeleting(null);
+      await unwrap(api.DELETE('/links/{id}', { params: { path: { id: link.id } } }));
+      after?.();
+    });
+  const dialog = (after?: () => void) => (
+    <Confirm open={deleting !== null} title="Delete this link?" confirmLabel="Delete link" onCancel={() => setDeleting(null)} onConfirm={() => confirmDelete(after)}>
+      <p>
+        <strong>/{deleting?.shortCode}</strong> will stop redirecting at once. Its history stays readable, and its short code is never given out again.
+      </p>
+    </Confirm>
+  );
+  return { error, toggle, askDelete: setDeleting, dialog };
+}
+
+export function LinksView({ loc }: { loc: Location }) {
+  const q = loc.query.get('q') ?? '';
+  const page = loc.query.get('page') ?? '1';
+  const campaignId = loc.query.get('campaignId') ?? undefined;
+  const [search, setSearch] = useState(q);
+  const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: '20', campaignId } }, signal })), [q, page, campaignId]);
+  const mutations = useLinkMutations(links.reload);
+  const canWrite = session.can('links:write');
+
+  return (
+    <>
+      <header class="view-header">
+        <h1>Links</h1>
+        {canWrite && (
+          <a class="button primary" href={href('links/new', { campaignId })}>
+            Create link
+          </a>
+        )}
+      </header>
+      <form
+        class="search"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQuery({ q: search.trim() });
+        }}
+      >
+        <label for="link-search">Search links</label>
+        <input id="link-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} placeholder="Title, short code or destination" />
+        <button type="submit">Search</button>
+      </form>
+      {mutations.error && <ErrorBox error={mutations.error} />}
+      {links.error && <ErrorBox error={links.error} onRetry={links.reload} />}
+      {!links.data && !links.error && <p class="loading">Loading links…</p>}
+      {links.data && (
+        <>
+          <div class="table-scroll" aria-busy={links.loading ? 'true' : 'false'}>
+            <table class="links-table">
+              <caption class="visually-hidden">Links</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Title</th>
+                  <th scope="col">Short code</th>
+                  <th scope="col">Destination</th>
+                  <th scope="col" class="num">
+                    Clicks
+                  </th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {links.data.data.length === 0 && (
+                  <tr>
+                    <td colSpan={7} class="muted">
+                      {q ? `No link matches “${q}”.` : 'No links yet.'}
+                    </td>
+                  </tr>
+                )}
+                {links.data.data.map((link) => (
+                  <tr key={link.id} data-link-id={link.id}>
+                    <td>
+                      <a href={href(`links/${link.id}`)}>{link.title || <span class="muted">(untitled)</span>}</a>
+                    </td>
+                    <td>
+                      <code>/{link.shortCode}</code>
+                    </td>
+                    <td class="truncate" title={link.destinationUrl}>
+                      {link.destinationUrl}
+                    </td>
+                    <td class="num" data-clicks>
+                      {fmtInt(link.clicks)}
+                    </td>
+                    <td>{fmtDate(link.createdAt)}</td>
+                    <td>{link.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
+                    <td class="row-actions">
+                      <LinkActions link={link} />
+                      {canWrite && (
+                        <>
+                          <a class="button" href={href(`links/${link.id}/edit`)} aria-label={`Edit /${link.shortCode}`}>
+                            Edit
+                          </a>
+                          <button type="button" onClick={() => mutations.toggle(link)} aria-label={`${link.enabled ? 'Disable' : 'Enable'} /${link.shortCode}`}>
+                            {link.enabled ? 'Disable' : 'Enable'}
+                          </button>
+                          <button type="button" class="danger" onClick={() => mutations.askDelete(link)} aria-label={`Delete /${link.shortCode}`}>
+                            Delete
+                          </button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager pagination={links.data.pagination} label="links" />
+        </>
+      )}
+      {mutations.dialog()}
+    </>
+  );
+}

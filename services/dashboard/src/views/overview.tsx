@@ -1,0 +1,39 @@
+import { api, unwrap } from '../api.ts';
+import { FilterChips } from '../components/filter-chips.tsx';
+import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
+import { filtersFrom } from '../filters.ts';
+import { setQuery, type Location } from '../router.ts';
+import { useLoad } from '../use-load.ts';
+import { AnalyticsPanel, type OverviewFilters } from './analytics-panel.tsx';
+
+/** The workspace's analytics; every control and filter lives in the URL. */
+export function OverviewView({ loc }: { loc: Location }) {
+  const range = rangeFrom(loc.query);
+  const filters: OverviewFilters = { campaignId: loc.query.get('campaignId') ?? undefined, dimensions: filtersFrom(loc.query) };
+  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: '100' } }, signal })), []);
+  const campaignName = (id: string) => campaigns.data?.data.find((c) => c.id === id)?.name ?? id;
+
+  return (
+    <>
+      <header class="view-header">
+        <h1>Overview</h1>
+        <RangeControls range={range} />
+      </header>
+      <div class="filters">
+        <label>
+          Campaign{' '}
+          <select value={filters.campaignId ?? ''} onChange={(e) => setQuery({ campaignId: e.currentTarget.value })}>
+            <option value="">All campaigns</option>
+            {campaigns.data?.data.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <FilterChips loc={loc} extra={filters.campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaignName(filters.campaignId)}` }] : []} />
+      </div>
+      <AnalyticsPanel range={range} filters={filters} loc={loc} realtime />
+    </>
+  );
+}

@@ -1,0 +1,53 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../../shared/testing/free-port.ts';
+import { startChildService, type ChildService } from '../../../shared/testing/child-service.ts';
+
+/**
+ * linkroute as `npm start` runs it (services/all-in-one: API, redirector,
+ * ingester, embedded Postgres and ClickHouse) in a child process on free ports,
+ * with the country taken from a trusted proxy header so visitors can come
+ * "from" any country on loopback.
+ */
+export const COUNTRY_HEADER = 'x-test-country';
+
+export interface LinkrouteProcess {
+  apiUrl: string;
+  redirectUrl: string;
+  /** The first workspace's key, as the start banner prints it. */
+  apiKey: string;
+  service: ChildService;
+  stop(): Promise<void>;
+}
+
+export async function startLinkroute(env: Record<string, string> = {}): Promise<LinkrouteProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-dashboard-'));
+  const [apiPort, redirectPort] = [await freePort(), await freePort()];
+  const redirectUrl = `http://127.0.0.1:${redirectPort}`;
+  const service = startChildService('services/all-in-one/main.ts', {
+    DATA_DIR: dataDir,
+    API_PORT: String(apiPort),
+    REDIRECT_PORT: String(redirectPort),
+    REDIRECT_BASE_URL: redirectUrl,
+    TRUSTED_COUNTRY_HEADER: COUNTRY_HEADER,
+    LOG_LEVEL: 'warn',
+    ...env,
+  });
+  const stop = async () => {
+    await service.kill('SIGTERM');
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    await service.waitFor(/linkroute dashboard on http/, 120_000);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const apiKey = /LINKROUTE_API_KEY=(lr_live_\w+)/.exec(service.output)?.[1];
+  if (!apiKey) {
+    await stop();
+    throw new Error(`no API key in the start banner:\n${service.output}`);
+  }
+  return { apiUrl: `http://127.0.0.1:${apiPort}`, redirectUrl, apiKey, service, stop };
+}

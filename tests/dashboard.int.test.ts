@@ -1,0 +1,260 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { axeViolations, launchChromium } from '../services/dashboard/testing/chromium.ts';
+import { COUNTRY_HEADER, startLinkroute, type LinkrouteProcess } from '../services/dashboard/testing/linkroute-process.ts';
+import { createLinkrouteClient, type LinkrouteClient } from '../shared/client/client.ts';
+
+/**
+ * The dashboard in a real browser (Debian's chromium through playwright-core)
+ * against linkroute as `npm start` runs it: a user signs in, creates a link,
+ * visitors from several countries follow it through the redirector, and every
+ * number the dashboard shows is held to the API's answer for the same query.
+ * Screenshots of each view go to test-output/dashboard/.
+ */
+const SHOTS = fileURLToPath(new URL('../test-output/dashboard/', import.meta.url));
+
+const userAgents = {
+  desktop: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+  iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
+  android: 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36',
+  mac: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15',
+};
+/** Country, browser and how many visits: DE 3, US 2, FR 1. */
+const visits: Array<[string, keyof typeof userAgents, number]> = [
+  ['DE', 'desktop', 2],
+  ['DE', 'iphone', 1],
+  ['US', 'android', 1],
+  ['US', 'mac', 1],
+  ['FR', 'iphone', 1],
+];
+const totalVisits = visits.reduce((n, v) => n + v[2], 0);
+
+/** Integers as the dashboard shows them, in whatever grouping the locale uses. */
+const digits = (text: string | null) => Number((text ?? '').replace(/[^\d.]/g, ''));
+
+describe('dashboard in chromium against npm start', () => {
+  let linkroute: LinkrouteProcess;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let client: LinkrouteClient;
+  const errors: string[] = [];
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  async function expectAccessible(view: string) {
+    const serious = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious, `axe on ${view}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
+  }
+
+  beforeAll(async () => {
+    await mkdir(SHOTS, { recursive: true });
+    [linkroute, browser] = await Promise.all([startLinkroute(), launchChromium()]);
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, locale: 'en-US', timezoneId: 'UTC' });
+    page = await context.newPage();
+    page.on('pageerror', (err) => errors.push(err.message));
+    client = createLinkrouteClient({ baseUrl: linkroute.apiUrl, apiKey: () => linkroute.apiKey });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await linkroute?.stop();
+  });
+
+  it('a wrong key stays on sign-in; an expired session returns there with a notice (401)', async () => {
+    await page.goto(`${linkroute.apiUrl}/`);
+    await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toBe('/dashboard/');
+    await page.getByLabel('API key').fill('lr_live_notarealkeynotarealkeynotarea1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('That key is not valid').waitFor();
+    await expectAccessible('sign-in');
+    await shot('sign-in');
+
+    // A key that stops working mid-session (revoked, or tampered with here) signs out on its next request.
+    await page.evaluate(() => sessionStorage.setItem('linkroute.apiKey', 'lr_live_revokedrevokedrevokedrevoked1'));
+    await page.goto(`${linkroute.apiUrl}/dashboard/links`);
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('linkroute.apiKey'))).toBeNull();
+  });
+
+  it('signs in, shows the workspace and the key’s scopes, keeps the key in sessionStorage only', async () => {
+    await page.getByLabel('API key').fill(linkroute.apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Links' }).waitFor();
+    expect(await page.locator('[data-workspace]').textContent()).toBe('Default workspace');
+    await page.locator('.scopes summary').click();
+    const scopes = await page.locator('[data-scopes] li').allTextContents();
+    expect(scopes).toContain('analytics:read');
+    expect(scopes).toContain('links:write');
+    await page.locator('.scopes summary').click();
+    expect(await page.evaluate(() => sessionStorage.getItem('linkroute.apiKey'))).toBe(linkroute.apiKey);
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + document.cookie)).not.toContain('lr_live_');
+  });
+
+  let linkId = '';
+  it('creates a link through the form, then visitors from three countries follow it', async () => {
+    await page.getByRole('link', { name: 'Create link' }).click();
+    await page.getByLabel('Destination URL').fill('https://example.com/spring-sale');
+    await page.getByLabel('Short code').fill('spring-sale');
+    await page.getByLabel('Title').fill('Spring sale');
+    await expectAccessible('link form');
+    await shot('link-form');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    await page.getByRole('heading', { name: 'Spring sale' }).waitFor();
+    linkId = /\/links\/(link_\w+)/.exec(page.url())![1]!;
+
+    for (const [country, ua, count] of visits) {
+      for (let i = 0; i < count; i++) {
+        const res = await fetch(`${linkroute.redirectUrl}/spring-sale`, { redirect: 'manual', headers: { 'user-agent': userAgents[ua], [COUNTRY_HEADER]: country } });
+        expect(res.status).toBe(302);
+        expect(res.headers.get('location')).toBe('https://example.com/spring-sale');
+      }
+    }
+    // The clicks travel the bus and the ingester into ClickHouse.
+    await expect
+      .poll(async () => (await client.GET('/analytics/{linkId}', { params: { path: { linkId } } })).data?.data.summary.totalClicks, { timeout: 30_000, interval: 500 })
+      .toBe(totalVisits);
+  });
+
+  it('the overview shows the API’s numbers; clicking a country row filters everything to it', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+    const { data: api } = (await client.GET('/analytics', { params: { query: { compare: 'previous' } } })).data as { data: { summary: Record<string, number> } };
+    expect(api.summary.totalClicks).toBe(totalVisits);
+    for (const [kpi, field] of [['Clicks', 'totalClicks'], ['Unique clicks', 'uniqueClicks'], ['Conversions', 'conversions']] as const) {
+      expect(digits(await page.locator(`[data-kpi="${kpi}"]`).textContent()), kpi).toBe(api.summary[field]);
+    }
+    const countries = page.locator('[data-group="locations"][data-loaded="true"]');
+    await countries.waitFor();
+    const shown = await countries.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('td')!.textContent]));
+    const breakdown = (await client.GET('/analytics/breakdown', { params: { query: { dimension: 'country' } } })).data as { data: Array<{ value: string | null; clicks: number }> };
+    expect(shown.map(([c, n]) => [c, digits(n)])).toEqual(breakdown.data.map((r) => [r.value, r.clicks]));
+    expect(breakdown.data.map((r) => [r.value, r.clicks])).toEqual([
+      ['DE', 3],
+      ['US', 2],
+      ['FR', 1],
+    ]);
+    expect(digits(await page.locator('[data-realtime-clicks]').textContent())).toBe(totalVisits);
+    await page.locator('.chart-canvas[data-ready="true"]').waitFor();
+    await expectAccessible('overview');
+    await shot('overview');
+
+    // Clicking a row adds its value as a filter: a chip, the URL, and every number refiltered.
+    await countries.locator('tr[data-value="DE"] button').click();
+    await page.locator('[data-filter="country"]').waitFor();
+    expect(new URL(page.url()).searchParams.get('country')).toBe('DE');
+    const filtered = (await client.GET('/analytics', { params: { query: { country: 'DE' } } })).data as { data: { summary: { totalClicks: number } } };
+    expect(filtered.data.summary.totalClicks).toBe(3);
+    await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(3);
+    const devices = page.locator('[data-group="devices"][data-loaded="true"]');
+    const deDevices = (await client.GET('/analytics/breakdown', { params: { query: { dimension: 'device', country: 'DE' } } })).data as { data: Array<{ value: string | null; clicks: number }> };
+    await expect
+      .poll(async () => (await devices.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('td')!.textContent]))).map(([v, n]) => [v, digits(n)]), { timeout: 15_000 })
+      .toEqual(deDevices.data.map((r) => [r.value, r.clicks]));
+    await shot('overview-filtered');
+    // The chip removes the filter again.
+    await page.getByRole('button', { name: /Remove filter Country/ }).click();
+    await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(totalVisits);
+  });
+
+  it('the click log, filtered to a country, exports the CSV the API streams, equal to its JSON', async () => {
+    await page.goto(`${linkroute.apiUrl}/dashboard/clicks?country=DE`);
+    await expect.poll(async () => digits(await page.locator('[data-total]').textContent()), { timeout: 15_000 }).toBe(3);
+    expect(await page.locator('.clicks-table tbody tr').count()).toBe(3);
+    await expectAccessible('click log');
+    await shot('click-log');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const rows = parse(await readFile((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    const api = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE', limit: '100' } } })).data as { data: Array<{ clickId: string }> };
+    expect(rows.map((r) => r.clickId).sort()).toEqual(api.data.map((c) => c.clickId).sort());
+    expect(new Set(rows.map((r) => r.country))).toEqual(new Set(['DE']));
+  });
+
+  it('the link page adds a 50 % rule through the form; the experiment table compares it with the default', async () => {
+    await page.goto(`${linkroute.apiUrl}/dashboard/links/${linkId}`);
+    await page.getByRole('heading', { name: 'Routing rules' }).waitFor();
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Variant B');
+    await page.getByLabel('Destination URL').fill('https://example.com/spring-sale-b');
+    await page.getByLabel('Share of visitors (%)').fill('50');
+    await page.getByRole('button', { name: 'Add rule', exact: true }).last().click();
+    await page.locator('.rules-table tbody tr[data-rule-id]').first().waitFor();
+    const { data: rules } = (await client.GET('/rules', { params: { query: { linkId } } })).data!;
+    expect(rules).toHaveLength(1);
+    expect(rules[0]).toMatchObject({ name: 'Variant B', type: 'percentage', conditions: { percentage: 50 }, enabled: true, linkId });
+    expect(await page.locator('.rules-table').textContent()).toContain('50 % of visitors');
+
+    // Forty visitors (distinct browsers, so distinct buckets) split between the rule and the default.
+    const destinations = new Map<string, number>();
+    for (let i = 0; i < 40; i++) {
+      const res = await fetch(`${linkroute.redirectUrl}/spring-sale`, {
+        redirect: 'manual',
+        headers: { 'user-agent': userAgents.desktop.replace('124.0.0.0', `124.0.${i}.1`), [COUNTRY_HEADER]: 'DE' },
+      });
+      const to = res.headers.get('location')!;
+      destinations.set(to, (destinations.get(to) ?? 0) + 1);
+    }
+    expect([...destinations.keys()].sort()).toEqual(['https://example.com/spring-sale', 'https://example.com/spring-sale-b']);
+    await expect
+      .poll(async () => ((await client.GET('/analytics/{linkId}', { params: { path: { linkId } } })).data as { data: { summary: { totalClicks: number } } }).data.summary.totalClicks, { timeout: 30_000, interval: 500 })
+      .toBe(totalVisits + 40);
+
+    await page.reload();
+    const table = page.locator('.experiments-table');
+    await table.waitFor();
+    const report = (await client.GET('/analytics/experiments/{linkId}', { params: { path: { linkId } } })).data as { data: { variants: Array<{ variant: string; clicks: number }> } };
+    const shownVariants = await table.locator('tbody tr[data-variant]').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-variant'), tr.querySelector('[data-clicks]')!.textContent]));
+    expect(shownVariants.map(([v, n]) => [v, digits(n)])).toEqual(report.data.variants.map((v) => [v.variant, v.clicks]));
+    expect(report.data.variants.map((v) => v.variant)).toContain(rules[0]!.id);
+    expect(await table.textContent()).toContain('Variant B');
+    expect(await table.textContent()).toMatch(/fewer than|No clear difference|Converts (better|worse)/);
+    await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits + 40);
+    await expectAccessible('link page');
+    await shot('link-page');
+  });
+
+  it('a failed request shows a message and a retry, never a blank page (network error, 503)', async () => {
+    await page.route('**/analytics?**', (route) => route.abort('connectionrefused'));
+    await page.goto(`${linkroute.apiUrl}/dashboard/?range=7d`);
+    await page.getByText('The API cannot be reached').waitFor();
+    await page.unroute('**/analytics?**');
+    await page.route('**/analytics?**', (route) =>
+      route.fulfill({ status: 503, headers: { 'content-type': 'application/json', 'retry-after': '5' }, body: JSON.stringify({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'ClickHouse is not reachable' } }) }),
+    );
+    await page.getByRole('button', { name: 'Retry' }).click();
+    await page.getByText('ClickHouse is not reachable').waitFor();
+    await shot('error-503');
+    await page.unroute('**/analytics?**');
+    await page.getByRole('button', { name: 'Retry' }).click();
+    await page.locator('[data-kpi="Clicks"]').waitFor();
+    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits + 40);
+  });
+
+  it('links, campaigns, domains and conversions render and pass axe; a phone-width overview in dark mode', async () => {
+    for (const [path, heading, name] of [
+      ['links', 'Links', 'links'],
+      ['campaigns', 'Campaigns', 'campaigns'],
+      ['domains', 'Domains', 'domains'],
+      ['conversions', 'Conversions', 'conversions'],
+    ] as const) {
+      await page.goto(`${linkroute.apiUrl}/dashboard/${path}`);
+      await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+      await page.locator('.loading').waitFor({ state: 'detached' });
+      await expectAccessible(name);
+      await shot(name);
+    }
+    // The same tab: the key lives in this tab's sessionStorage only.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(`${linkroute.apiUrl}/dashboard/`);
+    await page.locator('[data-kpi="Clicks"]').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await expectAccessible('overview, phone, dark');
+    await shot('overview-phone-dark');
+    expect(errors).toEqual([]);
+  });
+});
