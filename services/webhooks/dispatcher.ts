@@ -97,8 +97,9 @@ export function createDispatcher(deps: {
 
   async function run(delivery: ClaimedDelivery): Promise<void> {
     let endpoint = directory.get(delivery.endpointId);
-    // Unknown here: deleted, or created a moment ago (a retry another sender made first).
-    if (!endpoint) {
+    // Unknown or disabled here: so it is, or it was created or re-enabled a moment ago
+    // (the directory is up to a second old). Only a fresh read may give the delivery up.
+    if (!endpoint || !endpoint.enabled) {
       await directory.readSince(Date.now());
       endpoint = directory.get(delivery.endpointId);
     }
