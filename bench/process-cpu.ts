@@ -14,8 +14,9 @@ export async function processCpuSeconds(pid: number): Promise<number> {
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT', 'ESRCH')) return 0; // the process is gone
+    throw err;
   }
 }
 
@@ -25,8 +26,9 @@ export async function machineBusySeconds(): Promise<number> {
     const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!;
     const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
     return (ticks.reduce((sum, t) => sum + t, 0) - ticks[3]! - ticks[4]!) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return 0; // no /proc (not Linux): no figure
+    throw err;
   }
 }
 
@@ -51,4 +53,13 @@ export async function cpuMeter(pids: Record<string, number>) {
       return used;
     },
   };
+}
+
+function isErrno(err: unknown, ...codes: string[]): boolean {
+  return err instanceof Error && codes.includes((err as NodeJS.ErrnoException).code ?? '');
+}
+
+/** fetch() to a port nobody listens on yet (a server still starting). */
+export function isConnectionRefused(err: unknown): boolean {
+  return err instanceof TypeError && (err.cause as NodeJS.ErrnoException | undefined)?.code === 'ECONNREFUSED';
 }

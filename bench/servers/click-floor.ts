@@ -65,6 +65,8 @@ app.get('/:code', (res, req) => {
     campaignId: link.campaignId,
     visitorId,
     country: null,
+    region: null,
+    city: null,
     deviceClass: 'desktop',
     os: null,
     browser: null,

@@ -13,6 +13,7 @@ import { eventPublisher } from '../../services/redirector/events/event-publisher
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { SnapshotStore } from '../../services/redirector/snapshot/snapshot-store.ts';
 import { BENCH_LINK_COUNT, benchLink } from './bench-links.ts';
+import { GeoIp } from '../../shared/request-facts/geo-ip.ts';
 
 interface CountingSink extends ClickSink {
   readonly count: number;
@@ -56,6 +57,7 @@ const app = createRedirectorApp({
   secret: randomBytes(32),
   config: loadRedirectorConfig({ TRUSTED_IP_HEADER: 'x-forwarded-for', LOG_LEVEL: 'error' }),
   logger: createLogger('bench-redirector', 'error'),
+  geo: GeoIp.open(),
 });
 const { port } = await app.listen(0, '127.0.0.1');
 process.stdout.write(`READY ${port}\n`);

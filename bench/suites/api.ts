@@ -17,6 +17,7 @@ import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors, type WrkResult } from '../wrk.ts';
+import { isConnectionRefused } from '../process-cpu.ts';
 
 export const name = 'api';
 export const description = 'API create / read / list rates through wrk vs GET /health (32 workspaces, Postgres, NATS, ClickHouse)';
@@ -95,7 +96,15 @@ export async function run(): Promise<SuiteResult> {
     children.push(api);
     const base = `http://127.0.0.1:${apiPort}`;
     const deadline = Date.now() + 60_000;
-    while ((await fetch(`${base}/ready`).then((r) => r.status).catch(() => 0)) !== 200) {
+    const readyStatus = () =>
+      fetch(`${base}/ready`).then(
+        (r) => r.status,
+        (err: unknown) => {
+          if (isConnectionRefused(err)) return 0; // not listening yet
+          throw err;
+        },
+      );
+    while ((await readyStatus()) !== 200) {
       if (Date.now() > deadline) throw new Error(`API not ready:\n${api.output}`);
       await new Promise((r) => setTimeout(r, 100));
     }

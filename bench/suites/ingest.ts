@@ -64,6 +64,8 @@ function makeEvent(i: number, run: string, ts: number): ClickEvent {
     campaignId: `campaign_${i % 100}`,
     visitorId: `v${i % 50_000}`,
     country: countries[i % countries.length]!,
+    region: i % 3 ? 'Bavaria' : null,
+    city: i % 3 ? 'Munich' : null,
     deviceClass: devices[i % 3]!,
     os: i % 2 ? 'ios' : 'windows',
     browser: 'Chrome',

@@ -39,6 +39,7 @@ import { SnapshotStore } from '../../services/redirector/snapshot/snapshot-store
 import { syncSnapshot } from '../../services/redirector/snapshot/snapshot-sync.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { percentile } from '../stats.ts';
+import { isConnectionRefused } from '../process-cpu.ts';
 
 export const name = 'snapshot';
 export const description = '1M-link snapshot: compaction, then redirector start -> ready (compacted snapshot + catch-up) and memory vs a bare KV replay; API change -> live (p99 over 1,000 changes) vs bare KV put -> watch';
@@ -173,7 +174,10 @@ async function measureLoad(natsUrl: string, bus: Bus, apiBus: Bus): Promise<Load
     let ready: { links: number } | null = null;
     while (!ready) {
       if (performance.now() - spawned > LOAD_TIMEOUT_MS) throw new Error(`redirector not ready after ${LOAD_TIMEOUT_MS} ms:\n${redirector.output}`);
-      const res = await fetch(`http://127.0.0.1:${port}/ready`).catch(() => null);
+      const res = await fetch(`http://127.0.0.1:${port}/ready`).catch((err: unknown) => {
+        if (isConnectionRefused(err)) return null; // not listening yet
+        throw err;
+      });
       if (res?.status === 200) ready = (await res.json()) as { links: number };
       else await new Promise((r) => setTimeout(r, 50));
     }

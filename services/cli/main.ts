@@ -1,3 +1,4 @@
+import { ConfigError } from '../../shared/config/config-error.ts';
 import { isAppError } from '../../shared/errors.ts';
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
@@ -18,7 +19,8 @@ try {
   if (argv[0] !== 'migrate') await migrate(db.sql);
   process.stdout.write(`${await runCommand(db.sql, argv)}\n`);
 } catch (err) {
-  exitCode = isAppError(err) && err.code !== 'INTERNAL_ERROR' ? 2 : 1;
+  // 2: the command or its configuration was wrong; 1: it failed.
+  exitCode = (isAppError(err) && err.code !== 'INTERNAL_ERROR') || err instanceof ConfigError ? 2 : 1;
   process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
 } finally {
   await db.close();

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { AppError } from '../../shared/errors.ts';
+import { ChdbThreadError } from './chdb-thread-error.ts';
 import { fromEngineError } from './clickhouse-exception.ts';
 import { insertFromFileSql, type FileInsert } from './insert-from-file.ts';
 
@@ -9,7 +9,7 @@ import { insertFromFileSql, type FileInsert } from './insert-from-file.ts';
  * The main-thread handle on chdb-worker.mjs: one worker thread owning the chDB
  * connections, spoken to by message. Each call resolves with the engine's reply
  * or rejects with a ClickHouseException carrying chDB's code and message
- * (AppError once the thread itself is gone).
+ * (ChdbThreadError once the thread itself is gone).
  *
  * It does not order calls: the caller (EngineQueue) keeps at most one
  * query/insert in flight, as the data connection requires.
@@ -66,12 +66,12 @@ export class ChdbThread {
       p.resolve(reply);
     });
     // A thread that dies (uncaught error, exit) fails everything still waiting on it, and every later call.
-    worker.on('error', (err) => this.fail(new AppError('SERVICE_UNAVAILABLE', `chDB worker failed: ${err.message}`)));
-    worker.once('exit', (code) => this.fail(new AppError('SERVICE_UNAVAILABLE', `chDB worker exited (code ${code})`)));
+    worker.on('error', (err) => this.fail(new ChdbThreadError('CHDB_THREAD_FAILED', `chDB worker failed: ${err.message}`)));
+    worker.once('exit', (code) => this.fail(new ChdbThreadError('CHDB_THREAD_EXITED', `chDB worker exited (code ${code})`)));
   }
 
   /**
-   * Starts the thread and opens the connections on `path`; rejects with AppError if chDB cannot open it.
+   * Starts the thread and opens the connections on `path`; rejects with ChdbThreadError CHDB_OPEN_FAILED if chDB cannot open it.
    * `spoolDir` (an existing directory only this thread writes to) holds insertFromFile()'s data while it runs.
    */
   static async start(options: { path: string; connectionArgs: string[]; spoolDir: string }): Promise<ChdbThread> {
@@ -94,8 +94,8 @@ export class ChdbThread {
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
     });
     if (first.type !== 'ready') {
-      await worker.terminate().catch(() => undefined);
-      throw new AppError('SERVICE_UNAVAILABLE', `embedded ClickHouse (chDB) could not open ${options.path}: ${first.message ?? 'unknown error'}`);
+      await worker.terminate();
+      throw new ChdbThreadError('CHDB_OPEN_FAILED', `embedded ClickHouse (chDB) could not open ${options.path}: ${first.message ?? 'unknown error'}`);
     }
     return new ChdbThread(worker, first.engineVersion ?? 'unknown', options.spoolDir);
   }
@@ -144,7 +144,12 @@ export class ChdbThread {
 
   /** Closes the connections (the caller has nothing in flight) and waits for the thread to end. */
   async close(): Promise<void> {
-    if (this.alive) await this.call({ type: 'close' }).catch(() => undefined);
+    try {
+      if (this.alive) await this.call({ type: 'close' });
+    } catch (err) {
+      // The thread ended meanwhile: there is nothing left to close.
+      if (!(err instanceof ChdbThreadError)) throw err;
+    }
     await this.exited;
   }
 

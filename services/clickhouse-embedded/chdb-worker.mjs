@@ -78,7 +78,8 @@ if (ready) port.on('message', (msg) => {
     (result) => {
       try {
         port.postMessage({ id: msg.id, ok: true, ...result.reply }, result.transfer);
-      } catch {
+      } catch (err) {
+        if (!(err instanceof DOMException && err.name === 'DataCloneError')) throw err;
         port.postMessage({ id: msg.id, ok: true, ...result.reply }); // not movable after all: copy
       }
     },
@@ -137,12 +138,9 @@ async function close(id) {
   port.close();
 }
 
+/** A failure here ends the thread (the main thread sees it exit): it is about to end anyway. */
 async function closeSessions() {
-  try {
-    killer?.close();
-    data?.close();
-    await drainPending();
-  } catch {
-    // Closing is best effort; the thread is about to exit either way.
-  }
+  killer?.close();
+  data?.close();
+  await drainPending();
 }

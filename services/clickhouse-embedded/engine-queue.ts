@@ -1,5 +1,6 @@
 import type { ChdbThread, InsertReply, QueryReply } from './chdb-thread.ts';
-import { clickHouseException } from './clickhouse-exception.ts';
+import { ChdbThreadError } from './chdb-thread-error.ts';
+import { ClickHouseException, clickHouseException } from './clickhouse-exception.ts';
 import type { ConnectionState } from './connection-state.ts';
 import type { FileInsert } from './insert-from-file.ts';
 
@@ -100,7 +101,10 @@ export class EngineQueue {
     if (this.killing) return;
     this.killing = this.thread
       .kill(KILL_RUNNING)
-      .catch(() => undefined)
+      .catch((err: unknown) => {
+        // The engine refused the KILL (the query then ends by itself), or the thread is gone (every call fails).
+        if (!(err instanceof ClickHouseException || err instanceof ChdbThreadError)) throw err;
+      })
       .finally(() => {
         this.killing = null;
       });
@@ -159,8 +163,9 @@ export class EngineQueue {
       try {
         await this.thread.query('SELECT 1 FORMAT Null', 'TabSeparated');
         return;
-      } catch {
-        // killed or failed: go again
+      } catch (err) {
+        // A KILL aimed at the failed statement landed on this one: go again.
+        if (!(err instanceof ClickHouseException)) throw err;
       }
     }
   }

@@ -27,6 +27,8 @@ function click(n: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
     campaignId: 'campaign_1',
     visitorId: `v${n}`,
     country: n % 2 ? 'DE' : null,
+    region: n % 2 ? 'Berlin' : null,
+    city: n % 4 === 1 ? 'Berlin' : null,
     deviceClass: 'mobile',
     os: n % 2 ? 'ios' : null,
     browser: 'Chrome',

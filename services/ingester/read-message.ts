@@ -46,9 +46,12 @@ export function readMessage<Row extends EventRowBase, Body extends BatchBody>(ki
 }
 
 function parseLine<Row>(parse: (json: unknown) => Row | null, line: string): Row | null {
+  let json: unknown;
   try {
-    return parse(JSON.parse(line));
-  } catch {
-    return null; // not JSON
+    json = JSON.parse(line);
+  } catch (err) {
+    if (err instanceof SyntaxError) return null; // not JSON
+    throw err;
   }
+  return parse(json);
 }

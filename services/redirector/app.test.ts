@@ -11,6 +11,7 @@ import { hashPassword } from '../../shared/auth/password-hash.ts';
 import { verifyClickId } from '../../shared/click-id.ts';
 import { newId } from '../../shared/ids.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { GeoIp } from '../../shared/request-facts/geo-ip.ts';
 import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
 import { makeLink, makeRule } from '../../shared/routing/fixtures.ts';
 import { compileLink, visitorBucket, type CompiledLink, type LinkRecord, type RuleRecord } from '../../shared/routing/index.ts';
@@ -145,12 +146,14 @@ describe('redirector app', () => {
     ids.lockedNoHash = add(store, { shortCode: 'locked-nohash', hasPassword: true });
     ids.lockedDisabled = add(store, { shortCode: 'locked-disabled', hasPassword: true, enabled: false }, [], { passwordHash: await hashPassword(PASSWORD) });
 
+    const geo = GeoIp.open();
     app = createRedirectorApp({
       lookup: store,
       sink,
       secret,
       config: loadRedirectorConfig({ TRUSTED_COUNTRY_HEADER: 'CF-IPCountry', PASSWORD_ATTEMPTS_PER_MINUTE: '3' }),
       logger: silent,
+      geo,
       now: () => clock,
       onPixelConversion: (input) => conversions.push(input),
     });
@@ -162,6 +165,7 @@ describe('redirector app', () => {
       secret,
       config: loadRedirectorConfig({ TRUSTED_IP_HEADER: 'x-forwarded-for' }),
       logger: silent,
+      geo,
       now: () => clock,
     });
     proxied = (await proxiedApp.listen(0, '127.0.0.1')).url;
@@ -211,6 +215,8 @@ describe('redirector app', () => {
         campaignId: 'campaign_1',
         linkId: ids.plain,
         country: null,
+        region: null,
+        city: null,
         deviceClass: 'desktop',
         os: 'windows',
         browser: 'Chrome',
@@ -317,9 +323,34 @@ describe('redirector app', () => {
       expect(ignored.headers.location).toBe('https://example.com/world');
       const gb = await send(proxied, '/geo', { headers: { 'x-forwarded-for': '81.2.69.142, 10.0.0.1' } });
       expect(gb.headers.location).toBe('https://example.co.uk/');
-      expect(proxiedSink.events[1]).toMatchObject({ country: 'GB' });
+      expect(proxiedSink.events[1]).toMatchObject({ country: 'GB', region: 'England', city: 'London' });
       // On the app without TRUSTED_IP_HEADER the header is ignored.
       expect((await send(base, '/geo', { headers: { 'x-forwarded-for': '81.2.69.142' } })).headers.location).toBe('https://example.com/world');
+    });
+
+    it('keeps region and city of geo-IP only when the trusted country header agrees with it', async () => {
+      const both = createRedirectorApp({
+        lookup: store,
+        sink: proxiedSink,
+        secret,
+        config: loadRedirectorConfig({ TRUSTED_IP_HEADER: 'x-forwarded-for', TRUSTED_COUNTRY_HEADER: 'cf-ipcountry' }),
+        logger: silent,
+        geo: GeoIp.open(),
+        now: () => clock,
+      });
+      const url = (await both.listen(0, '127.0.0.1')).url;
+      try {
+        await send(url, '/plain', { headers: { 'x-forwarded-for': '81.2.69.142', 'cf-ipcountry': 'gb' } });
+        await send(url, '/plain', { headers: { 'x-forwarded-for': '81.2.69.142', 'cf-ipcountry': 'FR' } });
+        await send(url, '/plain', { headers: { 'x-forwarded-for': 'not an address', 'cf-ipcountry': 'FR' } });
+      } finally {
+        both.close();
+      }
+      expect(proxiedSink.events.map((e) => [e.country, e.region, e.city])).toEqual([
+        ['GB', 'England', 'London'],
+        ['FR', null, null],
+        ['FR', null, null],
+      ]);
     });
 
     it('routes by device from the User-Agent', async () => {

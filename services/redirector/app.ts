@@ -16,13 +16,12 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import type { Registry } from 'prom-client';
 import { errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
-import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
 import type { RedirectorContext, RedirectorDeps } from './context.ts';
 import { internalErrorPage, notFoundPage } from './pages/html-pages.ts';
 import { createPasswordPostHandler } from './serving/password-post.ts';
 import { parsePixelConversion } from './serving/pixel.ts';
 import { captureRequest, emptyRequestInfo } from './serving/request-facts.ts';
-import { sendGif, sendJson, sendPage } from './pages/responses.ts';
+import { isDiscardedResponse, sendGif, sendJson, sendPage } from './pages/responses.ts';
 import { createLinkServer } from './serving/serve-link.ts';
 import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
 import { createMetricsHandler } from './metrics/metrics-route.ts';
@@ -54,7 +53,6 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   if (ctx.onPixelConversion !== undefined && lookup.findById === undefined) {
     logger.warn('conversion pixel disabled: the link lookup has no findById, so trackingType cannot be checked');
   }
-  preloadGeoIp();
 
   /**
    * A throw must not take the process down (uWS aborts on a handler that returns
@@ -70,8 +68,9 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
         logger.error(`${name} failed`, errorFields(err));
         try {
           sendPage(res, internalErrorPage, head);
-        } catch {
-          // Already answered before the throw: nothing more to write.
+        } catch (writeErr) {
+          // Already answered (or aborted) before the throw: nothing more to write.
+          if (!isDiscardedResponse(writeErr)) throw writeErr;
         }
       }
     };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../shared/errors.ts';
+import { ConfigError } from '../../shared/config/config-error.ts';
 import { loadRedirectorConfig } from './config.ts';
 
 describe('loadRedirectorConfig', () => {
@@ -20,7 +20,7 @@ describe('loadRedirectorConfig', () => {
 
   it('rejects bad values', () => {
     for (const env of [{ TRUSTED_IP_HEADER: 'x forwarded' }, { QR_MARKER_PARAM: 'q&r' }, { PASSWORD_ATTEMPTS_PER_MINUTE: '0' }, { REDIRECT_PORT: '70000' }]) {
-      expect(() => loadRedirectorConfig(env)).toThrow(AppError);
+      expect(() => loadRedirectorConfig(env)).toThrow(ConfigError);
     }
   });
 });

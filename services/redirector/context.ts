@@ -1,4 +1,5 @@
 import type { Logger } from '../../shared/logger.ts';
+import type { GeoIp } from '../../shared/request-facts/geo-ip.ts';
 import type { RedirectorConfig } from './config.ts';
 import type { PixelConversion } from './serving/pixel.ts';
 import type { ClickSink } from './ports.ts';
@@ -13,6 +14,8 @@ export interface RedirectorDeps {
   secret: Buffer;
   config: RedirectorConfig;
   logger: Logger;
+  /** Country, region and city of client addresses (GeoIp.open(), once per process). */
+  geo: GeoIp;
   /** Epoch ms; injectable for tests. */
   now?: () => number;
   /**

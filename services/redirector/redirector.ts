@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { preloadGeoIp } from '../../shared/request-facts/geo-ip.ts';
+import { GeoIp } from '../../shared/request-facts/geo-ip.ts';
 import { createRedirectorApp } from './app.ts';
 import { clickCounter, type ClickCounter } from './snapshot/click-counter.ts';
 import type { RedirectorConfig } from './config.ts';
@@ -31,7 +31,7 @@ export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus
   const { config, bus, logger } = deps;
   const instanceId = randomBytes(6).toString('hex');
   const startedAt = Date.now();
-  preloadGeoIp();
+  const geo = GeoIp.open();
   const store = new SnapshotStore();
   const sync = await syncSnapshot({ bus, store, logger });
   await sync.initialized;
@@ -51,6 +51,7 @@ export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus
     secret: deps.secret,
     config,
     logger,
+    geo,
     onPixelConversion: (c) => conversions.record(c),
     busConnected: () => bus.connected(),
   });

@@ -250,6 +250,8 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
       campaignId: link.campaignId,
       visitorId: 'v1',
       country: 'DE',
+      region: null,
+      city: null,
       deviceClass: 'desktop',
       os: 'linux',
       browser: 'Firefox',

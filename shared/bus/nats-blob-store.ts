@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { headers, nuid, type JetStreamClient, type JetStreamManager, type NatsConnection, type ObjectInfo, type PubAck } from 'nats';
 import type { BlobInfo, BlobStore } from './bus.ts';
+import { deleteConsumer, purgeOrphans } from './jetstream-errors.ts';
 
 /** Chunk size of new blobs (capped by the server's max payload): fewer, larger messages cost less per byte. */
 const CHUNK_BYTES = 256 * 1024;
@@ -67,11 +68,11 @@ export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm
         h.set('Nats-Rollup', 'sub'); // the new description replaces the old one: this is the switch
         await js.publish(metaSubject(name), new TextEncoder().encode(JSON.stringify(description)), { headers: h });
         // The old chunks are unreachable now. A reader still on them fails and falls back.
-        if (old) await jsm.streams.purge(stream, { filter: chunkSubject(old.nuid) }).catch(() => {});
+        if (old) await purgeOrphans(jsm, stream, chunkSubject(old.nuid));
         return { name, size, modifiedAt: Date.parse(mtime), metadata };
       } catch (err) {
         await Promise.allSettled(inFlight);
-        await jsm.streams.purge(stream, { filter: chunkSubject(id) }).catch(() => {});
+        await purgeOrphans(jsm, stream, chunkSubject(id));
         throw err;
       }
     },
@@ -104,7 +105,7 @@ export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm
             if (received === before) throw missing();
           }
         } finally {
-          await consumer.delete().catch(() => {});
+          await deleteConsumer(consumer);
         }
         const digest = `SHA-256=${base64UrlPadded(hash.digest())}`;
         if (digest !== expected) throw new Error(`blob ${name}: digest ${digest}, expected ${expected}`);

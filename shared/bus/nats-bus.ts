@@ -11,6 +11,7 @@ import {
 } from 'nats';
 import type { Bus, BusMessage, EventConsumer } from './bus.ts';
 import { EVENTS_DEDUP_WINDOW_MS, EVENTS_STREAM, EVENTS_SUBJECTS, WEBHOOKS_STREAM, WEBHOOKS_SUBJECTS } from './bus.ts';
+import { isJetStreamError, jetStreamErrors } from './jetstream-errors.ts';
 import { natsBlobStore } from './nats-blob-store.ts';
 import { natsKv } from './nats-kv.ts';
 import { natsTryLease } from './nats-lease.ts';
@@ -125,8 +126,9 @@ export async function connectNatsBus(url: string, options: NatsBusOptions): Prom
       };
       try {
         await jsm.consumers.add(stream, consumerConfig);
-      } catch {
-        // It exists (maybe from an older version with other settings): bring it up to date.
+      } catch (err) {
+        // It exists with settings a create may not change (maybe from an older version): bring it up to date.
+        if (!isJetStreamError(err, jetStreamErrors.consumerNameInUse, jetStreamErrors.consumerAlreadyExists)) throw err;
         await jsm.consumers.update(stream, durableName, { ack_wait: consumerConfig.ack_wait, max_ack_pending: consumerConfig.max_ack_pending });
       }
       const consumer = await js.consumers.get(stream, durableName);
@@ -184,8 +186,8 @@ export async function ensureStream(jsm: JetStreamManager, config: Partial<Stream
   const exists = () =>
     jsm.streams.info(config.name).then(
       () => true,
-      (err: Error) => {
-        if (err.message === 'stream not found') return false;
+      (err: unknown) => {
+        if (isJetStreamError(err, jetStreamErrors.streamNotFound)) return false;
         throw err;
       },
     );
@@ -195,7 +197,7 @@ export async function ensureStream(jsm: JetStreamManager, config: Partial<Stream
       return;
     } catch (err) {
       // Another process created it between our look and add: then bring it up to date below.
-      if (!(await exists())) throw err;
+      if (!isJetStreamError(err, jetStreamErrors.streamNameInUse)) throw err;
     }
   }
   await jsm.streams.update(config.name, config);

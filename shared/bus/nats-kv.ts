@@ -1,5 +1,6 @@
 import type { JetStreamClient, JsMsg, KV } from 'nats';
 import type { KvBucket, KvEntry, KvWatch } from './bus.ts';
+import { deleteConsumer } from './jetstream-errors.ts';
 
 const OPERATION_HEADER = 'KV-Operation';
 /** A scan's pull waits this long for a batch that shrank under it (values replaced meanwhile). */
@@ -86,7 +87,7 @@ export function natsKv(js: JetStreamClient, bucket: string, kv: KV, openForWatch
           yield batch;
         }
       } finally {
-        await consumer.delete().catch(() => {});
+        await deleteConsumer(consumer);
       }
     },
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KV } from 'nats';
 import type { Lease } from './bus.ts';
+import { isJetStreamError, isUnreachable, jetStreamErrors } from './jetstream-errors.ts';
 
 interface Claim {
   holder: string;
@@ -25,7 +26,8 @@ export async function natsTryLease(kv: KV, name: string, ttlMs: number): Promise
   let revision: number;
   try {
     revision = await kv.create(name, claim());
-  } catch {
+  } catch (err) {
+    if (!isJetStreamError(err, jetStreamErrors.wrongLastSequence)) throw err; // not "the key exists"
     const current = await kv.get(name);
     if (current === null) return null; // taken and let go between our two calls: next time
     if (current.operation === 'PUT') {
@@ -34,8 +36,9 @@ export async function natsTryLease(kv: KV, name: string, ttlMs: number): Promise
     }
     try {
       revision = await kv.update(name, claim(), current.revision);
-    } catch {
-      return null; // another taker won
+    } catch (err) {
+      if (isJetStreamError(err, jetStreamErrors.wrongLastSequence)) return null; // another taker won
+      throw err;
     }
   }
   return {
@@ -43,12 +46,19 @@ export async function natsTryLease(kv: KV, name: string, ttlMs: number): Promise
       try {
         revision = await kv.update(name, claim(), revision);
         return true;
-      } catch {
-        return false; // taken over after it expired, or unreachable: either way not provably ours
+      } catch (err) {
+        // Taken over after it expired, or NATS unreachable (a timeout, a closed connection): either way not provably ours.
+        if (isJetStreamError(err, jetStreamErrors.wrongLastSequence) || isUnreachable(err)) return false;
+        throw err;
       }
     },
     async release() {
-      await kv.delete(name, { previousSeq: revision }).catch(() => {});
+      try {
+        await kv.delete(name, { previousSeq: revision });
+      } catch (err) {
+        // Taken over meanwhile: not ours to delete; unreachable: it expires by itself.
+        if (!isJetStreamError(err, jetStreamErrors.wrongLastSequence) && !isUnreachable(err)) throw err;
+      }
     },
   };
 }

@@ -46,6 +46,8 @@ describe('the events table', () => {
       campaign_id: '',
       visitor_id: 'v1',
       country: 'DE',
+      region: 'Bavaria',
+      city: 'Munich',
       device_class: 'mobile',
       os: 'ios',
       browser: 'Chrome',
@@ -68,7 +70,8 @@ describe('the events table', () => {
       { ts: 4_102_444_800_000 },
       { utm_term: 'tab\tnew\nline\\back"quote\'', referrer_host: 'x'.repeat(300) },
       { utm_content: 'Grüße 😀 ü', browser: 'é' },
-      { destination: '', country: '', os: '' },
+      { destination: '', country: '', region: '', city: '', os: '' },
+      { city: 'São Paulo', region: 'São Paulo' },
     ];
     const rows = variants.map((v, i) => ({ ...base, ...v, link_id: `link_eq_${i}` }));
     const columns = EVENT_COLUMNS.map((c) => c.name);

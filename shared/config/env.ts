@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../errors.ts';
+import { ConfigError } from './config-error.ts';
 
 /**
  * Environment fields shared by every service. Each service composes its own
@@ -47,8 +47,8 @@ export const commonEnv = {
 export function parseEnv<T extends z.ZodType>(schema: T, env: Record<string, string | undefined>): z.output<T> {
   const result = schema.safeParse(env);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new AppError('VALIDATION_ERROR', `Invalid configuration: ${lines.join('; ')}`);
+    const details = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    throw new ConfigError(`Invalid configuration: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);
   }
   return result.data;
 }

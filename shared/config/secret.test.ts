@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AppError } from '../errors.ts';
+import { ConfigError } from './config-error.ts';
 import { resolveSecret } from './secret.ts';
 
 let dir: string;
@@ -23,8 +23,8 @@ describe('resolveSecret', () => {
 
   it('rejects a LINKROUTE_SECRET shorter than 32 characters', async () => {
     const error = await resolveSecret('too-short', dir).catch((err: unknown) => err);
-    expect(error).toBeInstanceOf(AppError);
-    expect((error as AppError).code).toBe('VALIDATION_ERROR');
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).code).toBe('CONFIG_INVALID');
   });
 
   it('generates a 0600 secret file in a missing data dir, and reuses it', async () => {
@@ -70,6 +70,6 @@ process.stdout.write((await resolveSecret(undefined, ${JSON.stringify(dir)})).to
   it('rejects a secret file that is too short', async () => {
     await writeFile(join(dir, 'secret'), 'short\n');
     const error = await resolveSecret(undefined, dir).catch((err: unknown) => err);
-    expect((error as AppError).code).toBe('VALIDATION_ERROR');
+    expect((error as ConfigError).code).toBe('CONFIG_INVALID');
   });
 });

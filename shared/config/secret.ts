@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AppError } from '../errors.ts';
+import { ConfigError } from './config-error.ts';
 
 export const MIN_SECRET_LENGTH = 32;
 const SECRET_FILE = 'secret';
@@ -65,13 +65,17 @@ async function publishNewSecret(path: string): Promise<void> {
       if (!isErrno(fallbackErr, 'EEXIST')) throw fallbackErr;
     }
   } finally {
-    await unlink(temporary).catch(() => undefined);
+    try {
+      await unlink(temporary);
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err; // renamed into place, or never written
+    }
   }
 }
 
 function fromText(text: string, source: string): Buffer {
   if (text.length < MIN_SECRET_LENGTH) {
-    throw new AppError('VALIDATION_ERROR', `${source} must be at least ${MIN_SECRET_LENGTH} characters`, [
+    throw new ConfigError(`${source} must be at least ${MIN_SECRET_LENGTH} characters`, [
       { path: source, message: `must be at least ${MIN_SECRET_LENGTH} characters` },
     ]);
   }

@@ -59,13 +59,19 @@ export async function findRunningEmbeddedPostgres(dataDir: string): Promise<{ pi
   let info: RuntimeInfo;
   try {
     info = JSON.parse(await readFile(join(dataDir, RUNTIME_FILE), 'utf8')) as RuntimeInfo;
-  } catch {
-    return null;
+  } catch (err) {
+    // None running (no file), or a file cut short by a crash while it was written.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof SyntaxError) return null;
+    throw err;
   }
   try {
     process.kill(info.pid, 0);
-  } catch {
-    return null; // stale file from a process that died without cleaning up
+  } catch (err) {
+    // A stale file from a process that died without cleaning up (ESRCH), its pid since
+    // taken by another user's process (EPERM).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH' || code === 'EPERM') return null;
+    throw err;
   }
   return { pid: info.pid, url: `postgres://postgres@127.0.0.1:${info.port}/postgres` };
 }

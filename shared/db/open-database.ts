@@ -38,11 +38,8 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
 }
 
 function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'DATABASE_URL';
-  }
+  if (!URL.canParse(url)) return 'DATABASE_URL';
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
 }

@@ -25,12 +25,9 @@ export function checkQuery(query: PromiseLike<unknown>, timeoutMs = READY_CHECK_
 
 /** ClickHouse answers its ping (GET /ping on the HTTP interface). */
 export async function checkClickHouse(clickhouse: ClickHouseClient, timeoutMs = READY_CHECK_TIMEOUT_MS): Promise<CheckResult> {
-  try {
-    const result = await clickhouse.ping({ select: false, abort_signal: AbortSignal.timeout(timeoutMs) });
-    return result.success ? 'ok' : 'unavailable';
-  } catch {
-    return 'unavailable';
-  }
+  // ping() never throws: a failure (refused, timed out, an error status) is success: false.
+  const result = await clickhouse.ping({ select: false, abort_signal: AbortSignal.timeout(timeoutMs) });
+  return result.success ? 'ok' : 'unavailable';
 }
 
 /** The bus client holds a live connection (it reconnects by itself; no round trip is asked). */

@@ -36,8 +36,9 @@ export function zoneClock(timeZone: string): ZoneClock | null {
       minute: 'numeric',
       second: 'numeric',
     });
-  } catch {
-    return null;
+  } catch (err) {
+    if (err instanceof RangeError) return null; // not a time zone Intl knows
+    throw err;
   }
   const clock: ZoneClock = { timeZone, format, slot: Number.NaN, offsetMs: 0 };
   clocks.set(timeZone, clock);

@@ -13,6 +13,8 @@ function event(overrides: Partial<ClickEvent> = {}): ClickEvent {
     campaignId: 'cmp_0123456789abcdefghijk',
     visitorId: 'abcdefghijklmnopqrstuv',
     country: 'DE',
+    region: 'Bavaria',
+    city: 'Munich',
     deviceClass: 'mobile',
     os: 'ios',
     browser: 'Mobile Safari',
@@ -63,6 +65,8 @@ describe('clickEventJson', () => {
     const e = event({
       kind: 'impression',
       country: null,
+      region: null,
+      city: null,
       os: null,
       browser: null,
       referrerHost: null,
@@ -132,6 +136,8 @@ describe('clickEventJson', () => {
     for (let i = 0; i < 2_000; i++) {
       const e = event({
         country: pick(['US', 'DE', null]),
+        region: pick(['California', null, ...awkward]),
+        city: pick(['San José', null]),
         os: pick(['ios', 'android', 'windows', 'macos', 'linux', null] as const),
         deviceClass: pick(['mobile', 'tablet', 'desktop'] as const),
         browser: pick(['Chrome', 'Mobile Safari', null, ...awkward]),

@@ -27,6 +27,9 @@ export const clickEventFields = {
   visitorId: field(text(), 'visitor_id', 'String'),
   /** ISO 3166-1 alpha-2. */
   country: field(nullable(text({ length: 2 })), 'country', 'LowCardinality(String)'),
+  /** First-level subdivision (state, province) by geo-IP. */
+  region: field(nullable(text()), 'region', 'LowCardinality(String)'),
+  city: field(nullable(text()), 'city', 'LowCardinality(String)'),
   deviceClass: field(oneOf(deviceClasses), 'device_class', 'LowCardinality(String)'),
   os: field(nullable(oneOf(operatingSystems)), 'os', 'LowCardinality(String)'),
   browser: field(nullable(text()), 'browser', 'LowCardinality(String)'),

@@ -70,8 +70,9 @@ export function isValidTimeZone(timeZone: string): boolean {
   if (timeZone.length === 0 || timeZone.length > 64) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone });
-  } catch {
-    return false;
+  } catch (err) {
+    if (err instanceof RangeError) return false; // not a time zone Intl knows
+    throw err;
   }
   validTimeZones.add(timeZone);
   return true;

@@ -38,6 +38,18 @@ const decoder = new TextDecoder();
 const NEWLINE = 10;
 
 /** Wire format: the header's JSON, a newline, then the compiled link's JSON (nothing when null). */
+/** Bytes that are no snapshot entry (JSON of another shape); text that is no JSON at all throws SyntaxError. */
+export class SnapshotEntryError extends Error {
+  readonly code = 'SNAPSHOT_ENTRY_INVALID';
+  constructor(message: string) {
+    super(message);
+    this.name = 'SnapshotEntryError';
+  }
+}
+
+/** Whether `err` says the bytes decoded were no snapshot entry. */
+export const isUnreadableEntry = (err: unknown): boolean => err instanceof SyntaxError || err instanceof SnapshotEntryError;
+
 export function encodeSnapshotEntry(entry: SnapshotEntry): Uint8Array {
   const { version, linkId, link } = entry;
   const header: SnapshotEntryHeader = { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null };
@@ -70,7 +82,7 @@ export function decodeSnapshotEntryHeader(data: Uint8Array, start = 0, end = dat
  * may still hold them after an upgrade, until each link is published again.
  */
 function fromSingleDocument(entry: SnapshotEntry): LazySnapshotEntry {
-  if (typeof entry?.version !== 'number' || typeof entry.linkId !== 'string') throw new Error('not a snapshot entry');
+  if (typeof entry?.version !== 'number' || typeof entry.linkId !== 'string') throw new SnapshotEntryError('not a snapshot entry');
   const { version, linkId, link } = entry;
   return {
     header: { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null },

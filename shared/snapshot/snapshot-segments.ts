@@ -1,6 +1,6 @@
 import { FRAME_LENGTH_BYTES } from './snapshot-blob.ts';
 import { compressBlock, decompressBlock, SnapshotBlockBuilder } from './snapshot-blocks.ts';
-import { decodeSnapshotEntry, decodeSnapshotEntryHeader, encodeSnapshotEntry, type SnapshotEntryHeader } from './snapshot-entry.ts';
+import { decodeSnapshotEntry, decodeSnapshotEntryHeader, encodeSnapshotEntry, isUnreadableEntry, type SnapshotEntryHeader } from './snapshot-entry.ts';
 
 /**
  * The compacted snapshot's frames come in segments: up to BLOCKS_PER_SEGMENT block
@@ -111,8 +111,9 @@ export class SnapshotSegmentReader {
       let decoded: ReturnType<typeof decodeSnapshotEntryHeader> = null;
       try {
         decoded = decodeSnapshotEntryHeader(index, at + RECORD_FIELDS_BYTES, index.length);
-      } catch {
+      } catch (err) {
         // Its line is not a header: skip to the next record.
+        if (!isUnreadableEntry(err)) throw err;
       }
       if (decoded === null) {
         const newline = index.indexOf(NEWLINE, at + RECORD_FIELDS_BYTES);
@@ -137,8 +138,9 @@ function currentForm(wire: Uint8Array): { bytes: Uint8Array; linkStart: number }
     if (decoded) return { bytes: wire, linkStart: decoded.linkStart };
     const bytes = encodeSnapshotEntry(decodeSnapshotEntry(wire));
     return { bytes, linkStart: decodeSnapshotEntryHeader(bytes)!.linkStart };
-  } catch {
-    return null;
+  } catch (err) {
+    if (isUnreadableEntry(err)) return null;
+    throw err;
   }
 }
 

@@ -152,6 +152,8 @@ describe('analytics by dimension', () => {
     expect(res.status, `${path}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
     return res.body;
   };
+  /** Each test sends tens of requests; on a shared 2-core machine that takes minutes, not the default 30 s. */
+  const HEAVY = 180_000;
   const figures = (rows: any[]) => rows.map(({ value, clicks, uniqueClicks, conversions, revenue, conversionRate }) => ({ value, clicks, uniqueClicks, conversions, revenue, conversionRate }));
 
   it('breaks down by every dimension: clicks, exact uniques, conversions and revenue under the value of their click', async () => {
@@ -164,7 +166,7 @@ describe('analytics by dimension', () => {
     }
     // Some conversions fall in the range while their click came before it: a value may then have conversions without clicks.
     expect(conversionsOf().some((v) => v.click && day(v.click.ts) < FROM)).toBe(true);
-  });
+  }, HEAVY);
 
   it('labels: (none), short codes, campaign names, rule names and types, the default row, country names', async () => {
     const ref = (await get(`/analytics/breakdown?dimension=referrer&from=${FROM}&to=${TO}`)).data;
@@ -179,7 +181,7 @@ describe('analytics by dimension', () => {
     expect(byRule.find((r: any) => r.value === 'rule_deleted1')).toMatchObject({ name: null, type: null });
     const byCountry = (await get(`/analytics/breakdown?dimension=country&from=${FROM}&to=${TO}`)).data;
     expect(byCountry.find((r: any) => r.value === 'AT')).toMatchObject({ label: 'Austria' });
-  });
+  }, HEAVY);
 
   it('limit and pages cut the sorted rows; bots only with includeBots', async () => {
     const all = expectedBreakdown('utm_content', { includeBots: true });
@@ -190,7 +192,7 @@ describe('analytics by dimension', () => {
     expect(past.data).toEqual([]);
     expect(past.pagination.total).toBe(expectedBreakdown('utm_content').length);
     expect(clicksOf({ includeBots: true }).length).toBeGreaterThan(clicksOf().length);
-  });
+  }, HEAVY);
 
   const combos: Array<[string, Filter]> = [
     ['country=DE,AT', { country: ['DE', 'AT'] }],
@@ -211,7 +213,7 @@ describe('analytics by dimension', () => {
     const campaign = campaigns[0]!.id;
     const body = await get(`/analytics/breakdown?dimension=os&from=${FROM}&to=${TO}&campaignId=${campaign}&country=DE`);
     expect(figures(body.data)).toEqual(expectedBreakdown('os', { campaignId: campaign, filter: { country: ['DE'] } }).slice(0, 10));
-  });
+  }, HEAVY);
 
   it('filters apply to the overview, one link, the click log and the conversions report', async () => {
     for (const [qs, filter] of combos) {
@@ -244,7 +246,7 @@ describe('analytics by dimension', () => {
     const dest = `https://example.com/${rules[1]!.id}`;
     const log = await get(`/analytics/clicks?from=${FROM}&to=${TO}&limit=5&destination=${encodeURIComponent(dest)}`);
     expect(log.pagination.total).toBe(clicksOf({ filter: { destination: [dest] } }).length);
-  });
+  }, HEAVY);
 
   it('compare=previous adds the period of the same length just before, filters included', async () => {
     for (const qs of ['', '&country=DE', `&linkId=${links[0]!.id}`]) {
@@ -262,7 +264,7 @@ describe('analytics by dimension', () => {
       const { previous: _p, ...alone } = data;
       expect(analyticsOverviewSchema.parse((await get(`/analytics?from=2026-05-06&to=2026-05-10${qs}`)).data)).toEqual(alone);
     }
-  });
+  }, HEAVY);
 
   it('CSV of a breakdown, the click log and the conversions, parsed back, equals the JSON', async () => {
     for (const dimension of ['link', 'rule', 'referrer']) {
@@ -287,7 +289,7 @@ describe('analytics by dimension', () => {
     const convRows = parse(await conv.text(), { columns: true }) as Record<string, string>[];
     const report = (await get(`/analytics/conversions?from=${FROM}&to=${TO}&utm_source=newsletter&limit=100`)).data;
     expect(convRows.map((r) => ({ ...r, value: +r.value! }))).toEqual(report.conversions);
-  });
+  }, HEAVY);
 
   it('experiments: each rule and the default against the control, with the statistics of experiment-statistics.ts', async () => {
     const link = links[0]!;
@@ -314,7 +316,7 @@ describe('analytics by dimension', () => {
     expect(other.variants.find((v) => v.isControl)!.variant).toBe(rules[0]!.id);
     expect((await api.request('GET', `/analytics/experiments/${link.id}?control=rule_unknown1`, { key: a.key })).status).toBe(404);
     expect((await api.request('GET', `/analytics/experiments/${link.id}`, { key: b.key })).status).toBe(404);
-  });
+  }, HEAVY);
 
   it('realtime: the last 60 minutes per minute, top links and countries, filters', async () => {
     const now = Date.now();
@@ -339,7 +341,7 @@ describe('analytics by dimension', () => {
     }
     const other = realtimeSchema.parse((await get('/analytics/realtime', b.key)).data);
     expect(other.summary.clicks).toBe(1);
-  });
+  }, HEAVY);
 
   it('bad inputs are 400 naming the parameter; unknown dimensions too', async () => {
     const cases: Array<[string, string]> = [
@@ -368,7 +370,7 @@ describe('analytics by dimension', () => {
       expect(res.body.error.code, path).toBe('VALIDATION_ERROR');
       expect(res.body.error.details.map((d: { path: string }) => d.path).join(' '), path).toContain(param);
     }
-  });
+  }, HEAVY);
 
   it('tenant isolation: another workspace sees none of these clicks on any new endpoint or filter', async () => {
     for (const dimension of ['link', 'country', 'rule']) {
@@ -383,5 +385,5 @@ describe('analytics by dimension', () => {
       const res = await api.request('GET', path, { key: b.key });
       expect(res.status, path).toBe(404);
     }
-  });
+  }, HEAVY);
 });

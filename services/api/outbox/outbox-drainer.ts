@@ -70,7 +70,8 @@ export function outboxDrainer(publishBatch: () => Promise<number>, batchSize: nu
     },
     async stop() {
       if (timer) clearInterval(timer);
-      await running?.catch(() => {});
+      // Let a pass under way end (its failure is its own loop's to report).
+      await Promise.allSettled([running]);
     },
   };
   return drainer;

@@ -38,6 +38,8 @@ function click(i: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
     campaignId: 'cmp_1',
     visitorId: 'abcdefghijklmnopqrstuv',
     country: 'FR',
+    region: 'Occitanie',
+    city: 'Toulouse',
     deviceClass: 'desktop',
     os: 'linux',
     browser: 'Firefox',

@@ -76,3 +76,8 @@ export function sendNoContent(res: HttpResponse, setCookie: string | null): void
   if (setCookie !== null) res.writeHeader('Set-Cookie', setCookie);
   res.endWithoutBody();
 }
+
+/** What uWS throws when a response is written after it was answered or aborted. */
+export function isDiscardedResponse(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('uWS.HttpResponse must not be accessed after');
+}

@@ -16,12 +16,9 @@ const UNSAFE_URL_CHAR = /[^\x21-\x7e]/;
  */
 export function headerSafeUrl(url: string): string | null {
   if (!UNSAFE_URL_CHAR.test(url)) return url;
-  try {
-    const href = new URL(url).href;
-    return UNSAFE_URL_CHAR.test(href) ? null : href;
-  } catch {
-    return null;
-  }
+  if (!URL.canParse(url)) return null;
+  const href = new URL(url).href;
+  return UNSAFE_URL_CHAR.test(href) ? null : href;
 }
 
 /**

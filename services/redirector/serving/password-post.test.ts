@@ -11,6 +11,7 @@ import { compileLink } from '../../../shared/routing/index.ts';
 import { createRedirectorApp, type RedirectorApp } from '../app.ts';
 import { loadRedirectorConfig } from '../config.ts';
 import { SnapshotStore } from '../snapshot/snapshot-store.ts';
+import { GeoIp } from '../../../shared/request-facts/geo-ip.ts';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 const PASSWORD = 'correct horse battery staple';
@@ -28,7 +29,7 @@ describe('password POST on a link removed during the check', () => {
     // check: the second lookup sees the link deleted meanwhile.
     const lookup = Object.create(store) as SnapshotStore;
     lookup.find = (host, code) => (++finds === 1 ? store.find(host, code) : undefined);
-    app = createRedirectorApp({ lookup, sink: { emit() {} }, secret: randomBytes(32), config: loadRedirectorConfig({}), logger: silent });
+    app = createRedirectorApp({ lookup, sink: { emit() {} }, secret: randomBytes(32), config: loadRedirectorConfig({}), logger: silent, geo: GeoIp.open() });
     base = (await app.listen(0, '127.0.0.1')).url;
   });
   afterAll(() => app?.close());

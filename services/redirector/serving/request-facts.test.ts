@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countryOf, decodeSegment, emptyRequestInfo, formatAddress, forwardedAddress, parseTracking, referrerHost } from './request-facts.ts';
+import { GeoIp } from '../../../shared/request-facts/geo-ip.ts';
+import { decodeSegment, emptyRequestInfo, formatAddress, forwardedAddress, parseTracking, placeOf, referrerHost } from './request-facts.ts';
 
 describe('formatAddress', () => {
   const v6 = (hex: string) => Uint8Array.from(Buffer.from(hex, 'hex'));
@@ -33,15 +34,19 @@ describe('forwardedAddress', () => {
   });
 });
 
-describe('countryOf', () => {
+describe('placeOf', () => {
+  const geo = GeoIp.open();
   const info = (countryHeader: string, ip: string) => ({ ...emptyRequestInfo(), countryHeader, ip });
-  it('prefers a valid trusted header, else geo-IP', () => {
-    expect(countryOf(info('de', '81.2.69.142'))).toBe('DE');
-    expect(countryOf(info('XX', '81.2.69.142'))).toBe('GB');
-    expect(countryOf(info('T1', '81.2.69.142'))).toBe('GB');
-    expect(countryOf(info('', '81.2.69.142'))).toBe('GB');
-    expect(countryOf(info('', '127.0.0.1'))).toBeNull();
-    expect(countryOf(info('', ''))).toBeNull();
+  const london = { country: 'GB', region: 'England', city: 'London' };
+  it('takes a valid trusted country header over geo-IP, keeping region and city only where they agree', () => {
+    expect(placeOf(info('de', '81.2.69.142'), geo)).toEqual({ country: 'DE', region: null, city: null });
+    expect(placeOf(info('gb', '81.2.69.142'), geo)).toEqual(london);
+    expect(placeOf(info('XX', '81.2.69.142'), geo)).toEqual(london);
+    expect(placeOf(info('T1', '81.2.69.142'), geo)).toEqual(london);
+    expect(placeOf(info('', '81.2.69.142'), geo)).toEqual(london);
+    expect(placeOf(info('', '127.0.0.1'), geo)).toEqual({ country: null, region: null, city: null });
+    expect(placeOf(info('', ''), geo)).toEqual({ country: null, region: null, city: null });
+    expect(placeOf(info('FR', ''), geo)).toEqual({ country: 'FR', region: null, city: null });
   });
 });
 

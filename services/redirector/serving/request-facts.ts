@@ -1,10 +1,10 @@
 /**
  * What the redirector reads from a request, captured synchronously (uWS request objects
  * die when the handler returns or awaits), and the small parsers behind the click event:
- * client address, country, referrer host, utm parameters and the QR marker.
+ * client address, place (country, region, city), referrer host, utm parameters and the QR marker.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { lookupCountry } from '../../../shared/request-facts/geo-ip.ts';
+import { UNKNOWN_PLACE, type GeoIp, type Place } from '../../../shared/request-facts/geo-ip.ts';
 import type { RedirectorConfig } from '../config.ts';
 
 /**
@@ -35,8 +35,9 @@ export function decodeSegment(segment: string): string {
   if (segment.indexOf('%') === -1) return segment;
   try {
     return decodeURIComponent(segment);
-  } catch {
-    return segment;
+  } catch (err) {
+    if (err instanceof URIError) return segment; // a malformed %-escape: taken as written
+    throw err;
   }
 }
 
@@ -126,16 +127,23 @@ export function forwardedAddress(header: string): string {
 /** Codes some proxies send for "unknown" (Cloudflare XX; ZZ is user-assigned "unknown"). */
 const UNKNOWN_COUNTRY_CODES = new Set(['XX', 'ZZ']);
 
-/** Trusted header when it holds a 2-letter code, else geo-IP of the client address. */
-export function countryOf(info: RequestInfo): string | null {
-  const header = info.countryHeader;
-  if (header.length === 2) {
-    const upper = header.toUpperCase();
-    const a = upper.charCodeAt(0);
-    const b = upper.charCodeAt(1);
-    if (a >= 65 && a <= 90 && b >= 65 && b <= 90 && !UNKNOWN_COUNTRY_CODES.has(upper)) return upper;
-  }
-  return info.ip === '' ? null : lookupCountry(info.ip);
+/** The trusted country header's code when it holds a 2-letter one, uppercased; else null. */
+function headerCountry(header: string): string | null {
+  if (header.length !== 2) return null;
+  const upper = header.toUpperCase();
+  const a = upper.charCodeAt(0);
+  const b = upper.charCodeAt(1);
+  return a >= 65 && a <= 90 && b >= 65 && b <= 90 && !UNKNOWN_COUNTRY_CODES.has(upper) ? upper : null;
+}
+
+/**
+ * Geo-IP of the client address; a country from the trusted header overrides it, and
+ * then region and city are kept only when geo-IP places the address in that country.
+ */
+export function placeOf(info: RequestInfo, geo: GeoIp): Place {
+  const place = info.ip === '' ? UNKNOWN_PLACE : geo.lookup(info.ip);
+  const country = headerCountry(info.countryHeader);
+  return country === null || country === place.country ? place : { country, region: null, city: null };
 }
 
 const MAX_HOST_LENGTH = 253;
@@ -198,8 +206,9 @@ export function decodeQueryComponent(text: string): string {
   if (spaced.indexOf('%') === -1) return spaced;
   try {
     return decodeURIComponent(spaced);
-  } catch {
-    return spaced;
+  } catch (err) {
+    if (err instanceof URIError) return spaced; // a malformed %-escape: taken as written
+    throw err;
   }
 }
 

@@ -10,6 +10,7 @@
  */
 import type { HttpResponse } from 'uWebSockets.js';
 import { createClickId } from '../../../shared/click-id.ts';
+import type { Place } from '../../../shared/request-facts/geo-ip.ts';
 import type { UserAgentFacts } from '../../../shared/request-facts/user-agent.ts';
 import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../../shared/routing/index.ts';
 import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
@@ -17,7 +18,7 @@ import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } fro
 import type { RedirectorContext } from '../context.ts';
 import { appendClickId, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
 import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from '../pages/html-pages.ts';
-import { countryOf, parseTracking, referrerHost, type RequestInfo } from './request-facts.ts';
+import { parseTracking, placeOf, referrerHost, type RequestInfo } from './request-facts.ts';
 import { sendNoContent, sendPage, sendRedirect } from '../pages/responses.ts';
 import { UserAgentWorkCache } from './user-agent-work.ts';
 
@@ -54,7 +55,7 @@ function needsBucket(link: RoutableLink): boolean {
 }
 
 export function createLinkServer(ctx: RedirectorContext): LinkServer {
-  const { lookup, sink, secret, logger, counters } = ctx;
+  const { lookup, sink, secret, logger, counters, geo } = ctx;
   const clock = ctx.now;
   const qrParam = ctx.config.QR_MARKER_PARAM;
   /** Visitor parameters never forwarded: our QR marker, and clickId where the link appends its own. */
@@ -83,7 +84,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     link: CompiledLink,
     info: RequestInfo,
     ua: UserAgentFacts,
-    country: string | null,
+    place: Place,
     ruleId: string | null,
     destination: string | null,
   ): void {
@@ -96,7 +97,9 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       linkId: link.id,
       campaignId: link.campaignId,
       visitorId,
-      country,
+      country: place.country,
+      region: place.region,
+      city: place.city,
       deviceClass: ua.deviceClass,
       os: ua.os,
       browser: ua.browser,
@@ -134,10 +137,10 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const now = clock();
     const uaWork = userAgents.get(info.userAgent);
     const ua = uaWork.facts;
-    const country = countryOf(info);
+    const place = placeOf(info, geo);
     resolveVisitor(info, uaWork.digest, now);
     facts.now = now;
-    facts.country = country;
+    facts.country = place.country;
     facts.deviceClass = ua.deviceClass;
     facts.os = ua.os;
     // Facts decide() cannot read for this link are not worth computing (0 is never read).
@@ -177,7 +180,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     if (decision.kind === 'no_content') {
       counters.noContent++;
       sendNoContent(res, cookie);
-      if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, null);
+      if (record) emit('click', clickId, now, compiled, info, ua, place, decision.ruleId, null);
       return;
     }
 
@@ -198,7 +201,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       else counters.redirect++;
       sendRedirect(res, location, cookie);
     }
-    if (record) emit('click', clickId, now, compiled, info, ua, country, decision.ruleId, decision.destination);
+    if (record) emit('click', clickId, now, compiled, info, ua, place, decision.ruleId, decision.destination);
   }
 
   function recordImpression(info: RequestInfo, link: RoutableLink): void {
@@ -206,7 +209,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const now = clock();
     const uaWork = userAgents.get(info.userAgent);
     resolveVisitor(info, uaWork.digest, now);
-    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, uaWork.facts, countryOf(info), null, null);
+    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, uaWork.facts, placeOf(info, geo), null, null);
   }
 
   function visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean } {

@@ -1,5 +1,6 @@
 import type { Bus, KvWatch } from '../../../shared/bus/bus.ts';
 import { kvBuckets } from '../../../shared/bus/bus.ts';
+import { isUnreachable } from '../../../shared/bus/jetstream-errors.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
@@ -78,7 +79,13 @@ export async function clickCounter(deps: { bus: Bus; store: SnapshotStore; insta
     async stop() {
       clearInterval(timer);
       watch.stop();
-      await Promise.all([...dirty].map((linkId) => kv.put(`${linkId}.${instanceId}`, encoder.encode(String(mine.get(linkId) ?? 0))))).catch(() => {});
+      try {
+        await Promise.all([...dirty].map((linkId) => kv.put(`${linkId}.${instanceId}`, encoder.encode(String(mine.get(linkId) ?? 0)))));
+      } catch (err) {
+        // The last counts stay unshared: other redirectors may let that many clicks more through a limit.
+        if (!isUnreachable(err)) throw err;
+        deps.logger.warn('click counts not shared on stop: NATS unreachable', { links: dirty.size, ...errorFields(err) });
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { BlobStore, KvBucket } from '../../../shared/bus/bus.ts';
+import { isUnreachable } from '../../../shared/bus/jetstream-errors.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 import { blobMatchesBucket, parseSnapshotBlobMetadata, SNAPSHOT_BLOB_NAME, SnapshotFrameReader } from '../../../shared/snapshot/snapshot-blob.ts';
 import { SnapshotSegmentReader, type OnPackedEntry } from '../../../shared/snapshot/snapshot-segments.ts';
@@ -44,7 +45,7 @@ export async function loadSnapshotBlob(deps: { kv: KvBucket; openBlobs: () => Pr
       return meta.revision;
     } catch (err) {
       deps.store.clear();
-      const replaced = modifiedAt !== null && blobs !== null && (await blobs.info(SNAPSHOT_BLOB_NAME).catch(() => null))?.modifiedAt !== modifiedAt;
+      const replaced = modifiedAt !== null && blobs !== null && (await blobInfoIfReachable(blobs))?.modifiedAt !== modifiedAt;
       if (replaced && read < READS) {
         logger.info('compacted snapshot replaced while read: reading the new one', errorFields(err));
         continue;
@@ -65,4 +66,14 @@ async function applyBlocks(data: AsyncIterable<Uint8Array>, store: SnapshotStore
   frames.end();
   segments.end();
   return { entries: segments.entries, skipped: segments.skipped };
+}
+
+/** The blob's info to tell a replaced blob from a damaged one; null (not known to be replaced) when NATS does not answer. */
+async function blobInfoIfReachable(blobs: BlobStore): Promise<{ modifiedAt: number } | null> {
+  try {
+    return await blobs.info(SNAPSHOT_BLOB_NAME);
+  } catch (err) {
+    if (isUnreachable(err)) return null;
+    throw err;
+  }
 }

@@ -1,4 +1,4 @@
-import { useMemo } from 'preact/hooks';
+import { useMemo, useRef } from 'preact/hooks';
 import { api, unwrap, type Dimension, type Overview } from '../api.ts';
 import { BreakdownTabs, breakdownGroups } from '../components/breakdown-tabs.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
@@ -44,6 +44,10 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
   }, [loaded.data]);
   const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
   const scope = { from: range.from, to: range.to, timezone: range.timezone, campaignId: filters.campaignId, linkId: filters.linkId, ...filters.dimensions };
+  // The cards and the strip follow a change once the figures have answered: the
+  // embedded ClickHouse runs one statement at a time, and the figures come first.
+  const shown = useRef(scope);
+  if (!loaded.loading) shown.current = scope;
 
   if (loaded.error && !loaded.data) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data) return <p class="loading" aria-live="polite">Loading analytics…</p>;
@@ -55,7 +59,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
     <div class="analytics" aria-busy={loaded.loading ? 'true' : 'false'} data-loaded-key={loaded.loading ? '' : key}>
       {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
       {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
-      {realtime && <RealtimeStrip scope={{ campaignId: filters.campaignId, ...filters.dimensions }} />}
+      {realtime && <RealtimeStrip scope={{ ...shown.current, from: undefined, to: undefined, timezone: undefined, linkId: undefined }} />}
       <Kpis
         comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined}
         items={[
@@ -69,7 +73,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
       {series && <TimeChart title={`Clicks by ${range.granularity}, ${range.from} to ${range.to} (${range.timezone})`} dates={dates} series={series} />}
       <div class="cards">
         {breakdownGroups.map((g) => (
-          <BreakdownTabs key={g.id} group={g} scope={scope} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
+          <BreakdownTabs key={g.id} group={g} scope={shown.current} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
         ))}
       </div>
     </div>
