@@ -23,6 +23,9 @@ export const idPrefixes = {
   domain: 'domain',
   qr: 'qr',
   conversion: 'conv',
+  webhook: 'wh',
+  webhookEvent: 'evt',
+  webhookDelivery: 'dlv',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { apiEnv, loadApiConfig } from '../services/api/config.ts';
 import { ingesterEnv, loadIngesterConfig } from '../services/ingester/config.ts';
 import { loadRedirectorConfig, redirectorEnv } from '../services/redirector/config.ts';
+import { loadWebhooksConfig, webhooksEnv } from '../services/webhooks/config.ts';
 
 /**
  * docker-compose.yml cannot run here (no Docker engine), so this keeps it true:
@@ -15,6 +16,7 @@ const services: Record<string, { schema: z.ZodObject; load: (env: Record<string,
   'start:api': { schema: apiEnv, load: loadApiConfig, portVariable: 'API_PORT' },
   'start:redirector': { schema: redirectorEnv, load: loadRedirectorConfig, portVariable: 'REDIRECT_PORT' },
   'start:ingester': { schema: ingesterEnv, load: loadIngesterConfig, portVariable: 'INGEST_PORT' },
+  'start:webhooks': { schema: webhooksEnv, load: loadWebhooksConfig, portVariable: 'WEBHOOKS_PORT' },
 };
 
 /** `${NAME:-default}` as Compose substitutes it when NAME is unset. */
@@ -27,7 +29,7 @@ describe('docker-compose.yml', () => {
     };
     const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     const ours = Object.entries(compose.services).filter(([, s]) => s.build);
-    expect(ours.map(([name]) => name).sort()).toEqual(['api', 'ingester', 'redirector-1', 'redirector-2']);
+    expect(ours.map(([name]) => name).sort()).toEqual(['api', 'ingester', 'redirector-1', 'redirector-2', 'webhooks']);
     for (const [name, service] of ours) {
       // Containers run the compiled service as `npm run start:*` does, without npm in between.
       const command = service.command?.join(' ') ?? '';

@@ -23,6 +23,10 @@ import { loadRedirectorConfig } from '../redirector/config.ts';
 import { startRedirector } from '../redirector/redirector.ts';
 import { loadIngesterConfig } from '../ingester/config.ts';
 import { startEventIngesters } from '../ingester/event-ingesters.ts';
+import { loadWebhooksConfig } from '../webhooks/config.ts';
+import { startWebhooks } from '../webhooks/webhooks.ts';
+import { linkPresenter } from '../api/link-presenter.ts';
+import { startWebhookEventPublishing } from '../api/outbox/webhook-outbox-publisher.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
@@ -31,6 +35,7 @@ import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.
 const config = loadApiConfig();
 const redirectorConfig = loadRedirectorConfig();
 const ingesterConfig = loadIngesterConfig();
+const webhooksConfig = loadWebhooksConfig();
 const logger = createLogger('linkroute', config.LOG_LEVEL);
 
 try {
@@ -51,8 +56,21 @@ try {
   const publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
   const snapshot = publishing.publisher;
   await snapshot.flush(); // the redirector below starts with every link
+  const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(config.REDIRECT_BASE_URL), logger });
+  const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
   const api = await listen(
-    createApiApp({ sql: db.sql, config, logger, snapshot, bus, secret, counters: clickHouseLinkCounters(clickhouse, logger), analytics: clickhouse, metrics: apiMetrics }),
+    createApiApp({
+      sql: db.sql,
+      config,
+      logger,
+      snapshot,
+      webhookEvents,
+      bus,
+      secret,
+      counters: clickHouseLinkCounters(clickhouse, logger),
+      analytics: clickhouse,
+      metrics: apiMetrics,
+    }),
     config.API_PORT,
     config.HOST,
   );
@@ -98,6 +116,8 @@ try {
     // Store what they hold; on the in-process bus, everything it holds (it dies with the process).
     await ingesters.stop({ drain: memoryBus !== null });
     await publishing.stop();
+    await webhookEvents.stop();
+    await webhooks.stop(); // finishes and records the attempts under way
     await bus.close();
     await clickhouse.close();
     await embeddedClickHouse?.stop();

@@ -7,6 +7,7 @@ import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { ApiConfig } from './config.ts';
 import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
+import type { OutboxDrainer } from './outbox/outbox-drainer.ts';
 import { noLinkCounters, type LinkCountersSource } from './link-counters.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { requestMetrics } from './middleware/request-metrics.ts';
@@ -21,6 +22,7 @@ import { linkStore } from './stores/link-store.ts';
 import { ruleStore } from './stores/rule-store.ts';
 import { qrStore } from './stores/qr-store.ts';
 import { tagStore } from './stores/tag-store.ts';
+import { webhookStore } from './stores/webhook-store.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -29,6 +31,7 @@ import { linkRoutes } from './routes/links.ts';
 import { linkBulkRoutes } from './routes/links-bulk.ts';
 import { ruleRoutes } from './routes/rules.ts';
 import { tagRoutes } from './routes/tags.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 import { qrRoutes } from './routes/qr.ts';
 import { conversionRoutes } from './routes/conversions.ts';
 import { openApiRoutes } from './routes/openapi.ts';
@@ -41,10 +44,12 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR'>>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: OutboxPublisher;
+  /** Publishes queued webhook events to the bus (it polls; a test event asks at once); absent: they wait in the outbox. */
+  webhookEvents?: OutboxDrainer;
   /** Link counters from ClickHouse; absent: every link reads as never clicked. */
   counters?: LinkCountersSource;
   /** Domain TXT lookups; default: DNS through config.DNS_SERVERS. */
@@ -111,6 +116,15 @@ export function createApiApp(deps: ApiDeps): Koa {
   qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });
   domainRoutes(router, { domains, verifier: deps.verifier ?? dnsVerifier(config.DNS_SERVERS ?? []), requireScope, onDomainChanged: publishChanges });
+  webhookRoutes(router, {
+    webhooks: webhookStore(sql),
+    requireScope,
+    secret: deps.secret,
+    allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS ?? false,
+    onEventQueued: async () => {
+      await deps.webhookEvents?.flush().catch((err) => logger.warn('webhook event publish failed; will retry', errorFields(err)));
+    },
+  });
   openApiRoutes(router);
   analyticsRoutes(router, { sql, links, requireScope, analytics: deps.analytics });
 

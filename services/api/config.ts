@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { booleanEnv, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 
 export const apiEnv = z.object({
   ...commonEnv,
@@ -24,6 +24,8 @@ export const apiEnv = z.object({
   SNAPSHOT_COMPACT_AFTER_CHANGES: z.coerce.number().int().min(1).default(10_000),
   /** ...or once it is this old with any change after it (a rewrite reads the whole snapshot bucket). */
   SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
+  /** Webhook endpoints on loopback, private, link-local or metadata addresses: refused unless true (tests, private deployments). */
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
   /** The dashboard's built assets, served at /dashboard. */
   DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
 });

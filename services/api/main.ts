@@ -11,6 +11,9 @@ import { listen } from './server.ts';
 import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
 import { startSnapshotPublishing, type SnapshotPublishing } from './snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from './link-counters.ts';
+import { linkPresenter } from './link-presenter.ts';
+import type { OutboxDrainer } from './outbox/outbox-drainer.ts';
+import { startWebhookEventPublishing } from './outbox/webhook-outbox-publisher.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 
 const config = loadApiConfig();
@@ -22,11 +25,14 @@ try {
   let bus: Bus | null = null;
   let snapshot: OutboxPublisher | undefined;
   let publishing: SnapshotPublishing | undefined;
+  let webhookEvents: OutboxDrainer | undefined;
   if (config.NATS_URL) {
     bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-api', logger, replicas: config.NATS_STREAM_REPLICAS });
     // The outbox publisher (seeding an empty bucket) and the snapshot compactor.
     publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
     snapshot = publishing.publisher;
+    // Link events for webhooks, from their own outbox.
+    webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(config.REDIRECT_BASE_URL), logger });
   } else {
     // Changes stay queued in the outbox and are published once an API runs with NATS_URL.
     logger.warn('NATS_URL is not set: link changes are not pushed to redirectors');
@@ -35,7 +41,7 @@ try {
   if (!clickhouse) logger.warn('CLICKHOUSE_URL is not set: link counters read 0, analytics answer 503');
   const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
-  const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
+  const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, dashboard: `${server.url}/dashboard`, database: db.description });
   handleShutdown(logger, async () => {
     // In-flight requests finish first; then the outbox loop stops (what it has not
@@ -43,6 +49,7 @@ try {
     // and connections close.
     await server.close();
     await publishing?.stop();
+    await webhookEvents?.stop();
     await bus?.close();
     await clickhouse?.close();
     await db.close();

@@ -65,10 +65,16 @@ describe('API observability', () => {
 
   it('/metrics, /health and /ready are never rate limited nor need a key', async () => {
     // A starter workspace has 100 requests an hour; these must not spend nor hit it.
-    for (let i = 0; i < 120; i++) expect((await fetch(`${api.url}/metrics`)).status).toBe(200);
+    // Each body is read: an unread one keeps its connection busy, and the server's close waits for it.
+    for (let i = 0; i < 120; i++) {
+      const res = await fetch(`${api.url}/metrics`);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
     for (const path of ['/health', '/ready']) {
       const res = await fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
+      await res.arrayBuffer();
       expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     }
     const res = await api.request('GET', '/links', { key });

@@ -1,5 +1,5 @@
 /**
- * The ingester's /health, /ready and /metrics (health-server.ts with
+ * The ingester's /health, /ready and /metrics (shared/health/health-server.ts with
  * ingester-metrics.ts), over stand-in ingesters whose stats we move by hand. The
  * real ingester process answers them in tests/topology.int.test.ts.
  */
@@ -10,7 +10,7 @@ import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts'
 import type { Logger } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
-import { startHealthServer, type HealthServer } from './health-server.ts';
+import { startHealthServer, type HealthServer } from '../../shared/health/health-server.ts';
 import type { IngesterStats } from './ingester.ts';
 import { registerIngesterMetrics } from './ingester-metrics.ts';
 import { sample } from '../../shared/testing/prometheus-sample.ts';

@@ -7,7 +7,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadIngesterConfig } from './config.ts';
 import { startEventIngesters } from './event-ingesters.ts';
-import { startHealthServer } from './health-server.ts';
+import { startHealthServer } from '../../shared/health/health-server.ts';
 
 const config = loadIngesterConfig();
 const logger = createLogger('ingester', config.LOG_LEVEL);

@@ -156,8 +156,12 @@ export interface Bus {
   readonly kind: 'nats' | 'memory';
   /** Publishes to the events stream; a repeated `msgId` within the dedup window is dropped by the bus. */
   publishEvent(subject: string, data: Uint8Array, msgId: string): Promise<void>;
-  /** A durable consumer of the events stream; several processes sharing a name share the work. */
-  eventConsumer(durableName: string, filterSubject?: string): Promise<EventConsumer>;
+  /**
+   * A durable consumer of the stream holding `filterSubject` (the events stream when
+   * absent); several processes sharing a name share the work. A new consumer starts
+   * at the stream's first message, or with `startAt: 'new'` at the next one published.
+   */
+  eventConsumer(durableName: string, filterSubject?: string, options?: { startAt?: 'all' | 'new' }): Promise<EventConsumer>;
   kv(bucket: string): Promise<KvBucket>;
   blobs(bucket: string): Promise<BlobStore>;
   /** The lease on `name` for `ttlMs`, or null while another holder has it. */
@@ -171,6 +175,14 @@ export const EVENTS_STREAM = 'LINKROUTE_EVENTS';
 export const EVENTS_SUBJECTS = ['linkroute.events.>', 'linkroute.deadletter.>'];
 /** Dedup window of the events stream: a retried publish within it is dropped. */
 export const EVENTS_DEDUP_WINDOW_MS = 10 * 60_000;
+
+/**
+ * Webhook events on their way to the webhooks service: link changes (from the API's
+ * outbox) and test events. Its own stream, so its retention and consumers are its own.
+ */
+export const WEBHOOKS_STREAM = 'LINKROUTE_WEBHOOKS';
+export const webhookSubjects = { events: 'linkroute.webhooks.events' } as const;
+export const WEBHOOKS_SUBJECTS = ['linkroute.webhooks.>'];
 
 /** Events that can never be stored (invalid), kept for inspection; not consumed by ingesters. */
 export const DEAD_LETTER_SUBJECT = 'linkroute.deadletter.events';

@@ -115,10 +115,10 @@ export function createMemoryBus(): MemoryBus {
       bySeq.set(stored.seq, stored);
       wake();
     },
-    async eventConsumer(durableName, filterSubject) {
+    async eventConsumer(durableName, filterSubject, options) {
       let d = durables.get(durableName);
       if (!d) {
-        d = { filter: filterSubject, cursor: 1, pending: new Map(), waiters: [] };
+        d = { filter: filterSubject, cursor: options?.startAt === 'new' ? seq + 1 : 1, pending: new Map(), waiters: [] };
         durables.set(durableName, d);
       }
       const durable = d;

@@ -10,7 +10,7 @@ import {
   type StreamConfig,
 } from 'nats';
 import type { Bus, BusMessage, EventConsumer } from './bus.ts';
-import { EVENTS_DEDUP_WINDOW_MS, EVENTS_STREAM, EVENTS_SUBJECTS } from './bus.ts';
+import { EVENTS_DEDUP_WINDOW_MS, EVENTS_STREAM, EVENTS_SUBJECTS, WEBHOOKS_STREAM, WEBHOOKS_SUBJECTS } from './bus.ts';
 import { isJetStreamError, jetStreamErrors } from './jetstream-errors.ts';
 import { natsBlobStore } from './nats-blob-store.ts';
 import { natsKv } from './nats-kv.ts';
@@ -87,14 +87,24 @@ export async function connectNatsBus(url: string, options: NatsBusOptions): Prom
   })();
   const jsm: JetStreamManager = await nc.jetstreamManager();
   const js: JetStreamClient = nc.jetstream();
-  await ensureStream(jsm, {
-    name: EVENTS_STREAM,
-    subjects: EVENTS_SUBJECTS,
-    duplicate_window: nanos(EVENTS_DEDUP_WINDOW_MS),
-    // Events wait here until ingesters acknowledge them; a week covers long outages.
-    max_age: nanos(7 * 24 * 3600_000),
-    num_replicas: replicas,
-  });
+  // Events (for ingesters) and webhook events (for webhook senders) wait in their streams
+  // until their consumers acknowledge them: a week covers long outages. A publish
+  // retried within the dedup window (a redirector's batch, an outbox row published
+  // again) is dropped by its message id.
+  for (const [name, subjects] of [
+    [EVENTS_STREAM, EVENTS_SUBJECTS],
+    [WEBHOOKS_STREAM, WEBHOOKS_SUBJECTS],
+  ] as const) {
+    await ensureStream(jsm, {
+      name,
+      subjects: [...subjects],
+      duplicate_window: nanos(EVENTS_DEDUP_WINDOW_MS),
+      max_age: nanos(7 * 24 * 3600_000),
+      num_replicas: replicas,
+    });
+  }
+  const streamOf = (subject: string | undefined) =>
+    subject !== undefined && WEBHOOKS_SUBJECTS.some((s) => subject.startsWith(s.slice(0, -1))) ? WEBHOOKS_STREAM : EVENTS_STREAM;
   let leases: Promise<KV> | null = null;
   const watchJs: JetStreamClient = nc.jetstream({ timeout: KV_WATCH_API_TIMEOUT_MS });
 
@@ -103,24 +113,25 @@ export async function connectNatsBus(url: string, options: NatsBusOptions): Prom
     async publishEvent(subject, data, msgId) {
       await js.publish(subject, data, { msgID: msgId });
     },
-    async eventConsumer(durableName, filterSubject) {
+    async eventConsumer(durableName, filterSubject, options) {
+      const stream = streamOf(filterSubject);
       const consumerConfig = {
         durable_name: durableName,
         ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        deliver_policy: options?.startAt === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
         // A crashed consumer's messages come back after this; live ones call working() to hold them longer.
         ack_wait: nanos(ACK_WAIT_MS),
         max_ack_pending: 100_000,
         ...(filterSubject ? { filter_subject: filterSubject } : {}),
       };
       try {
-        await jsm.consumers.add(EVENTS_STREAM, consumerConfig);
+        await jsm.consumers.add(stream, consumerConfig);
       } catch (err) {
         // It exists with settings a create may not change (maybe from an older version): bring it up to date.
         if (!isJetStreamError(err, jetStreamErrors.consumerNameInUse, jetStreamErrors.consumerAlreadyExists)) throw err;
-        await jsm.consumers.update(EVENTS_STREAM, durableName, { ack_wait: consumerConfig.ack_wait, max_ack_pending: consumerConfig.max_ack_pending });
+        await jsm.consumers.update(stream, durableName, { ack_wait: consumerConfig.ack_wait, max_ack_pending: consumerConfig.max_ack_pending });
       }
-      const consumer = await js.consumers.get(EVENTS_STREAM, durableName);
+      const consumer = await js.consumers.get(stream, durableName);
       // Pull requests ask for exactly what fetch wants, so no message waits locally
       // (a message held past the ack wait would be redelivered to another ingester).
       const fetcher: EventConsumer = {

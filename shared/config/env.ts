@@ -17,6 +17,8 @@ export const natsServers = z.preprocess(
     .refine((v) => v.split(',').every((server) => URL.canParse(server.trim())), 'must be a URL, or several separated by commas')
     .optional(),
 );
+/** `true` or `false` (also `1`/`0`); unset or empty: the schema's default. */
+export const booleanEnv = z.preprocess(emptyAsUndefined, z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').optional());
 
 export const commonEnv = {
   DATABASE_URL: optionalUrl,

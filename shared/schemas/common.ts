@@ -84,5 +84,7 @@ export const scopes = [
   'conversions:write',
   'domains:write',
   'qr:write',
+  /** Managing webhook endpoints and reading their deliveries (they name URLs and secrets). */
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof scopes)[number];

@@ -8,6 +8,16 @@ import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
 import { meSchema } from '../../../shared/schemas/me.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
 import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
+import {
+  webhookCreateSchema,
+  webhookCreatedSchema,
+  webhookDeliveryListQuerySchema,
+  webhookDeliverySchema,
+  webhookListQuerySchema,
+  webhookSchema,
+  webhookTestResultSchema,
+  webhookUpdateSchema,
+} from '../../../shared/schemas/webhook.ts';
 import { linkBulkCreateBody, linkBulkDeleteBody, linkBulkDeleteResultSchema, linkBulkResultSchema, linkBulkUpdateBody } from '../../../shared/schemas/link-bulk.ts';
 import {
   analyticsLinkQuerySchema,
@@ -41,7 +51,7 @@ export interface Operation {
   body?: z.ZodType;
   /** A request body that validates: shown in the document, checked by a test. */
   example?: unknown;
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   /** The `data` of the success envelope. */
   response: z.ZodType;
   /** Lists add `pagination` beside `data`. */
@@ -190,6 +200,41 @@ export const operations: Operation[] = [
   { method: 'post', path: '/domains', summary: 'Register a custom domain (publish the returned TXT record, then verify)', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },
   { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified, or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
   { method: 'delete', path: '/domains/{id}', summary: 'Delete a custom domain (its links stop resolving)', scope: 'domains:write', status: 200, response: deleted },
+
+  {
+    method: 'post',
+    path: '/webhooks',
+    summary: 'Register a webhook endpoint; the answer shows its signing secret, once',
+    scope: 'webhooks:write',
+    body: webhookCreateSchema,
+    example: { url: 'https://hooks.example.com/linkroute', events: ['link.created', 'conversion.created'], description: 'CRM sync' },
+    status: 201,
+    response: webhookCreatedSchema,
+  },
+  { method: 'get', path: '/webhooks', summary: 'List webhook endpoints, newest first', scope: 'webhooks:write', query: webhookListQuerySchema, status: 200, response: z.array(webhookSchema), paginated: true },
+  { method: 'get', path: '/webhooks/{id}', summary: 'Get a webhook endpoint (status active, failing or disabled)', scope: 'webhooks:write', status: 200, response: webhookSchema },
+  {
+    method: 'patch',
+    path: '/webhooks/{id}',
+    summary: 'Update a webhook endpoint; enabled: true re-enables one disabled for failing',
+    scope: 'webhooks:write',
+    body: webhookUpdateSchema,
+    example: { events: ['link.created', 'link.clicked'], enabled: true },
+    status: 200,
+    response: webhookSchema,
+  },
+  { method: 'delete', path: '/webhooks/{id}', summary: 'Delete a webhook endpoint (its pending deliveries are given up)', scope: 'webhooks:write', status: 200, response: deleted },
+  { method: 'post', path: '/webhooks/{id}/test', summary: 'Send a webhook.test event to the endpoint (202: queued; see its deliveries)', scope: 'webhooks:write', status: 202, response: webhookTestResultSchema },
+  {
+    method: 'get',
+    path: '/webhooks/{id}/deliveries',
+    summary: "The endpoint's deliveries, newest first: status, attempts, last response code and latency, next retry",
+    scope: 'webhooks:write',
+    query: webhookDeliveryListQuerySchema,
+    status: 200,
+    response: z.array(webhookDeliverySchema),
+    paginated: true,
+  },
 
   { method: 'get', path: '/openapi.json', summary: 'This document', status: 200, response: z.object({}).loose() },
   { method: 'get', path: '/docs', summary: 'A readable reference page', status: 200, response: z.string() },

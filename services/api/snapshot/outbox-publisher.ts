@@ -1,6 +1,7 @@
 import type { KvBucket } from '../../../shared/bus/bus.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
-import { errorFields, type Logger } from '../../../shared/logger.ts';
+import type { Logger } from '../../../shared/logger.ts';
+import { outboxDrainer } from '../outbox/outbox-drainer.ts';
 import { encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
 import { loadCompiledLinks } from './load-compiled-links.ts';
 
@@ -25,7 +26,6 @@ export interface OutboxPublisher {
  */
 export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): OutboxPublisher {
   const { sql, kv, logger } = deps;
-  let timer: NodeJS.Timeout | null = null;
 
   async function publishBatch(): Promise<number> {
     return (await sql.begin(async (tx) => {
@@ -46,53 +46,9 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
     })) as number;
   }
 
-  /**
-   * Flush calls are numbered. A pass reads the queue after every call numbered up to
-   * `covers` had committed its change, so when the pass ends those calls are done:
-   * a caller waits for at most the pass running now and the next one, never for a
-   * whole busy period of passes triggered by later changes.
-   */
-  let requested = 0;
-  const waiters: Array<{ upTo: number; resolve(): void; reject(err: unknown): void }> = [];
-  let running: Promise<void> | null = null;
-
-  function settle(covers: number, err?: unknown): void {
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      const w = waiters[i]!;
-      if (w.upTo > covers) continue;
-      waiters.splice(i, 1);
-      if (err === undefined) w.resolve();
-      else w.reject(err);
-    }
-  }
-
-  async function passes(): Promise<void> {
-    let done = 0;
-    try {
-      while (done < requested) {
-        const covers = requested;
-        try {
-          while ((await publishBatch()) === BATCH);
-          settle(covers);
-        } catch (err) {
-          // The rows stay queued; start()'s timer (or the next change) tries again.
-          settle(covers, err);
-        }
-        done = covers;
-      }
-    } finally {
-      // Cleared in the same step that saw no flush pending: a flush after this starts a new run.
-      running = null;
-    }
-  }
-
+  const drainer = outboxDrainer(publishBatch, BATCH, logger, 'snapshot');
   const publisher: OutboxPublisher = {
-    flush() {
-      const mine = ++requested;
-      const published = new Promise<void>((resolve, reject) => waiters.push({ upTo: mine, resolve, reject }));
-      running ??= passes();
-      return published;
-    },
+    ...drainer,
     async seedIfEmpty() {
       if ((await kv.status()).entries > 0) return 0;
       const [row] = await sql<{ n: number }[]>`
@@ -101,15 +57,7 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
       return row!.n;
     },
     start(intervalMs = 1_000) {
-      timer = setInterval(() => {
-        publisher.flush().catch((err) => logger.warn('snapshot publish failed; will retry', errorFields(err)));
-      }, intervalMs);
-      timer.unref();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      // Let a pass under way end (its failure is its own loop's to report).
-      await Promise.allSettled([running]);
+      drainer.start(intervalMs);
     },
   };
   return publisher;

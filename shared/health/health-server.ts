@@ -1,14 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { CheckResult } from '../../shared/health/dependency-checks.ts';
-import { AppError } from '../../shared/errors.ts';
-import { errorFields, type Logger } from '../../shared/logger.ts';
-import { METRICS_CONTENT_TYPE } from '../../shared/metrics/metrics-registry.ts';
+import type { CheckResult } from './dependency-checks.ts';
+import { AppError } from '../errors.ts';
+import { errorFields, type Logger } from '../logger.ts';
+import { METRICS_CONTENT_TYPE } from '../metrics/metrics-registry.ts';
 
 /**
- * The ingester takes no requests of its own, so this small server exists for
- * orchestrators and Prometheus only:
+ * For services that take no HTTP requests of their own (the ingester, the webhooks
+ * sender): a small server for orchestrators and Prometheus only:
  *   GET|HEAD /health   200 while the process runs
  *   GET|HEAD /ready    200 when every check is ok, else 503; the checks in the body
  *   GET      /metrics  Prometheus text format

@@ -1,0 +1,51 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { npmStart, stopNpmStart, type NpmStart } from '../../shared/testing/npm-start.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
+
+const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
+
+describe('webhooks under npm start (the sender in the one process, in-process bus)', () => {
+  let started: NpmStart | undefined;
+  let receiver: WebhookReceiver | undefined;
+  let dataDir = '';
+  afterAll(async () => {
+    if (started) await stopNpmStart(started);
+    await receiver?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('delivers link.created and a link.clicked batch, signed', async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'linkroute-webhooks-'));
+    started = await npmStart({ DATA_DIR: dataDir, WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' });
+    const key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(started.output())![1]!;
+    const call = async (method: string, path: string, body?: unknown) =>
+      (await (await fetch(started!.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as {
+        data: any;
+      };
+    receiver = await startWebhookReceiver();
+    const hook = (await call('POST', '/webhooks', { url: `${receiver.url}/in`, events: ['link.created', 'link.clicked'] })).data;
+    const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/landing', shortCode: 'hooked' })).data;
+    let res: Response | undefined;
+    for (let i = 0; i < 50 && res?.status !== 302; i++) {
+      res = await fetch(`${started.redirectUrl}/hooked`, { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+      if (res.status !== 302) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(res!.status).toBe(302);
+    const verifier = new Webhook(hook.secret);
+    const deadline = Date.now() + 30_000;
+    let types: string[] = [];
+    while (Date.now() < deadline) {
+      types = receiver.received.map((r) => (verifier.verify(r.body, r.headers) as { type: string }).type);
+      if (types.includes('link.created') && types.includes('link.clicked')) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(types.sort()).toEqual(['link.clicked', 'link.created']);
+    const clicked = receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: any }).find((p) => p.type === 'link.clicked')!;
+    expect(clicked.data.clicks).toHaveLength(1);
+    expect(clicked.data.clicks[0]).toMatchObject({ linkId: link.id, destination: 'https://example.com/landing' });
+  }, 150_000);
+});

@@ -1,0 +1,177 @@
+import { newId } from '../../shared/ids.ts';
+import type { Sql } from '../../shared/db/postgres.ts';
+import type { WebhookBusEvent } from '../../shared/schemas/webhook.ts';
+
+/** A delivery this sender has taken: it alone attempts it until `claimUntil`. */
+export interface ClaimedDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  body: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** Epoch ms of the first attempt; null before it. */
+  firstAttemptAt: number | null;
+}
+
+export interface AttemptResult {
+  deliveryId: string;
+  endpointId: string;
+  at: number;
+  ok: boolean;
+  status: number | null;
+  latencyMs: number;
+  error: string | null;
+  /** Epoch ms of the next attempt; null: none (succeeded, or given up). */
+  nextAttemptAt: number | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  body: string;
+  attempts: number;
+  firstAttemptAt: Date | null;
+}
+
+const toClaimed = (r: DeliveryRow): ClaimedDelivery => ({ ...r, firstAttemptAt: r.firstAttemptAt?.getTime() ?? null });
+
+/**
+ * Webhook events and deliveries in Postgres, shared by every sender. A delivery is
+ * `pending` until it succeeds or is given up; a sender claims one by pushing its
+ * next_attempt_at past the time the attempt may take (`claimMs`), so a sender that
+ * dies mid-attempt leaves it due again for the others.
+ */
+export function deliveryStore(sql: Sql, claimMs: number) {
+  const claimInterval = sql`make_interval(secs => ${claimMs / 1000})`;
+
+  return {
+    /**
+     * Stores the events and a delivery per (event, endpoint), both once whatever the
+     * redeliveries. Deliveries to `claimed` endpoints are taken by this sender at once;
+     * the rest are due now for any sender. Returns the deliveries this call created.
+     */
+    async record(
+      events: readonly WebhookBusEvent[],
+      deliveries: ReadonlyArray<{ eventId: string; endpointId: string; eventType: string; claim: boolean }>,
+    ): Promise<ClaimedDelivery[]> {
+      if (deliveries.length === 0) return [];
+      const used = new Set(deliveries.map((d) => d.eventId));
+      const stored = events.filter((e) => used.has(e.id));
+      return (await sql.begin(async (tx) => {
+        const t = tx as unknown as Sql;
+        await t`
+          INSERT INTO webhook_events (id, workspace_id, type, body)
+          SELECT * FROM unnest(${stored.map((e) => e.id)}::text[], ${stored.map((e) => e.workspaceId)}::text[],
+            ${stored.map((e) => e.type)}::text[], ${stored.map((e) => e.body)}::text[])
+          ON CONFLICT (id) DO NOTHING`;
+        const rows = await t<DeliveryRow[]>`
+          WITH d AS (
+            INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, next_attempt_at)
+            SELECT id, endpoint_id, event_id, event_type, CASE WHEN claim::boolean THEN now() + ${claimInterval} ELSE now() END
+            FROM unnest(${deliveries.map(() => newId('webhookDelivery'))}::text[], ${deliveries.map((d) => d.endpointId)}::text[],
+              ${deliveries.map((d) => d.eventId)}::text[], ${deliveries.map((d) => d.eventType)}::text[],
+              ${deliveries.map((d) => String(d.claim))}::text[]) AS n(id, endpoint_id, event_id, event_type, claim)
+            ON CONFLICT (endpoint_id, event_id) DO NOTHING
+            RETURNING id, endpoint_id, event_id, next_attempt_at > now() AS claimed
+          )
+          SELECT d.id, d.endpoint_id, d.event_id, e.body, 0 AS attempts, NULL::timestamptz AS first_attempt_at
+          FROM d JOIN webhook_events e ON e.id = d.event_id WHERE d.claimed`;
+        return rows.map(toClaimed);
+      })) as ClaimedDelivery[];
+    },
+
+    /** Claims up to `limit` due deliveries, oldest due first, leaving out endpoints with no room here. */
+    async claimDue(limit: number, busyEndpoints: readonly string[]): Promise<ClaimedDelivery[]> {
+      if (limit <= 0) return [];
+      const rows = await sql<DeliveryRow[]>`
+        WITH due AS (
+          SELECT id FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY(${busyEndpoints as string[]}::text[]))
+          ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ), taken AS (
+          UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval} FROM due WHERE d.id = due.id
+          RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.first_attempt_at
+        )
+        SELECT taken.*, e.body FROM taken JOIN webhook_events e ON e.id = taken.event_id`;
+      return rows.map(toClaimed);
+    },
+
+    /** Due again at once (a claimed delivery this sender will not attempt after all). */
+    async release(ids: readonly string[]): Promise<void> {
+      if (ids.length > 0) await sql`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = ANY(${ids as string[]}) AND status = 'pending'`;
+    },
+
+    /**
+     * Records attempts in one statement each for deliveries and endpoints: a success
+     * ends the endpoint's failure streak, a failure starts one (or continues it), and
+     * an endpoint failing for `windowMs` is disabled. Returns the endpoints it disabled.
+     */
+    async recordAttempts(results: readonly AttemptResult[], windowMs: number): Promise<string[]> {
+      if (results.length === 0) return [];
+      // Arrays travel as text (postgres.js types a parameter by its first element, and a
+      // boolean, a null or a number there would not make the array wanted).
+      const text = (values: Array<string | number | boolean | null>) => values.map((v) => (v === null ? null : String(v)));
+      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+      await sql`
+        UPDATE webhook_deliveries d SET
+          status = CASE WHEN r.ok::boolean THEN 'succeeded' WHEN r.next IS NULL THEN 'failed' ELSE 'pending' END,
+          attempts = d.attempts + 1,
+          response_status = r.status::int, latency_ms = r.latency::int, error = r.error,
+          next_attempt_at = r.next::timestamptz, last_attempt_at = r.at::timestamptz,
+          first_attempt_at = coalesce(d.first_attempt_at, r.at::timestamptz)
+        FROM unnest(${results.map((r) => r.deliveryId)}::text[], ${text(results.map((r) => r.ok))}::text[],
+          ${text(results.map((r) => r.status))}::text[], ${text(results.map((r) => r.latencyMs))}::text[], ${results.map((r) => r.error)}::text[],
+          ${results.map((r) => iso(r.nextAttemptAt))}::text[], ${results.map((r) => iso(r.at))}::text[]) AS r(id, ok, status, latency, error, next, at)
+        WHERE d.id = r.id AND d.status = 'pending'`;
+      // The latest attempt per endpoint decides its streak.
+      const latest = new Map<string, AttemptResult>();
+      for (const r of results) if ((latest.get(r.endpointId)?.at ?? -1) <= r.at) latest.set(r.endpointId, r);
+      const ok = [...latest.values()].filter((r) => r.ok).map((r) => r.endpointId);
+      const failing = [...latest.values()].filter((r) => !r.ok);
+      if (ok.length > 0) await sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY(${ok}) AND failing_since IS NOT NULL`;
+      if (failing.length === 0) return [];
+      const ids = failing.map((r) => r.endpointId);
+      await sql`
+        UPDATE webhook_endpoints e SET failing_since = f.at::timestamptz
+        FROM unnest(${ids}::text[], ${failing.map((r) => new Date(r.at).toISOString())}::text[]) AS f(id, at)
+        WHERE e.id = f.id AND e.enabled AND e.failing_since IS NULL`;
+      const disabled = await sql<{ id: string }[]>`
+        UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', updated_at = now()
+        WHERE id = ANY(${ids}) AND enabled AND failing_since <= now() - make_interval(secs => ${windowMs / 1000})
+        RETURNING id`;
+      return disabled.map((d) => d.id);
+    },
+
+    /**
+     * Forgets what is older than `days`: finished deliveries, then events with no
+     * delivery left, then conversion claims (kept three times as long: an order's late
+     * repeat is still recognised). A batch at a time; returns the rows deleted.
+     */
+    async sweep(days: number, batch = 5_000): Promise<number> {
+      const cutoff = sql`now() - make_interval(days => ${days})`;
+      const deliveries = await sql`
+        DELETE FROM webhook_deliveries WHERE id IN (
+          SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${batch})`;
+      const events = await sql`
+        DELETE FROM webhook_events e WHERE e.id IN (
+          SELECT id FROM webhook_events WHERE created_at < ${cutoff} LIMIT ${batch})
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`;
+      const claims = await sql`
+        DELETE FROM webhook_conversion_claims WHERE (workspace_id, order_key) IN (
+          SELECT workspace_id, order_key FROM webhook_conversion_claims WHERE created_at < now() - make_interval(days => ${3 * days}) LIMIT ${batch})`;
+      return deliveries.count + events.count + claims.count;
+    },
+
+    /** Gives up deliveries whose endpoint is disabled or deleted. */
+    async abandon(ids: readonly string[], reason: string): Promise<void> {
+      if (ids.length === 0) return;
+      await sql`
+        UPDATE webhook_deliveries SET status = 'failed', error = ${reason}, next_attempt_at = NULL
+        WHERE id = ANY(${ids as string[]}) AND status = 'pending'`;
+    },
+  };
+}
+
+export type DeliveryStore = ReturnType<typeof deliveryStore>;

@@ -1,0 +1,170 @@
+import { errorFields, type Logger } from '../../shared/logger.ts';
+import type { AttemptResult, ClaimedDelivery, DeliveryStore } from './delivery-store.ts';
+import type { EndpointDirectory } from './endpoint-directory.ts';
+import { nextAttemptAt, type RetryPolicy } from './retry-schedule.ts';
+import type { WebhookSender } from './send-webhook.ts';
+import type { WebhooksMetrics } from './webhooks-metrics.ts';
+
+export interface Dispatcher {
+  /** Whether the endpoint can take another delivery here now. */
+  hasRoom(endpointId: string): boolean;
+  /** Endpoints with no room: the due-delivery scheduler leaves their deliveries for later. */
+  busyEndpoints(): string[];
+  /** Deliveries this sender can still take on, over all endpoints. */
+  freeCapacity(): number;
+  /** Attempts claimed deliveries, each endpoint at most `maxInFlightPerEndpoint` at a time. */
+  dispatch(deliveries: readonly ClaimedDelivery[]): void;
+  /** Waits for every attempt taken on to finish and be recorded. */
+  drain(): Promise<void>;
+}
+
+interface EndpointLane {
+  inFlight: number;
+  queue: ClaimedDelivery[];
+}
+
+/** Results are written together: every this often, or at this many. */
+const RECORD_EVERY_MS = 25;
+const RECORD_BATCH = 1_000;
+
+/**
+ * Runs attempts. Each endpoint has its own lane: at most `maxInFlightPerEndpoint`
+ * attempts at once and a few times that queued, so a slow endpoint holds up no other.
+ * Outcomes are written in batches (a success, a retry time, a give-up), endpoints'
+ * failure streaks with them; an endpoint failing for the retry window is disabled.
+ */
+export function createDispatcher(deps: {
+  store: DeliveryStore;
+  directory: EndpointDirectory;
+  sender: WebhookSender;
+  retry: RetryPolicy;
+  maxInFlightPerEndpoint: number;
+  /** Deliveries held (running or queued) over all endpoints. */
+  maxHeld: number;
+  metrics: WebhooksMetrics;
+  logger: Logger;
+}): Dispatcher {
+  const { store, directory, sender, retry, logger, metrics } = deps;
+  const laneLimit = deps.maxInFlightPerEndpoint * 4;
+  const lanes = new Map<string, EndpointLane>();
+  let held = 0;
+  let results: AttemptResult[] = [];
+  let recording: Promise<void> | null = null;
+  let recordTimer: NodeJS.Timeout | null = null;
+  const idleWaiters: Array<() => void> = [];
+
+  const lane = (id: string) => {
+    let l = lanes.get(id);
+    if (!l) lanes.set(id, (l = { inFlight: 0, queue: [] }));
+    return l;
+  };
+
+  function scheduleRecord(): void {
+    if (results.length >= RECORD_BATCH) void record();
+    else recordTimer ??= setTimeout(() => void record(), RECORD_EVERY_MS);
+  }
+
+  async function record(): Promise<void> {
+    if (recordTimer) clearTimeout(recordTimer);
+    recordTimer = null;
+    if (recording) return recording;
+    const batch = results;
+    results = [];
+    if (batch.length === 0) return settleIdle();
+    recording = store
+      .recordAttempts(batch, retry.windowMs)
+      .then((disabled) => {
+        for (const id of disabled) logger.warn('webhook endpoint disabled: failing for the whole retry window', { endpointId: id });
+        if (disabled.length > 0) void directory.refresh().catch(() => {});
+      })
+      .catch((err) => {
+        // Kept for the next write; the deliveries stay claimed meanwhile.
+        logger.warn('webhook attempts not recorded yet; retrying', { attempts: batch.length, ...errorFields(err) });
+        results = batch.concat(results);
+        return new Promise<void>((r) => setTimeout(r, 500));
+      })
+      .finally(() => {
+        recording = null;
+        if (results.length > 0) scheduleRecord();
+        else settleIdle();
+      });
+    return recording;
+  }
+
+  function settleIdle(): void {
+    if (held === 0 && results.length === 0 && !recording) idleWaiters.splice(0).forEach((w) => w());
+  }
+
+  async function run(delivery: ClaimedDelivery): Promise<void> {
+    let endpoint = directory.get(delivery.endpointId);
+    // Unknown or disabled here: so it is, or it was created or re-enabled a moment ago
+    // (the directory is up to a second old). Only a fresh read may give the delivery up.
+    if (!endpoint || !endpoint.enabled) {
+      await directory.readSince(Date.now());
+      endpoint = directory.get(delivery.endpointId);
+    }
+    const at = Date.now();
+    if (!endpoint || !endpoint.enabled) {
+      await store.abandon([delivery.id], endpoint ? 'endpoint disabled' : 'endpoint deleted').catch((err) => logger.warn('abandoning a delivery failed', errorFields(err)));
+      return;
+    }
+    const attempt = await sender.send(endpoint, { id: delivery.eventId, body: delivery.body });
+    const attempts = delivery.attempts + 1;
+    const result: AttemptResult = {
+      deliveryId: delivery.id,
+      endpointId: delivery.endpointId,
+      at,
+      ok: attempt.ok,
+      status: attempt.status,
+      latencyMs: attempt.latencyMs,
+      error: attempt.error,
+      nextAttemptAt: attempt.ok ? null : nextAttemptAt(retry, attempts, delivery.firstAttemptAt ?? at, Date.now()),
+    };
+    metrics.attempt(result.ok ? 'succeeded' : result.nextAttemptAt === null ? 'gave_up' : 'will_retry', attempt.latencyMs);
+    results.push(result);
+    scheduleRecord();
+  }
+
+  function pump(endpointId: string): void {
+    const l = lane(endpointId);
+    while (l.inFlight < deps.maxInFlightPerEndpoint && l.queue.length > 0) {
+      const delivery = l.queue.shift()!;
+      l.inFlight++;
+      metrics.inFlight(1);
+      run(delivery)
+        .catch((err) => logger.error('webhook attempt failed unexpectedly', { deliveryId: delivery.id, ...errorFields(err) }))
+        .finally(() => {
+          l.inFlight--;
+          held--;
+          metrics.inFlight(-1);
+          if (l.inFlight === 0 && l.queue.length === 0) lanes.delete(endpointId);
+          else pump(endpointId);
+          settleIdle();
+        });
+    }
+  }
+
+  return {
+    hasRoom(endpointId) {
+      const l = lanes.get(endpointId);
+      return !l || l.inFlight + l.queue.length < laneLimit;
+    },
+    busyEndpoints() {
+      return [...lanes].filter(([, l]) => l.inFlight + l.queue.length >= laneLimit).map(([id]) => id);
+    },
+    freeCapacity: () => deps.maxHeld - held,
+    dispatch(deliveries) {
+      for (const d of deliveries) {
+        held++;
+        lane(d.endpointId).queue.push(d);
+      }
+      for (const id of new Set(deliveries.map((d) => d.endpointId))) pump(id);
+    },
+    drain() {
+      if (held === 0 && results.length === 0 && !recording) return Promise.resolve();
+      const idle = new Promise<void>((resolve) => idleWaiters.push(resolve));
+      void record();
+      return idle;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { resolveSecret } from '../../shared/config/secret.ts';
+import { openDatabase } from '../../shared/db/open-database.ts';
+import { migrate } from '../../shared/db/migrate.ts';
+import { checkBus, checkQuery } from '../../shared/health/dependency-checks.ts';
+import { startHealthServer } from '../../shared/health/health-server.ts';
+import { createLogger, errorFields } from '../../shared/logger.ts';
+import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
+import { handleShutdown } from '../../shared/shutdown.ts';
+import { loadWebhooksConfig } from './config.ts';
+import { startWebhooks } from './webhooks.ts';
+
+const config = loadWebhooksConfig();
+const logger = createLogger('webhooks', config.LOG_LEVEL);
+
+try {
+  if (!config.NATS_URL || !config.DATABASE_URL) {
+    throw new Error('NATS_URL and DATABASE_URL are required for a standalone webhooks sender (npm start runs one in its own process)');
+  }
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks' });
+  await migrate(db.sql);
+  const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-webhooks', logger });
+  const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
+  const metrics = createMetricsRegistry();
+  // Listening first: a taken port fails the start before any event is taken.
+  const http = await startHealthServer({
+    port: config.WEBHOOKS_PORT,
+    host: config.HOST,
+    registry: metrics,
+    checks: async () => ({ postgres: await checkQuery(db.sql`SELECT 1`), nats: checkBus(bus) }),
+    logger,
+  });
+  const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config, metrics });
+  logger.info('webhooks sender running', { url: http.url, allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
+  handleShutdown(logger, async () => {
+    // Attempts under way finish and are recorded; events not yet stored are redelivered to a peer.
+    await webhooks.stop();
+    await http.close();
+    await bus.close();
+    await db.close();
+  });
+} catch (err) {
+  logger.error('webhooks sender failed to start', errorFields(err));
+  process.exit(1);
+}

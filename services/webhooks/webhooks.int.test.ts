@@ -1,0 +1,325 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import type { Bus } from '../../shared/bus/bus.ts';
+import { createClickId } from '../../shared/click-id.ts';
+import { resolveSecret } from '../../shared/config/secret.ts';
+import { createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
+import { newId } from '../../shared/ids.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import type { ConversionEvent } from '../../shared/schemas/conversion.ts';
+import { startChildService, type ChildService } from '../../shared/testing/child-service.ts';
+import { freePort } from '../../shared/testing/free-port.ts';
+import { startTestNatsServer, type TestNatsServer } from '../../shared/testing/nats-server.ts';
+import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
+import { createApiApp } from '../api/app.ts';
+import { loadApiConfig } from '../api/config.ts';
+import { linkPresenter } from '../api/link-presenter.ts';
+import type { OutboxDrainer } from '../api/outbox/outbox-drainer.ts';
+import { startWebhookEventPublishing } from '../api/outbox/webhook-outbox-publisher.ts';
+import { listen, type RunningServer } from '../api/server.ts';
+
+const SECRET_TEXT = 'webhooks-test-secret-0123456789abcdef';
+const logger = createLogger('webhooks-test', 'silent');
+const encoder = new TextEncoder();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The senders' output, for failure messages. */
+let senderLogs = () => '';
+
+async function until<T>(what: string, probe: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}\n${senderLogs()}`);
+    await sleep(50);
+  }
+}
+
+interface Delivered {
+  id: string;
+  type: string;
+  data: any;
+  at: number;
+}
+
+/**
+ * The API in-process (with its webhook outbox publisher), two webhook senders as
+ * their own processes, a private NATS server and the machine's Postgres; customers'
+ * endpoints are loopback HTTP servers that verify every signature with the
+ * standardwebhooks package.
+ */
+describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
+  let nats: TestNatsServer;
+  let db: TestDatabase;
+  let bus: Bus;
+  let outbox: OutboxDrainer;
+  let api: RunningServer;
+  let secret: Buffer;
+  let key: string;
+  let workspaceId: string;
+  const senders: ChildService[] = [];
+  const receivers: WebhookReceiver[] = [];
+
+  senderLogs = () => senders.map((s) => s.output.split('\n').slice(-15).join('\n')).join('\n---\n');
+
+  async function startSender(): Promise<ChildService> {
+    const sender = startChildService('services/webhooks/main.ts', {
+      DATABASE_URL: db.url,
+      NATS_URL: nats.url,
+      LINKROUTE_SECRET: SECRET_TEXT,
+      WEBHOOKS_PORT: String(await freePort()),
+      WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOKS_TIMEOUT_MS: '1000',
+      WEBHOOKS_RETRY_BASE_MS: '100',
+      WEBHOOKS_RETRY_WINDOW_MS: '4000',
+      LOG_LEVEL: 'info',
+    });
+    await sender.waitFor(/webhooks sender running/, 60_000);
+    senders.push(sender);
+    return sender;
+  }
+
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(api.url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as { data: any } };
+  };
+
+  /** A receiver and an endpoint of the workspace pointing at it. */
+  async function endpoint(events: string[], answer?: WebhookReceiver['answer']) {
+    const receiver = await startWebhookReceiver(answer);
+    receivers.push(receiver);
+    const created = await call('POST', '/webhooks', { url: `${receiver.url}/hook`, events });
+    expect(created.status).toBe(201);
+    return { receiver, id: created.body.data.id as string, secret: created.body.data.secret as string };
+  }
+
+  /** What a receiver got, each signature checked, one entry per webhook-id (retries folded). */
+  function delivered(receiver: WebhookReceiver, signingSecret: string): Delivered[] {
+    const verifier = new Webhook(signingSecret);
+    const byId = new Map<string, Delivered>();
+    for (const r of receiver.received) {
+      const payload = verifier.verify(r.body, r.headers) as { type: string; data: unknown };
+      if (!byId.has(r.headers['webhook-id']!)) byId.set(r.headers['webhook-id']!, { id: r.headers['webhook-id']!, type: payload.type, data: payload.data, at: r.at });
+    }
+    return [...byId.values()];
+  }
+
+  beforeAll(async () => {
+    nats = await startTestNatsServer();
+    db = await createTestDatabase('postgres');
+    secret = await resolveSecret(SECRET_TEXT, '/nonexistent');
+    bus = await connectNatsBus(nats.url, { name: 'webhooks-test-api', logger });
+    outbox = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter('http://go.test'), logger });
+    api = await listen(
+      createApiApp({ sql: db.sql, config: loadApiConfig({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' }), logger, bus, secret, webhookEvents: outbox }),
+      0,
+      '127.0.0.1',
+    );
+    const ws = await createWorkspace(db.sql, { name: 'webhooks', plan: 'enterprise' });
+    workspaceId = ws.id;
+    key = (await createApiKey(db.sql, { workspaceId })).key;
+    await startSender();
+    await startSender();
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const s of senders) await s.kill('SIGKILL');
+    for (const r of receivers) await r.close();
+    await api?.close();
+    await outbox?.stop();
+    await bus?.close();
+    await db?.close();
+    await nats?.destroy();
+  }, 60_000);
+
+  it('delivers link.created, .updated and .deleted, one event per link for bulk changes too, each signed and delivered once', async () => {
+    const hook = await endpoint(['link.created', 'link.updated', 'link.deleted']);
+    const single = (await call('POST', '/links', { destinationUrl: 'https://example.com/one', shortCode: 'wh-one', tags: ['Hooked'] })).body.data;
+    await call('PATCH', `/links/${single.id}`, { title: 'Renamed' });
+    const bulk = (await call('POST', '/links/bulk', { links: [1, 2, 3].map((n) => ({ destinationUrl: `https://example.com/b${n}` })) })).body.data;
+    const bulkIds = bulk.map((item: { data: { id: string } }) => item.data.id);
+    await call('DELETE', '/links/bulk', { ids: bulkIds });
+    await call('DELETE', `/links/${single.id}`);
+
+    const got = await until('9 link events', () => delivered(hook.receiver, hook.secret), (d) => d.length >= 9);
+    expect(hook.receiver.received.length).toBe(9); // two senders, and still each event once
+    const summary = got.map((d) => `${d.type} ${d.data.id}`).sort();
+    expect(summary).toEqual(
+      [
+        `link.created ${single.id}`,
+        `link.updated ${single.id}`,
+        `link.deleted ${single.id}`,
+        ...bulkIds.map((id: string) => `link.created ${id}`),
+        ...bulkIds.map((id: string) => `link.deleted ${id}`),
+      ].sort(),
+    );
+    const created = got.find((d) => d.type === 'link.created' && d.data.id === single.id)!;
+    expect(created.data).toMatchObject({ shortCode: 'wh-one', shortUrl: 'http://go.test/wh-one', tags: ['hooked'], password: null, forwardQuery: true });
+    expect(created.data.clicks).toBeUndefined();
+    expect(got.find((d) => d.type === 'link.updated')!.data.title).toBe('Renamed');
+
+    const deliveries = await until('recorded deliveries', () => call('GET', `/webhooks/${hook.id}/deliveries?limit=100`), (r) => r.body.data.every((d: { status: string }) => d.status === 'succeeded') && r.body.data.length === 9);
+    expect(deliveries.body.data[0]).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, error: null, nextAttemptAt: null });
+    expect(deliveries.body.data[0].latencyMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('retries a failed delivery with the same webhook-id until the endpoint answers 2xx', async () => {
+    let failures = 0;
+    const hook = await endpoint(['link.created'], () => (failures++ < 2 ? 503 : 204));
+    const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/retry' })).body.data;
+    const [event] = await until(
+      'a delivery after two failures',
+      () => ({ events: delivered(hook.receiver, hook.secret), attempts: hook.receiver.received.map((r) => r.at) }),
+      (d) => d.events.length === 1 && d.attempts.length === 3,
+    ).then((d) => d.events);
+    expect(event!.data.id).toBe(link.id);
+    expect(new Set(hook.receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    const [delivery] = (await until('the delivery recorded', () => call('GET', `/webhooks/${hook.id}/deliveries`), (r) => r.body.data[0]?.status === 'succeeded')).body.data;
+    expect(delivery).toMatchObject({ eventId: event!.id, eventType: 'link.created', attempts: 3, responseStatus: 204 });
+    expect((await call('GET', `/webhooks/${hook.id}`)).body.data.status).toBe('active');
+  });
+
+  it('sends a test event to the one endpoint, whatever it subscribes to', async () => {
+    const hook = await endpoint(['conversion.created']);
+    const other = await endpoint(['conversion.created']);
+    const test = await call('POST', `/webhooks/${hook.id}/test`);
+    expect(test.status).toBe(202);
+    const [got] = await until('the test event', () => delivered(hook.receiver, hook.secret), (d) => d.length === 1);
+    expect(got).toMatchObject({ id: test.body.data.eventId, type: 'webhook.test', data: { webhookId: hook.id } });
+    await sleep(300);
+    expect(other.receiver.received).toHaveLength(0);
+  });
+
+  it('announces each conversion once per order: pixel repeats and redeliveries fold, other workspaces are not told', async () => {
+    const hook = await endpoint(['conversion.created']);
+    const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/shop', conversionTracking: true })).body.data;
+    const clickId = createClickId(secret, link.id, Date.now() - 60_000);
+    const conversion = (orderId: string | null, overrides: Partial<ConversionEvent> = {}): ConversionEvent => ({
+      id: newId('conversion'),
+      clickId,
+      workspaceId,
+      linkId: link.id,
+      campaignId: link.campaignId,
+      event: 'purchase',
+      value: 10,
+      currency: 'EUR',
+      orderId,
+      ts: Date.now(),
+      attributed: true,
+      source: 'pixel',
+      ...overrides,
+    });
+    const publish = (c: ConversionEvent, msgId = c.id) => bus.publishEvent(eventSubjects.conversions, encoder.encode(JSON.stringify(c)), msgId);
+    const first = conversion('A-1');
+    await publish(first);
+    await publish(conversion('A-1')); // the thank-you page reloaded: a second pixel for the order
+    await publish(first, `${first.id}-again`); // the same conversion on the bus twice
+    const noOrder = conversion(null, { event: 'signup', value: 0 });
+    await publish(noOrder);
+    await publish(conversion('B-1', { workspaceId: 'ws_someoneelse' }));
+    const s2s = await call('POST', '/conversions/s2s', { clickId, event: 'lead', orderId: 'S-1', value: 5 });
+    expect(s2s.status).toBe(201);
+    expect((await call('POST', '/conversions/s2s', { clickId, event: 'lead', orderId: 'S-1', value: 5 })).body.data.duplicate).toBe(true);
+
+    const got = await until('three conversions', () => delivered(hook.receiver, hook.secret), (d) => d.length >= 3);
+    await sleep(500);
+    const all = delivered(hook.receiver, hook.secret);
+    expect(all.map((d) => d.data.conversionId).sort()).toEqual([first.id, noOrder.id, s2s.body.data.conversionId].sort());
+    expect(all.every((d) => d.type === 'conversion.created')).toBe(true);
+    expect(got.find((d) => d.data.conversionId === first.id)!.data).toMatchObject({ orderId: 'A-1', linkId: link.id, value: 10, currency: 'EUR', source: 'pixel', attributed: true, clickId });
+    expect(all.find((d) => d.data.conversionId === s2s.body.data.conversionId)!.data).toMatchObject({ orderId: 'S-1', event: 'lead', source: 's2s' });
+  });
+
+  it('batches link.clicked, at most one delivery a second per endpoint, only for endpoints that opted in, without bots or impressions', async () => {
+    const hook = await endpoint(['link.clicked']);
+    const notOptedIn = await endpoint(['link.created', 'link.updated']);
+    const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/clicked' })).body.data;
+    const click = (overrides: Partial<ClickEvent> = {}): ClickEvent => ({
+      id: createClickId(secret, link.id, Date.now()),
+      kind: 'click',
+      ts: Date.now(),
+      workspaceId,
+      linkId: link.id,
+      campaignId: link.campaignId,
+      visitorId: 'v1',
+      country: 'DE',
+      region: null,
+      city: null,
+      deviceClass: 'desktop',
+      os: 'linux',
+      browser: 'Firefox',
+      referrerHost: null,
+      utmSource: 'news',
+      utmMedium: null,
+      utmCampaign: null,
+      utmTerm: null,
+      utmContent: null,
+      source: 'link',
+      ruleId: null,
+      destination: 'https://example.com/clicked',
+      bot: false,
+      ...overrides,
+    });
+    const sent: string[] = [];
+    for (let round = 0; round < 6; round++) {
+      const batch = Array.from({ length: 40 }, () => click());
+      sent.push(...batch.map((c) => c.id));
+      batch.push(click({ bot: true }), click({ kind: 'impression' }), click({ workspaceId: 'ws_other' }));
+      await bus.publishEvent(eventSubjects.clicks, encoder.encode(batch.map((c) => JSON.stringify(c)).join('\n')), `clicks-${round}-${Date.now()}`);
+      await sleep(400);
+    }
+    const batches = await until('every click', () => delivered(hook.receiver, hook.secret), (d) => d.flatMap((b) => b.data.clicks).length >= sent.length);
+    const clicks = batches.flatMap((b) => b.data.clicks as Array<{ clickId: string }>);
+    expect(clicks.map((c) => c.clickId).sort()).toEqual([...sent].sort());
+    expect(batches.every((b) => b.type === 'link.clicked')).toBe(true);
+    expect(batches.length).toBeGreaterThan(1);
+    const arrivals = hook.receiver.received.map((r: ReceivedWebhook) => r.at).sort((a, b) => a - b);
+    for (let i = 1; i < arrivals.length; i++) expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(900);
+    expect(clicks[0]).toMatchObject({ linkId: link.id, country: 'DE', utmSource: 'news', source: 'link' });
+    expect(delivered(notOptedIn.receiver, notOptedIn.secret).filter((d) => d.type === 'link.clicked')).toHaveLength(0);
+  });
+
+  it('disables an endpoint that fails for the whole retry window, and gives up its deliveries', async () => {
+    const hook = await endpoint(['link.created'], () => 500);
+    await call('POST', '/links', { destinationUrl: 'https://example.com/down' });
+    const disabled = await until('the endpoint disabled', () => call('GET', `/webhooks/${hook.id}`), (r) => r.body.data.status === 'disabled', 30_000);
+    expect(disabled.body.data).toMatchObject({ enabled: false, disabledReason: 'failing' });
+    expect(disabled.body.data.failingSince).not.toBeNull();
+    const [delivery] = (await until('the delivery given up', () => call('GET', `/webhooks/${hook.id}/deliveries`), (r) => r.body.data[0]?.status === 'failed', 30_000)).body.data;
+    expect(delivery.attempts).toBeGreaterThan(3);
+    expect(delivery.responseStatus).toBe(500);
+    // Disabled: new events are not delivered to it; re-enabled, they are again.
+    const attemptsSoFar = hook.receiver.received.length;
+    await call('POST', '/links', { destinationUrl: 'https://example.com/still-down' });
+    await sleep(1_000);
+    expect(hook.receiver.received.length).toBe(attemptsSoFar);
+    hook.receiver.answer = () => 200;
+    expect((await call('PATCH', `/webhooks/${hook.id}`, { enabled: true })).body.data.status).toBe('active');
+    const back = (await call('POST', '/links', { destinationUrl: 'https://example.com/up-again' })).body.data;
+    await until('a delivery after re-enabling', () => delivered(hook.receiver, hook.secret), (d) => d.some((e) => e.data.id === back.id));
+  }, 60_000);
+
+  it('loses nothing when a sender is SIGKILLed mid-delivery: the other takes over its events and its claimed deliveries', async () => {
+    const hook = await endpoint(['link.created']);
+    hook.receiver.delayMs = 150; // attempts in flight when the kill comes
+    const ids: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const bulk = (await call('POST', '/links/bulk', { links: Array.from({ length: 50 }, (_, i) => ({ destinationUrl: `https://example.com/k/${round}/${i}` })) })).body.data;
+      ids.push(...bulk.map((item: { data: { id: string } }) => item.data.id));
+      if (round === 1) {
+        await until('deliveries under way', () => hook.receiver.received.length, (n) => n > 5);
+        await senders.shift()!.kill('SIGKILL');
+      }
+    }
+    const got = await until('all 200 links announced', () => delivered(hook.receiver, hook.secret), (d) => new Set(d.map((e) => e.data.id)).size >= 200, 60_000);
+    expect(new Set(got.map((e) => e.data.id))).toEqual(new Set(ids));
+    await startSender();
+  }, 120_000);
+});

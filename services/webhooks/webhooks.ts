@@ -1,0 +1,159 @@
+/**
+ * The webhooks sender: takes events from the bus, stores a delivery per subscribed
+ * endpoint in Postgres, and delivers them signed (Standard Webhooks), retrying with
+ * backoff for 24 h. Any number may run against the same Postgres and NATS: they
+ * share the bus consumers' work, claim deliveries in Postgres, and one at a time
+ * batches clicks. Built here so `npm run start:webhooks` and `npm start` run the same.
+ */
+import type { Registry } from 'prom-client';
+import type { Bus } from '../../shared/bus/bus.ts';
+import { webhookSubjects } from '../../shared/bus/bus.ts';
+import type { Sql } from '../../shared/db/postgres.ts';
+import { errorFields, type Logger } from '../../shared/logger.ts';
+import { eventSubjects } from '../../shared/schemas/click-event.ts';
+import { webhookBusEventSchema, type WebhookBusEvent } from '../../shared/schemas/webhook.ts';
+import { startBusIntake, type BusIntake } from './bus-intake.ts';
+import { startClickBatches, type ClickBatches } from './click-batches.ts';
+import type { WebhooksConfig } from './config.ts';
+import { conversionEvents, parseJson } from './conversion-events.ts';
+import { deliveryStore } from './delivery-store.ts';
+import { createDispatcher } from './dispatcher.ts';
+import { loadEndpointDirectory } from './endpoint-directory.ts';
+import { fanOut } from './fan-out.ts';
+import { defaultRetryPolicy } from './retry-schedule.ts';
+import { webhookSender } from './send-webhook.ts';
+import { webhooksMetrics } from './webhooks-metrics.ts';
+
+export interface RunningWebhooks {
+  /** Stops taking events, finishes the attempts under way and records them. */
+  stop(): Promise<void>;
+}
+
+/** Deliveries one sender holds at once (running or queued), over all endpoints. */
+const MAX_HELD = 5_000;
+/** How often due retries are looked for (sooner while there are more). */
+const SCHEDULE_EVERY_MS = 250;
+const SWEEP_EVERY_MS = 10 * 60_000;
+const decoder = new TextDecoder();
+
+export async function startWebhooks(deps: {
+  sql: Sql;
+  bus: Bus;
+  /** LINKROUTE_SECRET: unseals endpoints' signing secrets. */
+  secret: Buffer;
+  logger: Logger;
+  config: Pick<
+    WebhooksConfig,
+    | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS'
+    | 'WEBHOOKS_CONSUMER'
+    | 'WEBHOOKS_TIMEOUT_MS'
+    | 'WEBHOOKS_RETRY_BASE_MS'
+    | 'WEBHOOKS_RETRY_WINDOW_MS'
+    | 'WEBHOOKS_CLICK_BATCH_MS'
+    | 'WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT'
+    | 'WEBHOOKS_RETENTION_DAYS'
+  >;
+  metrics: Registry;
+}): Promise<RunningWebhooks> {
+  const { sql, bus, logger, config } = deps;
+  const metrics = webhooksMetrics(deps.metrics);
+  const directory = await loadEndpointDirectory({ sql, secret: deps.secret, logger });
+  // A claimed delivery is this sender's for as long as it may wait in its lane (a lane
+  // holds four rounds of attempts) and run, with room to spare: after that, a sender
+  // that died holding it has left it to the others.
+  const store = deliveryStore(sql, 6 * config.WEBHOOKS_TIMEOUT_MS + 2_000);
+  const sender = webhookSender({
+    timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
+    allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
+    maxSocketsPerHost: config.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT,
+  });
+  const dispatcher = createDispatcher({
+    store,
+    directory,
+    sender,
+    retry: defaultRetryPolicy(config.WEBHOOKS_RETRY_BASE_MS, config.WEBHOOKS_RETRY_WINDOW_MS),
+    maxInFlightPerEndpoint: config.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT,
+    maxHeld: MAX_HELD,
+    metrics,
+    logger,
+  });
+  const deliver = fanOut({ directory, store, dispatcher });
+  const toConversionEvents = conversionEvents({ sql, directory, logger });
+  const prefix = config.WEBHOOKS_CONSUMER;
+
+  const intakes: BusIntake[] = [
+    startBusIntake({
+      name: 'events',
+      consumer: await bus.eventConsumer(`${prefix}-events`, webhookSubjects.events),
+      dispatcher,
+      logger,
+      maxMessages: 500,
+      async handle(messages) {
+        const events: WebhookBusEvent[] = [];
+        for (const m of messages) {
+          const parsed = webhookBusEventSchema.safeParse(parseJson(decoder.decode(m.data)));
+          if (parsed.success) events.push(parsed.data);
+          else logger.warn('invalid webhook event skipped', { subject: m.subject });
+        }
+        await deliver(events);
+        metrics.events('link', events.filter((e) => e.type.startsWith('link.')).length);
+        metrics.events('test', events.filter((e) => !e.type.startsWith('link.')).length);
+      },
+    }),
+    startBusIntake({
+      name: 'conversions',
+      // Conversions from before the first sender started are not announced.
+      consumer: await bus.eventConsumer(`${prefix}-conversions`, eventSubjects.conversions, { startAt: 'new' }),
+      dispatcher,
+      logger,
+      maxMessages: 500,
+      async handle(messages) {
+        const events = await toConversionEvents(messages);
+        await deliver(events);
+        metrics.events('conversion', events.length);
+      },
+    }),
+  ];
+  const clicks: ClickBatches = startClickBatches({
+    bus,
+    consumerName: `${prefix}-clicks`,
+    directory,
+    deliver,
+    intervalMs: config.WEBHOOKS_CLICK_BATCH_MS,
+    metrics,
+    logger,
+  });
+
+  // Retries, and deliveries left due (by a full lane here, or a sender that died).
+  let stopped = false;
+  const scheduler = (async () => {
+    while (!stopped) {
+      let claimed = 0;
+      try {
+        const due = await store.claimDue(Math.min(500, dispatcher.freeCapacity()), dispatcher.busyEndpoints());
+        claimed = due.length;
+        dispatcher.dispatch(due);
+      } catch (err) {
+        logger.warn('due webhook deliveries not read; retrying', errorFields(err));
+      }
+      if (claimed < 500) await new Promise((r) => setTimeout(r, SCHEDULE_EVERY_MS));
+    }
+  })();
+
+  // What the deliveries list shows is kept for WEBHOOKS_RETENTION_DAYS; any sender may sweep.
+  const sweeper = setInterval(() => {
+    void store.sweep(config.WEBHOOKS_RETENTION_DAYS).catch((err) => logger.warn('webhook history sweep failed', errorFields(err)));
+  }, SWEEP_EVERY_MS);
+  sweeper.unref();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(sweeper);
+      await Promise.all([...intakes.map((i) => i.stop()), clicks.stop(), scheduler]);
+      await dispatcher.drain();
+      directory.stop();
+      sender.close();
+    },
+  };
+}

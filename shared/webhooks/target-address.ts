@@ -1,0 +1,81 @@
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * Where webhooks may not go (SSRF): the sender's own machine and networks, and cloud
+ * metadata services. Checked on every address a target's name resolves to, at send
+ * time (a name can be re-pointed after the endpoint was registered), and on IP
+ * literals when an endpoint is registered. Only public unicast addresses pass.
+ */
+const blocked = new BlockList();
+const ranges: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
+  ['0.0.0.0', 8, 'ipv4', 'unspecified'],
+  ['10.0.0.0', 8, 'ipv4', 'private'],
+  ['100.64.0.0', 10, 'ipv4', 'shared address space'],
+  ['127.0.0.0', 8, 'ipv4', 'loopback'],
+  ['169.254.0.0', 16, 'ipv4', 'link-local or metadata'],
+  ['172.16.0.0', 12, 'ipv4', 'private'],
+  ['192.0.0.0', 24, 'ipv4', 'IETF protocol assignments'],
+  ['192.0.2.0', 24, 'ipv4', 'documentation'],
+  ['192.168.0.0', 16, 'ipv4', 'private'],
+  ['198.18.0.0', 15, 'ipv4', 'benchmarking'],
+  ['198.51.100.0', 24, 'ipv4', 'documentation'],
+  ['203.0.113.0', 24, 'ipv4', 'documentation'],
+  ['224.0.0.0', 4, 'ipv4', 'multicast'],
+  ['240.0.0.0', 4, 'ipv4', 'reserved'],
+  ['::', 128, 'ipv6', 'unspecified'],
+  ['::1', 128, 'ipv6', 'loopback'],
+  ['64:ff9b:1::', 48, 'ipv6', 'local NAT64'],
+  ['100::', 64, 'ipv6', 'discard'],
+  ['2001:db8::', 32, 'ipv6', 'documentation'],
+  ['fc00::', 7, 'ipv6', 'unique local (private)'],
+  ['fe80::', 10, 'ipv6', 'link-local'],
+  ['fec0::', 10, 'ipv6', 'site-local'],
+  ['ff00::', 8, 'ipv6', 'multicast'],
+];
+for (const [address, prefix, family] of ranges) blocked.addSubnet(address, prefix, family);
+
+/** IPv4 inside IPv6 (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:ab:cd::): the IPv4 address it reaches, or null. */
+function embeddedIpv4(address: string): string | null {
+  const lower = address.toLowerCase();
+  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1]!;
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+  const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4}):/.exec(lower);
+  const parts = hex ?? sixToFour;
+  if (!parts) return null;
+  const hi = parseInt(parts[1]!, 16);
+  const lo = parseInt(parts[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** Why an address may not be a webhook target, or null when it may. */
+export function blockedAddressReason(address: string): string | null {
+  const family = isIP(address);
+  if (family === 0) return 'not an IP address';
+  if (family === 6) {
+    const v4 = embeddedIpv4(address);
+    if (v4 !== null) return blockedAddressReason(v4);
+  }
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  if (!blocked.check(address, type)) return null;
+  for (const [range, prefix, rangeType, reason] of ranges) {
+    if (rangeType !== type) continue;
+    const one = new BlockList();
+    one.addSubnet(range, prefix, rangeType);
+    if (one.check(address, type)) return reason;
+  }
+  return 'not a public address';
+}
+
+/** Host names that always mean this machine, whatever DNS says. */
+const LOCAL_NAMES = /(^|\.)(localhost|localhost\.localdomain)$/i;
+
+/**
+ * Checked when an endpoint is registered: an IP literal or a local name in the URL
+ * is refused at once (names are checked again, resolved, at every send).
+ */
+export function blockedUrlReason(url: string): string | null {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (LOCAL_NAMES.test(host)) return 'a local host name';
+  return isIP(host) === 0 ? null : blockedAddressReason(host);
+}
