@@ -4,10 +4,17 @@
  * database, with NATS (snapshot publishing) and the embedded ClickHouse endpoint
  * (link counters) as in production. Requests rotate over 32 Enterprise workspaces,
  * as a multi-tenant API sees them, each well inside its 10,000/h plan limit.
- * Baseline, same run, same generator: `GET /health` (Koa, no auth, no database).
- * No budget in DESIGN.md: the figures say what one API instance sustains here.
+ * Baselines, same run, same generator: `GET /health` (Koa, no auth, no database),
+ * and a bare Koa + postgres.js server (bench/servers/bare-koa-postgres.ts) doing the
+ * same insert and selects with nothing around them, so the cost of our middleware
+ * (auth, rate limit, validation, counters, publishing) shows.
+ * Then POST /links/bulk with 1,000 links, a few times in a row: links/s, and how
+ * long until every one of them redirects on a redirector process (snapshot over NATS).
+ * Targets (issue 18): one link and a page >= 0.3 x /health, POST /links >= 0.15 x
+ * /health, bulk >= 10,000 links/s and live within 1 s.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
@@ -20,28 +27,41 @@ import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors, type WrkResult } from '.
 import { isConnectionRefused } from '../process-cpu.ts';
 
 export const name = 'api';
-export const description = 'API create / read / list rates through wrk vs GET /health (32 workspaces, Postgres, NATS, ClickHouse)';
+export const description = 'API create / read / list vs GET /health and a bare Koa + postgres.js server; bulk create 1,000 and live on a redirector (32 workspaces, Postgres, NATS, ClickHouse)';
 
 const WORKSPACES = 32;
 const LINKS_PER_WORKSPACE = 20;
 const CONNECTIONS = 16;
 const WARMUP_SECONDS = 2;
-const MEASURE_SECONDS = 8;
+const MEASURE_SECONDS = 5;
+const BULK_LINKS = 1_000;
+const BULK_ROUNDS = 5;
+const LIVE_TIMEOUT_MS = 15_000;
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
 
 const log = (line: string) => process.stdout.write(`  ${line}\n`);
 
 interface Tenant {
   key: string;
+  workspaceId: string;
+  campaignId: string;
   linkIds: string[];
+}
+
+interface Request {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
 }
 
 const lua = (value: string) => JSON.stringify(value);
 
 /** Requests prebuilt once per wrk thread, rotated in order: the generator spends its time on sockets. */
-function script(requests: Array<{ method: string; path: string; key?: string; body?: string }>): string {
+function script(requests: Request[]): string {
   const built = requests
     .map((r) => {
-      const headers = r.key ? `{["Authorization"] = ${lua(`Bearer ${r.key}`)}, ["Content-Type"] = "application/json"}` : '{}';
+      const headers = `{${Object.entries(r.headers ?? {}).map(([k, v]) => `[${lua(k)}] = ${lua(v)}`).join(', ')}}`;
       return `  wrk.format(${lua(r.method)}, ${lua(r.path)}, ${headers}${r.body ? `, ${lua(r.body)}` : ''}),`;
     })
     .join('\n');
@@ -61,16 +81,54 @@ end
 ${WRK_RESULT_LUA}`;
 }
 
-function toRow(label: string, r: WrkResult, baselineRps?: number): Row {
-  const rps = r.requests / (r.durationUs / 1e6);
+const ratio = (a: number, b: number) => (b > 0 ? Number((a / b).toFixed(3)) : 0);
+
+function toRow(label: string, r: WrkResult): Row {
   return {
     name: label,
-    'req/s': Math.round(rps),
+    'req/s': Math.round(r.requests / (r.durationUs / 1e6)),
     'p50 ms': Number((r.p50Us / 1000).toFixed(2)),
     'p99 ms': Number((r.p99Us / 1000).toFixed(2)),
     errors: wrkErrors(r),
-    'x baseline': baselineRps ? Number((rps / baselineRps).toFixed(3)) : 1,
   };
+}
+
+async function waitReady(url: string, child: ChildService, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  const status = () =>
+    fetch(url).then(
+      (r) => r.status,
+      (err: unknown) => {
+        if (isConnectionRefused(err)) return 0; // not listening yet
+        throw err;
+      },
+    );
+  while ((await status()) !== 200) {
+    if (Date.now() > deadline) throw new Error(`${what} not ready:\n${child.output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Milliseconds from `since` until every code redirects on the redirector (404 until its link arrives). */
+async function allLive(redirectBase: string, codes: string[], since: number): Promise<number> {
+  let waiting = codes;
+  while (waiting.length > 0) {
+    if (performance.now() - since > LIVE_TIMEOUT_MS) throw new Error(`${waiting.length} links not live after ${LIVE_TIMEOUT_MS} ms`);
+    const still: string[] = [];
+    for (let i = 0; i < waiting.length; i += 100) {
+      const statuses = await Promise.all(
+        waiting.slice(i, i + 100).map(async (code) => {
+          const res = await fetch(`${redirectBase}/${code}`, { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      statuses.forEach((status, k) => status === 404 && still.push(waiting[i + k]!));
+    }
+    waiting = still;
+    if (waiting.length > 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  return performance.now() - since;
 }
 
 export async function run(): Promise<SuiteResult> {
@@ -95,78 +153,109 @@ export async function run(): Promise<SuiteResult> {
     });
     children.push(api);
     const base = `http://127.0.0.1:${apiPort}`;
-    const deadline = Date.now() + 60_000;
-    const readyStatus = () =>
-      fetch(`${base}/ready`).then(
-        (r) => r.status,
-        (err: unknown) => {
-          if (isConnectionRefused(err)) return 0; // not listening yet
-          throw err;
-        },
-      );
-    while ((await readyStatus()) !== 200) {
-      if (Date.now() > deadline) throw new Error(`API not ready:\n${api.output}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitReady(`${base}/ready`, api, 'API');
+    const redirectPort = await freePort();
+    const redirector = startChildService('services/redirector/main.ts', {
+      NATS_URL: nats.url,
+      REDIRECT_PORT: String(redirectPort),
+      LINKROUTE_SECRET: randomBytes(32).toString('hex'),
+      LOG_LEVEL: 'warn',
+    });
+    children.push(redirector);
+    const redirectBase = `http://127.0.0.1:${redirectPort}`;
+    await waitReady(`${redirectBase}/ready`, redirector, 'redirector');
+    const bare = startChildService('bench/servers/bare-koa-postgres.ts', { DATABASE_URL: db.url });
+    children.push(bare);
+    await bare.waitFor(/READY \d+/, 60_000);
+    const bareBase = `http://127.0.0.1:${/READY (\d+)/.exec(bare.output)![1]}`;
 
     log(`creating ${WORKSPACES} workspaces with ${LINKS_PER_WORKSPACE} links each`);
     const tenants: Tenant[] = [];
     for (let w = 0; w < WORKSPACES; w++) {
       const ws = await createWorkspace(db.sql, { name: `bench ${w}`, plan: 'enterprise' });
       const { key } = await createApiKey(db.sql, { workspaceId: ws.id });
-      const linkIds: string[] = [];
-      for (let i = 0; i < LINKS_PER_WORKSPACE; i++) {
-        const res = await fetch(`${base}/links`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ destinationUrl: `https://example.com/seed/${w}/${i}`, title: `Seed ${i}` }),
-        });
-        if (res.status !== 201) throw new Error(`seeding a link answered ${res.status}: ${await res.text()}`);
-        linkIds.push(((await res.json()) as { data: { id: string } }).data.id);
-      }
-      tenants.push({ key, linkIds });
+      const [campaign] = await db.sql<{ id: string }[]>`SELECT id FROM campaigns WHERE workspace_id = ${ws.id} AND is_default`;
+      const res = await fetch(`${base}/links/bulk`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ links: Array.from({ length: LINKS_PER_WORKSPACE }, (_, i) => ({ destinationUrl: `https://example.com/seed/${w}/${i}`, title: `Seed ${i}` })) }),
+      });
+      if (res.status !== 200) throw new Error(`seeding links answered ${res.status}: ${await res.text()}`);
+      const items = ((await res.json()) as { data: Array<{ success: boolean; data: { id: string } }> }).data;
+      tenants.push({ key, workspaceId: ws.id, campaignId: campaign!.id, linkIds: items.map((i) => i.data.id) });
     }
 
-    const scenarios: Array<{ label: string; requests: Parameters<typeof script>[0] }> = [
-      { label: 'GET /health (baseline)', requests: [{ method: 'GET', path: '/health' }] },
-      {
-        label: 'POST /links (create)',
-        requests: Array.from({ length: 512 }, (_, i) => ({
-          method: 'POST',
-          path: '/links',
-          key: tenants[i % WORKSPACES]!.key,
-          body: JSON.stringify({ destinationUrl: `https://example.com/landing/${i}?utm_source=bench`, title: `Bench ${i}` }),
-        })),
-      },
-      {
-        label: 'GET /links/{id} (one link, with counters)',
-        requests: Array.from({ length: 512 }, (_, i) => {
-          const tenant = tenants[i % WORKSPACES]!;
-          return { method: 'GET', path: `/links/${tenant.linkIds[(i >> 5) % LINKS_PER_WORKSPACE]}`, key: tenant.key };
-        }),
-      },
-      {
-        label: 'GET /links?limit=20 (a page, with counters)',
-        requests: tenants.map((t) => ({ method: 'GET', path: '/links?limit=20', key: t.key })),
-      },
+    const auth = (t: Tenant) => ({ Authorization: `Bearer ${t.key}`, 'Content-Type': 'application/json' });
+    const bareHeaders = (t: Tenant) => ({ 'X-Workspace-Id': t.workspaceId, 'X-Campaign-Id': t.campaignId, 'Content-Type': 'application/json' });
+    const createBody = (i: number) => JSON.stringify({ destinationUrl: `https://example.com/landing/${i}?utm_source=bench`, title: `Bench ${i}` });
+    const oneLink = (i: number) => {
+      const tenant = tenants[i % WORKSPACES]!;
+      return { tenant, path: `/links/${tenant.linkIds[(i >> 5) % LINKS_PER_WORKSPACE]}` };
+    };
+    const scenarios: Array<{ label: string; url: string; requests: Request[] }> = [
+      { label: 'GET /health (API, no auth, no database)', url: base, requests: [{ method: 'GET', path: '/health' }] },
+      { label: 'POST /links (API)', url: base, requests: Array.from({ length: 512 }, (_, i) => ({ method: 'POST', path: '/links', headers: auth(tenants[i % WORKSPACES]!), body: createBody(i) })) },
+      { label: 'POST /links (bare Koa + postgres.js)', url: bareBase, requests: Array.from({ length: 512 }, (_, i) => ({ method: 'POST', path: '/links', headers: bareHeaders(tenants[i % WORKSPACES]!), body: createBody(i) })) },
+      { label: 'GET /links/{id} (API, with counters)', url: base, requests: Array.from({ length: 512 }, (_, i) => ({ method: 'GET', path: oneLink(i).path, headers: auth(oneLink(i).tenant) })) },
+      { label: 'GET /links/{id} (bare)', url: bareBase, requests: Array.from({ length: 512 }, (_, i) => ({ method: 'GET', path: oneLink(i).path, headers: bareHeaders(oneLink(i).tenant) })) },
+      { label: 'GET /links?limit=20 (API, with counters)', url: base, requests: tenants.map((t) => ({ method: 'GET', path: '/links?limit=20', headers: auth(t) })) },
+      { label: 'GET /links?limit=20 (bare)', url: bareBase, requests: tenants.map((t) => ({ method: 'GET', path: '/links?limit=20', headers: bareHeaders(t) })) },
     ];
 
     const rows: Row[] = [];
-    let baselineRps = 0;
     for (const scenario of scenarios) {
       const file = join(dir, `${rows.length}.lua`);
       await writeFile(file, script(scenario.requests));
-      await runWrk({ url: base, script: file, seconds: WARMUP_SECONDS, connections: CONNECTIONS });
-      const result = await runWrk({ url: base, script: file, seconds: MEASURE_SECONDS, connections: CONNECTIONS });
-      const row = toRow(scenario.label, result, baselineRps || undefined);
-      if (!baselineRps) baselineRps = row['req/s'] as number;
+      await runWrk({ url: scenario.url, script: file, seconds: WARMUP_SECONDS, connections: CONNECTIONS });
+      const row = toRow(scenario.label, await runWrk({ url: scenario.url, script: file, seconds: MEASURE_SECONDS, connections: CONNECTIONS }));
       rows.push(row);
       log(`${scenario.label}: ${row['req/s']} req/s, p99 ${row['p99 ms']} ms, ${row.errors} errors`);
     }
+    const rps = (label: string) => rows.find((r) => r.name.startsWith(label))!['req/s'] as number;
+    const health = rps('GET /health');
+    for (const row of rows) {
+      row['x /health'] = ratio(row['req/s'] as number, health);
+      if (row.name.includes('(API')) {
+        const bareRow = rows.find((r) => r.name.startsWith(row.name.split(' (')[0]!) && r.name.includes('(bare'));
+        if (bareRow) row['x bare'] = ratio(row['req/s'] as number, bareRow['req/s'] as number);
+      }
+    }
+
+    // Bulk: one request of 1,000 links at a time, each then polled on the redirector until all redirect.
+    const bulkTenant = tenants[0]!;
+    const rates: number[] = [];
+    const lives: number[] = [];
+    for (let round = 0; round < BULK_ROUNDS; round++) {
+      const links = Array.from({ length: BULK_LINKS }, (_, i) => ({ destinationUrl: `https://example.com/bulk/${round}/${i}`, title: `Bulk ${i}` }));
+      const body = JSON.stringify({ links });
+      const started = performance.now();
+      const res = await fetch(`${base}/links/bulk`, { method: 'POST', headers: { authorization: `Bearer ${bulkTenant.key}`, 'content-type': 'application/json' }, body });
+      const answer = (await res.json()) as { data: Array<{ success: boolean; data: { shortCode: string } }> };
+      const answeredAt = performance.now();
+      if (res.status !== 200 || !answer.data.every((i) => i.success)) throw new Error(`bulk create answered ${res.status}`);
+      rates.push(BULK_LINKS / ((answeredAt - started) / 1000));
+      lives.push(await allLive(redirectBase, answer.data.map((i) => i.data.shortCode), answeredAt));
+      log(`bulk ${round + 1}: ${Math.round(rates.at(-1)!)} links/s, all live on the redirector ${Math.round(lives.at(-1)!)} ms after the answer`);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    rows.push({
+      name: `POST /links/bulk (${BULK_LINKS.toLocaleString('en-US')} links, ${BULK_ROUNDS} requests)`,
+      'links/s': Math.round(median(rates)),
+      'links/s min': Math.round(Math.min(...rates)),
+      'live ms max': Math.round(Math.max(...lives)),
+      errors: 0,
+    });
 
     const [created] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM links`;
+    const [writes] = await db.sql<{ rows: number; requests: number }[]>`SELECT count(*)::int AS rows, coalesce(sum(n), 0)::int AS requests FROM rate_limit_hits`;
+    const at = (label: string) => rps(label) / health;
     const checks: Check[] = [
       { name: 'no errors and no non-2xx answers', pass: rows.every((r) => r.errors === 0), detail: rows.map((r) => `${r.name}: ${r.errors}`).join('; ') },
+      { name: 'GET /links/{id} >= 0.3 x /health', pass: at('GET /links/{id} (API') >= 0.3, detail: at('GET /links/{id} (API').toFixed(3) },
+      { name: 'GET /links?limit=20 >= 0.3 x /health', pass: at('GET /links?limit=20 (API') >= 0.3, detail: at('GET /links?limit=20 (API').toFixed(3) },
+      { name: 'POST /links >= 0.15 x /health', pass: at('POST /links (API') >= 0.15, detail: at('POST /links (API').toFixed(3) },
+      { name: 'POST /links/bulk >= 10,000 links/s (median)', pass: median(rates) >= 10_000, detail: `${Math.round(median(rates))} links/s` },
+      { name: 'bulk links live on a redirector within 1 s', pass: Math.max(...lives) <= 1_000, detail: `${Math.round(Math.max(...lives))} ms at most` },
     ];
     return {
       suite: name,
@@ -174,8 +263,10 @@ export async function run(): Promise<SuiteResult> {
       baseline: rows[0]!,
       checks,
       notes: [
-        `wrk -t1 -c${CONNECTIONS}, ${WARMUP_SECONDS} s warmup + ${MEASURE_SECONDS} s measured per scenario; one API process; Postgres 127.0.0.1:5432 (fresh database), private nats-server, embedded ClickHouse as its own process`,
-        `every authenticated request is also counted against its workspace's rolling rate-limit window in Postgres; ${created!.n.toLocaleString('en-US')} links stored at the end`,
+        `wrk -t1 -c${CONNECTIONS}, ${WARMUP_SECONDS} s warmup + ${MEASURE_SECONDS} s measured per scenario; one API process; Postgres 127.0.0.1:5432 (fresh database), private nats-server, embedded ClickHouse and a redirector as their own processes`,
+        'x bare: the API against bare Koa + postgres.js doing the same statements (no auth, rate limit, validation, counters or publishing)',
+        `rate limit: ${writes!.requests.toLocaleString('en-US')} tokens taken in ${writes!.rows.toLocaleString('en-US')} Postgres writes; ${created!.n.toLocaleString('en-US')} links stored at the end`,
+        'live ms: from the bulk answer until all its codes redirect, polled 100 at a time (an upper bound: it includes the polling)',
       ],
     };
   } finally {

@@ -15,6 +15,7 @@ import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
+import { rateLimiter } from '../api/middleware/rate-limit.ts';
 import { loadApiConfig } from '../api/config.ts';
 import { listen } from '../api/server.ts';
 import { startSnapshotPublishing } from '../api/snapshot/snapshot-publishing.ts';
@@ -59,11 +60,13 @@ try {
   await snapshot.flush(); // the redirector below starts with every link
   const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(config.REDIRECT_BASE_URL), logger });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
+  const limiter = rateLimiter(db.sql, logger);
   const api = await listen(
     createApiApp({
       sql: db.sql,
       config,
       logger,
+      rateLimiter: limiter,
       snapshot,
       webhookEvents,
       bus,
@@ -115,6 +118,7 @@ try {
   const clicksNotStored = () => redirector.events.stats().buffered + (memoryBus?.unacknowledgedEvents(eventSubjects.clicks) ?? 0);
   const shutdown = async () => {
     await api.close();
+    await limiter.close(); // unspent rate-limit tokens back to their windows
     await redirector.close(); // publishes buffered clicks
     // Store what they hold; on the in-process bus, everything it holds (it dies with the process).
     await ingesters.stop({ drain: memoryBus !== null });

@@ -14,6 +14,7 @@ import { requestMetrics } from './middleware/request-metrics.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rejectNulInUrl } from './middleware/reject-nul-in-url.ts';
 import { authenticator } from './middleware/auth.ts';
+import type { RateLimiter } from './middleware/rate-limit.ts';
 import { linkPresentation, linkPresenter } from './link-presenter.ts';
 import { linkWrites } from './link-writes.ts';
 import { campaignStore } from './stores/campaign-store.ts';
@@ -52,6 +53,8 @@ export interface ApiDeps {
   webhookEvents?: OutboxDrainer;
   /** Link counters from ClickHouse; absent: every link reads as never clicked. */
   counters?: LinkCountersSource;
+  /** The plan limits' token accounting; absent: one of the app's own (its unspent tokens are not given back at shutdown). */
+  rateLimiter?: RateLimiter;
   /** Domain TXT lookups; default: DNS through config.DNS_SERVERS. */
   verifier?: DomainVerifier;
   /** The bus conversions are published on, and the secret that verifies click ids. */
@@ -75,7 +78,7 @@ export type RouteTable = Array<{ path: string; methods: string[] }>;
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
   const { sql, config, logger } = deps;
-  const requireScope = authenticator(sql, logger);
+  const requireScope = authenticator(sql, logger, deps.rateLimiter);
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql);

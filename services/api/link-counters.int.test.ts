@@ -15,13 +15,14 @@ describe('link counters from ClickHouse', () => {
   let workspaceId: string;
   let queries = 0;
   let failNext = false;
+  let counted: ClickHouseClient;
 
   beforeAll(async () => {
     ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
     // Counts the queries the API sends (and can make the next one fail), on the real client.
-    const counted = new Proxy(client, {
+    counted = new Proxy(client, {
       get(target, prop, receiver) {
         if (prop === 'query') {
           return (...args: Parameters<ClickHouseClient['query']>) => {
@@ -105,9 +106,35 @@ describe('link counters from ClickHouse', () => {
     expect((await counters.forLinks(other.workspaceId, [theirs])).counters.get(theirs)).toMatchObject({ clicks: 1 });
   });
 
+  it('keeps an answer at most maxAgeMs (from its query\'s start): a click shows within that, and kept reads cost no query', async () => {
+    const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/kept' } })).body.data.id;
+    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_500 });
+    const asked = Date.now();
+    expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toBeUndefined(); // never clicked
+    await client.insert({ table: 'events', values: [event(link, 1)], format: 'JSONEachRow' });
+    const before = queries;
+    const early = await counters.forLinks(workspaceId, [link]);
+    // Still inside the answer's life (measured, not assumed: a busy machine may be slow here).
+    if (Date.now() - asked < 1_500) {
+      expect(early.counters.get(link)).toBeUndefined();
+      expect(queries).toBe(before);
+    }
+    const deadline = asked + 1_500;
+    while (Date.now() <= deadline) await new Promise((r) => setTimeout(r, 50));
+    expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toMatchObject({ clicks: 1 });
+    expect(queries).toBe(before + 1);
+    // Not kept at all with maxAgeMs 0: every read asks.
+    const uncached = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 0 });
+    await uncached.forLinks(workspaceId, [link]);
+    await uncached.forLinks(workspaceId, [link]);
+    expect(queries).toBe(before + 3);
+  });
+
   it('when ClickHouse cannot answer, links still read, with zero counters flagged in a header', async () => {
+    // Links read by no test before (a kept answer would need no query).
+    for (let i = 0; i < 2; i++) await api.request('POST', '/links', { key, body: { destinationUrl: `https://example.com/down/${i}` } });
     failNext = true;
-    const res = await api.request('GET', '/links?limit=5', { key });
+    const res = await api.request('GET', '/links?limit=2', { key });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-linkroute-counters')).toBe('unavailable');
     expect(res.body.data.every((l: { clicks: number }) => l.clicks === 0)).toBe(true);

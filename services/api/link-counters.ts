@@ -1,4 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
+import { LRUCache } from 'lru-cache';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import { zeroCounters, type LinkCounters } from './link-presenter.ts';
 
@@ -77,16 +78,30 @@ function toCounters(row: CounterRow): LinkCounters {
   };
 }
 
+/** Links whose counters one API instance keeps at once (about 200 bytes each). */
+const CACHE_ENTRIES = 100_000;
+
+/** Default of `maxAgeMs`: counters are at most this stale (the API's budget is 2 s). */
+export const COUNTERS_MAX_AGE_MS = 1_000;
+
 /**
  * Counters read from ClickHouse rollups (DESIGN.md "Counters"), never from a row
  * updated per click. Requests arriving while a query runs wait and share the next
  * one (as a DataLoader does): ClickHouse answers a hundred links about as fast as
  * one, and the embedded engine runs one statement at a time. The first request
  * never waits for company. Each request gets only its own workspace's rows.
+ *
+ * Answers are kept for `maxAgeMs`, counted from when their query started, so a
+ * counter shown is never older than that relative to ClickHouse, whatever the
+ * number of API instances (each keeps its own; none waits for another). 0 turns
+ * the keeping off. A failed query keeps nothing.
  */
-export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Logger): LinkCountersSource {
+export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Logger, options: { maxAgeMs?: number } = {}): LinkCountersSource {
+  const maxAgeMs = options.maxAgeMs ?? COUNTERS_MAX_AGE_MS;
   const queue: Waiting[] = [];
   let querying = false;
+  // A link never clicked is kept as 'none' (zeros): an absent row is an answer too.
+  const kept = maxAgeMs > 0 ? new LRUCache<string, LinkCounters | 'none'>({ max: CACHE_ENTRIES, ttl: maxAgeMs, ttlAutopurge: false }) : null;
 
   async function pump(): Promise<void> {
     if (querying || queue.length === 0) return;
@@ -95,6 +110,7 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
     let take = 1;
     while (take < queue.length && ids + queue[take]!.linkIds.length <= MAX_IDS_PER_QUERY) ids += queue[take++]!.linkIds.length;
     const batch = queue.splice(0, take);
+    const startedAt = Date.now();
     try {
       const rows = await queryCounters(
         clickhouse,
@@ -102,11 +118,16 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
         [...new Set(batch.flatMap((w) => w.linkIds))],
       );
       const byKey = new Map(rows.map((r) => [`${r.workspace_id}/${r.link_id}`, r]));
+      // What is left of the answer's life: its age counts from the query's start.
+      const ttl = maxAgeMs - (Date.now() - startedAt);
       for (const w of batch) {
         const counters = new Map<string, LinkCounters>();
         for (const id of w.linkIds) {
-          const row = byKey.get(`${w.workspaceId}/${id}`);
-          if (row) counters.set(id, toCounters(row));
+          const key = `${w.workspaceId}/${id}`;
+          const row = byKey.get(key);
+          const value = row ? toCounters(row) : undefined;
+          if (value) counters.set(id, value);
+          if (kept && ttl > 0) kept.set(key, value ?? 'none', { ttl });
         }
         w.resolve({ counters, available: true });
       }
@@ -120,12 +141,21 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
   }
 
   return {
-    forLinks(workspaceId, linkIds) {
-      if (linkIds.length === 0) return Promise.resolve({ counters: new Map(), available: true });
-      return new Promise((resolve) => {
-        queue.push({ workspaceId, linkIds, resolve });
+    async forLinks(workspaceId, linkIds) {
+      const counters = new Map<string, LinkCounters>();
+      const missing: string[] = [];
+      for (const id of linkIds) {
+        const value = kept?.get(`${workspaceId}/${id}`);
+        if (value === undefined) missing.push(id);
+        else if (value !== 'none') counters.set(id, value);
+      }
+      if (missing.length === 0) return { counters, available: true };
+      const asked = await new Promise<{ counters: Map<string, LinkCounters>; available: boolean }>((resolve) => {
+        queue.push({ workspaceId, linkIds: missing, resolve });
         void pump();
       });
+      for (const [id, value] of asked.counters) counters.set(id, value);
+      return { counters, available: asked.available };
     },
   };
 }

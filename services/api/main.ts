@@ -11,6 +11,7 @@ import { listen } from './server.ts';
 import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
 import { startSnapshotPublishing, type SnapshotPublishing } from './snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from './link-counters.ts';
+import { rateLimiter } from './middleware/rate-limit.ts';
 import { linkPresenter } from './link-presenter.ts';
 import type { OutboxDrainer } from './outbox/outbox-drainer.ts';
 import { startWebhookEventPublishing } from './outbox/webhook-outbox-publisher.ts';
@@ -41,13 +42,16 @@ try {
   if (!clickhouse) logger.warn('CLICKHOUSE_URL is not set: link counters read 0, analytics answer 503');
   const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
-  const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
+  const limiter = rateLimiter(db.sql, logger);
+  const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, rateLimiter: limiter, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, dashboard: `${server.url}/dashboard`, database: db.description });
   handleShutdown(logger, async () => {
     // In-flight requests finish first; then the outbox loop stops (what it has not
     // published stays queued for the next API; a compaction under way is abandoned),
     // and connections close.
     await server.close();
+    // Unspent rate-limit tokens go back to the workspaces' windows for the other instances.
+    await limiter.close();
     await publishing?.stop();
     await webhookEvents?.stop();
     await bus?.close();

@@ -64,7 +64,8 @@ describe('store outages', () => {
     await migrateClickHouse(clickhouse);
     const logger = createLogger('outage-test', 'silent');
     const config = loadApiConfig({ REDIRECT_BASE_URL: 'http://go.test' });
-    const app = createApiApp({ sql, config, logger, bus: createMemoryBus(), secret, analytics: clickhouse, counters: clickHouseLinkCounters(clickhouse, logger) });
+// Counters not kept: each read asks ClickHouse, so an outage shows at once.
+    const app = createApiApp({ sql, config, logger, bus: createMemoryBus(), secret, analytics: clickhouse, counters: clickHouseLinkCounters(clickhouse, logger, { maxAgeMs: 0 }) });
     server = await listen(app, 0, '127.0.0.1');
     const workspace = await createWorkspace(sql, { name: 'outage', plan: 'enterprise' });
     key = (await createApiKey(sql, { workspaceId: workspace.id })).key;

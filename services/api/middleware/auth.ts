@@ -5,7 +5,7 @@ import { findPrincipal, type Principal } from '../../../shared/db/workspaces.ts'
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Scope } from '../../../shared/schemas/common.ts';
 import type { Logger } from '../../../shared/logger.ts';
-import { enforceRateLimit } from './rate-limit.ts';
+import { enforceRateLimit, rateLimiter, type RateLimiter } from './rate-limit.ts';
 import { idempotency } from './idempotency.ts';
 
 export interface AuthState {
@@ -17,7 +17,7 @@ export interface AuthState {
  * a valid key without the route's scope is 403 (a null scope admits any valid
  * key). Then, on POST and PATCH, the request's Idempotency-Key (if any) is honoured.
  */
-export function authenticator(sql: Sql, logger: Logger) {
+export function authenticator(sql: Sql, logger: Logger, limiter: RateLimiter = rateLimiter(sql, logger)) {
   const withIdempotency = idempotency(sql, logger);
   return function requireScope(scope: Scope | null) {
     return async function authenticate(ctx: Context, next: Next): Promise<void> {
@@ -30,7 +30,7 @@ export function authenticator(sql: Sql, logger: Logger) {
       if (!principal) throw new AppError('UNAUTHORIZED', 'Invalid or revoked API key');
       (ctx.state as AuthState).principal = principal;
       // Every authenticated request counts against the workspace's plan, refused ones included.
-      return enforceRateLimit(ctx, sql, principal, async () => {
+      return enforceRateLimit(ctx, limiter, principal, async () => {
         if (scope !== null && !principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
         return withIdempotency(ctx, principal.workspaceId, next);
       });
