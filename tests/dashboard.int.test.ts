@@ -178,6 +178,8 @@ describe('dashboard in chromium against npm start', () => {
     const tagged = await apiIds('email');
     expect([...tagged].sort()).toEqual([linkId, other.id].sort());
     await expect.poll(rowIds, { timeout: 15_000 }).toEqual(tagged);
+    // tag is an analytics dimension too: the same filter on the overview.
+    expect(await page.getByRole('link', { name: 'Analytics of links tagged email' }).getAttribute('href')).toBe('/dashboard/?tag=email');
     await expectAccessible('links filtered by tag');
     await shot('links-by-tag');
 

@@ -2,9 +2,8 @@ import { dimensions, dimensionLabels, removeFilter, seenLabels, valueLabel } fro
 import { setQuery, type Location } from '../router.ts';
 
 /** Every active filter as a removable chip; "Clear all" drops them together. */
-/** `extra`: chips for parameters that are not analytics dimensions; with a value, removing it drops only that value. */
-export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<{ name: string; label: string; value?: string }> }) {
-  const chips = [...extra.map((e) => ({ name: e.name, value: e.value ?? '', label: e.label }))];
+export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<{ name: string; label: string }> }) {
+  const chips = [...extra.map((e) => ({ name: e.name, value: '', label: e.label }))];
   for (const d of dimensions) {
     const raw = loc.query.get(d);
     if (!raw) continue;

@@ -79,7 +79,13 @@ export function LinksView({ loc }: { loc: Location }) {
           ))}
         </select>
       </form>
-      <FilterChips loc={loc} extra={tagValues.map((value) => ({ name: 'tag', value, label: `Tag: ${value}` }))} />
+      {/* tag is an analytics dimension too: its chips are FilterChips' own, and the same filter on the overview is one link away. */}
+      <FilterChips loc={loc} />
+      {tag && session.can('analytics:read') && (
+        <p>
+          <a href={href('', { tag })}>Analytics of links tagged {tagValues.join(' or ')}</a>
+        </p>
+      )}
       {mutations.error && <ErrorBox error={mutations.error} />}
       {links.error && <ErrorBox error={links.error} onRetry={links.reload} />}
       {!links.data && !links.error && <p class="loading">Loading links…</p>}
