@@ -284,6 +284,20 @@ describe('redirector app', () => {
       expect(sink.events.map((e) => e.linkId)).toEqual([ids.limited]);
     });
 
+    it('answers 410 to bots too once the click limit is reached, though their clicks never count toward it', async () => {
+      store.setClicks(ids.limited, 10);
+      try {
+        for (const userAgent of ['curl/8.5.0', realUserAgents.googlebot, '']) {
+          const answer = await send(base, '/limited', { headers: { 'user-agent': userAgent } });
+          expect(answer.status).toBe(410);
+          expect(answer.body).toContain('This link has reached its click limit');
+        }
+        expect(sink.events).toHaveLength(0);
+      } finally {
+        store.setClicks(ids.limited, 0);
+      }
+    });
+
     it('redirects an expired link to its expiredUrl without recording a click', async () => {
       const answer = await send(base, '/expired-url');
       expect(answer.status).toBe(302);
