@@ -32,6 +32,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { restoreClickCounts } from './restore-click-counts.ts';
 
 const config = loadApiConfig();
 const redirectorConfig = loadRedirectorConfig();
@@ -75,6 +76,8 @@ try {
     config.API_PORT,
     config.HOST,
   );
+  // The in-process bus forgot the shared click counts: without them limits reached before a restart would reopen.
+  if (memoryBus !== null) await restoreClickCounts({ sql: db.sql, clickhouse, bus });
   const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
   logger.info('linkroute started', {
     api: api.url,

@@ -54,4 +54,28 @@ describe('npm start on embedded defaults', () => {
     expect(body.data.map((l) => l.shortCode)).toEqual(['spring-sale']);
     await stopNpmStart(again);
   }, 150_000);
+
+  it('keeps a reached clicksLimit across a restart on the in-process bus, for browsers and bots alike', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-limit-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const first = await npmStart({ DATA_DIR: dataDir });
+    cleanup.push(() => stopNpmStart(first));
+    const key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(first.output())![1]!;
+    const created = await fetch(`${first.url}/links`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ destinationUrl: 'https://example.com/limited', shortCode: 'limited', clicksLimit: 2 }),
+    });
+    expect(created.status).toBe(201);
+    const visit = async (base: string, userAgent: string) => (await fetch(`${base}/limited`, { redirect: 'manual', headers: { 'user-agent': userAgent } })).status;
+    const browser = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
+    expect([await visit(first.redirectUrl, browser), await visit(first.redirectUrl, browser)]).toEqual([302, 302]);
+    expect([await visit(first.redirectUrl, browser), await visit(first.redirectUrl, 'curl/8.5.0')]).toEqual([410, 410]);
+    await stopNpmStart(first);
+
+    const again = await npmStart({ DATA_DIR: dataDir });
+    cleanup.push(() => stopNpmStart(again));
+    expect([await visit(again.redirectUrl, 'curl/8.5.0'), await visit(again.redirectUrl, browser)]).toEqual([410, 410]);
+    await stopNpmStart(again);
+  }, 150_000);
 });

@@ -20,10 +20,16 @@ export const redirectorEnv = z.object({
   /** Checked (length) and resolved against $DATA_DIR/secret by resolveSecret. */
   LINKROUTE_SECRET: z.preprocess(emptyAsUndefined, z.string().optional()),
   /**
-   * Set only behind a proxy that overwrites this header (e.g. `x-forwarded-for`): the
-   * client address is then its first entry. Off by default, as any client can send it.
+   * Set only behind a proxy (e.g. `x-forwarded-for`): the client address is then the entry
+   * TRUSTED_PROXY_HOPS from the right. Off by default, as any client can send it.
    */
   TRUSTED_IP_HEADER: headerName,
+  /**
+   * Proxies in front of the redirector that append to TRUSTED_IP_HEADER (nginx
+   * `$proxy_add_x_forwarded_for`, a load balancer): the client is the entry this many
+   * from the right; entries further left are the client's own writing.
+   */
+  TRUSTED_PROXY_HOPS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(32).default(1)),
   /** e.g. `cf-ipcountry`: a valid 2-letter code there overrides geo-IP. Off by default. */
   TRUSTED_COUNTRY_HEADER: headerName,
   /** `?qr=1` marks a QR scan (the API encodes it into QR codes); never forwarded. */
