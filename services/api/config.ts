@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { booleanEnv, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 export const apiEnv = z.object({
   ...commonEnv,
@@ -28,7 +29,7 @@ export const apiEnv = z.object({
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
   /** The dashboard's built assets, served at /dashboard. */
   DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
-});
+}).superRefine(checkNatsFields);
 
 /**
  * The dashboard's build beside this service: services/dashboard/dist from the
