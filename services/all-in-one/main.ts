@@ -11,6 +11,7 @@ import { countWorkspaces, createApiKey, createWorkspace } from '../../shared/db/
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { eventSubjects } from '../../shared/schemas/click-event.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { natsTarget } from '../../shared/config/nats-env.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
@@ -43,7 +44,7 @@ try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
   await migrate(db.sql);
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
-  const bus = memoryBus ?? (await connectNatsBus(config.NATS_URL!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
+  const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
   const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { booleanEnv, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
@@ -44,6 +45,7 @@ export const apiEnv = z
     /** The dashboard's built assets, served at /dashboard. */
     DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
   })
+  .superRefine(checkNatsFields)
   // Unset, it follows REDIRECT_PORT: setting only the port must not leave short URLs on 8080.
   .transform((env) => ({ ...env, REDIRECT_BASE_URL: env.REDIRECT_BASE_URL ?? localRedirectBaseUrl(env.REDIRECT_PORT) }));
 
