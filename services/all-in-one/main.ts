@@ -16,7 +16,7 @@ import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
-import { loadApiConfig } from '../api/config.ts';
+import { loadApiConfig, withRedirectorPort } from '../api/config.ts';
 import { listen } from '../api/server.ts';
 import { startSnapshotPublishing } from '../api/snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from '../api/link-counters.ts';
@@ -58,12 +58,17 @@ try {
   const publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
   const snapshot = publishing.publisher;
   await snapshot.flush(); // the redirector below starts with every link
-  const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(config.REDIRECT_BASE_URL), logger });
+  // The in-process bus forgot the shared click counts: without them limits reached before a restart would reopen.
+  if (memoryBus !== null) await restoreClickCounts({ sql: db.sql, clickhouse, bus });
+  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
+  // Short URLs point where the redirector listens (REDIRECT_PORT=0 is known only now).
+  const apiConfig = withRedirectorPort(config, redirector.port);
+  const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(apiConfig.REDIRECT_BASE_URL), logger });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
   const api = await listen(
     createApiApp({
       sql: db.sql,
-      config,
+      config: apiConfig,
       logger,
       snapshot,
       webhookEvents,
@@ -76,9 +81,6 @@ try {
     config.API_PORT,
     config.HOST,
   );
-  // The in-process bus forgot the shared click counts: without them limits reached before a restart would reopen.
-  if (memoryBus !== null) await restoreClickCounts({ sql: db.sql, clickhouse, bus });
-  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
   logger.info('linkroute started', {
     api: api.url,
     redirector: redirector.url,
