@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
@@ -35,7 +36,7 @@ export const redirectorEnv = z.object({
   QR_MARKER_PARAM: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be a plain query parameter name').default('qr')),
   /** Wrong link passwords per visitor and link per minute before answers are 429. */
   PASSWORD_ATTEMPTS_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1000).default(5)),
-});
+}).superRefine(checkNatsFields);
 
 export type RedirectorConfig = z.output<typeof redirectorEnv>;
 
