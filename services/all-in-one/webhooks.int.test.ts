@@ -25,6 +25,7 @@ describe('webhooks under npm start (the sender in the one process, in-process bu
     const call = async (method: string, path: string, body?: unknown) =>
       (await (await fetch(started!.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as {
         data: any;
+        error?: unknown;
       };
     receiver = await startWebhookReceiver();
     const hook = (await call('POST', '/webhooks', { url: `${receiver.url}/in`, events: ['link.created', 'link.clicked', 'conversion.created'] })).data;
@@ -43,7 +44,9 @@ describe('webhooks under npm start (the sender in the one process, in-process bu
       expect(pixel.status).toBe(200);
       await pixel.arrayBuffer();
     }
-    const s2s = (await call('POST', '/conversions/s2s', { clickId, event: 'lead', orderId: 'S2S-1' })).data;
+    const postback = await call('POST', '/conversions/s2s', { clickId, event: 'lead', orderId: 'S2S-1' });
+    expect(postback.error).toBeUndefined();
+    const s2s = postback.data;
     const verifier = new Webhook(hook.secret);
     const want = ['conversion.created', 'conversion.created', 'link.clicked', 'link.created'];
     const deadline = Date.now() + 30_000;
@@ -55,7 +58,7 @@ describe('webhooks under npm start (the sender in the one process, in-process bu
     }
     await new Promise((r) => setTimeout(r, 1_000)); // a second announcement of the reloaded pixel would come by now
     types = receiver.received.map((r) => (verifier.verify(r.body, r.headers) as { type: string }).type).sort();
-    expect(types).toEqual(want);
+    expect(types, started.output().slice(-3_000)).toEqual(want);
     const payloads = receiver.received.map((r) => JSON.parse(r.body) as { type: string; data: any });
     const clicked = payloads.find((p) => p.type === 'link.clicked')!;
     expect(clicked.data.clicks).toHaveLength(1);

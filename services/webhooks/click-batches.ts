@@ -13,6 +13,8 @@ const LEASE = 'webhooks-clicks';
 const LEASE_TTL_MS = 15_000;
 /** Clicks held for one endpoint before fetching pauses until its next batch goes out. */
 const MAX_CLICKS_PER_BATCH = 5_000;
+/** Fetches (of up to 50 messages) held before fetching pauses until the endpoint list is read. */
+const MAX_UNMATCHED_FETCHES = 100;
 const decoder = new TextDecoder();
 
 export interface ClickBatches {
@@ -49,6 +51,8 @@ export function startClickBatches(deps: {
   /** Clicks waiting per endpoint, and the messages they came in. */
   let waiting = new Map<string, { workspaceId: string; clicks: WebhookClick[] }>();
   let held: BusMessage[] = [];
+  /** Fetched, not yet matched to endpoints: waiting for an endpoint list read after `fetchedAt`. */
+  let unmatched: Array<{ fetchedAt: number; messages: BusMessage[] }> = [];
 
   function take(message: BusMessage): void {
     for (const line of decoder.decode(message.data).split('\n')) {
@@ -94,20 +98,27 @@ export function startClickBatches(deps: {
         if (!(await lease.renew())) return;
         renewAt = Date.now() + LEASE_TTL_MS / 3;
       }
-      const full = [...waiting.values()].some((w) => w.clicks.length >= MAX_CLICKS_PER_BATCH);
-      const wait = Math.max(0, nextFlush - Date.now());
-      if (!full && wait > 0) {
-        const messages = await consumer.fetch(50, Math.min(wait, 1_000));
-        if (!directory.anySubscribes(TYPE)) {
-          // Nobody listens: nothing to keep.
-          for (const m of messages) m.ack();
-          continue;
-        }
-        for (const m of messages) {
+      // Clicks are matched to endpoints only by an endpoint list read after they were
+      // fetched (so after they happened): an endpoint created just before a click is
+      // never missed. The list is read every second, so this waits a second at most.
+      const known = directory.lastReadStartedAt();
+      while (unmatched.length > 0 && unmatched[0]!.fetchedAt <= known) {
+        for (const m of unmatched.shift()!.messages) {
+          if (!directory.anySubscribes(TYPE)) {
+            m.ack(); // nobody listens: nothing to keep
+            continue;
+          }
           take(m);
           held.push(m);
           m.working();
         }
+      }
+      const full = [...waiting.values()].some((w) => w.clicks.length >= MAX_CLICKS_PER_BATCH);
+      const wait = Math.max(0, nextFlush - Date.now());
+      // Fetching pauses while many wait for the list (Postgres away: it is not read).
+      if (!full && wait > 0 && unmatched.length < MAX_UNMATCHED_FETCHES) {
+        const messages = await consumer.fetch(50, Math.min(wait, unmatched.length > 0 ? 50 : 1_000));
+        if (messages.length > 0) unmatched.push({ fetchedAt: Date.now(), messages });
         continue;
       }
       if (Date.now() >= nextFlush) {
@@ -115,8 +126,11 @@ export function startClickBatches(deps: {
         nextFlush = Date.now() + deps.intervalMs;
       } else await sleep(Math.min(wait, 50));
     }
-    // Stopping: what is gathered goes out now rather than waiting for a redelivery.
+    // Stopping: what is gathered goes out now rather than waiting for a redelivery;
+    // what is not matched yet comes back to the next sender holding the lease.
     if (held.length > 0) await flush();
+    for (const m of unmatched.flatMap((u) => u.messages)) m.nak();
+    unmatched = [];
   }
 
   const loop = (async () => {
@@ -136,8 +150,9 @@ export function startClickBatches(deps: {
         }
       } catch (err) {
         logger.warn('link.clicked batching failed; retrying', errorFields(err));
-        for (const m of held) m.nak(1_000);
+        for (const m of [...held, ...unmatched.flatMap((u) => u.messages)]) m.nak(1_000);
         held = [];
+        unmatched = [];
         waiting = new Map();
         await sleep(1_000);
       } finally {

@@ -41,15 +41,22 @@ export function conversionEvents(deps: { sql: Sql; directory: EndpointDirectory;
   const { sql, directory, logger } = deps;
 
   return async function toEvents(messages: readonly BusMessage[]): Promise<WebhookBusEvent[]> {
-    const conversions: Array<ConversionEvent & { endpointIds: string[] }> = [];
+    const parsedAll: ConversionEvent[] = [];
     for (const m of messages) {
       const parsed = conversionEventSchema.safeParse(parseJson(decoder.decode(m.data)));
-      if (!parsed.success) {
-        logger.warn('invalid conversion event skipped by webhooks', { subject: m.subject });
-        continue;
-      }
-      const endpointIds = directory.subscribers(parsed.data.workspaceId, TYPE).map((e) => e.id);
-      if (endpointIds.length > 0) conversions.push({ ...parsed.data, endpointIds });
+      if (parsed.success) parsedAll.push(parsed.data);
+      else logger.warn('invalid conversion event skipped by webhooks', { subject: m.subject });
+    }
+    if (parsedAll.length === 0) return [];
+    // An endpoint created before a conversion happened hears of it, even when this
+    // sender's endpoint list is older than that (it is read again every second): the
+    // list is read again first, by a read that starts after the batch's latest
+    // conversion (at most one read per batch; none when the list is newer).
+    await directory.readSince(Math.min(Date.now(), Math.max(...parsedAll.map((c) => c.ts))));
+    const conversions: Array<ConversionEvent & { endpointIds: string[] }> = [];
+    for (const c of parsedAll) {
+      const endpointIds = directory.subscribers(c.workspaceId, TYPE).map((e) => e.id);
+      if (endpointIds.length > 0) conversions.push({ ...c, endpointIds });
     }
     if (conversions.length === 0) return [];
     const orderKey = (c: ConversionEvent) => c.orderId ?? c.id;

@@ -34,6 +34,8 @@ export interface EndpointDirectory {
   refresh(): Promise<void>;
   /** Resolves once the endpoints have been read by a read that started at `since` (epoch ms) or later. */
   readSince(since: number): Promise<void>;
+  /** Epoch ms when the read the directory now holds started (it knows every endpoint created before). */
+  lastReadStartedAt(): number;
   stop(): void;
 }
 
@@ -109,6 +111,7 @@ export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; lo
       await refreshing?.catch(() => {});
       if (lastReadStartedAt < since) await refresh();
     },
+    lastReadStartedAt: () => lastReadStartedAt,
     stop: () => clearInterval(timer),
   };
 }
