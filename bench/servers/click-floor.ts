@@ -49,7 +49,7 @@ app.get('/:code', (res, req) => {
     return;
   }
   const userAgent = req.getHeader('user-agent');
-  const ip = forwardedAddress(req.getHeader('x-forwarded-for'));
+  const ip = forwardedAddress(req.getHeader('x-forwarded-for'), 1);
   const now = Date.now();
   // Digests each distinct User-Agent once (an LRU), as the redirector does.
   const visitorId = hashedVisitorId(secret, ip, userAgent, now);
