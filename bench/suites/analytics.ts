@@ -365,13 +365,13 @@ export async function run(): Promise<SuiteResult> {
   const suiteStart = performance.now();
   const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-bench-analytics-ch-'));
   const chPort = await freePort();
-  const ch = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), LOG_LEVEL: 'info' });
+  const ch = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench', LOG_LEVEL: 'info' });
   let clickhouse: ClickHouseClient | undefined;
   let api: Awaited<ReturnType<typeof startTestApi>> | undefined;
   let statements = 0;
   try {
     await ch.waitFor(/listening/);
-    clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 1_800_000 });
+    clickhouse = connectClickHouse(`http://default:bench@127.0.0.1:${chPort}`, { requestTimeoutMs: 1_800_000 });
     await migrateClickHouse(clickhouse);
     // The API's client, counting the statements each request sends (the embedded engine runs them one at a time).
     const real = clickhouse;

@@ -180,8 +180,8 @@ export async function run(): Promise<SuiteResult> {
   const nats = await startTestNatsServer();
   const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-bench-ch-'));
   const chPort = await freePort();
-  const chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), LOG_LEVEL: 'info' });
-  const clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 120_000 });
+  const chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench', LOG_LEVEL: 'info' });
+  const clickhouse = connectClickHouse(`http://default:bench@127.0.0.1:${chPort}`, { requestTimeoutMs: 120_000 });
   let bus: Awaited<ReturnType<typeof connectNatsBus>> | undefined;
   const encoder = new TextEncoder();
   try {
