@@ -21,6 +21,7 @@ import { eventPublisher } from '../../services/redirector/events/event-publisher
 import { forwardedAddress } from '../../services/redirector/serving/client-address.ts';
 import { NO_STORE } from '../../services/redirector/pages/responses.ts';
 import { BENCH_LINK_COUNT, benchLink, benchShortCode } from './bench-links.ts';
+import { floorEvent, type FloorLink } from '../floor-breakdown.ts';
 
 const natsUrl = process.env.NATS_URL;
 if (!natsUrl) throw new Error('NATS_URL is required');
@@ -29,12 +30,6 @@ const bus = await connectNatsBus(natsUrl, { name: 'bench-click-floor', logger })
 const publisher = eventPublisher({ bus, logger, instanceId: 'bench-floor' });
 const secret = randomBytes(32);
 
-interface FloorLink {
-  id: string;
-  workspaceId: string;
-  campaignId: string;
-  destination: string;
-}
 const links = new Map<string, FloorLink>();
 for (let i = 0; i < BENCH_LINK_COUNT; i++) {
   const link = benchLink(i);
@@ -59,31 +54,7 @@ app.get('/:code', (res, req) => {
   const clickId = createClickId(secret, link.id, now);
   res.writeStatus('302 Found').writeHeader('Location', link.destination).writeHeader('Cache-Control', NO_STORE).writeHeader('Set-Cookie', visitorCookie(visitorId)).end();
   events++;
-  publisher.emit({
-    id: clickId,
-    kind: 'click',
-    ts: now,
-    workspaceId: link.workspaceId,
-    linkId: link.id,
-    campaignId: link.campaignId,
-    visitorId,
-    country: null,
-    region: null,
-    city: null,
-    deviceClass: 'desktop',
-    os: null,
-    browser: null,
-    referrerHost: null,
-    utmSource: null,
-    utmMedium: null,
-    utmCampaign: null,
-    utmTerm: null,
-    utmContent: null,
-    source: 'link',
-    ruleId: null,
-    destination: link.destination,
-    bot: false,
-  });
+  publisher.emit(floorEvent(link, clickId, visitorId, now));
 });
 app.listen('127.0.0.1', 0, (socket) => {
   if (socket === false) {
