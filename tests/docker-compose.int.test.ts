@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { z } from 'zod';
@@ -6,6 +8,10 @@ import { apiEnv, loadApiConfig } from '../services/api/config.ts';
 import { ingesterEnv, loadIngesterConfig } from '../services/ingester/config.ts';
 import { loadRedirectorConfig, redirectorEnv } from '../services/redirector/config.ts';
 import { loadWebhooksConfig, webhooksEnv } from '../services/webhooks/config.ts';
+import { natsTarget, natsUrlEnv } from '../shared/config/nats-env.ts';
+import { runCommand } from '../shared/testing/run-command.ts';
+
+const parseNatsEnv = (url: string) => ({ NATS_URL: natsUrlEnv.parse(url) });
 
 /**
  * docker-compose.yml cannot run here (no Docker engine), so this keeps it true:
@@ -26,6 +32,7 @@ describe('docker-compose.yml', () => {
   it('runs each service with only the environment it reads, valid for its schema', async () => {
     const compose = parse(await readFile(new URL('../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as {
       services: Record<string, { command?: string[]; environment?: Record<string, string>; build?: string; image?: string; healthcheck?: { test: string[] } }>;
+      configs?: Record<string, { content?: string }>;
     };
     const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
     const ours = Object.entries(compose.services).filter(([, s]) => s.build);
@@ -46,6 +53,25 @@ describe('docker-compose.yml', () => {
       expect(probe, `${name} healthcheck`).toContain(`http://127.0.0.1:${env[known!.portVariable]}/ready`);
     }
     expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['postgres', 'nats', 'clickhouse']));
+
+    // NATS takes no anonymous clients, and every service connects as the user it configures.
+    const natsConfig = substitute(compose.configs?.['nats-server']?.content ?? '');
+    const [, user, password] = /user: "([^"]+)", password: "([^"]+)"/.exec(natsConfig) ?? [];
+    expect(user, 'a NATS user in configs.nats-server').toBeDefined();
+    for (const [name, service] of ours) {
+      const target = natsTarget(parseNatsEnv(substitute(String(service.environment?.NATS_URL ?? ''))));
+      expect(target?.auth, `${name} NATS credentials`).toEqual({ kind: 'user', user, pass: password });
+    }
+    expect(compose.services.nats?.command?.join(' ')).toContain('-c /etc/nats/nats-server.conf');
+    // The configuration is one nats-server accepts.
+    const dir = await mkdtemp(join(tmpdir(), 'linkroute-compose-nats-'));
+    try {
+      await writeFile(join(dir, 'nats-server.conf'), natsConfig);
+      const checked = await runCommand('/usr/sbin/nats-server', ['-t', '-c', join(dir, 'nats-server.conf')], { timeoutMs: 10_000 });
+      expect(checked.code, checked.stderr + checked.stdout).toBe(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
     for (const script of Object.keys(services)) expect(pkg.scripts[script], script).toBeDefined();
   });
 });

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { expect } from 'vitest';
+import { natsConnectOptions } from '../shared/bus/nats-connect-options.ts';
+import { parseNatsUrl } from '../shared/config/nats-env.ts';
 import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/clickhouse-client.ts';
 import { realUserAgents } from '../shared/request-facts/sample-user-agents.ts';
 import { compiledPath, startChildService, type ChildService } from '../shared/testing/child-service.ts';
@@ -106,6 +108,7 @@ export interface ProcessStack {
   stop(): Promise<void>;
 }
 
+/** `natsUrl` as NATS_URL takes it (credentials, tls://); `env` goes to every process (NATS_TLS_CA, for one). */
 export async function startProcessStack(options: { natsUrl: string; redirectors?: number; ingesters?: number; env?: Record<string, string> }): Promise<ProcessStack> {
   const [db, dataDir, chPort, apiPort] = await Promise.all([createTestDatabase('postgres'), mkdtemp(join(tmpdir(), 'linkroute-stack-')), freePort(), freePort()]);
   const secret = randomBytes(32).toString('hex');
@@ -142,7 +145,14 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
   };
   const startIngester = async () => {
     const port = await freePort();
-    const ingester = start(`ingester ${ingesters.length + 1}`, 'services/ingester/main.ts', { NATS_URL: options.natsUrl, CLICKHOUSE_URL: clickhouseUrl, INGEST_PORT: String(port), INGEST_LINGER_MS: '100' });
+    const ingester = start(`ingester ${ingesters.length + 1}`, 'services/ingester/main.ts', {
+      NATS_URL: options.natsUrl,
+      CLICKHOUSE_URL: clickhouseUrl,
+      INGEST_PORT: String(port),
+      INGEST_LINGER_MS: '100',
+      // Click ids are checked with it: the same as the redirectors'.
+      LINKROUTE_SECRET: secret,
+    });
     ingesters.push(ingester);
     await ready(`ingester ${ingesters.length}`, `http://127.0.0.1:${port}`, ingester);
     return ingester;
@@ -230,7 +240,7 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
       return Number(result[0]!.n);
     },
     async drained(timeoutMs = 60_000) {
-      nats ??= await connect({ servers: options.natsUrl.split(','), maxReconnectAttempts: -1 });
+      nats ??= await connect({ ...(await natsConnectOptions({ ...parseNatsUrl(options.natsUrl), ...(options.env?.NATS_TLS_CA ? { tlsCaFile: options.env.NATS_TLS_CA } : {}) })), maxReconnectAttempts: -1 });
       const jsm = await nats.jetstreamManager();
       await eventually(async () => {
         for (const consumer of ['ingester-clicks', 'ingester-conversions']) {

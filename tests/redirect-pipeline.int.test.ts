@@ -158,6 +158,23 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
     expect(statuses).toEqual([302, 302, 302, 302, 302, 302, 410, 410, 410, 410]);
   });
 
+  it('answers 410 to bots too once clicksLimit is reached, on every redirector', async () => {
+    await call('POST', '/links', { destinationUrl: 'https://example.com/limited-bots', shortCode: 'limited-bots', clicksLimit: 2 });
+    for (const r of redirectors) while (!r.store.find('localhost', 'limited-bots')) await sleep(5);
+    // Bots are served but never counted while the limit is not reached.
+    expect((await visit(redirectors[0]!, 'limited-bots', { 'user-agent': 'curl/8.5.0' })).status).toBe(302);
+    for (let i = 0; i < 2; i++) {
+      expect((await visit(redirectors[i]!, 'limited-bots')).status).toBe(302);
+      await sleep(120); // beyond the counters' sync interval
+    }
+    for (const r of redirectors) {
+      for (const userAgent of ['curl/8.5.0', 'Googlebot/2.1 (+http://www.google.com/bot.html)', '']) {
+        expect((await visit(r, 'limited-bots', { 'user-agent': userAgent })).status).toBe(410);
+      }
+      expect((await visit(r, 'limited-bots')).status).toBe(410);
+    }
+  });
+
   it('loses no click while NATS restarts during redirecting', async () => {
     await call('POST', '/links', { destinationUrl: 'https://example.com/tracked', shortCode: 'tracked-1', conversionTracking: true });
     for (const r of redirectors) await until(r, 'tracked-1', (res) => res.status === 302);

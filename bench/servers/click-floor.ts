@@ -46,7 +46,7 @@ app.get('/:code', (res, req) => {
     return;
   }
   const userAgent = req.getHeader('user-agent');
-  const ip = forwardedAddress(req.getHeader('x-forwarded-for'));
+  const ip = forwardedAddress(req.getHeader('x-forwarded-for'), 1);
   const now = Date.now();
   // Digests each distinct User-Agent once, in the redirector's cache (its UA parse runs
   // once per distinct UA too: 20 in the whole run, so a request pays only the hit).

@@ -11,11 +11,12 @@ import { countWorkspaces, createApiKey, createWorkspace } from '../../shared/db/
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { eventSubjects } from '../../shared/schemas/click-event.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { natsTarget } from '../../shared/config/nats-env.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
-import { loadApiConfig } from '../api/config.ts';
+import { loadApiConfig, withRedirectorPort } from '../api/config.ts';
 import { listen } from '../api/server.ts';
 import { startSnapshotPublishing } from '../api/snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from '../api/link-counters.ts';
@@ -31,6 +32,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickhouse.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { restoreClickCounts } from './restore-click-counts.ts';
 
 const config = loadApiConfig();
 const redirectorConfig = loadRedirectorConfig();
@@ -42,7 +44,7 @@ try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
   await migrate(db.sql);
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
-  const bus = memoryBus ?? (await connectNatsBus(config.NATS_URL!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
+  const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
   const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
@@ -56,12 +58,17 @@ try {
   const publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
   const snapshot = publishing.publisher;
   await snapshot.flush(); // the redirector below starts with every link
-  const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(config.REDIRECT_BASE_URL), logger });
+  // The in-process bus forgot the shared click counts: without them limits reached before a restart would reopen.
+  if (memoryBus !== null) await restoreClickCounts({ sql: db.sql, clickhouse, bus });
+  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
+  // Short URLs point where the redirector listens (REDIRECT_PORT=0 is known only now).
+  const apiConfig = withRedirectorPort(config, redirector.port);
+  const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(apiConfig.REDIRECT_BASE_URL), logger });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
   const api = await listen(
     createApiApp({
       sql: db.sql,
-      config,
+      config: apiConfig,
       logger,
       snapshot,
       webhookEvents,
@@ -74,7 +81,6 @@ try {
     config.API_PORT,
     config.HOST,
   );
-  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
   logger.info('linkroute started', {
     api: api.url,
     redirector: redirector.url,

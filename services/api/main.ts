@@ -1,6 +1,7 @@
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { natsTarget } from '../../shared/config/nats-env.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
@@ -27,7 +28,7 @@ try {
   let publishing: SnapshotPublishing | undefined;
   let webhookEvents: OutboxDrainer | undefined;
   if (config.NATS_URL) {
-    bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-api', logger, replicas: config.NATS_STREAM_REPLICAS });
+    bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-api', logger, replicas: config.NATS_STREAM_REPLICAS });
     // The outbox publisher (seeding an empty bucket) and the snapshot compactor.
     publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
     snapshot = publishing.publisher;

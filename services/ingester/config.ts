@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 export const ingesterEnv = z.object({
   ...commonEnv,
@@ -15,7 +16,7 @@ export const ingesterEnv = z.object({
   INGEST_CONSUMER: z.string().regex(/^[\w-]+$/).default('ingester'),
   /** The ingester's own HTTP port: /health, /ready and /metrics only (it serves no traffic). */
   INGEST_PORT: port(8090),
-});
+}).superRefine(checkNatsFields);
 
 export type IngesterConfig = z.output<typeof ingesterEnv>;
 

@@ -1,4 +1,5 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { natsTarget } from '../../shared/config/nats-env.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { checkBus, checkClickHouse } from '../../shared/health/dependency-checks.ts';
@@ -16,7 +17,7 @@ try {
   if (!config.NATS_URL || !config.CLICKHOUSE_URL) {
     throw new Error('NATS_URL and CLICKHOUSE_URL are required for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
   }
-  const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS });
+  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS });
   await migrateClickHouseAt(config.CLICKHOUSE_URL);
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   // Listening first: a taken port fails the start before any event is consumed.

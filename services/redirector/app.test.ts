@@ -284,6 +284,20 @@ describe('redirector app', () => {
       expect(sink.events.map((e) => e.linkId)).toEqual([ids.limited]);
     });
 
+    it('answers 410 to bots too once the click limit is reached, though their clicks never count toward it', async () => {
+      store.setClicks(ids.limited, 10);
+      try {
+        for (const userAgent of ['curl/8.5.0', realUserAgents.googlebot, '']) {
+          const answer = await send(base, '/limited', { headers: { 'user-agent': userAgent } });
+          expect(answer.status).toBe(410);
+          expect(answer.body).toContain('This link has reached its click limit');
+        }
+        expect(sink.events).toHaveLength(0);
+      } finally {
+        store.setClicks(ids.limited, 0);
+      }
+    });
+
     it('redirects an expired link to its expiredUrl without recording a click', async () => {
       const answer = await send(base, '/expired-url');
       expect(answer.status).toBe(302);
@@ -321,7 +335,7 @@ describe('redirector app', () => {
     it('ignores the country header unless configured, and uses geo-IP of the trusted IP header', async () => {
       const ignored = await send(proxied, '/geo', { headers: { 'cf-ipcountry': 'DE' } });
       expect(ignored.headers.location).toBe('https://example.com/world');
-      const gb = await send(proxied, '/geo', { headers: { 'x-forwarded-for': '81.2.69.142, 10.0.0.1' } });
+      const gb = await send(proxied, '/geo', { headers: { 'x-forwarded-for': '10.0.0.1, 81.2.69.142' } });
       expect(gb.headers.location).toBe('https://example.co.uk/');
       expect(proxiedSink.events[1]).toMatchObject({ country: 'GB', region: 'England', city: 'London' });
       // On the app without TRUSTED_IP_HEADER the header is ignored.
@@ -576,6 +590,57 @@ describe('redirector app', () => {
       const pixelClick = clickIdOf((await send(base, '/tracked')).headers.location!);
       await send(base, `/p.gif?clickId=${pixelClick}`, { method: 'HEAD' });
       expect(conversions).toEqual([]);
+    });
+  });
+
+  describe('behind a proxy that appends to x-forwarded-for (TRUSTED_PROXY_HOPS)', () => {
+    // The proxy appends the address it saw; everything left of it is the client's to write.
+    const chain = (spoofed: string, real: string) => ({ 'x-forwarded-for': `${spoofed}, ${real}` });
+
+    it('takes the address one hop from the right by default, so a spoofed entry cannot pick the geo rule', async () => {
+      const spoofed = await send(proxied, '/geo', { headers: chain('81.2.69.142', '10.20.30.40') });
+      expect(spoofed.headers.location).toBe('https://example.com/world');
+      expect(proxiedSink.events[0]).toMatchObject({ country: null });
+      const real = await send(proxied, '/geo', { headers: chain('10.20.30.40', '81.2.69.142') });
+      expect(real.headers.location).toBe('https://example.co.uk/');
+    });
+
+    it('counts one visitor per real address whatever the client writes before it', async () => {
+      for (let i = 0; i < 3; i++) await send(proxied, '/plain', { headers: chain(`198.51.100.${i}`, '81.2.69.142') });
+      expect(new Set(proxiedSink.events.map((e) => e.visitorId)).size).toBe(1);
+    });
+
+    it('throttles wrong passwords per real address even with rotating spoofed entries and User-Agents', async () => {
+      clock = NOW + 10 * 3_600_000;
+      // The proxied app allows 5 per visitor, so 4 x 5 per address (password-post.ts).
+      const perAddress = 20;
+      const statuses: number[] = [];
+      for (let i = 0; i <= perAddress; i++) {
+        const headers = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `${UA} spoof-${i}`, ...chain(`198.51.100.${i}`, '192.0.2.77') };
+        statuses.push((await send(proxied, '/locked', { method: 'POST', headers, body: 'password=wrong' })).status);
+      }
+      expect(statuses.slice(0, perAddress).every((s) => s === 401)).toBe(true);
+      expect(statuses[perAddress]).toBe(429);
+    });
+
+    it('takes the address N hops from the right with TRUSTED_PROXY_HOPS=N, the left-most when the chain is shorter', async () => {
+      const twoHops = createRedirectorApp({
+        lookup: store,
+        sink: proxiedSink,
+        secret,
+        config: loadRedirectorConfig({ TRUSTED_IP_HEADER: 'x-forwarded-for', TRUSTED_PROXY_HOPS: '2' }),
+        logger: silent,
+        geo: GeoIp.open(),
+        now: () => clock,
+      });
+      const url = (await twoHops.listen(0, '127.0.0.1')).url;
+      try {
+        expect((await send(url, '/geo', { headers: { 'x-forwarded-for': '81.2.69.142, 10.0.0.9, 10.0.0.1' } })).headers.location).toBe('https://example.com/world');
+        expect((await send(url, '/geo', { headers: { 'x-forwarded-for': '10.0.0.9, 81.2.69.142, 10.0.0.1' } })).headers.location).toBe('https://example.co.uk/');
+        expect((await send(url, '/geo', { headers: { 'x-forwarded-for': '81.2.69.142' } })).headers.location).toBe('https://example.co.uk/');
+      } finally {
+        twoHops.close();
+      }
     });
   });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
@@ -19,17 +20,23 @@ export const redirectorEnv = z.object({
   /** Checked (length) and resolved against $DATA_DIR/secret by resolveSecret. */
   LINKROUTE_SECRET: z.preprocess(emptyAsUndefined, z.string().optional()),
   /**
-   * Set only behind a proxy that overwrites this header (e.g. `x-forwarded-for`): the
-   * client address is then its first entry. Off by default, as any client can send it.
+   * Set only behind a proxy (e.g. `x-forwarded-for`): the client address is then the entry
+   * TRUSTED_PROXY_HOPS from the right. Off by default, as any client can send it.
    */
   TRUSTED_IP_HEADER: headerName,
+  /**
+   * Proxies in front of the redirector that append to TRUSTED_IP_HEADER (nginx
+   * `$proxy_add_x_forwarded_for`, a load balancer): the client is the entry this many
+   * from the right; entries further left are the client's own writing.
+   */
+  TRUSTED_PROXY_HOPS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(32).default(1)),
   /** e.g. `cf-ipcountry`: a valid 2-letter code there overrides geo-IP. Off by default. */
   TRUSTED_COUNTRY_HEADER: headerName,
   /** `?qr=1` marks a QR scan (the API encodes it into QR codes); never forwarded. */
   QR_MARKER_PARAM: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be a plain query parameter name').default('qr')),
   /** Wrong link passwords per visitor and link per minute before answers are 429. */
   PASSWORD_ATTEMPTS_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1000).default(5)),
-});
+}).superRefine(checkNatsFields);
 
 export type RedirectorConfig = z.output<typeof redirectorEnv>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { booleanEnv, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 const ms = (min: number, fallback: number) => z.coerce.number().int().min(min).default(fallback);
 
@@ -25,7 +26,7 @@ export const webhooksEnv = z.object({
   WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(1_000).default(32),
   /** Finished deliveries (and their events) are listed for this many days, then deleted. */
   WEBHOOKS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
-});
+}).superRefine(checkNatsFields);
 
 export type WebhooksConfig = z.output<typeof webhooksEnv>;
 

@@ -1,4 +1,5 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { natsTarget } from '../../shared/config/nats-env.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
@@ -19,7 +20,7 @@ try {
   }
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks' });
   await migrate(db.sql);
-  const bus = await connectNatsBus(config.NATS_URL, { name: 'linkroute-webhooks', logger });
+  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger });
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const metrics = createMetricsRegistry();
   // Listening first: a taken port fails the start before any event is taken.

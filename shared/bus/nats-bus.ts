@@ -16,6 +16,8 @@ import { natsBlobStore } from './nats-blob-store.ts';
 import { natsKv } from './nats-kv.ts';
 import { natsTryLease } from './nats-lease.ts';
 import type { Logger } from '../logger.ts';
+import type { NatsTarget } from '../config/nats-env.ts';
+import { natsConnectOptions } from './nats-connect-options.ts';
 
 const nanos = (ms: number) => ms * 1_000_000;
 const ACK_WAIT_MS = 10_000;
@@ -48,23 +50,16 @@ export interface NatsBusOptions {
   replicas?: number;
 }
 
-/** NATS_URL's servers: one URL, or several separated by commas (seeds of one cluster). */
-export function natsServerList(url: string): string[] {
-  return url
-    .split(',')
-    .map((server) => server.trim())
-    .filter((server) => server !== '');
-}
-
 /**
- * NATS JetStream behind the Bus interface, on one server or a cluster (`url` lists one
- * or more of its servers; the client learns the others from them and fails over).
+ * NATS JetStream behind the Bus interface, on one server or a cluster (`target` lists one
+ * or more of its servers; the client learns the others from them and fails over), with
+ * the target's credentials and TLS (a string is read as NATS_URL is).
  * Reconnects forever; callers see failures as rejected promises.
  */
-export async function connectNatsBus(url: string, options: NatsBusOptions): Promise<Bus> {
+export async function connectNatsBus(target: NatsTarget | string, options: NatsBusOptions): Promise<Bus> {
   const replicas = options.replicas ?? 1;
   const nc: NatsConnection = await connect({
-    servers: natsServerList(url),
+    ...(await natsConnectOptions(target)),
     name: options.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from './config-error.ts';
+import { natsEnv } from './nats-env.ts';
 
 /**
  * Environment fields shared by every service. Each service composes its own
@@ -9,21 +10,14 @@ const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
 export const port = (fallback: number) => z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).default(fallback));
 export const optionalUrl = z.preprocess(emptyAsUndefined, z.string().url().optional());
-/** One NATS server, or several separated by commas: seeds of one cluster (the client learns the rest and fails over). */
-export const natsServers = z.preprocess(
-  emptyAsUndefined,
-  z
-    .string()
-    .refine((v) => v.split(',').every((server) => URL.canParse(server.trim())), 'must be a URL, or several separated by commas')
-    .optional(),
-);
 /** `true` or `false` (also `1`/`0`); unset or empty: the schema's default. */
 export const booleanEnv = z.preprocess(emptyAsUndefined, z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').optional());
 
 export const commonEnv = {
   DATABASE_URL: optionalUrl,
   CLICKHOUSE_URL: optionalUrl,
-  NATS_URL: natsServers,
+  /** NATS_URL (servers, credentials, tls://), NATS_CREDS, NATS_TLS_CA: see nats-env.ts. */
+  ...natsEnv,
   /**
    * Replicas of every stream, KV bucket and object store linkroute creates on NATS (the
    * click and conversion events, the link snapshot, the compacted snapshot, shared click
@@ -32,15 +26,6 @@ export const commonEnv = {
   NATS_STREAM_REPLICAS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(5).default(1)),
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
   HOST: z.preprocess(emptyAsUndefined, z.string().default('127.0.0.1')),
-  REDIRECT_BASE_URL: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .url()
-      .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
-      .transform((u) => u.replace(/\/+$/, ''))
-      .default('http://localhost:8080'),
-  ),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
 };
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { deviceClasses, operatingSystems } from './rule-conditions.ts';
+import { tagName } from './tag.ts';
 
 /**
  * The dimensions analytics can break clicks down by (GET /analytics/breakdown
@@ -55,6 +56,13 @@ export const dimensions = {
     description: 'the routing rule that decided the destination (rows carry its name and type); `default`: no rule matched',
   },
   destination: { value: text(4096), canBeEmpty: false, description: 'URL the visitor was sent to' },
+  tag: {
+    // Normalised as links store them, so `Summer Sale` filters the tag `summer sale`.
+    value: tagName,
+    canBeEmpty: true,
+    description:
+      "tag of the clicked link, as the link is tagged now (a click of a link tagged a and b counts under each in a breakdown); `(none)`: links without tags",
+  },
 } satisfies Record<string, DimensionDeclaration>;
 
 export type Dimension = keyof typeof dimensions;

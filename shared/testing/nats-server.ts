@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,8 @@ import { freePort } from './free-port.ts';
  */
 export interface TestNatsServer {
   url: string;
+  /** Its client port on 127.0.0.1 (for URLs with credentials or tls://). */
+  port: number;
   /** The running server's process id (0 while stopped): for benchmarks that account its CPU. */
   readonly pid: number;
   stop(): Promise<void>;
@@ -38,19 +40,32 @@ async function waitForPort(port: number, up: boolean, timeoutMs = 10_000): Promi
   throw new Error(`nats-server on ${port} did not come ${up ? 'up' : 'down'}`);
 }
 
-export async function startTestNatsServer(): Promise<TestNatsServer> {
-  const server = await natsServerProcess(await freePort(), () => []);
+/**
+ * `config`: a nats-server configuration (authorization, tls, ...) written beside its
+ * store and given with `-c`; address, port and JetStream still come from the command line.
+ */
+export async function startTestNatsServer(options: { config?: string } = {}): Promise<TestNatsServer> {
+  const port = await freePort();
+  let configArgs: string[] = [];
+  const server = await natsServerProcess(port, () => configArgs);
+  if (options.config !== undefined) {
+    const configFile = join(server.storeDir, 'nats-server.conf');
+    await writeFile(configFile, options.config);
+    configArgs = ['-c', configFile];
+  }
   await server.start();
   return server;
 }
 
 /** `nats-server` on `port` with its own store, started by start(); `extraArgs` is asked at each start. */
-async function natsServerProcess(port: number, extraArgs: () => string[]): Promise<TestNatsServer> {
+async function natsServerProcess(port: number, extraArgs: () => string[]): Promise<TestNatsServer & { storeDir: string }> {
   const storeDir = await mkdtemp(join(tmpdir(), 'linkroute-nats-'));
   let child: ChildProcess | null = null;
 
-  const server: TestNatsServer = {
+  const server: TestNatsServer & { storeDir: string } = {
     url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
     get pid() {
       return child?.pid ?? 0;
     },

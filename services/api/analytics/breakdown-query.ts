@@ -29,12 +29,23 @@ interface Row {
   total: number | string;
 }
 
-/** The dimension's value per click_facts row; a link-valued one counts a click once per value of its link. */
-function valueExpression(f: BreakdownFilter): { expression: string; params: Record<string, unknown> } {
+/**
+ * The dimension's value of a click_facts row: `expression` gives it per row (a
+ * link-valued one is a row per value of the click's link), `perClick` and
+ * `fromPerClick` give it in two steps, so a join on the click finds the one row
+ * of the click and only then makes a row per value (an ANY join made after the
+ * split would keep one value of a link tagged a and b).
+ */
+function valueExpression(f: BreakdownFilter): { expression: string; perClick: string; fromPerClick: (column: string) => string; params: Record<string, unknown> } {
   const source = dimensionSources[f.dimension];
-  if (source.kind === 'column') return { expression: `toString(${source.column})`, params: {} };
+  if (source.kind === 'column') {
+    const expression = `toString(${source.column})`;
+    return { expression, perClick: expression, fromPerClick: (column) => column, params: {} };
+  }
   const map = Object.fromEntries(f.resolved?.[f.dimension] ?? new Map());
-  return { expression: `arrayJoin(if(empty({bValues:Map(String, Array(String))}[link_id] AS vs), [''], vs))`, params: { bValues: map } };
+  const perClick = `{bValues:Map(String, Array(String))}[link_id]`;
+  const fromPerClick = (vs: string) => `arrayJoin(if(empty(${vs}), [''], ${vs}))`;
+  return { expression: fromPerClick(perClick), perClick, fromPerClick, params: { bValues: map } };
 }
 
 /**
@@ -62,15 +73,15 @@ export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilt
       SELECT ${value.expression} AS value, count() AS clicks, ${uniquesOf(f)} AS uniques, 0 AS conversions, toDecimal128(0, 4) AS revenue
       FROM click_facts WHERE ${clicks.where} GROUP BY value
       UNION ALL
-      SELECT k.value, 0, 0, count(), sum(c.value)
+      SELECT ${value.fromPerClick('k.value')} AS kv, 0, 0, count(), sum(c.value)
       FROM (SELECT cityHash64(click_id) AS h, value FROM ${counted.subquery}) AS c
       ANY INNER JOIN (
-        SELECT click, ${value.expression} AS value FROM click_facts
+        SELECT click, ${value.perClick} AS value FROM click_facts
         WHERE ${convClicks.sql.join(' AND ')}
           AND ts >= fromUnixTimestamp64Milli({bClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({bClickHi:Int64})
           AND click IN (SELECT cityHash64(click_id) FROM ${counted.subquery})
       ) AS k ON c.h = k.click
-      GROUP BY k.value
+      GROUP BY kv
     )
     GROUP BY value
     ORDER BY clicks DESC, conversions DESC, value

@@ -73,6 +73,17 @@ const ruleLabel: Labeller = async (sql, workspaceId, values) => {
   );
 };
 
+/**
+ * Tags live on links in Postgres (links.tags), not on clicks: a click counts under
+ * its link's tags as they are now. Deleted links are included, their clicks being
+ * history; untagged links are left out of the map (click-filter.ts reads that as
+ * "(none)").
+ */
+const linkTags = async (sql: Sql, workspaceId: string): Promise<Map<string, string[]>> => {
+  const rows = await sql<{ id: string; tags: string[] }[]>`SELECT id, tags FROM links WHERE workspace_id = ${workspaceId} AND cardinality(tags) > 0`;
+  return new Map(rows.map((r) => [r.id, r.tags]));
+};
+
 const column = (name: string, logColumn: string | null = name, eventsColumn = logColumn ?? name): DimensionSource => ({ kind: 'column', column: name, logColumn, eventsColumn });
 
 export const dimensionSources: Record<Dimension, DimensionSource> = {
@@ -94,6 +105,7 @@ export const dimensionSources: Record<Dimension, DimensionSource> = {
   campaign: { ...column('campaign_id'), label: campaignLabel } as DimensionSource,
   rule: { ...column('rule_id'), emptyValue: 'default', label: ruleLabel } as DimensionSource,
   destination: column('destination', null, 'destination'),
+  tag: { kind: 'linkValues', linkValues: linkTags },
 };
 
 /** A filter's values as stored: null is the empty value, and so is a dimension's emptyValue. */

@@ -28,6 +28,7 @@ export const dimensionLabels: Record<Dimension, string> = {
   campaign: 'Campaign',
   rule: 'Rule',
   destination: 'Destination',
+  tag: 'Tag',
 };
 
 export const dimensions = Object.keys(dimensionLabels) as Dimension[];

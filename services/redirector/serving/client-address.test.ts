@@ -19,15 +19,19 @@ describe('addressText (uWS address text -> usual form)', () => {
 
 describe('forwardedAddress', () => {
   it.each([
-    ['81.2.69.142', '81.2.69.142'],
-    [' 81.2.69.142 , 10.0.0.1', '81.2.69.142'],
-    ['81.2.69.142:5555, 10.0.0.1', '81.2.69.142'],
-    ['2001:db8::1, 10.0.0.1', '2001:db8::1'],
-    ['[2001:db8::1]:443', '2001:db8::1'],
-    ['[broken', ''],
-    ['', ''],
-    ['x'.repeat(100), ''],
-  ])('%s -> %s', (header, address) => {
-    expect(forwardedAddress(header)).toBe(address);
+    ['81.2.69.142', 1, '81.2.69.142'],
+    [' 10.0.0.1 , 81.2.69.142 ', 1, '81.2.69.142'],
+    ['10.0.0.1, 81.2.69.142:5555', 1, '81.2.69.142'],
+    ['10.0.0.1, 2001:db8::1', 1, '2001:db8::1'],
+    ['10.0.0.1, [2001:db8::1]:443', 1, '2001:db8::1'],
+    // N hops from the right: the entries right of it were appended by trusted proxies.
+    ['spoofed, 81.2.69.142, 10.0.0.1', 2, '81.2.69.142'],
+    ['81.2.69.142, 10.0.0.1', 3, '81.2.69.142'],
+    ['81.2.69.142,,10.0.0.1', 2, ''],
+    ['[broken', 1, ''],
+    ['', 1, ''],
+    ['x'.repeat(100), 1, ''],
+  ])('%s (%i hops) -> %s', (header, hops, address) => {
+    expect(forwardedAddress(header, hops)).toBe(address);
   });
 });

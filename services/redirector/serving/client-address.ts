@@ -28,17 +28,27 @@ export function addressText(uwsText: string): string {
 }
 
 /**
- * First address of an X-Forwarded-For style header: `client, proxy1, proxy2`. Accepts
- * `[v6]:port` and `v4:port` spellings some proxies use; '' when there is none.
+ * The client address in an X-Forwarded-For style header (`client, proxy1, proxy2`) behind
+ * `hops` trusted proxies that each append the address they saw: the entry `hops` from the
+ * right (Express `trust proxy = N`, nginx `real_ip_recursive` with N trusted hops).
+ * Everything further left was written by the client and is never read, so it cannot pick
+ * a geo rule, dodge the password throttle or inflate unique visitors. A chain shorter
+ * than `hops` gives its left-most entry. Accepts `[v6]:port` and `v4:port` spellings some
+ * proxies use; '' when the entry is empty or not address-like.
  */
-export function forwardedAddress(header: string): string {
-  const comma = header.indexOf(',');
-  let first = (comma === -1 ? header : header.slice(0, comma)).trim();
-  if (first.startsWith('[')) {
-    const close = first.indexOf(']');
-    return close === -1 ? '' : first.slice(1, close);
+export function forwardedAddress(header: string, hops: number): string {
+  let end = header.length;
+  let start = header.lastIndexOf(',', end - 1) + 1;
+  for (let hop = 1; hop < hops && start > 0; hop++) {
+    end = start - 1;
+    start = header.lastIndexOf(',', end - 1) + 1;
   }
-  const colon = first.indexOf(':');
-  if (colon !== -1 && colon === first.lastIndexOf(':')) first = first.slice(0, colon);
-  return first.length > 64 ? '' : first;
+  let entry = header.slice(start, end).trim();
+  if (entry.startsWith('[')) {
+    const close = entry.indexOf(']');
+    return close === -1 ? '' : entry.slice(1, close);
+  }
+  const colon = entry.indexOf(':');
+  if (colon !== -1 && colon === entry.lastIndexOf(':')) entry = entry.slice(0, colon);
+  return entry.length > 64 ? '' : entry;
 }

@@ -52,7 +52,7 @@ export function captureRequest(res: HttpResponse, req: HttpRequest, config: Redi
     // uWS returns undefined (not '') when there is no query string.
     query: req.getQuery() ?? '',
     countryHeader: config.TRUSTED_COUNTRY_HEADER === undefined ? '' : req.getHeader(config.TRUSTED_COUNTRY_HEADER),
-    ip: forwarded === '' ? remoteAddress(res) : forwardedAddress(forwarded) || remoteAddress(res),
+    ip: forwarded === '' ? remoteAddress(res) : forwardedAddress(forwarded, config.TRUSTED_PROXY_HOPS) || remoteAddress(res),
   };
 }
 

@@ -18,7 +18,7 @@ export const breakdownGroups: BreakdownGroup[] = [
   { id: 'locations', title: 'Locations', dimensions: ['country', 'region', 'city'] },
   { id: 'devices', title: 'Devices', dimensions: ['device', 'os', 'browser'] },
   { id: 'sources', title: 'Sources', dimensions: ['referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'source'] },
-  { id: 'links', title: 'Links', dimensions: ['link', 'campaign', 'rule', 'destination'] },
+  { id: 'links', title: 'Links', dimensions: ['link', 'campaign', 'tag', 'rule', 'destination'] },
 ];
 
 export type BreakdownScope = Record<string, string | undefined>;

@@ -1,0 +1,211 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
+import { analyticsOverviewSchema, breakdownRowSchema } from '../../../shared/schemas/analytics.ts';
+import { mulberry32 } from '../../../shared/testing/seeded-random.ts';
+import { startTestApi, type TestApi } from '../testing/api-harness.ts';
+
+/**
+ * The `tag` dimension: tags live on links (Postgres), clicks in ClickHouse. A click
+ * of a link tagged a and b counts under a and under b in a breakdown, and a filter
+ * tag=a keeps the clicks of links tagged a. Expected figures are computed here from
+ * the generated clicks and the tags the test gave its links (no code shared with
+ * the queries); fixed past dates, so the answers hold at any hour.
+ */
+
+interface Click {
+  workspace_id: string; link_id: string; ts: number; click_id: string; kind: 'click'; campaign_id: string; visitor_id: string;
+  country: string; device_class: string; source: string; bot: boolean;
+}
+interface Conversion { workspace_id: string; link_id: string; ts: number; conversion_id: string; click_id: string; campaign_id: string; event: string; value: number; currency: string; order_id: string; attributed: boolean; source: string }
+
+const FROM = '2026-03-01';
+const TO = '2026-03-07';
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const HEAVY = 180_000;
+
+describe('analytics by tag', () => {
+  let ch: TestClickHouse;
+  let client: ClickHouseClient;
+  let api: TestApi;
+  let a: { key: string; workspaceId: string };
+  let b: { key: string; workspaceId: string };
+  /** A's links and the tags each carries now (the stored, normalised spelling). */
+  const tagsOf = new Map<string, string[]>();
+  const aLinks: Array<{ id: string; campaignId: string }> = [];
+  let bLink: { id: string; campaignId: string };
+  const clicks: Click[] = [];
+  const conversions: Conversion[] = [];
+
+  beforeAll(async () => {
+    ch = await createTestClickHouse();
+    client = connectClickHouse(ch.url);
+    await migrateClickHouse(client);
+    api = await startTestApi('postgres', { analytics: client });
+    a = await api.tenant();
+    b = await api.tenant();
+    // Mixed case and spaces: stored normalised (`Summer Sale` is `summer sale`).
+    for (const tags of [['Summer Sale', 'email'], ['summer sale'], [], ['email', 'print'], ['retired']]) {
+      const link = (await api.request('POST', '/links', { key: a.key, body: { destinationUrl: 'https://example.com/t', tags } })).body.data;
+      aLinks.push(link);
+      tagsOf.set(link.id, link.tags);
+    }
+    expect(tagsOf.get(aLinks[0]!.id)).toEqual(['summer sale', 'email']);
+    // A deleted link's clicks are history: they keep counting under its tags.
+    expect((await api.request('DELETE', `/links/${aLinks[4]!.id}`, { key: a.key })).status).toBe(200);
+    // B tags its own link `email` too; none of its clicks may count for A, nor A's tags for B.
+    bLink = (await api.request('POST', '/links', { key: b.key, body: { destinationUrl: 'https://example.org/', tags: ['email'] } })).body.data;
+
+    const rand = mulberry32(18);
+    const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+    const lo = Date.parse('2026-02-25T00:00:00Z');
+    const hi = Date.parse('2026-03-09T00:00:00Z');
+    const make = (n: number, workspaceId: string, link: { id: string; campaignId: string }): Click => ({
+      workspace_id: workspaceId, link_id: link.id, ts: lo + Math.floor(rand() * (hi - lo)), click_id: `ck_tag_${n}`, kind: 'click', campaign_id: link.campaignId,
+      visitor_id: `v${Math.floor(rand() * 40)}`, country: pick(['US', 'DE', '']), device_class: pick(['mobile', 'desktop']), source: 'link', bot: rand() < 0.05,
+    });
+    for (let n = 0; n < 900; n++) clicks.push(make(n, a.workspaceId, aLinks[Math.floor(rand() * aLinks.length)]!));
+    // B: its own tagged link, and rows that reuse A's link ids (in B they carry no tag).
+    for (let n = 900; n < 1100; n++) clicks.push(make(n, b.workspaceId, n % 2 ? bLink : aLinks[n % aLinks.length]!));
+    await client.insert({ table: 'events', values: clicks, format: 'JSONEachRow' });
+    let m = 0;
+    for (const c of clicks) {
+      if (rand() > 0.15) continue;
+      conversions.push({ workspace_id: c.workspace_id, link_id: c.link_id, ts: c.ts + Math.floor(rand() * 3_600_000), conversion_id: `conv_tag_${m}`, click_id: c.click_id, campaign_id: c.campaign_id, event: 'purchase', value: 2 + (m % 5) * 1.5, currency: 'EUR', order_id: `t${m}`, attributed: true, source: 's2s' });
+      m++;
+    }
+    await client.insert({ table: 'conversions', values: conversions, format: 'JSONEachRow' });
+  }, HEAVY);
+  afterAll(async () => {
+    await api?.close();
+    await client?.close();
+    await ch?.close();
+  });
+
+  // ---- the reference ----
+
+  const tagsOfClick = (c: Click) => (c.workspace_id === a.workspaceId ? tagsOf.get(c.link_id) ?? [] : c.link_id === bLink.id ? ['email'] : []);
+  /** tag filter values ('(none)': untagged links): a click passes when its link has any of them. */
+  const passes = (c: Click, tags: string[] | undefined) => tags === undefined || tagsOfClick(c).some((t) => tags.includes(t)) || (tags.includes('(none)') && tagsOfClick(c).length === 0);
+  const inRange = (ms: number) => day(ms) >= FROM && day(ms) <= TO;
+  const clicksOf = (workspaceId: string, tags?: string[], country?: string) =>
+    clicks.filter((c) => c.workspace_id === workspaceId && !c.bot && inRange(c.ts) && passes(c, tags) && (country === undefined || c.country === country));
+  const conversionsOf = (workspaceId: string, tags?: string[]) => {
+    const byClick = new Map(clicks.map((c) => [`${c.workspace_id}/${c.click_id}`, c]));
+    return conversions.filter((v) => v.workspace_id === workspaceId && inRange(v.ts)).map((v) => ({ ...v, click: byClick.get(`${v.workspace_id}/${v.click_id}`)! })).filter((v) => passes(v.click, tags));
+  };
+  const money = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 10_000) / 10_000;
+  const rate = (conv: number, n: number) => (n === 0 ? 0 : Math.round((conv / n) * 10_000) / 100);
+
+  function expectedByTag(workspaceId: string, filter?: string[]) {
+    const rows = new Map<string, { clicks: number; visitors: Set<string>; conversions: number; revenue: number[] }>();
+    const row = (v: string) => rows.get(v) ?? rows.set(v, { clicks: 0, visitors: new Set(), conversions: 0, revenue: [] }).get(v)!;
+    const valuesOf = (c: Click) => (tagsOfClick(c).length ? tagsOfClick(c) : ['']);
+    for (const c of clicksOf(workspaceId, filter)) {
+      for (const t of valuesOf(c)) {
+        row(t).clicks++;
+        row(t).visitors.add(c.visitor_id);
+      }
+    }
+    for (const v of conversionsOf(workspaceId, filter)) {
+      for (const t of valuesOf(v.click)) {
+        row(t).conversions++;
+        row(t).revenue.push(v.value);
+      }
+    }
+    return [...rows]
+      .map(([value, r]) => ({ value: value === '' ? null : value, clicks: r.clicks, uniqueClicks: r.visitors.size, conversions: r.conversions, revenue: money(r.revenue), conversionRate: rate(r.conversions, r.clicks) }))
+      .sort((x, y) => y.clicks - x.clicks || y.conversions - x.conversions || ((x.value ?? '') < (y.value ?? '') ? -1 : 1));
+  }
+
+  const get = async (path: string, key = a.key) => {
+    const res = await api.request('GET', path, { key });
+    expect(res.status, `${path}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
+    return res.body;
+  };
+  const figures = (rows: any[]) => rows.map(({ value, clicks, uniqueClicks, conversions, revenue, conversionRate }) => ({ value, clicks, uniqueClicks, conversions, revenue, conversionRate }));
+
+  it('breaks down by tag: a click counts once under each tag of its link, untagged links under (none), deleted links kept', async () => {
+    const body = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100`);
+    const want = expectedByTag(a.workspaceId);
+    expect(figures(body.data)).toEqual(want);
+    expect(want.map((r) => r.value).sort()).toEqual(['email', 'print', 'retired', 'summer sale', null].sort());
+    for (const r of body.data) breakdownRowSchema.parse(r);
+    expect(body.data.find((r: any) => r.value === null)).toMatchObject({ label: '(none)' });
+    // The rows add up to more than the clicks: links with two tags count twice.
+    const all = clicksOf(a.workspaceId).length;
+    expect(body.data.reduce((s: number, r: any) => s + r.clicks, 0)).toBe(all + clicksOf(a.workspaceId).filter((c) => tagsOfClick(c).length === 2).length);
+    expect(body.pagination).toEqual({ page: 1, limit: 100, total: 5, totalPages: 1 });
+  }, HEAVY);
+
+  it('filters by tag on the breakdown, the overview, the click log and the conversions report', async () => {
+    const cases: Array<[string, string[]]> = [
+      ['email', ['email']],
+      ['Summer%20Sale', ['summer sale']],
+      ['print,retired', ['print', 'retired']],
+      ['(none)', ['(none)']],
+      ['(none),print', ['(none)', 'print']],
+      ['no-such-tag', ['no-such-tag']],
+    ];
+    for (const [qs, tags] of cases) {
+      const byTag = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100&tag=${qs}`);
+      expect(figures(byTag.data), qs).toEqual(expectedByTag(a.workspaceId, tags));
+      const rows = clicksOf(a.workspaceId, tags);
+      const conv = conversionsOf(a.workspaceId, tags);
+      const overview = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=${qs}`)).data);
+      expect(overview.summary, qs).toEqual({ totalClicks: rows.length, uniqueClicks: new Set(rows.map((r) => r.visitor_id)).size, conversions: conv.length, revenue: money(conv.map((v) => v.value)), conversionRate: rate(conv.length, rows.length) });
+      const log = await get(`/analytics/clicks?from=${FROM}&to=${TO}&limit=5&tag=${qs}`);
+      expect(log.pagination.total, qs).toBe(rows.length);
+      const report = (await get(`/analytics/conversions?from=${FROM}&to=${TO}&limit=5&tag=${qs}`)).data;
+      expect(report.summary.totalConversions, qs).toBe(conv.length);
+    }
+    expect(clicksOf(a.workspaceId, ['email']).length).toBeGreaterThan(0);
+    // AND with another dimension.
+    const de = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=email&country=DE`)).data);
+    expect(de.summary.totalClicks).toBe(clicksOf(a.workspaceId, ['email'], 'DE').length);
+  }, HEAVY);
+
+  it('follows a link retagged: analytics use the tags a link has now', async () => {
+    const link = aLinks[2]!;
+    expect((await api.request('PATCH', `/links/${link.id}`, { key: a.key, body: { tags: ['print'] } })).status).toBe(200);
+    tagsOf.set(link.id, ['print']);
+    try {
+      const body = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100`);
+      expect(figures(body.data)).toEqual(expectedByTag(a.workspaceId));
+      expect(body.data.map((r: any) => r.value)).not.toContain(null);
+    } finally {
+      await api.request('PATCH', `/links/${link.id}`, { key: a.key, body: { tags: [] } });
+      tagsOf.set(link.id, []);
+    }
+  }, HEAVY);
+
+  it('tenant isolation: tags are per workspace, and so are their clicks', async () => {
+    const mine = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100`, b.key);
+    expect(figures(mine.data)).toEqual(expectedByTag(b.workspaceId));
+    // B's rows that carry A's link ids are untagged in B: A's tags never show.
+    expect(mine.data.map((r: any) => r.value).sort()).toEqual(['email', null].sort());
+    const email = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=email`, b.key)).data);
+    expect(email.summary.totalClicks).toBe(clicksOf(b.workspaceId, ['email']).length);
+    const summer = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=summer%20sale`, b.key)).data);
+    expect(summer.summary.totalClicks).toBe(0);
+    const aEmail = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=email`)).data);
+    expect(aEmail.summary.totalClicks).toBe(clicksOf(a.workspaceId, ['email']).length);
+  }, HEAVY);
+
+  it('bad tag filters are 400 naming the parameter', async () => {
+    for (const path of [
+      '/analytics?tag=',
+      '/analytics?tag=a,,b',
+      `/analytics?tag=${'x'.repeat(51)}`,
+      '/analytics?tag=a%01b',
+      '/analytics/breakdown?dimension=tags',
+      `/analytics/clicks?tag=${Array.from({ length: 101 }, (_, i) => `t${i}`).join(',')}`,
+    ]) {
+      const res = await api.request('GET', path, { key: a.key });
+      expect(res.status, path).toBe(400);
+      expect(res.body.error.code, path).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details.map((d: { path: string }) => d.path).join(' '), path).toMatch(/tag|dimension/);
+    }
+  }, HEAVY);
+});
