@@ -333,8 +333,12 @@ describe('dashboard in chromium against npm start', () => {
     expect(await card.getAttribute('data-status')).toBe('pending');
     expect(await card.locator('.status-badge').textContent()).toBe('Waiting for DNS');
     // The exact record the API answers: type, name and value, and the same as a zone-file line.
-    expect(await card.locator('.dns-record tbody td').allTextContents()).toEqual(['TXT', `_linkroute.${host}`, domain.verification.value]);
-    expect(await card.locator('[data-zone-line]').textContent()).toBe(`_linkroute.${host}. 300 IN TXT "${domain.verification.value}"`);
+    expect(await card.locator('.dns-record tr[data-record="TXT"] td').allTextContents()).toEqual(['TXT', `_linkroute.${host}`, domain.verification.value, expect.stringContaining('Proves')]);
+    expect(await card.locator('[data-zone-line="TXT"]').textContent()).toBe(`_linkroute.${host}. 300 IN TXT "${domain.verification.value}"`);
+    // REDIRECT_BASE_URL is loopback here: no routing record to name (the API's test covers the CNAME), and the card says so.
+    expect(domain.routing).toBeNull();
+    expect(await card.locator('.dns-record tbody tr').count()).toBe(1);
+    expect(await card.textContent()).toContain(`Also point ${host} at the machines running the redirector`);
     await expectAccessible('domains, one pending');
     await shot('domain-pending');
 

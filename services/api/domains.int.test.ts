@@ -41,6 +41,8 @@ describe('custom domains, verified through a real DNS server', () => {
     const domain = created.body.data;
     expect(domain).toMatchObject({ hostname: 'go.brand-example.com', status: 'pending', failureReason: null, verifiedAt: null });
     expect(domain.verification).toEqual({ type: 'TXT', name: '_linkroute.go.brand-example.com', value: expect.stringMatching(/^linkroute-verify=/) });
+    // Visitors reach the redirectors where the default domain (REDIRECT_BASE_URL http://go.test:8080) points.
+    expect(domain.routing).toEqual({ type: 'CNAME', name: 'go.brand-example.com', value: 'go.test' });
 
     const early = await call('POST', '/links', { destinationUrl: 'https://brand.example', domainId: domain.id });
     expect(early.status).toBe(400);

@@ -10,15 +10,34 @@ const statusText: Record<Domain['status'], string> = { pending: 'Waiting for DNS
 
 const verifyLabel = (d: Domain, checking: boolean) => (checking ? 'Checking DNS…' : d.status === 'verified' ? 'Verify again' : 'Verify');
 
-/** The record as a zone-file line, to paste into providers (and BIND files) that take one. */
-function ZoneLine({ domain }: { domain: Domain }) {
+interface DnsRecord {
+  type: string;
+  name: string;
+  value: string;
+  purpose: string;
+}
+
+/** What to publish: the TXT record that proves the domain is yours, and the record that routes its visitors (when the API can name one). */
+function recordsOf(d: Domain): DnsRecord[] {
+  const records: DnsRecord[] = [{ ...d.verification, purpose: 'Proves the domain is yours (Verify looks it up)' }];
+  if (d.routing) records.push({ ...d.routing, purpose: 'Sends its visitors to linkroute’s redirectors' });
+  return records;
+}
+
+/** A record as a zone-file line, for providers (and BIND files) that take one: TXT quoted, a CNAME target fully qualified. */
+const zoneLine = (r: DnsRecord) => `${r.name}. 300 IN ${r.type} ${r.type === 'TXT' ? `"${r.value}"` : r.type === 'CNAME' ? `${r.value}.` : r.value}`;
+
+function ZoneLines({ domain, records }: { domain: Domain; records: DnsRecord[] }) {
   const [copied, setCopied] = useState('');
-  const line = `${domain.verification.name}. 300 IN ${domain.verification.type} "${domain.verification.value}"`;
   return (
     <div class="zone-line">
-      <span class="muted">As a zone-file line:</span>
+      <span class="muted">As zone-file lines:</span>
       <pre>
-        <code data-zone-line>{line}</code>
+        {records.map((r) => (
+          <code key={r.type} data-zone-line={r.type}>
+            {zoneLine(r)}
+          </code>
+        ))}
       </pre>
       <button
         type="button"
@@ -95,7 +114,7 @@ export function DomainsView() {
               <h2 id={`domain-${d.id}`}>{d.hostname}</h2>
               <span class={`status-badge ${d.status}`}>{statusText[d.status]}</span>
             </div>
-            {d.status !== 'verified' ? <p>Publish this DNS record at your DNS provider, then verify:</p> : <p>Keep this DNS record published: a later verification checks it again.</p>}
+            {d.status !== 'verified' ? <p>Publish these DNS records at your DNS provider, then verify:</p> : <p>Keep these DNS records published: a later verification checks the TXT record again.</p>}
             <div class="table-scroll">
               <table class="dns-record">
                 <thead>
@@ -103,24 +122,29 @@ export function DomainsView() {
                     <th scope="col">Type</th>
                     <th scope="col">Name</th>
                     <th scope="col">Value</th>
+                    <th scope="col">For</th>
                   </tr>
                 </thead>
                 <tbody>
-                  <tr>
-                    <td>{d.verification.type}</td>
-                    <td>
-                      <code>{d.verification.name}</code>
-                    </td>
-                    <td>
-                      <code>{d.verification.value}</code>
-                    </td>
-                  </tr>
+                  {recordsOf(d).map((r) => (
+                    <tr key={r.type} data-record={r.type}>
+                      <td>{r.type}</td>
+                      <td>
+                        <code>{r.name}</code>
+                      </td>
+                      <td>
+                        <code>{r.value}</code>
+                      </td>
+                      <td class="muted">{r.purpose}</td>
+                    </tr>
+                  ))}
                 </tbody>
               </table>
             </div>
-            <ZoneLine domain={d} />
+            <ZoneLines domain={d} records={recordsOf(d)} />
             <p class="muted">
-              Point the hostname itself (a CNAME or A record) at your redirectors. {d.verifiedAt ? `Verified ${fmtDateTime(d.verifiedAt)}.` : ''}
+              {!d.routing && `Also point ${d.hostname} at the machines running the redirector (a CNAME, or A/AAAA records): this server’s default redirect domain is local, so linkroute cannot name the record. `}
+              {d.verifiedAt ? `Verified ${fmtDateTime(d.verifiedAt)}.` : ''}
               {d.failureReason ? ` Last check: ${d.failureReason}` : ''}
             </p>
             {canWrite && (
