@@ -31,6 +31,7 @@ import { linkPresenter } from '../api/link-presenter.ts';
 import { startWebhookEventPublishing } from '../api/outbox/webhook-outbox-publisher.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickhouse.ts';
+import { embeddedClickHousePassword } from '../clickhouse-embedded/password.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { restoreClickCounts } from './restore-click-counts.ts';
@@ -47,7 +48,9 @@ try {
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
   const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
-  const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
+  const embeddedClickHouse = config.CLICKHOUSE_URL
+    ? null
+    : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger, password: (await embeddedClickHousePassword(undefined, config.DATA_DIR)).value });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
   await migrateClickHouseAt(clickhouseUrl);
   const clickhouse = connectClickHouse(clickhouseUrl);
@@ -89,7 +92,7 @@ try {
     redirector: redirector.url,
     database: db.description,
     bus: bus.kind,
-    clickhouse: embeddedClickHouse ? `embedded chDB in ${config.DATA_DIR}/clickhouse` : 'CLICKHOUSE_URL',
+    clickhouse: embeddedClickHouse ? `embedded chDB in ${config.DATA_DIR}/clickhouse on ${embeddedClickHouse.address}` : 'CLICKHOUSE_URL',
   });
 
   // First start on an empty database: make a workspace and show its key, once.

@@ -1,5 +1,3 @@
-import { useState } from 'preact/hooks';
-
 /**
  * As the API stores a tag (trimmed, inner whitespace runs as one space, lowercase),
  * so the form shows the tags the link will carry and drops repeats. The API stays
@@ -20,7 +18,7 @@ export function withTags(tags: string[], text: string): string[] {
  * form is submitted counts too: the parent reads it through `pending`.
  */
 export function TagInput(props: { id: string; tags: string[]; onChange(tags: string[]): void; pending: string; onPending(text: string): void; suggestions: string[] }) {
-  const [listId] = useState(() => `${props.id}-suggestions`);
+  const listId = `${props.id}-suggestions`;
   const add = () => {
     if (props.pending.trim() === '') return;
     props.onChange(withTags(props.tags, props.pending));
