@@ -95,6 +95,7 @@ async function main(): Promise<number> {
     const seconds = (Date.now() - startedAt.getTime()) / 1000;
     console.log(`\n${formatTable(result.rows)}`);
     if (result.baseline) console.log(`baseline: ${result.baseline.name}`);
+    for (const table of result.tables ?? []) console.log(`\n${table.title}\n${formatTable(table.rows)}`);
     for (const note of result.notes ?? []) console.log(`note: ${note}`);
     const checks = result.checks ?? [];
     for (const check of checks) console.log(`${check.pass ? '✓' : '✗'} ${check.name}: ${check.detail}`);

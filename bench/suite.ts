@@ -25,6 +25,8 @@ export interface SuiteResult {
   baseline?: Row;
   notes?: string[];
   checks?: Check[];
+  /** Further tables, printed after the main one, each under its title. */
+  tables?: Array<{ title: string; rows: Row[] }>;
 }
 
 export interface SuiteModule {

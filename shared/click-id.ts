@@ -10,11 +10,11 @@
  *   [35..47)  HMAC-SHA256(secret, bytes [0..35)), first 12 bytes
  *
  * Creating one is on the redirect hot path: the HMAC key's midstates are computed once
- * per secret (see hmac-sha256.ts), random bytes come from a pool, and the layout is
- * written into one reused buffer, so a call allocates only the result string.
+ * per secret (see hmac-sha256.ts) and random bytes come from a pool (random-pool.ts).
  */
-import { randomFillSync, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { HmacSha256 } from './hmac-sha256.ts';
+import { randomBytesInto } from './random-pool.ts';
 
 const VERSION = 1;
 const TIME_AT = 1;
@@ -33,29 +33,14 @@ const CLICK_ID_LENGTH = PREFIX.length + ENCODED_LENGTH;
 /** The MAC state per secret. Callers pass the same Buffer every time and never mutate it. */
 const macs = new WeakMap<Buffer, HmacSha256>();
 
-// The last secret used and its MAC: a process uses one secret, and this spares the
-// WeakMap lookup on every click.
-let lastSecret: Buffer | null = null;
-let lastMac: HmacSha256 | null = null;
-
 function macFor(secret: Buffer): HmacSha256 {
-  if (secret === lastSecret) return lastMac!;
   let mac = macs.get(secret);
   if (mac === undefined) {
     mac = new HmacSha256(secret);
     macs.set(secret, mac);
   }
-  lastSecret = secret;
-  lastMac = mac;
   return mac;
 }
-
-const RANDOM_POOL_SIZE = 6 * 1024;
-const randomPool = Buffer.allocUnsafe(RANDOM_POOL_SIZE);
-let randomOffset = RANDOM_POOL_SIZE;
-
-const scratch = Buffer.alloc(BINARY_LENGTH);
-const expectedMac = Buffer.alloc(MAC_LENGTH);
 
 /** [0-9A-Za-z]: what newId('link') generates after `link_`. */
 function isBase62(code: number): boolean {
@@ -71,15 +56,10 @@ export function createClickId(secret: Buffer, linkId: string, now: number): stri
     throw new TypeError(`not a link id: ${linkId}`);
   }
   if (!Number.isInteger(now) || now < 0 || now >= 2 ** 48) throw new TypeError(`not a click time: ${now}`);
-  const buf = scratch;
+  const buf = Buffer.allocUnsafe(BINARY_LENGTH);
   buf[0] = VERSION;
   buf.writeUIntBE(now, TIME_AT, 6);
-  if (randomOffset + 6 > RANDOM_POOL_SIZE) {
-    randomFillSync(randomPool);
-    randomOffset = 0;
-  }
-  for (let i = 0; i < 6; i++) buf[RANDOM_AT + i] = randomPool[randomOffset + i]!;
-  randomOffset += 6;
+  randomBytesInto(buf, RANDOM_AT, RANDOM_AT + 6);
   for (let i = 0; i < LINK_SUFFIX_LENGTH; i++) {
     const code = linkId.charCodeAt(LINK_PREFIX.length + i);
     if (!isBase62(code)) throw new TypeError(`not a link id: ${linkId}`);
@@ -108,6 +88,7 @@ export function verifyClickId(secret: Buffer, clickId: string): { linkId: string
   if (bytes.length !== BINARY_LENGTH || bytes.toString('base64url') !== clickId.slice(PREFIX.length)) return null;
   if (bytes[0] !== VERSION) return null;
   for (let i = LINK_AT; i < MAC_AT; i++) if (!isBase62(bytes[i]!)) return null;
+  const expectedMac = Buffer.allocUnsafe(MAC_LENGTH);
   macFor(secret).sign(bytes, 0, MAC_AT, expectedMac, 0, MAC_LENGTH);
   if (!timingSafeEqual(expectedMac, bytes.subarray(MAC_AT))) return null;
   return {

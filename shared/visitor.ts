@@ -12,14 +12,13 @@
  *   - the raw IP is only an HMAC input: never stored, returned, cached or logged.
  * Why this shape (same strength as HMAC(secret, daySalt || ip || ua), cheaper per request,
  * where it runs for every visitor without our cookie): the per-day key's HMAC midstates
- * are computed once a day; the User-Agent enters as its SHA-256, cached per UA string
- * (real traffic repeats few UAs, as the UA parser's cache assumes), so the MAC input is
+ * are computed once a day; the User-Agent enters as its SHA-256, which the redirector
+ * caches per UA string with the parsed UA (real traffic repeats few UAs), so the MAC input is
  * at most 64 + 1 + 32 bytes: two compressions for an IPv4 visitor instead of four or five.
  * The fixed-length digest after the 0x00 separator keeps (ip, ua) pairs unambiguous.
  */
 import { createHash, createHmac } from 'node:crypto';
 import { HmacSha256 } from './hmac-sha256.ts';
-import { LruCache } from './request-facts/lru-cache.ts';
 
 export const VISITOR_COOKIE = 'lr_vid';
 export const VISITOR_COOKIE_MAX_AGE = 365 * 24 * 60 * 60;
@@ -32,7 +31,6 @@ const MAX_IP_LENGTH = 64;
 /** Same cut as the UA parser: real User-Agents are a few hundred characters. */
 const MAX_UA_LENGTH = 512;
 const UA_DIGEST_BYTES = 32;
-const UA_CACHE_SIZE = 10_000;
 
 interface DayKey {
   day: number;
@@ -42,14 +40,8 @@ interface DayKey {
 /** One day key per secret Buffer (callers pass the same Buffer and never mutate it). */
 const dayKeys = new WeakMap<Buffer, DayKey>();
 
-// The last secret used and its day key: a process uses one secret, and this spares the
-// WeakMap lookup on every visitor hash.
-let lastSecret: Buffer | null = null;
-let lastEntry: DayKey | null = null;
-
 function dayMac(secret: Buffer, now: number): HmacSha256 {
   const day = Math.floor(now / DAY_MS);
-  if (secret === lastSecret && lastEntry!.day === day) return lastEntry!.mac;
   let entry = dayKeys.get(secret);
   if (entry === undefined || entry.day !== day) {
     const date = new Date(day * DAY_MS).toISOString().slice(0, 10);
@@ -58,46 +50,32 @@ function dayMac(secret: Buffer, now: number): HmacSha256 {
     key.fill(0);
     dayKeys.set(secret, entry);
   }
-  lastSecret = secret;
-  lastEntry = entry;
   return entry.mac;
 }
 
 /**
  * SHA-256 of (the first 512 characters of) a User-Agent: the form in which the UA enters
- * the visitor hash. Uncached; callers that see the same UAs again should keep the result
- * (hashedVisitorId does, and the redirector caches it with the parsed UA).
+ * the visitor hash. Uncached; callers that see the same UAs again keep the result (the
+ * redirector caches it with the parsed UA, user-agent-work.ts).
  */
 export function userAgentDigest(userAgent: string): Buffer {
   const ua = userAgent.length > MAX_UA_LENGTH ? userAgent.slice(0, MAX_UA_LENGTH) : userAgent;
   return createHash('sha256').update(ua, 'utf8').digest();
 }
 
-/** userAgentDigest, cached per UA string; bounded whatever clients send. */
-const uaDigests = new LruCache<string, Buffer>(UA_CACHE_SIZE);
-
-function cachedUaDigest(userAgent: string): Buffer {
-  const ua = userAgent.length > MAX_UA_LENGTH ? userAgent.slice(0, MAX_UA_LENGTH) : userAgent;
-  let digest = uaDigests.get(ua);
-  if (digest === undefined) {
-    digest = userAgentDigest(ua);
-    uaDigests.set(ua, digest);
-  }
-  return digest;
-}
-
-// ip (<= 64 chars, at most 3 UTF-8 bytes each), separator, UA digest, then the MAC.
-const scratch = Buffer.allocUnsafe(3 * MAX_IP_LENGTH + 1 + UA_DIGEST_BYTES + ID_BYTES);
+/** ip (<= 64 chars, at most 3 UTF-8 bytes each), separator, UA digest, then the MAC. */
+const MAX_INPUT_BYTES = 3 * MAX_IP_LENGTH + 1 + UA_DIGEST_BYTES + ID_BYTES;
 
 /** The visitor id of a request without our cookie. `now` picks the UTC day. */
 export function hashedVisitorId(secret: Buffer, ip: string, userAgent: string, now: number): string {
-  return hashedVisitorIdFromDigest(secret, ip, cachedUaDigest(userAgent), now);
+  return hashedVisitorIdFromDigest(secret, ip, userAgentDigest(userAgent), now);
 }
 
 /** hashedVisitorId for a User-Agent given as its userAgentDigest (32 bytes). */
 export function hashedVisitorIdFromDigest(secret: Buffer, ip: string, uaDigest: Uint8Array, now: number): string {
   if (uaDigest.length !== UA_DIGEST_BYTES) throw new TypeError('not a User-Agent digest');
   const mac = dayMac(secret, now);
+  const scratch = Buffer.allocUnsafe(MAX_INPUT_BYTES);
   const ipPart = ip.length > MAX_IP_LENGTH ? ip.slice(0, MAX_IP_LENGTH) : ip;
   // Addresses are ASCII: copy them byte by byte, which is cheaper than a native
   // Buffer.write for a dozen characters; anything else goes through UTF-8 encoding.
@@ -113,7 +91,7 @@ export function hashedVisitorIdFromDigest(secret: Buffer, ip: string, uaDigest: 
   for (let i = 0; i < UA_DIGEST_BYTES; i++) scratch[end + i] = uaDigest[i]!;
   end += UA_DIGEST_BYTES;
   mac.sign(scratch, 0, end, scratch, end, ID_BYTES);
-  // The address must not outlive the request, not even in this buffer.
+  // The address must not outlive the request, not even in Buffer's pool.
   for (let i = 0; i < ipBytes; i++) scratch[i] = 0;
   return scratch.toString('base64url', end, end + ID_BYTES);
 }

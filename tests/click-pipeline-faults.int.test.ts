@@ -36,7 +36,7 @@ describe('click pipeline: no click lost or doubled through faults', () => {
   let chUrl: string;
 
   const startClickHouse = async () => {
-    chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort) });
+    chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'faults-test' });
     await chService.waitFor(/listening|"url"/);
   };
   const startIngester = async () => {
@@ -92,7 +92,7 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     nats = await startTestNatsServer();
     dataDir = await mkdtemp(join(tmpdir(), 'linkroute-faults-'));
     chPort = await freePort();
-    chUrl = `http://127.0.0.1:${chPort}`;
+    chUrl = `http://default:faults-test@127.0.0.1:${chPort}`;
     await startClickHouse();
     clickhouse = connectClickHouse(chUrl, { requestTimeoutMs: 5_000 });
     bus = await connectNatsBus(nats.url, { name: 'faults-redirector', logger });

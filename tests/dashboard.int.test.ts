@@ -5,8 +5,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, launchChromium } from '../services/dashboard/testing/chromium.ts';
+import { focused, tabTo } from '../services/dashboard/testing/keyboard.ts';
 import { COUNTRY_HEADER, startLinkroute, type LinkrouteProcess } from '../services/dashboard/testing/linkroute-process.ts';
 import { createLinkrouteClient, type LinkrouteClient } from '../shared/client/client.ts';
+import { openDatabase } from '../shared/db/open-database.ts';
+import { createApiKey, createWorkspace } from '../shared/db/workspaces.ts';
+import { startDnsServer, type DnsServer } from '../shared/testing/dns-server.ts';
 
 /**
  * The dashboard in a real browser (Debian's chromium through playwright-core)
@@ -42,18 +46,24 @@ describe('dashboard in chromium against npm start', () => {
   let context: BrowserContext;
   let page: Page;
   let client: LinkrouteClient;
+  let dns: DnsServer;
+  /** TXT records the loopback DNS server answers, which linkroute verifies domains through. */
+  const dnsRecords = new Map<string, string[]>();
   const errors: string[] = [];
+  /** Requests any page made beyond linkroute itself: none (no CDN, no fonts, the DB-IP credit is a plain link). */
+  const offOrigin: string[] = [];
 
-  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  async function expectAccessible(view: string) {
-    const serious = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  const shot = (name: string, on: Page = page) => on.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  async function expectAccessible(view: string, on: Page = page) {
+    const serious = (await axeViolations(on)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
     expect(serious, `axe on ${view}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
   }
 
   beforeAll(async () => {
     await mkdir(SHOTS, { recursive: true });
-    [linkroute, browser] = await Promise.all([startLinkroute(), launchChromium()]);
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, locale: 'en-US', timezoneId: 'UTC' });
+    dns = await startDnsServer(dnsRecords);
+    [linkroute, browser] = await Promise.all([startLinkroute({ DNS_SERVERS: dns.address }), launchChromium()]);
+    context = await newContext();
     page = await context.newPage();
     page.on('pageerror', (err) => errors.push(err.message));
     client = createLinkrouteClient({ baseUrl: linkroute.apiUrl, apiKey: () => linkroute.apiKey });
@@ -61,7 +71,25 @@ describe('dashboard in chromium against npm start', () => {
   afterAll(async () => {
     await browser?.close();
     await linkroute?.stop();
+    dns?.close();
   });
+
+  /** DB-IP's data is CC BY 4.0: a page with figures by country, region or city credits it with this link. */
+  async function expectGeoCredit(view: string) {
+    const credit = page.getByRole('link', { name: 'IP Geolocation by DB-IP', exact: true });
+    await credit.waitFor();
+    expect(await credit.getAttribute('href'), view).toBe('https://db-ip.com');
+  }
+
+  /** A browser context as a user in UTC with US English has it; every request it makes is checked to stay on loopback. */
+  async function newContext(): Promise<BrowserContext> {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, locale: 'en-US', timezoneId: 'UTC' });
+    ctx.on('request', (request) => {
+      const { hostname, protocol } = new URL(request.url());
+      if (hostname !== '127.0.0.1' && protocol !== 'data:' && protocol !== 'blob:') offOrigin.push(request.url());
+    });
+    return ctx;
+  }
 
   it('a wrong key stays on sign-in; an expired session returns there with a notice (401)', async () => {
     await page.goto(`${linkroute.apiUrl}/`);
@@ -99,11 +127,24 @@ describe('dashboard in chromium against npm start', () => {
     await page.getByLabel('Destination URL').fill('https://example.com/spring-sale');
     await page.getByLabel('Short code').fill('spring-sale');
     await page.getByLabel('Title').fill('Spring sale');
+    // Tags: Enter adds one, a comma another, and what is left typed counts on submit; shown as the API stores them.
+    const tags = page.getByLabel('Tags', { exact: true });
+    await tags.fill('Spring  Launch');
+    await tags.press('Enter');
+    await tags.pressSequentially('email,');
+    await tags.fill('Q2');
+    expect(await page.locator('[data-tags] li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-tag')))).toEqual(['spring launch', 'email']);
+    await page.getByLabel('Visitor’s query string').selectOption('override_utm');
     await expectAccessible('link form');
     await shot('link-form');
     await page.getByRole('button', { name: 'Create link' }).click();
     await page.getByRole('heading', { name: 'Spring sale' }).waitFor();
     linkId = /\/links\/(link_\w+)/.exec(page.url())![1]!;
+    const { data: created } = (await client.GET('/links/{id}', { params: { path: { id: linkId } } })).data!;
+    expect(created).toMatchObject({ shortCode: 'spring-sale', title: 'Spring sale', tags: ['spring launch', 'email', 'q2'], forwardQuery: 'override_utm' });
+    // The link page shows what was saved.
+    expect(await page.locator('.facts [data-tags] a').allTextContents()).toEqual(['spring launch', 'email', 'q2']);
+    expect(await page.locator('.facts').textContent()).toContain('Forwarded, utm_* replaced');
 
     for (const [country, ua, count] of visits) {
       for (let i = 0; i < count; i++) {
@@ -116,6 +157,37 @@ describe('dashboard in chromium against npm start', () => {
     await expect
       .poll(async () => (await client.GET('/analytics/{linkId}', { params: { path: { linkId } } })).data?.data.summary.totalClicks, { timeout: 30_000, interval: 500 })
       .toBe(totalVisits);
+  });
+
+  it('the links list filters by tag: the select, a row’s tag and the chips agree with GET /links?tag=', async () => {
+    // A second link, sharing only the tag "email", made through the API: the filter must tell them apart.
+    const other = (await client.POST('/links', { body: { destinationUrl: 'https://example.com/newsletter', title: 'Newsletter', tags: ['Email'] } })).data!.data;
+    const rowIds = () => page.locator('.links-table tbody tr[data-link-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-link-id')));
+    const apiIds = async (tag: string) => (await client.GET('/links', { params: { query: { tag, limit: '100' } } })).data!.data.map((l) => l.id);
+
+    await page.goto(`${linkroute.apiUrl}/dashboard/links`);
+    await page.getByLabel('Tag', { exact: true }).selectOption('spring launch');
+    await expect.poll(() => new URL(page.url()).searchParams.get('tag')).toBe('spring launch');
+    expect(await apiIds('spring launch')).toEqual([linkId]);
+    await expect.poll(rowIds, { timeout: 15_000 }).toEqual([linkId]);
+    await page.locator('[data-filter="tag"]').waitFor();
+
+    // A tag on a row lists the links carrying it: both.
+    await page.locator(`tr[data-link-id="${linkId}"]`).getByRole('link', { name: 'Links tagged email' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('tag')).toBe('email');
+    const tagged = await apiIds('email');
+    expect([...tagged].sort()).toEqual([linkId, other.id].sort());
+    await expect.poll(rowIds, { timeout: 15_000 }).toEqual(tagged);
+    // tag is an analytics dimension too: the same filter on the overview.
+    expect(await page.getByRole('link', { name: 'Analytics of links tagged email' }).getAttribute('href')).toBe('/dashboard/?tag=email');
+    await expectAccessible('links filtered by tag');
+    await shot('links-by-tag');
+
+    // The chip removes the filter: every link again.
+    await page.getByRole('button', { name: 'Remove filter Tag: email' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('tag')).toBeNull();
+    const all = (await client.GET('/links', { params: { query: { limit: '100' } } })).data!.data.map((l) => l.id);
+    await expect.poll(rowIds, { timeout: 15_000 }).toEqual(all);
   });
 
   it('the overview shows the API’s numbers; clicking a country row filters everything to it', async () => {
@@ -139,6 +211,7 @@ describe('dashboard in chromium against npm start', () => {
     expect(digits(await page.locator('[data-realtime-clicks]').textContent())).toBe(totalVisits);
     await page.locator('.chart-canvas[data-ready="true"]').waitFor();
     await expectAccessible('overview');
+    await expectGeoCredit('overview');
     await shot('overview');
 
     // Clicking a row adds its value as a filter: a chip, the URL, and every number refiltered.
@@ -164,6 +237,7 @@ describe('dashboard in chromium against npm start', () => {
     await expect.poll(async () => digits(await page.locator('[data-total]').textContent()), { timeout: 15_000 }).toBe(3);
     expect(await page.locator('.clicks-table tbody tr').count()).toBe(3);
     await expectAccessible('click log');
+    await expectGeoCredit('click log');
     await shot('click-log');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const rows = parse(await readFile((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
@@ -213,6 +287,7 @@ describe('dashboard in chromium against npm start', () => {
     await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
     expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits + 40);
     await expectAccessible('link page');
+    await expectGeoCredit('link page');
     await shot('link-page');
   });
 
@@ -231,6 +306,162 @@ describe('dashboard in chromium against npm start', () => {
     await page.getByRole('button', { name: 'Retry' }).click();
     await page.locator('[data-kpi="Clicks"]').waitFor();
     expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(totalVisits + 40);
+  });
+
+  it('creates a campaign and a custom domain in the browser; the domain shows the exact TXT record, fails to verify without it, verifies with it', async () => {
+    await page.goto(`${linkroute.apiUrl}/dashboard/campaigns`);
+    await page.getByLabel('Name', { exact: true }).fill('Summer launch');
+    await page.getByLabel('Description').fill('Newsletter and social, June');
+    await page.getByRole('button', { name: 'Create campaign' }).click();
+    await page.getByRole('combobox', { name: 'Status of Summer launch' }).waitFor();
+    const campaign = (await client.GET('/campaigns', { params: { query: { limit: '100' } } })).data!.data.find((c) => c.name === 'Summer launch');
+    expect(campaign).toMatchObject({ description: 'Newsletter and social, June', status: 'active', isDefault: false });
+    expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('');
+    await expectAccessible('campaigns, one created');
+    await shot('campaign-created');
+
+    const host = 'go.spring-example.com';
+    await page.goto(`${linkroute.apiUrl}/dashboard/domains`);
+    await page.getByLabel('Hostname').fill('Go.Spring-Example.com');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    const card = page.locator(`[data-domain="${host}"]`);
+    await card.waitFor();
+    await page.getByText(`Added ${host}. Publish its TXT record below`).waitFor();
+    const domainOf = async () => (await client.GET('/domains', { params: { query: { limit: '100' } } })).data!.data.find((d) => d.hostname === host)!;
+    const domain = await domainOf();
+    expect(domain).toMatchObject({ status: 'pending', verification: { type: 'TXT', name: `_linkroute.${host}` } });
+    expect(await card.getAttribute('data-status')).toBe('pending');
+    expect(await card.locator('.status-badge').textContent()).toBe('Waiting for DNS');
+    // The exact record the API answers: type, name and value, and the same as a zone-file line.
+    expect(await card.locator('.dns-record tr[data-record="TXT"] td').allTextContents()).toEqual(['TXT', `_linkroute.${host}`, domain.verification.value, expect.stringContaining('Proves')]);
+    expect(await card.locator('[data-zone-line="TXT"]').textContent()).toBe(`_linkroute.${host}. 300 IN TXT "${domain.verification.value}"`);
+    // REDIRECT_BASE_URL is loopback here: no routing record to name (the API's test covers the CNAME), and the card says so.
+    expect(domain.routing).toBeNull();
+    expect(await card.locator('.dns-record tbody tr').count()).toBe(1);
+    expect(await card.textContent()).toContain(`Also point ${host} at the machines running the redirector`);
+    await expectAccessible('domains, one pending');
+    await shot('domain-pending');
+
+    // Verified before the record is published: failed, and the reason says what DNS answered.
+    await card.getByRole('button', { name: `Verify ${host}` }).click();
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 15_000 }).toBe('failed');
+    expect(await card.textContent()).toContain(`no TXT record at _linkroute.${host}`);
+    expect(await page.locator('[data-outcome]').textContent()).toContain(`${host} is not verified yet`);
+    expect((await domainOf()).status).toBe('failed');
+
+    // Published (on the loopback DNS server linkroute asks): verified.
+    dnsRecords.set(`_linkroute.${host}`, ['v=spf1 -all', domain.verification.value]);
+    await card.getByRole('button', { name: `Verify ${host}` }).click();
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 15_000 }).toBe('verified');
+    await page.getByText(`${host} is verified: links may use it now.`).waitFor();
+    expect(await domainOf()).toMatchObject({ status: 'verified', failureReason: null, verifiedAt: expect.any(String) });
+    expect(await card.locator('.status-badge').textContent()).toBe('Verified');
+    await expectAccessible('domains, one verified');
+    await shot('domain-verified');
+
+    // The link form offers the verified domain.
+    await page.goto(`${linkroute.apiUrl}/dashboard/links/new`);
+    await expect.poll(() => page.getByLabel('Domain', { exact: true }).locator('option').allTextContents(), { timeout: 15_000 }).toContain(host);
+  });
+
+  it('keyboard alone: signs in, reaches a view, adds a filter by a country row and removes it', async () => {
+    const kbContext = await newContext();
+    const kb = await kbContext.newPage();
+    kb.on('pageerror', (err) => errors.push(err.message));
+    try {
+      await kb.goto(`${linkroute.apiUrl}/dashboard/`);
+      await kb.getByLabel('API key').waitFor();
+      await tabTo(kb, /^API key$/);
+      await kb.keyboard.type(linkroute.apiKey);
+      await kb.keyboard.press('Enter');
+      await kb.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+
+      // Another view from the navigation, then back to the overview.
+      await tabTo(kb, /^Links$/);
+      await kb.keyboard.press('Enter');
+      await kb.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+      expect(new URL(kb.url()).pathname).toBe('/dashboard/links');
+      await tabTo(kb, /^Overview$/, { backwards: true });
+      await kb.keyboard.press('Enter');
+      await kb.locator('[data-group="locations"][data-loaded="true"]').waitFor();
+
+      // A country row is a button: Tab reaches it, the focus is drawn, Enter filters by it.
+      const row = await tabTo(kb, /^Filter by Germany$/);
+      expect(row.outlined).toBe(true);
+      await kb.keyboard.press('Enter');
+      await kb.locator('[data-filter="country"]').waitFor();
+      expect(new URL(kb.url()).searchParams.get('country')).toBe('DE');
+      const de = (await client.GET('/analytics', { params: { query: { country: 'DE' } } })).data!.data.summary.totalClicks;
+      await expect.poll(async () => digits(await kb.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(de);
+      await shot('keyboard-filter', kb);
+
+      // The chip's remove button, by keyboard too (Space on a button).
+      await tabTo(kb, /^Remove filter Country: Germany$/, { backwards: true });
+      expect((await focused(kb)).outlined).toBe(true);
+      await kb.keyboard.press('Space');
+      await kb.locator('[data-filter="country"]').waitFor({ state: 'detached' });
+      expect(new URL(kb.url()).searchParams.get('country')).toBeNull();
+    } finally {
+      await kbContext.close();
+    }
+  });
+
+  it('a rate-limited workspace (starter plan, 100 requests an hour) is told when the limit resets, on a view and on sign-in', async () => {
+    // A second workspace on the smallest plan, made as the CLI makes one (its database is the running process's).
+    const db = await openDatabase({ dataDir: linkroute.dataDir, applicationName: 'dashboard-test' });
+    let key: string;
+    try {
+      const workspace = await createWorkspace(db.sql, { name: 'Tiny shop', plan: 'starter' });
+      ({ key } = await createApiKey(db.sql, { workspaceId: workspace.id, name: 'dashboard test' }));
+    } finally {
+      await db.close();
+    }
+    const limited = await newContext();
+    const lp = await limited.newPage();
+    lp.on('pageerror', (err) => errors.push(err.message));
+    try {
+      await lp.goto(`${linkroute.apiUrl}/dashboard/`);
+      await lp.getByLabel('API key').fill(key);
+      await lp.getByRole('button', { name: 'Sign in' }).click();
+      await lp.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+      expect(await lp.locator('[data-workspace]').textContent()).toBe('Tiny shop');
+      await lp.locator('[data-rate-remaining]').waitFor();
+
+      // The rest of the hour's requests, spent elsewhere with the same key.
+      let refused: Response | undefined;
+      for (let i = 0; i < 100 && !refused; i++) {
+        const res = await fetch(`${linkroute.apiUrl}/me`, { headers: { authorization: `Bearer ${key}` } });
+        await res.arrayBuffer();
+        if (res.status === 429) refused = res;
+      }
+      expect(refused?.status).toBe(429);
+      const resetAt = new Date(Number(refused!.headers.get('x-ratelimit-reset')) * 1000).toISOString();
+
+      // The next view's request is refused: a message with the reset time, and a retry; the page is not blank.
+      await lp.getByRole('link', { name: 'Campaigns', exact: true }).click();
+      const box = lp.locator('.error-box[data-status="429"]');
+      await box.waitFor();
+      expect(await box.textContent()).toContain('rate limit is reached');
+      expect(await box.locator('time').getAttribute('datetime')).toBe(resetAt);
+      expect(await box.getByRole('button', { name: 'Retry' }).isVisible()).toBe(true);
+      // The header's counter says so too.
+      await expect.poll(() => lp.locator('[data-rate-remaining]').getAttribute('data-rate-remaining')).toBe('0');
+      expect(await lp.locator('.rate time').getAttribute('datetime')).toBe(resetAt);
+      await expectAccessible('rate limited', lp);
+      await shot('rate-limited', lp);
+
+      // Signing in again while limited: the form says when, rather than calling the key invalid.
+      await lp.getByRole('button', { name: 'Sign out' }).click();
+      await lp.getByLabel('API key').fill(key);
+      await lp.getByRole('button', { name: 'Sign in' }).click();
+      const signInError = lp.locator('.field-error');
+      await signInError.waitFor();
+      expect(await signInError.textContent()).toContain('rate limit is reached');
+      expect(await signInError.locator('time').getAttribute('datetime')).toBe(resetAt);
+      expect(await lp.getByLabel('API key').isVisible()).toBe(true);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('links, campaigns, domains and conversions render and pass axe; a phone-width overview in dark mode', async () => {
@@ -256,5 +487,6 @@ describe('dashboard in chromium against npm start', () => {
     await expectAccessible('overview, phone, dark');
     await shot('overview-phone-dark');
     expect(errors).toEqual([]);
+    expect(offOrigin).toEqual([]);
   });
 });

@@ -120,7 +120,8 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
     names.set(child, name);
     return child;
   };
-  const clickhouseUrl = `http://127.0.0.1:${chPort}`;
+  const chPassword = randomBytes(12).toString('hex');
+  const clickhouseUrl = `http://default:${chPassword}@127.0.0.1:${chPort}`;
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const redirectorUrls: string[] = [];
   const redirectors: ChildService[] = [];
@@ -140,7 +141,7 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
     }
   };
   const startClickHouse = async () => {
-    clickhouseProcess = start('clickhouse', 'services/clickhouse-embedded/main.ts', { CLICKHOUSE_PORT: String(chPort) });
+    clickhouseProcess = start('clickhouse', 'services/clickhouse-embedded/main.ts', { CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: chPassword });
     await clickhouseProcess.waitFor(/embedded ClickHouse listening/, 90_000);
   };
   const startIngester = async () => {

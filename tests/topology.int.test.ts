@@ -90,14 +90,15 @@ describe('the whole topology as separate processes', () => {
   beforeAll(async () => {
     [nats, db, dataDir] = await Promise.all([startTestNatsServer(), createTestDatabase('postgres'), mkdtemp(join(tmpdir(), 'linkroute-topology-'))]);
     const [chPort, apiPort, ingestPort, r1Port, r2Port] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    urls.clickhouse = `http://127.0.0.1:${chPort}`;
+    const chPassword = randomBytes(12).toString('hex');
+    urls.clickhouse = `http://default:${chPassword}@127.0.0.1:${chPort}`;
     urls.api = `http://127.0.0.1:${apiPort}`;
     urls.ingester = `http://127.0.0.1:${ingestPort}`;
     urls.redirectors = [`http://127.0.0.1:${r1Port}`, `http://127.0.0.1:${r2Port}`];
     // The API, every redirector and the ingester share the secret: click ids are MACed by one and checked by the others.
     const secret = randomBytes(32).toString('hex');
 
-    clickhouse = start('services/clickhouse-embedded/main.ts', { CLICKHOUSE_PORT: String(chPort) });
+    clickhouse = start('services/clickhouse-embedded/main.ts', { CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: chPassword });
     api = start('services/api/main.ts', {
       DATABASE_URL: db.url,
       NATS_URL: nats.url,

@@ -15,11 +15,13 @@ import { randomBytes } from 'node:crypto';
 import { createClickId } from '../../shared/click-id.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { hashedVisitorId, visitorCookie } from '../../shared/visitor.ts';
+import { hashedVisitorIdFromDigest, visitorCookie } from '../../shared/visitor.ts';
+import { UserAgentWorkCache } from '../../services/redirector/serving/user-agent-work.ts';
 import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
-import { forwardedAddress } from '../../services/redirector/serving/request-facts.ts';
+import { forwardedAddress } from '../../services/redirector/serving/client-address.ts';
 import { NO_STORE } from '../../services/redirector/pages/responses.ts';
 import { BENCH_LINK_COUNT, benchLink, benchShortCode } from './bench-links.ts';
+import { floorEvent, type FloorLink } from '../floor-breakdown.ts';
 
 const natsUrl = process.env.NATS_URL;
 if (!natsUrl) throw new Error('NATS_URL is required');
@@ -28,18 +30,13 @@ const bus = await connectNatsBus(natsUrl, { name: 'bench-click-floor', logger })
 const publisher = eventPublisher({ bus, logger, instanceId: 'bench-floor' });
 const secret = randomBytes(32);
 
-interface FloorLink {
-  id: string;
-  workspaceId: string;
-  campaignId: string;
-  destination: string;
-}
 const links = new Map<string, FloorLink>();
 for (let i = 0; i < BENCH_LINK_COUNT; i++) {
   const link = benchLink(i);
   links.set(benchShortCode(i), { id: link.id, workspaceId: link.workspaceId, campaignId: link.campaignId, destination: link.defaultDestination });
 }
 
+const userAgents = new UserAgentWorkCache();
 let events = 0;
 const app = uWS.App();
 app.get('/:code', (res, req) => {
@@ -51,36 +48,13 @@ app.get('/:code', (res, req) => {
   const userAgent = req.getHeader('user-agent');
   const ip = forwardedAddress(req.getHeader('x-forwarded-for'), 1);
   const now = Date.now();
-  // Digests each distinct User-Agent once (an LRU), as the redirector does.
-  const visitorId = hashedVisitorId(secret, ip, userAgent, now);
+  // Digests each distinct User-Agent once, in the redirector's cache (its UA parse runs
+  // once per distinct UA too: 20 in the whole run, so a request pays only the hit).
+  const visitorId = hashedVisitorIdFromDigest(secret, ip, userAgents.get(userAgent).digest, now);
   const clickId = createClickId(secret, link.id, now);
   res.writeStatus('302 Found').writeHeader('Location', link.destination).writeHeader('Cache-Control', NO_STORE).writeHeader('Set-Cookie', visitorCookie(visitorId)).end();
   events++;
-  publisher.emit({
-    id: clickId,
-    kind: 'click',
-    ts: now,
-    workspaceId: link.workspaceId,
-    linkId: link.id,
-    campaignId: link.campaignId,
-    visitorId,
-    country: null,
-    region: null,
-    city: null,
-    deviceClass: 'desktop',
-    os: null,
-    browser: null,
-    referrerHost: null,
-    utmSource: null,
-    utmMedium: null,
-    utmCampaign: null,
-    utmTerm: null,
-    utmContent: null,
-    source: 'link',
-    ruleId: null,
-    destination: link.destination,
-    bot: false,
-  });
+  publisher.emit(floorEvent(link, clickId, visitorId, now));
 });
 app.listen('127.0.0.1', 0, (socket) => {
   if (socket === false) {

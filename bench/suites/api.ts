@@ -81,14 +81,14 @@ export async function run(): Promise<SuiteResult> {
   const children: ChildService[] = [];
   try {
     const chPort = await freePort();
-    const clickhouse = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: join(dir, 'ch'), CLICKHOUSE_PORT: String(chPort) });
+    const clickhouse = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: join(dir, 'ch'), CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench' });
     children.push(clickhouse);
     await clickhouse.waitFor(/listening/, 60_000);
     const apiPort = await freePort();
     const api = startChildService('services/api/main.ts', {
       DATABASE_URL: db.url,
       NATS_URL: nats.url,
-      CLICKHOUSE_URL: `http://127.0.0.1:${chPort}`,
+      CLICKHOUSE_URL: `http://default:bench@127.0.0.1:${chPort}`,
       API_PORT: String(apiPort),
       DATA_DIR: join(dir, 'api'),
       LOG_LEVEL: 'warn',

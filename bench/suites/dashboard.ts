@@ -125,14 +125,14 @@ async function renderedAfter(page: Page, since: number, previousKey: string | nu
 export async function run(): Promise<SuiteResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-bench-dashboard-ch-'));
   const chPort = await freePort();
-  const ch = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), LOG_LEVEL: 'info' });
+  const ch = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench', LOG_LEVEL: 'info' });
   let clickhouse: ClickHouseClient | undefined;
   let api: Awaited<ReturnType<typeof startTestApi>> | undefined;
   const browser = await launchChromium();
   try {
     const sizes = JSON.parse(await readFile(fileURLToPath(new URL('../../services/dashboard/dist/build-sizes.json', import.meta.url)), 'utf8')) as { jsGzip: number; files: Array<{ name: string; gzip: number }> };
     await ch.waitFor(/listening/);
-    clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 300_000 });
+    clickhouse = connectClickHouse(`http://default:bench@127.0.0.1:${chPort}`, { requestTimeoutMs: 300_000 });
     await migrateClickHouse(clickhouse);
     api = await startTestApi('postgres', { analytics: clickhouse });
     const { workspaceId, key } = await api.tenant();

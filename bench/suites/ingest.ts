@@ -31,7 +31,6 @@ import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhous
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
-import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { loadIngesterConfig } from '../../services/ingester/config.ts';
 import { startIngester } from '../../services/ingester/ingester.ts';
 import { clickEvents } from '../../services/ingester/event-tables.ts';
@@ -180,8 +179,8 @@ export async function run(): Promise<SuiteResult> {
   const nats = await startTestNatsServer();
   const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-bench-ch-'));
   const chPort = await freePort();
-  const chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), LOG_LEVEL: 'info' });
-  const clickhouse = connectClickHouse(`http://127.0.0.1:${chPort}`, { requestTimeoutMs: 120_000 });
+  const chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench', LOG_LEVEL: 'info' });
+  const clickhouse = connectClickHouse(`http://default:bench@127.0.0.1:${chPort}`, { requestTimeoutMs: 120_000 });
   let bus: Awaited<ReturnType<typeof connectNatsBus>> | undefined;
   const encoder = new TextEncoder();
   try {
@@ -206,7 +205,7 @@ export async function run(): Promise<SuiteResult> {
     const clickedAt = (i: number) => now - Math.round(((BACKLOG_EVENTS - i) * 1000) / RATE_PER_SECOND);
     for (let m = 0; m < BACKLOG_EVENTS / EVENTS_PER_MESSAGE; m++) {
       let text = '';
-      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += clickEventJson(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, clickedAt(m * EVENTS_PER_MESSAGE + j))) + '\n';
+      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += JSON.stringify(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, clickedAt(m * EVENTS_PER_MESSAGE + j))) + '\n';
       await bus.publishEvent(eventSubjects.clicks, encoder.encode(text), `${backlogRun}-${m}`);
     }
     process.stdout.write(`  backlog of ${BACKLOG_EVENTS.toLocaleString('en-US')} events published; ingesting\n`);
@@ -303,13 +302,13 @@ export async function run(): Promise<SuiteResult> {
       checks,
       notes: [
         'processes: this one (event generator, NATS client, ingester), the embedded ClickHouse endpoint (chDB), a private nats-server; loopback',
-        `ingester: INGEST_MAX_MESSAGES ${config.INGEST_MAX_MESSAGES}, INGEST_LINGER_MS ${config.INGEST_LINGER_MS} (defaults); events: ${EVENTS_PER_MESSAGE} per bus message (as redirectors batch them), ~${clickEventJson(makeEvent(1, 'x', 0)).length} bytes of JSON each`,
+        `ingester: INGEST_MAX_MESSAGES ${config.INGEST_MAX_MESSAGES}, INGEST_LINGER_MS ${config.INGEST_LINGER_MS} (defaults); events: ${EVENTS_PER_MESSAGE} per bus message (as redirectors batch them), ~${JSON.stringify(makeEvent(1, 'x', 0)).length} bytes of JSON each`,
         `CPU while the backlog drained, share of one core: ingester process ${cpuShare(used.ingester!)}, ClickHouse process ${cpuShare(used.clickhouse!)}, nats-server ${cpuShare(used.nats!)}, other tenants of the machine ${cpuShare(used.others!)}`,
         `ClickHouse schema: ${(await readdir(new URL('../../clickhouse/', import.meta.url))).filter((f) => f.endsWith('.sql')).sort().join(', ')}`,
       ],
     };
   } finally {
-    await bus?.close().catch(() => {});
+    await bus?.close();
     await clickhouse.close();
     await chService.kill();
     await rm(dataDir, { recursive: true, force: true });

@@ -31,12 +31,15 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { createClickId, verifyClickId } from '../../shared/click-id.ts';
 import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
-import { hashedVisitorId } from '../../shared/visitor.ts';
+import { hashedVisitorIdFromDigest, userAgentDigest } from '../../shared/visitor.ts';
 import { BENCH_LINK_COUNT, benchShortCode } from '../servers/bench-links.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
 import { median } from '../stats.ts';
 import { machineBusySeconds, processCpuSeconds } from '../process-cpu.ts';
 import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors } from '../wrk.ts';
+import { floorBreakdownRows, measureFloorPieces } from '../floor-breakdown.ts';
+import { measurePieces } from '../redirect-pieces.ts';
+import { nsPerCall } from '../timing.ts';
 
 export const name = 'redirect';
 export const description = 'redirect throughput: our redirector (100k links, rules, events) vs a bare uWS fixed 302, wrk';
@@ -47,6 +50,7 @@ const MEASURE_SECONDS = 8;
 const CONNECTIONS = 64;
 const TARGET_RATIO = 0.8;
 const FLOOR_LABEL = 'floor: uWS + click id, visitor, event';
+const COOKIE_LABEL = 'bare uWS + Set-Cookie';
 const START_TIMEOUT_MS = 180_000;
 /** Above this much CPU used by unrelated processes during a round, the suite warns. */
 const OTHER_CPU_WARNING_PERCENT = 10;
@@ -237,27 +241,16 @@ async function measure(server: Server, script: string, natsPid: number): Promise
 function hotPathCrypto(): { create: number; verify: number; visitor: number } {
   const secret = randomBytes(32);
   const linkId = 'link_BENCH00000000000012345';
-  const uas = Object.values(realUserAgents);
+  // The request path takes the UA's digest from its User-Agent cache.
+  const digests = Object.values(realUserAgents).map((ua) => userAgentDigest(ua));
   const ips = publicIpv4s(256);
   const clickId = createClickId(secret, linkId, Date.now());
-  let sink = 0;
-  const best = (op: (i: number) => number) => {
-    let min = Infinity;
-    for (let round = 0; round < 20; round++) {
-      const started = process.hrtime.bigint();
-      for (let i = 0; i < 20_000; i++) sink += op(i);
-      min = Math.min(min, Number(process.hrtime.bigint() - started) / 20_000);
-    }
-    return min;
-  };
   const now = Date.now();
-  const result = {
-    create: best((i) => createClickId(secret, linkId, now + i).length),
-    verify: best(() => verifyClickId(secret, clickId)!.timestamp),
-    visitor: best((i) => hashedVisitorId(secret, ips[i & 255]!, uas[i % uas.length]!, now).length),
+  return {
+    create: nsPerCall((i) => createClickId(secret, linkId, now + i)),
+    verify: nsPerCall(() => verifyClickId(secret, clickId)),
+    visitor: nsPerCall((i) => hashedVisitorIdFromDigest(secret, ips[i & 255]!, digests[i % digests.length]!, now)),
   };
-  if (sink === 0) throw new Error('unreachable');
-  return result;
 }
 
 function summarize(label: string, runs: Measurement[]): Row {
@@ -285,12 +278,13 @@ export async function run(): Promise<SuiteResult> {
   const nats = await startTestNatsServer();
   try {
     process.stdout.write(`  starting servers (redirector loads ${BENCH_LINK_COUNT.toLocaleString('en-US')} links)\n`);
-    const [bare, floor, ours] = await Promise.all([
+    const [bare, bareCookie, floor, ours] = await Promise.all([
       startServer('bare uWS fixed 302', 'bare-uws.ts'),
+      startServer(COOKIE_LABEL, 'bare-uws.ts', { BARE_SET_COOKIE: '1' }),
       startServer(FLOOR_LABEL, 'click-floor.ts', { NATS_URL: nats.url }),
       startServer('linkroute redirector', 'redirector-server.ts', { NATS_URL: nats.url }),
     ]);
-    servers.push(bare!, floor!, ours!);
+    servers.push(bare!, bareCookie!, floor!, ours!);
 
     // Both must answer the generator's requests with redirects, ours from its snapshot.
     const sample = await get(ours!.port, `/${benchShortCode(12_345)}`, { 'x-forwarded-for': '81.2.69.142' });
@@ -303,15 +297,12 @@ export async function run(): Promise<SuiteResult> {
     }
 
     const natsPid = nats.pid;
-    const runs = new Map<Server, Measurement[]>([
-      [bare!, []],
-      [floor!, []],
-      [ours!, []],
-    ]);
+    const rotation = [bare!, bareCookie!, floor!, ours!];
+    const runs = new Map<Server, Measurement[]>(rotation.map((server) => [server, []]));
     // Each round starts with a different server, so drift on a shared machine hits all.
-    const rotation = [bare!, floor!, ours!];
     for (let round = 0; round < ROUNDS; round++) {
-      const order = [...rotation.slice(round % 3), ...rotation.slice(0, round % 3)];
+      const shift = round % rotation.length;
+      const order = [...rotation.slice(shift), ...rotation.slice(0, shift)];
       for (const server of order) {
         const result = await measure(server, script, natsPid);
         runs.get(server)!.push(result);
@@ -323,13 +314,25 @@ export async function run(): Promise<SuiteResult> {
     await Promise.all(servers.map(stopServer));
     const macs = hotPathCrypto();
     const emitted = Number(/^EVENTS (\d+)$/m.exec(ours!.stdout.join('\n'))?.[1] ?? NaN);
+    process.stdout.write('  timing the floor\'s pieces and the hand-written pieces in process\n');
+    const floorPieces = await measureFloorPieces(nats.url, natsPid);
 
     const baseline = summarize(bare!.label, runs.get(bare!)!);
+    const cookieRow = summarize(bareCookie!.label, runs.get(bareCookie!)!);
     const floorRow = summarize(floor!.label, runs.get(floor!)!);
     const row = summarize(ours!.label, runs.get(ours!)!);
+    const cpu = (r: Row) => r['server CPU µs/req'] as number;
+    const breakdown = floorBreakdownRows(floorPieces, macs.create + macs.visitor, {
+      bare: cpu(baseline),
+      bareWithCookie: cpu(cookieRow),
+      floor: cpu(floorRow),
+      floorNatsServer: median(runs.get(floor!)!.map((r) => r.natsCpuUsPerRequest)),
+    });
+    const pieces = measurePieces(cpu(row) * 1000);
     const ratio = (row['req/s'] as number) / (baseline['req/s'] as number);
     const floorRatio = (floorRow['req/s'] as number) / (baseline['req/s'] as number);
     baseline['x baseline'] = 1;
+    cookieRow['x baseline'] = Number((cookieRow['req/s'] as number / (baseline['req/s'] as number)).toFixed(3));
     floorRow['x baseline'] = Number(floorRatio.toFixed(3));
     row['x baseline'] = Number(ratio.toFixed(3));
     const cpuRatio = (baseline['server CPU µs/req'] as number) / (row['server CPU µs/req'] as number);
@@ -359,9 +362,13 @@ export async function run(): Promise<SuiteResult> {
     ];
     return {
       suite: name,
-      rows: [baseline, floorRow, row],
+      rows: [baseline, cookieRow, floorRow, row],
       baseline,
       checks,
+      tables: [
+        { title: 'Where the floor server\'s CPU above bare uWS goes (per click)', rows: breakdown },
+        { title: 'Hand-written pieces kept, vs the library each replaces (in process, per redirect that runs them)', rows: pieces },
+      ],
       notes: [
         `wrk -t1 -c${CONNECTIONS}, ${WARMUP_SECONDS} s warmup + ${MEASURE_SECONDS} s measured per server per round, ${ROUNDS} rounds alternating; medians reported`,
         `requests rotate over all ${BENCH_LINK_COUNT.toLocaleString('en-US')} short codes, ${Object.keys(realUserAgents).length} User-Agents (incl. bots) and 256 public X-Forwarded-For addresses; no cookies (worst case: visitor hash + Set-Cookie every time)`,
@@ -371,10 +378,11 @@ export async function run(): Promise<SuiteResult> {
         `at ${TARGET_RATIO} x baseline (${Math.round(TARGET_RATIO * (baseline['req/s'] as number)).toLocaleString('en-US')} req/s) a one-thread server has at most ${(1e6 / (TARGET_RATIO * (baseline['req/s'] as number))).toFixed(1)} µs of CPU per request; the floor spends ${floorRow['server CPU µs/req']} µs, the redirector ${row['server CPU µs/req']} µs`,
         'click events: batched by the real event publisher to NATS JetStream (a private nats-server on loopback), as in production',
         `nats-server CPU per redirect (median): ${median(runs.get(ours!)!.map((r) => r.natsCpuUsPerRequest)).toFixed(2)} µs, on the cores the servers and wrk share`,
+        `"${COOKIE_LABEL}": the bare server writing a fixed Set-Cookie as long as a visitor cookie, for the floor breakdown`,
         ...(Math.max(...[...runs.values()].flat().map((r) => r.otherCpuPercent)) > OTHER_CPU_WARNING_PERCENT
           ? [`WARNING: other processes used over ${OTHER_CPU_WARNING_PERCENT} % CPU during some rounds (column "other procs CPU %", of all cores): those rounds competed for CPU, so req/s and the ratio are unreliable; rerun on a quiet machine`]
           : []),
-        `in-process per call (best of 20 x 20k): createClickId ${macs.create.toFixed(0)} ns, verifyClickId ${macs.verify.toFixed(0)} ns, hashedVisitorId ${macs.visitor.toFixed(0)} ns`,
+        `in-process per call (best of 20 x 20k): createClickId ${macs.create.toFixed(0)} ns, verifyClickId ${macs.verify.toFixed(0)} ns, hashedVisitorIdFromDigest ${macs.visitor.toFixed(0)} ns`,
       ],
     };
   } finally {

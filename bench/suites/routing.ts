@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { Bench } from 'tinybench';
 import { GeoIp } from '../../shared/request-facts/geo-ip.ts';
 import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
-import { parseUserAgent, parseUserAgentUncached } from '../../shared/request-facts/user-agent.ts';
+import { parseUserAgent } from '../../shared/request-facts/user-agent.ts';
+import { UserAgentWorkCache } from '../../services/redirector/serving/user-agent-work.ts';
 import { decide } from '../../shared/routing/decide.ts';
 import { makeFacts, makeLink, makeRule } from '../../shared/routing/fixtures.ts';
 import { routableLink } from '../../shared/routing/hydrate.ts';
@@ -148,6 +149,7 @@ export async function run(): Promise<SuiteResult> {
   let many = 0;
   const next = () => (i = (i + 1) & 255);
   const kind = (d: { kind: string }) => d.kind.length;
+  const userAgents = new UserAgentWorkCache();
   const tasks: Task[] = [
     { name: 'decide: 0 rules (baseline)', batch: 1000, op: () => kind(decide(links[0], worstFacts)) },
     { name: 'decide: 1 rule', batch: 1000, op: () => kind(decide(links[1], worstFacts)) },
@@ -156,8 +158,8 @@ export async function run(): Promise<SuiteResult> {
     { name: 'decide: 50 mixed rules, worst case', batch: 1000, op: () => kind(decide(links[50], worstFacts)) },
     { name: 'decide: 50 mixed rules, typical crowd', batch: 1000, op: () => kind(decide(links[50], crowd[next()]!)) },
     { name: 'visitorBucket (uuid, link id)', batch: 1000, op: () => visitorBucket(visitors[next()]!, 'link_8f2kq9x1') },
-    { name: `parseUserAgent cached (${uas.length} UAs)`, batch: 1000, op: () => parseUserAgent(uas[next() % uas.length]!).deviceClass.length },
-    { name: `parseUserAgent uncached (${uas.length} UAs)`, batch: 20, op: () => parseUserAgentUncached(uas[next() % uas.length]!).deviceClass.length },
+    { name: `User-Agent, cached (the redirector's UserAgentWorkCache, ${uas.length} UAs)`, batch: 1000, op: () => userAgents.get(uas[next() % uas.length]!).facts.deviceClass.length },
+    { name: `parseUserAgent uncached (${uas.length} UAs)`, batch: 20, op: () => parseUserAgent(uas[next() % uas.length]!).deviceClass.length },
     { name: 'geo-IP place IPv4, 256 repeated IPs (address cache)', batch: 1000, op: () => geo.lookup(ipv4s[next()]!).country?.length ?? 0 },
     { name: 'geo-IP place IPv6, 256 repeated IPs (address cache)', batch: 1000, op: () => geo.lookup(ipv6s[next()]!).country?.length ?? 0 },
     { name: `geo-IP place IPv6, ${ipv6sMany.length.toLocaleString('en-US')} IPs in turn (every one a file lookup)`, batch: 100, op: () => geo.lookup(ipv6sMany[(many = (many + 1) % ipv6sMany.length)]!).country?.length ?? 0 },
@@ -167,7 +169,7 @@ export async function run(): Promise<SuiteResult> {
       batch: 1000,
       op: () => {
         const n = next();
-        const ua = parseUserAgent(uas[n % uas.length]!);
+        const ua = userAgents.get(uas[n % uas.length]!).facts;
         const facts: RequestFacts = {
           now: NOW,
           country: geo.lookup(ipv4s[n]!).country,

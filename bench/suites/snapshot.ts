@@ -334,8 +334,8 @@ export async function run(): Promise<SuiteResult> {
     ];
     return { suite: name, rows, baseline: base, checks, notes };
   } finally {
-    await apiBus.close().catch(() => {});
-    await redirectorBus.close().catch(() => {});
+    await apiBus.close();
+    await redirectorBus.close();
     await db.close();
     await nats.destroy();
   }

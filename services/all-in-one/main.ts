@@ -16,7 +16,7 @@ import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
-import { loadApiConfig } from '../api/config.ts';
+import { loadApiConfig, withRedirectorPort } from '../api/config.ts';
 import { listen } from '../api/server.ts';
 import { startSnapshotPublishing } from '../api/snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from '../api/link-counters.ts';
@@ -30,6 +30,7 @@ import { linkPresenter } from '../api/link-presenter.ts';
 import { startWebhookEventPublishing } from '../api/outbox/webhook-outbox-publisher.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickhouse.ts';
+import { embeddedClickHousePassword } from '../clickhouse-embedded/password.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { restoreClickCounts } from './restore-click-counts.ts';
@@ -46,7 +47,9 @@ try {
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
   const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
-  const embeddedClickHouse = config.CLICKHOUSE_URL ? null : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger });
+  const embeddedClickHouse = config.CLICKHOUSE_URL
+    ? null
+    : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger, password: (await embeddedClickHousePassword(undefined, config.DATA_DIR)).value });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
   await migrateClickHouseAt(clickhouseUrl);
   const clickhouse = connectClickHouse(clickhouseUrl);
@@ -58,12 +61,17 @@ try {
   const publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
   const snapshot = publishing.publisher;
   await snapshot.flush(); // the redirector below starts with every link
-  const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(config.REDIRECT_BASE_URL), logger });
+  // The in-process bus forgot the shared click counts: without them limits reached before a restart would reopen.
+  if (memoryBus !== null) await restoreClickCounts({ sql: db.sql, clickhouse, bus });
+  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
+  // Short URLs point where the redirector listens (REDIRECT_PORT=0 is known only now).
+  const apiConfig = withRedirectorPort(config, redirector.port);
+  const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(apiConfig.REDIRECT_BASE_URL), logger });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
   const api = await listen(
     createApiApp({
       sql: db.sql,
-      config,
+      config: apiConfig,
       logger,
       snapshot,
       webhookEvents,
@@ -76,15 +84,12 @@ try {
     config.API_PORT,
     config.HOST,
   );
-  // The in-process bus forgot the shared click counts: without them limits reached before a restart would reopen.
-  if (memoryBus !== null) await restoreClickCounts({ sql: db.sql, clickhouse, bus });
-  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
   logger.info('linkroute started', {
     api: api.url,
     redirector: redirector.url,
     database: db.description,
     bus: bus.kind,
-    clickhouse: embeddedClickHouse ? `embedded chDB in ${config.DATA_DIR}/clickhouse` : 'CLICKHOUSE_URL',
+    clickhouse: embeddedClickHouse ? `embedded chDB in ${config.DATA_DIR}/clickhouse on ${embeddedClickHouse.address}` : 'CLICKHOUSE_URL',
   });
 
   // First start on an empty database: make a workspace and show its key, once.

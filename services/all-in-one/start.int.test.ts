@@ -1,9 +1,22 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../shared/testing/run-command.ts';
 import { npmStart, stopNpmStart } from '../../shared/testing/npm-start.ts';
+
+/** A port nothing listens on right now (the kernel's pick for port 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 describe('npm start on embedded defaults', () => {
   const cleanup: Array<() => Promise<void>> = [];
@@ -54,6 +67,27 @@ describe('npm start on embedded defaults', () => {
     expect(body.data.map((l) => l.shortCode)).toEqual(['spring-sale']);
     await stopNpmStart(again);
   }, 150_000);
+
+  it('puts shortUrl and QR codes on REDIRECT_PORT when REDIRECT_BASE_URL is unset', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-port-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const redirectPort = await freePort();
+    const started = await npmStart({ DATA_DIR: dataDir, REDIRECT_PORT: String(redirectPort) });
+    cleanup.push(() => stopNpmStart(started));
+    expect(started.redirectUrl).toBe(`http://127.0.0.1:${redirectPort}`);
+    const key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(started.output())![1]!;
+    const post = async (path: string, body: object) => {
+      const res = await fetch(`${started.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      expect(res.status).toBe(201);
+      return ((await res.json()) as { data: Record<string, string> }).data;
+    };
+    const link = await post('/links', { destinationUrl: 'https://example.com/port', shortCode: 'port' });
+    expect(link.shortUrl).toBe(`http://localhost:${redirectPort}/port`);
+    expect((await post('/qr', { linkId: link.id })).encodedUrl).toBe(`http://localhost:${redirectPort}/port?qr=1`);
+    // The short URL answers where it says.
+    expect((await fetch(link.shortUrl!, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 Firefox/128.0' } })).status).toBe(302);
+    await stopNpmStart(started);
+  }, 120_000);
 
   it('keeps a reached clicksLimit across a restart on the in-process bus, for browsers and bots alike', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-limit-'));

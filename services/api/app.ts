@@ -78,7 +78,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   const requireScope = authenticator(sql, logger);
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
-  const domains = domainStore(sql);
+  const domains = domainStore(sql, config.REDIRECT_BASE_URL);
   const rules = ruleStore(sql);
   const metrics = deps.metrics ?? createMetricsRegistry();
 

@@ -3,33 +3,64 @@ import { z } from 'zod';
 import { booleanEnv, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
-export const apiEnv = z.object({
-  ...commonEnv,
-  API_PORT: port(3000),
-  /** DNS servers for domain verification, `ip` or `ip:port`, comma-separated; empty: the system's. */
-  DNS_SERVERS: z
-    .string()
-    .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
-    .pipe(z.array(z.string().regex(/^[\d.:[\]a-fA-F]+$/, 'must be an IP address, optionally with :port'))),
-  /** Verifies click ids of conversions; must equal the redirectors' (generated into DATA_DIR when unset). */
-  LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
-  /** Largest accepted JSON body; bigger is a 413, never buffered. */
-  API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
-  /** ...except on the bulk routes, where 1,000 links may carry long URLs. */
-  API_MAX_BULK_BODY_BYTES: z.coerce.number().int().min(1024).default(16_777_216),
-  /**
-   * The compacted snapshot redirectors start from is rewritten after this many link
-   * changes (a starting redirector replays the changes after it one message each)...
-   */
-  SNAPSHOT_COMPACT_AFTER_CHANGES: z.coerce.number().int().min(1).default(10_000),
-  /** ...or once it is this old with any change after it (a rewrite reads the whole snapshot bucket). */
-  SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
-  /** Webhook endpoints on loopback, private, link-local or metadata addresses: refused unless true (tests, private deployments). */
-  WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
-  /** The dashboard's built assets, served at /dashboard. */
-  DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
-}).superRefine(checkNatsFields);
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+export const apiEnv = z
+  .object({
+    ...commonEnv,
+    API_PORT: port(3000),
+    /** The redirector's port (the same variable it listens on): the default REDIRECT_BASE_URL points there. */
+    REDIRECT_PORT: port(8080),
+    /** Base of `shortUrl` (and of what QR codes encode) on the default domain. */
+    REDIRECT_BASE_URL: z.preprocess(
+      emptyAsUndefined,
+      z
+        .string()
+        .url()
+        .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
+        .transform((u) => u.replace(/\/+$/, ''))
+        .optional(),
+    ),
+    /** DNS servers for domain verification, `ip` or `ip:port`, comma-separated; empty: the system's. */
+    DNS_SERVERS: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+      .pipe(z.array(z.string().regex(/^[\d.:[\]a-fA-F]+$/, 'must be an IP address, optionally with :port'))),
+    /** Verifies click ids of conversions; must equal the redirectors' (generated into DATA_DIR when unset). */
+    LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+    /** Largest accepted JSON body; bigger is a 413, never buffered. */
+    API_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+    /** ...except on the bulk routes, where 1,000 links may carry long URLs. */
+    API_MAX_BULK_BODY_BYTES: z.coerce.number().int().min(1024).default(16_777_216),
+    /**
+     * The compacted snapshot redirectors start from is rewritten after this many link
+     * changes (a starting redirector replays the changes after it one message each)...
+     */
+    SNAPSHOT_COMPACT_AFTER_CHANGES: z.coerce.number().int().min(1).default(10_000),
+    /** ...or once it is this old with any change after it (a rewrite reads the whole snapshot bucket). */
+    SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
+    /** Webhook endpoints on loopback, private, link-local or metadata addresses: refused unless true (tests, private deployments). */
+    WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
+    /** The dashboard's built assets, served at /dashboard. */
+    DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
+  })
+  .superRefine(checkNatsFields)
+  // Unset, it follows REDIRECT_PORT: setting only the port must not leave short URLs on 8080.
+  .transform((env) => ({ ...env, REDIRECT_BASE_URL: env.REDIRECT_BASE_URL ?? localRedirectBaseUrl(env.REDIRECT_PORT) }));
+
+function localRedirectBaseUrl(port: number): string {
+  return `http://localhost:${port}`;
+}
+
+/**
+ * With REDIRECT_PORT=0 the redirector's port is known only once it listens: a base URL
+ * derived from the port then follows the actual one (an explicit REDIRECT_BASE_URL stays).
+ */
+export function withRedirectorPort<T extends Pick<ApiConfig, 'REDIRECT_PORT' | 'REDIRECT_BASE_URL'>>(config: T, actualPort: number): T {
+  if (config.REDIRECT_BASE_URL !== localRedirectBaseUrl(config.REDIRECT_PORT)) return config;
+  return { ...config, REDIRECT_BASE_URL: localRedirectBaseUrl(actualPort) };
+}
 
 /**
  * The dashboard's build beside this service: services/dashboard/dist from the

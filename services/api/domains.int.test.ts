@@ -1,4 +1,3 @@
-import dns2 from 'dns2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/logger.ts';
 import { createApiApp } from './app.ts';
@@ -6,35 +5,12 @@ import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
 import { loadCompiledLinks } from './snapshot/load-compiled-links.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
-
-/** A real DNS server on loopback answers TXT queries from `records`. */
-function startDnsServer(records: Map<string, string[]>): Promise<{ address: string; close(): void }> {
-  const { Packet } = dns2;
-  const server = dns2.createServer({
-    udp: true,
-    handle: (request, send) => {
-      const response = Packet.createResponseFromRequest(request);
-      const question = request.questions[0]!;
-      const values = records.get(question.name.toLowerCase());
-      // dns2's type definitions lack RCODE and plain answer objects; the runtime has both.
-      if (!values) response.header.rcode = (Packet as unknown as { RCODE: { NXDOMAIN: number } }).RCODE.NXDOMAIN;
-      for (const data of values ?? []) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data } as never);
-      send(response);
-    },
-  });
-  return new Promise((resolve) => {
-    server.on('listening', () => {
-      const { port } = server.addresses().udp!;
-      resolve({ address: `127.0.0.1:${port}`, close: () => void server.close() });
-    });
-    server.listen({ udp: { port: 0, address: '127.0.0.1' } });
-  });
-}
+import { startDnsServer, type DnsServer } from '../../shared/testing/dns-server.ts';
 
 describe('custom domains, verified through a real DNS server', () => {
   let api: TestApi;
   let server: RunningServer;
-  let dns: { address: string; close(): void };
+  let dns: DnsServer;
   const records = new Map<string, string[]>();
   let key: string;
 
@@ -65,6 +41,8 @@ describe('custom domains, verified through a real DNS server', () => {
     const domain = created.body.data;
     expect(domain).toMatchObject({ hostname: 'go.brand-example.com', status: 'pending', failureReason: null, verifiedAt: null });
     expect(domain.verification).toEqual({ type: 'TXT', name: '_linkroute.go.brand-example.com', value: expect.stringMatching(/^linkroute-verify=/) });
+    // Visitors reach the redirectors where the default domain (REDIRECT_BASE_URL http://go.test:8080) points.
+    expect(domain.routing).toEqual({ type: 'CNAME', name: 'go.brand-example.com', value: 'go.test' });
 
     const early = await call('POST', '/links', { destinationUrl: 'https://brand.example', domainId: domain.id });
     expect(early.status).toBe(400);

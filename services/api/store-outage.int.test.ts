@@ -60,7 +60,9 @@ describe('store outages', () => {
     sql = connectPostgres(url.toString(), { max: 4 });
     ch = await createTestClickHouse();
     chProxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(ch.url).port) });
-    clickhouse = connectClickHouse(`http://127.0.0.1:${chProxy.port}/${ch.database}`);
+    const throughProxy = new URL(ch.url); // keeps the credentials
+    throughProxy.port = String(chProxy.port);
+    clickhouse = connectClickHouse(throughProxy.toString());
     await migrateClickHouse(clickhouse);
     const logger = createLogger('outage-test', 'silent');
     const config = loadApiConfig({ REDIRECT_BASE_URL: 'http://go.test' });

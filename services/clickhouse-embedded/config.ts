@@ -12,6 +12,8 @@ export const clickhouseEmbeddedEnv = z.object({
   LOG_LEVEL: commonEnv.LOG_LEVEL,
   /** ClickHouse's own HTTP port, so `http://127.0.0.1:8123` works unchanged. */
   CLICKHOUSE_PORT: port(8123),
+  /** The password of user `default`; unset: generated into $DATA_DIR/clickhouse-password. */
+  CLICKHOUSE_PASSWORD: z.string().min(1).optional(),
 });
 
 export type ClickHouseEmbeddedConfig = z.output<typeof clickhouseEmbeddedEnv>;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,6 +17,11 @@ class SilentLogger {
   error(): void {}
 }
 
+/** The HTTP Basic header of the credentials in `ch.url`. */
+const basicAuth = (ch: EmbeddedClickHouse) => {
+  const u = new URL(ch.url);
+  return { authorization: `Basic ${Buffer.from(`${u.username}:${u.password}`).toString('base64')}` };
+};
 const quiet = createLogger('clickhouse-embedded-test', 'silent');
 const silentClientLog = { log: { LoggerClass: SilentLogger } };
 
@@ -36,9 +41,36 @@ describe('embedded ClickHouse over the HTTP interface', () => {
 
   it('answers ping, both the client call and the raw endpoint', async () => {
     expect(await client.ping()).toEqual({ success: true });
-    const res = await fetch(`${ch.url}/ping`);
+    const res = await fetch(`${ch.address}/ping`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('Ok.\n');
+  });
+
+  it('runs no statement without the password: 403 AUTHENTICATION_FAILED, however the credentials come', async () => {
+    const query = encodeURIComponent('SELECT 1');
+    const password = new URL(ch.url).password;
+    const refused = [
+      await fetch(`${ch.address}/?query=${query}`),
+      await fetch(`${ch.address}/`, { method: 'POST', body: 'SELECT 1' }),
+      await fetch(`${ch.address}/?query=${query}`, { headers: { authorization: `Basic ${Buffer.from('default:wrong').toString('base64')}` } }),
+      await fetch(`${ch.address}/?query=${query}`, { headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}` } }),
+      await fetch(`${ch.address}/?query=${query}`, { headers: { 'x-clickhouse-user': 'default', 'x-clickhouse-key': 'wrong' } }),
+      await fetch(`${ch.address}/?query=${query}&user=default&password=wrong`),
+    ];
+    for (const res of refused) {
+      expect(res.status).toBe(403);
+      expect(res.headers.get('x-clickhouse-exception-code')).toBe('516');
+      expect(await res.text()).toMatch(/\(AUTHENTICATION_FAILED\)/);
+    }
+    const stranger = createClient({ url: ch.address, ...silentClientLog });
+    await expect(stranger.query({ query: 'SELECT 1' })).rejects.toMatchObject({ type: 'AUTHENTICATION_FAILED' });
+    await stranger.close();
+    for (const init of [{ headers: basicAuth(ch) }, { headers: { 'x-clickhouse-user': 'default', 'x-clickhouse-key': password } }]) {
+      const ok = await fetch(`${ch.address}/?query=${query}`, init);
+      expect(ok.status).toBe(200);
+      expect(await ok.text()).toBe('1\n');
+    }
+    expect((await fetch(`${ch.address}/?query=${query}&user=default&password=${password}`)).status).toBe(200);
   });
 
   it('runs DDL, inserts JSONEachRow objects and reads them back in every format', async () => {
@@ -119,7 +151,7 @@ describe('embedded ClickHouse over the HTTP interface', () => {
     expect(unknown).toBeInstanceOf(ClickHouseError);
     expect(unknown).toMatchObject({ code: '60', type: 'UNKNOWN_TABLE' });
 
-    const raw = await fetch(`${ch.url}/?query=${encodeURIComponent('SELECT * FROM no_such_table')}`);
+    const raw = await fetch(`${ch.address}/?query=${encodeURIComponent('SELECT * FROM no_such_table')}`, { headers: basicAuth(ch) });
     expect(raw.status).toBe(404);
     expect(raw.headers.get('x-clickhouse-exception-code')).toBe('60');
     expect(await raw.text()).toMatch(/^Code: 60\. DB::Exception: .*\(UNKNOWN_TABLE\)/);
@@ -238,7 +270,7 @@ describe('embedded ClickHouse over the HTTP interface', () => {
     const long = client.query({ query: 'SELECT sleepEachRow(0.25) FROM numbers(4) SETTINGS max_block_size = 1', format: 'JSONEachRow' });
     await sleep(100);
     const before = performance.now();
-    const ping = await fetch(`${ch.url}/ping`);
+    const ping = await fetch(`${ch.address}/ping`);
     expect(await ping.text()).toBe('Ok.\n');
     expect(performance.now() - before).toBeLessThan(200);
     expect(await (await long).json()).toHaveLength(4);
@@ -278,6 +310,14 @@ describe('embedded ClickHouse with a data directory', () => {
     const c2 = createClient({ url: second.url, ...silentClientLog });
     try {
       expect(await count(c2, 'kept')).toBe(3);
+      // Nothing in the data directory is writable by group or others, and only the owner may enter it.
+      const loose: string[] = [];
+      for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+        const path = join(entry.parentPath, entry.name);
+        if ((await stat(path)).mode & 0o022) loose.push(path);
+      }
+      expect(loose).toEqual([]);
+      expect((await stat(dir)).mode & 0o077).toBe(0);
     } finally {
       await c2.close();
       await second.stop();

@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { createLogger, type Logger } from '../../shared/logger.ts';
 import { ChdbThread } from './chdb-thread.ts';
 import { ConnectionState } from './connection-state.ts';
+import { EMBEDDED_USER } from './credentials.ts';
 import { EngineQueue } from './engine-queue.ts';
 import { createRequestHandler } from './http-handler.ts';
 import { SettingsPolicy } from './request-settings.ts';
@@ -24,15 +26,20 @@ import { SettingsPolicy } from './request-settings.ts';
  * different directories in the same process at the same time.
  */
 export interface EmbeddedClickHouse {
+  /** With the credentials in it (`http://default:<password>@host:port`), as @clickhouse/client takes them. */
   url: string;
+  /** `url` without the credentials, for logs and health checks. */
+  address: string;
   stop(): Promise<void>;
 }
 
 export interface EmbeddedClickHouseOptions {
   /** Persistent chDB path; omitted = a fresh temporary directory, removed on stop. */
   dataDir?: string;
-  /** Default 127.0.0.1. The endpoint has no authentication and chDB can read and write local files: keep it on loopback. */
+  /** Default 127.0.0.1. chDB can read and write local files: keep it on loopback. */
   host?: string;
+  /** The password of user `default`, required on every statement; omitted = a random one for this run. */
+  password?: string;
   /** Default 0 = any free port. */
   port?: number;
   logger?: Logger;
@@ -50,9 +57,13 @@ const CONNECTION_ARGS = ['--session_timezone=UTC'];
 export async function startEmbeddedClickHouse(options: EmbeddedClickHouseOptions = {}): Promise<EmbeddedClickHouse> {
   const host = options.host ?? '127.0.0.1';
   const logger = options.logger ?? createLogger('clickhouse-embedded', 'warn');
+  const password = options.password ?? randomBytes(24).toString('hex');
   const temporary = options.dataDir === undefined;
   const path = temporary ? await mkdtemp(join(tmpdir(), 'linkroute-chdb-')) : resolve(options.dataDir!);
-  if (!temporary) await mkdir(path, { recursive: true });
+  if (!temporary) {
+    await mkdir(path, { recursive: true, mode: 0o700 });
+    await chmod(path, 0o700); // what chDB writes is readable by our user alone
+  }
 
   let thread: ChdbThread | undefined;
   let server: Server | undefined;
@@ -70,6 +81,7 @@ export async function startEmbeddedClickHouse(options: EmbeddedClickHouseOptions
       timezone: engine.timezone,
       maxBodyBytes: options.maxBodyBytes ?? 512 * 1024 * 1024,
       logger,
+      password,
     });
     const active = new ActiveRequests();
     server = createServer((req, res) => {
@@ -79,12 +91,16 @@ export async function startEmbeddedClickHouse(options: EmbeddedClickHouseOptions
     // Longer than @clickhouse/client's idle socket TTL (2.5 s), so the client always drops a socket first.
     server.keepAliveTimeout = 10_000;
     const port = await listen(server, options.port ?? 0, host);
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const address = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const url = new URL(address);
+    url.username = EMBEDDED_USER;
+    url.password = password;
 
     const runningServer = server;
     let stopping: Promise<void> | undefined;
     return {
-      url,
+      url: url.toString().replace(/\/$/, ''),
+      address,
       stop() {
         stopping ??= (async () => {
           const closed = new Promise<void>((done) => runningServer.close(() => done()));

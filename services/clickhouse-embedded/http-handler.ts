@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { Logger } from '../../shared/logger.ts';
 import { ClickHouseException, clickHouseException, fromEngineError } from './clickhouse-exception.ts';
+import { EMBEDDED_USER, presentsPassword } from './credentials.ts';
 import { readClickHouseRequest, type ClickHouseRequest } from './clickhouse-request.ts';
 import type { EngineOutcome, EngineQueue, EngineCall } from './engine-queue.ts';
 import { fileInsertShape, isBinaryFormat } from './insert-from-file.ts';
@@ -28,6 +29,8 @@ export interface HandlerContext {
   timezone: string;
   maxBodyBytes: number;
   logger: Logger;
+  /** The password every statement must come with (see credentials.ts); health checks need none. */
+  password: string;
 }
 
 /** ClickHouse's HTTP default when neither the query nor `default_format` names one. */
@@ -60,6 +63,10 @@ async function handle(ctx: HandlerContext, reportedSettings: Set<string>, req: I
   }
   if (url.pathname !== '/') {
     sendText(res, 404, `There is no handle ${url.pathname}\n\nUse / or /ping for health checks.\n`, false);
+    return;
+  }
+  if (!presentsPassword(req, url, ctx.password)) {
+    sendError(res, clickHouseException('AUTHENTICATION_FAILED', `${EMBEDDED_USER}: Authentication failed: password is incorrect, or there is no user with such name`), undefined);
     return;
   }
 

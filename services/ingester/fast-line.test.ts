@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { clickEventSchema, type ClickEvent } from '../../shared/schemas/click-event.ts';
-import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { EventBatch } from './event-batch.ts';
 import { clickEvents } from './event-tables.ts';
 import { readMessage } from './read-message.ts';
@@ -89,7 +88,7 @@ function serialise(r: Random, e: Record<string, unknown>): string {
       return JSON.stringify(Object.fromEntries(keys.map((k) => [k, e[k]])));
     }
     default:
-      return clickEventJson(e as ClickEvent);
+      return JSON.stringify(e);
   }
 }
 
@@ -113,8 +112,9 @@ function zodPath(bytes: Buffer) {
   let row = null;
   try {
     row = clickEvents.parse(JSON.parse(new TextDecoder().decode(bytes)));
-  } catch {
-    return null;
+  } catch (err) {
+    if (err instanceof SyntaxError) return null;
+    throw err;
   }
   if (!row) return null;
   const batch = newBatch();
@@ -150,7 +150,7 @@ describe('the fast line path for clicks', () => {
     const r = random(1);
     for (let i = 0; i < 2000; i++) {
       const e = clickEventSchema.parse(event(r, true));
-      expect(check(Buffer.from(clickEventJson(e))), clickEventJson(e)).toBe('fast');
+      expect(check(Buffer.from(JSON.stringify(e))), JSON.stringify(e)).toBe('fast');
     }
   });
 
@@ -169,7 +169,7 @@ describe('the fast line path for clicks', () => {
   }, 120_000);
 
   it('declines what it cannot vouch for, leaving it to zod', () => {
-    const good = clickEventJson({
+    const good = JSON.stringify({
       id: 'ck_a',
       kind: 'click',
       ts: 1,

@@ -7,7 +7,7 @@ import type { FastLinePlan } from './fast-line-plan.ts';
  * A line of the bus's NDJSON straight from its bytes into the insert's Native
  * block, without JSON.parse, zod or any object: the ingester's hot path. It
  * accepts only the text JSON.stringify writes for an event whose keys are in
- * declaration order (what redirectors send, see shared/schemas/click-event-json.ts):
+ * declaration order (what redirectors send, see the event publisher):
  * no whitespace, every key once in order, strings of printable ASCII without
  * escapes, safe integers in plain notation. Any other line returns false
  * untouched and takes the zod path. A line whose event id the batch already has

@@ -20,7 +20,7 @@ import type { RedirectorContext, RedirectorDeps } from './context.ts';
 import { internalErrorPage, notFoundPage } from './pages/html-pages.ts';
 import { createPasswordPostHandler } from './serving/password-post.ts';
 import { parsePixelConversion } from './serving/pixel.ts';
-import { captureRequest, emptyRequestInfo } from './serving/request-facts.ts';
+import { captureRequest } from './serving/request-facts.ts';
 import { isDiscardedResponse, sendGif, sendJson, sendPage } from './pages/responses.ts';
 import { createLinkServer } from './serving/serve-link.ts';
 import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
@@ -48,11 +48,6 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   registerRequestMetrics(metrics, counters, latency);
   let untilSample = LATENCY_SAMPLE_EVERY;
   const server = createLinkServer(ctx);
-  // Reused by the synchronous handlers: filled and consumed before the handler returns.
-  const scratch = emptyRequestInfo();
-  if (ctx.onPixelConversion !== undefined && lookup.findById === undefined) {
-    logger.warn('conversion pixel disabled: the link lookup has no findById, so trackingType cannot be checked');
-  }
 
   /**
    * A throw must not take the process down (uWS aborts on a handler that returns
@@ -77,7 +72,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   }
 
   function serveCode(res: HttpResponse, req: HttpRequest, head: boolean): void {
-    const info = captureRequest(res, req, config, scratch);
+    const info = captureRequest(res, req, config);
     const link = lookup.find(info.host, info.code);
     if (link === undefined) {
       counters.notFound++;
@@ -98,7 +93,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   }
 
   function onImpression(res: HttpResponse, req: HttpRequest, head: boolean): void {
-    const info = captureRequest(res, req, config, scratch);
+    const info = captureRequest(res, req, config);
     // Unknown codes get the GIF too, so a page never shows a broken image.
     counters.impression++;
     sendGif(res, head);
@@ -112,7 +107,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     counters.pixel++;
     sendGif(res, head);
     const report = ctx.onPixelConversion;
-    if (head || report === undefined || lookup.findById === undefined) return;
+    if (head || report === undefined) return;
     const conversion = parsePixelConversion(secret, query);
     if (conversion === null) return;
     if (lookup.findById(conversion.linkId)?.compiled.trackingType !== 'pixel') return;
@@ -129,9 +124,8 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
    * and buffers clicks (DESIGN), so pulling it from rotation would only lose traffic.
    */
   function onReady(res: HttpResponse, _req: HttpRequest, head: boolean): void {
-    const links = lookup.size ?? 0;
-    const ready = lookup.ready === undefined ? links > 0 : lookup.ready();
-    const body: Record<string, unknown> = { status: ready ? 'ready' : 'starting', links };
+    const ready = lookup.ready();
+    const body: Record<string, unknown> = { status: ready ? 'ready' : 'starting', links: lookup.size };
     if (deps.busConnected !== undefined) body.checks = { snapshot: ready ? 'ok' : 'loading', nats: deps.busConnected() ? 'ok' : 'unavailable' };
     sendJson(res, ready ? '200 OK' : '503 Service Unavailable', JSON.stringify(body), head);
   }

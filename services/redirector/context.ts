@@ -2,13 +2,12 @@ import type { Logger } from '../../shared/logger.ts';
 import type { GeoIp } from '../../shared/request-facts/geo-ip.ts';
 import type { RedirectorConfig } from './config.ts';
 import type { PixelConversion } from './serving/pixel.ts';
-import type { ClickSink } from './ports.ts';
-import type { RedirectorLookup } from './snapshot/redirector-lookup.ts';
+import type { ClickSink, LinkLookup } from './ports.ts';
 import type { RequestCounters } from './metrics/request-counters.ts';
 
 /** Dependencies of the redirector's HTTP layer. */
 export interface RedirectorDeps {
-  lookup: RedirectorLookup;
+  lookup: LinkLookup;
   sink: ClickSink;
   /** LINKROUTE_SECRET (resolveSecret): click-id MACs and visitor hashes. */
   secret: Buffer;

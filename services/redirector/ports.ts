@@ -13,6 +13,12 @@ export interface LinkLookup {
   find(host: string, shortCode: string): RoutableLink | undefined;
   /** Counted (non-bot) clicks of a link so far, across all redirectors, for clicksLimit. */
   clicks(linkId: string): number;
+  /** The link a verified click id names (the conversion pixel checks its trackingType). */
+  findById(linkId: string): RoutableLink | undefined;
+  /** Links held, reported by /ready. */
+  readonly size: number;
+  /** A full snapshot has been loaded: /ready answers 200 from then on. */
+  ready(): boolean;
 }
 
 export interface ClickSink {

@@ -141,7 +141,7 @@ export function startClickBatches(deps: {
         waiting = new Map();
         await sleep(1_000);
       } finally {
-        await lease?.release().catch(() => {});
+        await lease?.release().catch((err) => logger.warn('link.clicked batching lease not released; it expires by itself', errorFields(err)));
       }
     }
   })();

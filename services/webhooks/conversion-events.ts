@@ -18,8 +18,9 @@ function conversionData(c: ConversionEvent & { endpointIds?: string[] }): Webhoo
 export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
-  } catch {
-    return undefined;
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined;
+    throw err;
   }
 }
 

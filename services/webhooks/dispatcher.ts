@@ -75,7 +75,9 @@ export function createDispatcher(deps: {
       .recordAttempts(batch, retry.windowMs)
       .then((disabled) => {
         for (const id of disabled) logger.warn('webhook endpoint disabled: failing for the whole retry window', { endpointId: id });
-        if (disabled.length > 0) void directory.refresh().catch(() => {});
+        if (disabled.length > 0) {
+          void directory.refresh().catch((err) => logger.warn('webhook endpoints not re-read after disabling one; the periodic refresh will', errorFields(err)));
+        }
       })
       .catch((err) => {
         // Kept for the next write; the deliveries stay claimed meanwhile.

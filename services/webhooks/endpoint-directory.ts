@@ -106,7 +106,8 @@ export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; lo
       if (lastReadStartedAt >= since) return;
       // A read under way that started early enough will do; else one more after it.
       if (refreshing && refreshingSince >= since) return refreshing;
-      await refreshing?.catch(() => {});
+      // Waits for it to settle only: its failure is reported where it was started.
+      if (refreshing) await Promise.allSettled([refreshing]);
       if (lastReadStartedAt < since) await refresh();
     },
     stop: () => clearInterval(timer),

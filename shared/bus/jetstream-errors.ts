@@ -23,6 +23,14 @@ export function isJetStreamError(err: unknown, ...codes: JetStreamErrorCode[]): 
 
 const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.Timeout, ErrorCode.NoResponders, ErrorCode.ConnectionClosed, ErrorCode.ConnectionDraining, ErrorCode.Disconnect]);
 
+/**
+ * NATS refused an operation or gave no answer (any NatsError: unreachable, a timeout,
+ * a JetStream API error such as a full stream), as opposed to a programming error.
+ */
+export function isNatsFailure(err: unknown): boolean {
+  return err instanceof NatsError;
+}
+
 /** The request got no answer from JetStream: a timeout, no responders, a closed or draining connection. */
 export function isUnreachable(err: unknown): boolean {
   return err instanceof NatsError && UNREACHABLE.has(err.code);

@@ -47,6 +47,8 @@ export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm
       let size = 0;
       let chunks = 0;
       const inFlight: Promise<PubAck>[] = [];
+      // A chunk's publish that fails while an earlier one is awaited: kept, and the put stops at the next chunk.
+      const failures: unknown[] = [];
       try {
         for await (const piece of data) {
           for (let offset = 0; offset < piece.length; offset += chunkBytes) {
@@ -54,8 +56,9 @@ export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm
             hash.update(chunk);
             size += chunk.length;
             chunks++;
+            if (failures.length > 0) throw failures[0];
             const ack = js.publish(chunkSubject(id), chunk);
-            ack.catch(() => {}); // awaited below; never an unhandled rejection meanwhile
+            ack.catch((err: unknown) => failures.push(err));
             inFlight.push(ack);
             if (inFlight.length >= WINDOW) await inFlight.shift();
           }

@@ -26,15 +26,6 @@ export const commonEnv = {
   NATS_STREAM_REPLICAS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(5).default(1)),
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
   HOST: z.preprocess(emptyAsUndefined, z.string().default('127.0.0.1')),
-  REDIRECT_BASE_URL: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .url()
-      .refine((u) => /^https?:\/\//.test(u), 'must be an http(s) URL')
-      .transform((u) => u.replace(/\/+$/, ''))
-      .default('http://localhost:8080'),
-  ),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
 };
 

@@ -89,16 +89,23 @@ function fromText(text: string, source: string): Buffer {
 export async function resolveSecret(envValue: string | undefined, dataDir: string): Promise<Buffer> {
   if (envValue !== undefined && envValue !== '') return fromText(envValue, 'LINKROUTE_SECRET');
   await mkdir(dataDir, { recursive: true });
-  const path = join(dataDir, SECRET_FILE);
+  return fromText(await readOrGenerateSecretFile(join(dataDir, SECRET_FILE)), join(dataDir, SECRET_FILE));
+}
+
+/**
+ * The contents of the secret file at `path` (trimmed), which holds 64 random hex
+ * characters, mode 0600, written on first use. Safe when several processes start together.
+ */
+export async function readOrGenerateSecretFile(path: string): Promise<string> {
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
     const existing = await readSecretFile(path);
     if (existing === null) {
       await publishNewSecret(path);
       continue;
     }
-    if (existing.length >= MIN_SECRET_LENGTH) return Buffer.from(existing, 'utf8');
+    if (existing.length >= MIN_SECRET_LENGTH) return existing;
     await new Promise((resolve) => setTimeout(resolve, READ_RETRY_MS));
   }
-  // Still short after the retries: a truncated or hand-edited file, not a race.
-  return fromText((await readSecretFile(path)) ?? '', path);
+  // Still short after the retries: a truncated or hand-edited file, not a race (the caller's check reports it).
+  return (await readSecretFile(path)) ?? '';
 }

@@ -1,3 +1,6 @@
+import { access } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ConfigError } from '../config/config-error.ts';
 import { connectPostgres, type Sql } from './postgres.ts';
 import { findRunningEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
 
@@ -13,28 +16,48 @@ export interface Database {
  * DATABASE_URL set: that server. Unset: the embedded database under DATA_DIR,
  * attached through the socket of the process already serving it, or served by
  * this process when none is.
+ *
+ * `create: false` (the CLI's commands other than migrate and workspace create)
+ * refuses to make a new embedded database: a DATA_DIR that points elsewhere than
+ * the running instance's would otherwise get an empty one, quietly.
  */
-export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string; applicationName: string }): Promise<Database> {
+export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string; applicationName: string; create?: boolean }): Promise<Database> {
   if (options.databaseUrl) {
     const sql = connectPostgres(options.databaseUrl, { applicationName: options.applicationName });
     return { sql, embedded: null, description: redact(options.databaseUrl), close: () => sql.end({ timeout: 5 }) };
   }
+  const dbPath = join(resolve(options.dataDir), 'postgres');
   const running = await findRunningEmbeddedPostgres(options.dataDir);
   if (running) {
     const sql = connectPostgres(running.url, { max: 1, applicationName: options.applicationName });
-    return { sql, embedded: null, description: `embedded Postgres served by process ${running.pid}`, close: () => sql.end({ timeout: 5 }) };
+    return { sql, embedded: null, description: `embedded Postgres in ${dbPath}, served by process ${running.pid}`, close: () => sql.end({ timeout: 5 }) };
+  }
+  if (options.create === false && !(await exists(join(dbPath, 'PG_VERSION')))) {
+    throw new ConfigError(`no linkroute database in ${dbPath} (DATA_DIR=${options.dataDir}): set DATA_DIR to the one linkroute runs with, or DATABASE_URL; only migrate and workspace create make a new one`, [
+      { path: 'DATA_DIR', message: `holds no database: ${dbPath}` },
+    ]);
   }
   const embedded = await startEmbeddedPostgres({ dataDir: options.dataDir });
   const sql = connectPostgres(embedded.url, { max: 1, applicationName: options.applicationName });
   return {
     sql,
     embedded,
-    description: `embedded Postgres (PGlite) in ${options.dataDir}/postgres on ${embedded.url}`,
+    description: `embedded Postgres (PGlite) in ${dbPath}`,
     async close() {
       await sql.end({ timeout: 5 });
       await embedded.stop();
     },
   };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
 }
 
 function redact(url: string): string {

@@ -18,9 +18,17 @@ const reconnectBackoffSeconds = (retries: number) => Math.min(0.05 * 2 ** retrie
 /** A server that does not answer the TCP handshake (blackholed network) fails a request after this long. */
 const CONNECT_TIMEOUT_SECONDS = 10;
 
-/** Rows come back camelCased and `sql(object)` helpers take camelCase keys. */
+/**
+ * Rows come back camelCased and `sql(object)` helpers take camelCase keys.
+ *
+ * `url` may name a Unix-socket directory as libpq does, `postgres://user@localhost/db?host=/dir`
+ * (the embedded database is served that way); postgres.js does not read that form,
+ * so it is turned into its `path` option here.
+ */
 export function connectPostgres(url: string, options: PostgresOptions = {}): Sql {
-  return postgres(url, {
+  const { url: tcpUrl, path } = unixSocketOf(url);
+  return postgres(tcpUrl, {
+    ...(path ? { path } : {}),
     max: options.max ?? 10,
     backoff: reconnectBackoffSeconds,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
@@ -28,6 +36,17 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Sql
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'linkroute' },
   }) as unknown as Sql;
+}
+
+/** A libpq-style `?host=/socket/dir` turned into postgres.js's socket path; other URLs as they are. */
+export function unixSocketOf(url: string): { url: string; path?: string } {
+  if (!URL.canParse(url)) return { url };
+  const u = new URL(url);
+  const dir = u.searchParams.get('host');
+  if (!dir?.startsWith('/')) return { url };
+  u.searchParams.delete('host');
+  const port = u.port || '5432';
+  return { url: u.toString(), path: `${dir}/.s.PGSQL.${port}` };
 }
 
 /** SQLSTATE of a unique-constraint violation, used to turn races into 409s. */

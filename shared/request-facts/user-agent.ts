@@ -1,13 +1,13 @@
 /**
  * Device class, OS, browser and bot flag from a User-Agent header.
  *
- * ua-parser-js + isbot cost ~10 µs per string, so results are cached by UA string in a
- * bounded LRU: real traffic repeats a small set of UA strings.
+ * ua-parser-js + isbot cost ~10 µs per string: a caller on a hot path keeps the
+ * results per UA string (the redirector's UserAgentWorkCache), as real traffic repeats
+ * a small set of them.
  */
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
 import type { DeviceClass, OperatingSystem } from '../schemas/rule-conditions.ts';
-import { LruCache } from './lru-cache.ts';
 
 export interface UserAgentFacts {
   deviceClass: DeviceClass;
@@ -18,7 +18,6 @@ export interface UserAgentFacts {
 
 /** Real UAs are a few hundred characters; ua-parser-js itself only reads the first 500. */
 const MAX_UA_LENGTH = 512;
-const CACHE_SIZE = 10_000;
 
 /** ua-parser-js OS names -> ours. Anything else (Chrome OS, Tizen, KaiOS, ...) is null. */
 const osByName = new Map<string, OperatingSystem>([
@@ -52,16 +51,15 @@ const osByName = new Map<string, OperatingSystem>([
   ['elementary OS', 'linux'],
 ]);
 
-// One parser instance reused: setUA + the three getters skip getResult's extra objects.
-const parser = new UAParser();
 
 /**
- * Uncached parse (exported for the benchmark). An empty UA counts as a bot: every real
- * browser sends one, so a missing header means a script (isbot itself says false).
+ * An empty UA counts as a bot: every real browser sends one, so a missing header means
+ * a script (isbot itself says false).
  */
-export function parseUserAgentUncached(userAgent: string): UserAgentFacts {
+export function parseUserAgent(userAgent: string): UserAgentFacts {
   const ua = userAgent.length > MAX_UA_LENGTH ? userAgent.slice(0, MAX_UA_LENGTH) : userAgent;
-  parser.setUA(ua);
+  // The three getters, not getResult(): its engine and CPU parts are never read.
+  const parser = new UAParser(ua);
   const type = parser.getDevice().type;
   const osName = parser.getOS().name;
   const browser = parser.getBrowser().name ?? null;
@@ -71,16 +69,4 @@ export function parseUserAgentUncached(userAgent: string): UserAgentFacts {
     browser,
     isBot: ua.trim() === '' || isbot(ua),
   };
-}
-
-const cache = new LruCache<string, UserAgentFacts>(CACHE_SIZE);
-
-/** Cached parse. The returned object is shared and frozen: do not mutate it. */
-export function parseUserAgent(userAgent: string): UserAgentFacts {
-  const key = userAgent.length > MAX_UA_LENGTH ? userAgent.slice(0, MAX_UA_LENGTH) : userAgent;
-  const hit = cache.get(key);
-  if (hit !== undefined) return hit;
-  const facts = Object.freeze(parseUserAgentUncached(key));
-  cache.set(key, facts);
-  return facts;
 }

@@ -11,7 +11,7 @@ import { deviceClasses, operatingSystems } from './rule-conditions.ts';
  * The one declaration of the click event: per field (in the order redirectors
  * write them) its kind, its column in the `events` table and that column's type.
  * The zod schema and the ClickEvent type, the JSON that redirectors write
- * (click-event-json.ts), the ingester's fast path and the rows and Native blocks
+ * (JSON.stringify of an event built in this order), the ingester's fast path and the rows and Native blocks
  * it inserts (shared/clickhouse/events-table.ts) are all made from it, and a test
  * (events-table.int.test.ts) fails when the migrations' columns disagree with it.
  * A new field is one line here plus a migration adding its column; null is stored

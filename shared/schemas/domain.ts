@@ -19,12 +19,26 @@ export const hostname = z
 
 export const domainStatuses = ['pending', 'verified', 'failed'] as const;
 
+export const domainRoutingSchema = z.object({
+  type: z.enum(['CNAME', 'A', 'AAAA']),
+  /** The custom hostname itself. */
+  name: z.string(),
+  value: z.string(),
+});
+export type DomainRouting = z.infer<typeof domainRoutingSchema>;
+
 export const domainSchema = z.object({
   id: z.string(),
   hostname: z.string(),
   status: z.enum(domainStatuses),
   /** Publish this TXT record, then POST /domains/{id}/verify. */
   verification: z.object({ type: z.literal('TXT'), name: z.string(), value: z.string() }),
+  /**
+   * Publish this record too, so visitors reach the redirectors: a CNAME to the default
+   * redirect domain's host (A or AAAA when that is an address); null when the default
+   * domain is local (localhost, loopback), with nothing public to point at.
+   */
+  routing: domainRoutingSchema.nullable(),
   failureReason: z.string().nullable(),
   verifiedAt: isoTimestamp.nullable(),
   createdAt: isoTimestamp,

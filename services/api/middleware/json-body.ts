@@ -121,8 +121,10 @@ async function readText(ctx: Context, maxBytes: number): Promise<string> {
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    throw new AppError('VALIDATION_ERROR', 'Request body is not valid UTF-8');
+  } catch (err) {
+    // A fatal decoder throws a TypeError (ERR_ENCODING_INVALID_ENCODED_DATA) on bad bytes.
+    if (err instanceof TypeError) throw new AppError('VALIDATION_ERROR', 'Request body is not valid UTF-8');
+    throw err;
   }
 }
 

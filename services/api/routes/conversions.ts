@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Bus } from '../../../shared/bus/bus.ts';
+import { isNatsFailure } from '../../../shared/bus/jetstream-errors.ts';
 import { verifyClickId } from '../../../shared/click-id.ts';
 import { AppError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
@@ -73,7 +74,8 @@ export function conversionRoutes(router: Router, deps: ConversionRouteDeps): voi
     };
     try {
       await deps.bus.publishEvent(eventSubjects.conversions, encoder.encode(JSON.stringify(event)), conversionId);
-    } catch {
+    } catch (err) {
+      if (!isNatsFailure(err)) throw err;
       // Not recorded: release the order id so the postback's retry records it.
       if (input.orderId !== undefined) await deps.sql`DELETE FROM conversion_orders WHERE workspace_id = ${workspaceId} AND order_id = ${input.orderId} AND conversion_id = ${conversionId}`;
       throw new AppError('SERVICE_UNAVAILABLE', 'The conversion could not be recorded right now; retry');

@@ -4,6 +4,7 @@ import { iso } from '../../../shared/db/rows.ts';
 import { isUniqueViolation, type Sql } from '../../../shared/db/postgres.ts';
 import { AppError } from '../../../shared/errors.ts';
 import { VERIFICATION_PREFIX, type Domain } from '../../../shared/schemas/domain.ts';
+import { routingRecord } from '../domain-routing.ts';
 
 export interface DomainRef {
   id: string;
@@ -22,12 +23,13 @@ interface DomainRow {
   updatedAt: Date;
 }
 
-function present(row: DomainRow): Domain {
+function present(row: DomainRow, redirectBaseUrl: string): Domain {
   return {
     id: row.id,
     hostname: row.hostname,
     status: row.status,
     verification: { type: 'TXT', name: `${VERIFICATION_PREFIX}${row.hostname}`, value: `linkroute-verify=${row.verificationToken}` },
+    routing: routingRecord(row.hostname, redirectBaseUrl),
     failureReason: row.failureReason,
     verifiedAt: iso(row.verifiedAt),
     createdAt: iso(row.createdAt),
@@ -35,7 +37,8 @@ function present(row: DomainRow): Domain {
   };
 }
 
-export function domainStore(sql: Sql) {
+/** `redirectBaseUrl`: REDIRECT_BASE_URL, where custom domains are told to point. */
+export function domainStore(sql: Sql, redirectBaseUrl: string) {
   const columns = sql`id, hostname, status, verification_token, failure_reason, verified_at, created_at, updated_at`;
   return {
     /** The live (not deleted) domains of the workspace among the ids, whatever their verification status, in one query. */
@@ -48,7 +51,7 @@ export function domainStore(sql: Sql) {
 
     async get(workspaceId: string, id: string): Promise<Domain | undefined> {
       const [row] = await sql<DomainRow[]>`SELECT ${columns} FROM domains WHERE id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
-      return row && present(row);
+      return row && present(row, redirectBaseUrl);
     },
 
     /** A hostname is live in one workspace at a time (409 otherwise), across all workspaces. */
@@ -58,7 +61,7 @@ export function domainStore(sql: Sql) {
           INSERT INTO domains (id, workspace_id, hostname, verification_token)
           VALUES (${newId('domain')}, ${workspaceId}, ${hostname}, ${randomBase62(32)})
           RETURNING ${columns}`;
-        return present(row!);
+        return present(row!, redirectBaseUrl);
       } catch (err) {
         if (isUniqueViolation(err)) throw new AppError('CONFLICT', `Hostname ${hostname} is already registered`);
         throw err;
@@ -72,7 +75,7 @@ export function domainStore(sql: Sql) {
       const rows = await sql<DomainRow[]>`
         SELECT ${columns} FROM domains WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL ${status}
         ORDER BY created_at DESC, id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`;
-      return { items: rows.map(present), total: count!.total };
+      return { items: rows.map((row) => present(row, redirectBaseUrl)), total: count!.total };
     },
 
     async setVerification(id: string, result: { verified: boolean; reason: string | null }): Promise<Domain> {
@@ -80,7 +83,7 @@ export function domainStore(sql: Sql) {
         UPDATE domains SET status = ${result.verified ? 'verified' : 'failed'}, failure_reason = ${result.reason},
           verified_at = ${result.verified ? sql`coalesce(verified_at, now())` : null}, updated_at = now()
         WHERE id = ${id} AND deleted_at IS NULL RETURNING ${columns}`;
-      return present(row!);
+      return present(row!, redirectBaseUrl);
     },
 
     /** Soft delete: the trigger of migration 0003 republishes its links, which stop resolving. */

@@ -53,8 +53,9 @@ export async function startTestApi(backend: Backend, options: Pick<ApiDeps, 'cou
       let parsed: unknown = text;
       try {
         parsed = JSON.parse(text);
-      } catch {
+      } catch (err) {
         // Non-JSON bodies stay text, so a test can assert on them.
+        if (!(err instanceof SyntaxError)) throw err;
       }
       return { status: response.status, headers: response.headers, body: parsed as any };
     },

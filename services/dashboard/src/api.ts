@@ -98,7 +98,9 @@ export async function fetchText(path: string, signal?: AbortSignal): Promise<str
   let body: unknown;
   try {
     body = JSON.parse(text);
-  } catch {
+  } catch (err) {
+    // Not JSON (a proxy's error page): failureOf reports the status alone.
+    if (!(err instanceof SyntaxError)) throw err;
     body = undefined;
   }
   const failure = failureOf(response, body);

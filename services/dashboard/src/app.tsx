@@ -26,9 +26,14 @@ function RateLimitNote() {
   if (!rate) return null;
   const low = rate.remaining < Math.max(5, rate.limit * 0.05);
   return (
-    <p class={`rate ${low ? 'low' : ''}`} title="API requests left in this workspace's rolling hour">
+    <p class={`rate ${low ? 'low' : ''}`} title="API requests left in this workspace's rolling hour" data-rate-remaining={rate.remaining}>
       {rate.remaining.toLocaleString()} / {rate.limit.toLocaleString()} requests left
-      {low && ` · resets ${new Date(rate.reset * 1000).toLocaleTimeString()}`}
+      {low && (
+        <>
+          {' · resets '}
+          <time dateTime={new Date(rate.reset * 1000).toISOString()}>{new Date(rate.reset * 1000).toLocaleTimeString()}</time>
+        </>
+      )}
     </p>
   );
 }

@@ -30,7 +30,9 @@ export function countryName(code: string | null | undefined): string {
   if (!code) return 'Unknown';
   try {
     return regionNames?.of(code) ?? code;
-  } catch {
-    return code;
+  } catch (err) {
+    // Not a region code Intl knows the form of: RangeError.
+    if (err instanceof RangeError) return code;
+    throw err;
   }
 }

@@ -19,8 +19,9 @@ function storedMe(): Me | null {
   if (!text || !sessionStorage.getItem(KEY)) return null;
   try {
     return JSON.parse(text) as Me;
-  } catch {
-    return null;
+  } catch (err) {
+    if (err instanceof SyntaxError) return null;
+    throw err;
   }
 }
 

@@ -17,6 +17,8 @@ export interface LinkrouteProcess {
   redirectUrl: string;
   /** The first workspace's key, as the start banner prints it. */
   apiKey: string;
+  /** Its DATA_DIR: the CLI (or openDatabase) attaches to the embedded Postgres it serves through this. */
+  dataDir: string;
   service: ChildService;
   stop(): Promise<void>;
 }
@@ -49,5 +51,5 @@ export async function startLinkroute(env: Record<string, string> = {}): Promise<
     await stop();
     throw new Error(`no API key in the start banner:\n${service.output}`);
   }
-  return { apiUrl: `http://127.0.0.1:${apiPort}`, redirectUrl, apiKey, service, stop };
+  return { apiUrl: `http://127.0.0.1:${apiPort}`, redirectUrl, apiKey, dataDir, service, stop };
 }

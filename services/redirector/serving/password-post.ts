@@ -28,7 +28,7 @@ import {
   type Page,
 } from '../pages/html-pages.ts';
 import { PasswordThrottle } from './password-throttle.ts';
-import { captureRequest, emptyRequestInfo, type RequestInfo } from './request-facts.ts';
+import { captureRequest, type RequestInfo } from './request-facts.ts';
 import { sendPage } from '../pages/responses.ts';
 import type { LinkServer } from './serve-link.ts';
 
@@ -110,7 +110,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
   }
 
   return function onPasswordPost(res: HttpResponse, req: HttpRequest): void {
-    const info = captureRequest(res, req, ctx.config, emptyRequestInfo());
+    const info = captureRequest(res, req, ctx.config);
     const contentType = req.getHeader('content-type');
     const declaredLength = Number(req.getHeader('content-length') || '0');
     const link = lookup.find(info.host, info.code);

@@ -8,7 +8,7 @@
  * (DESIGN asks for cross-instance limits on the API; link passwords are scrypt-hashed,
  * which bounds the guessing rate per instance anyway).
  */
-import { LruCache } from '../../../shared/request-facts/lru-cache.ts';
+import { LRUCache } from 'lru-cache';
 
 const WINDOW_MS = 60_000;
 const MAX_KEYS = 100_000;
@@ -16,11 +16,11 @@ const MAX_KEYS = 100_000;
 export class PasswordThrottle {
   readonly limit: number;
   /** Per key: times of charged attempts inside the window, oldest first. */
-  readonly #attempts: LruCache<string, number[]>;
+  readonly #attempts: LRUCache<string, number[]>;
 
   constructor(limit: number, maxKeys = MAX_KEYS) {
     this.limit = limit;
-    this.#attempts = new LruCache(maxKeys);
+    this.#attempts = new LRUCache({ max: maxKeys });
   }
 
   #recent(key: string, now: number): number[] | undefined {

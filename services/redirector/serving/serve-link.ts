@@ -1,8 +1,7 @@
 /**
  * The request path of a resolved short code: facts -> decide() -> answer -> click event.
  * Synchronous from start to end (no await, no I/O): it runs inside a uWS handler or a
- * res.cork() callback. Per request it allocates the strings it must produce (click id,
- * Location, cookie) and the event; the RequestFacts object is reused.
+ * res.cork() callback. Nothing of a request outlives it but its event.
  *
  * What counts (DESIGN "Counting"): GET answers that send the visitor on (redirect,
  * deep-link page or intent, 204 for `never`) record a click; 404/410 answers, password
@@ -31,7 +30,13 @@ export interface LinkServer {
   /** GIF already sent by the caller; records the impression of an enabled link. */
   recordImpression(info: RequestInfo, link: RoutableLink): void;
   /** The visitor id of a request (cookie, else hash) and whether it is new (no cookie). */
-  visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean };
+  visitorOf(info: RequestInfo, now: number): Visitor;
+}
+
+export interface Visitor {
+  id: string;
+  /** No cookie of ours came with the request: the answer sets one. */
+  isNew: boolean;
 }
 
 /** Rule types whose predicates never read facts.bucket (see shared/routing/matchers). */
@@ -61,20 +66,12 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   /** Visitor parameters never forwarded: our QR marker, and clickId where the link appends its own. */
   const notForwarded = [qrParam];
   const notForwardedWhenTracking = [qrParam, 'clickId'];
-  /** Reused: decide() is synchronous and keeps no reference to its facts. */
-  const facts: RequestFacts = { now: 0, country: null, deviceClass: 'desktop', os: null, bucket: 0, clicks: 0 };
-
-  /** Parsed UA and its digest for the visitor hash, per UA string. */
+  /** Parsed UA and its digest for the visitor hash, per UA string: the redirector's one User-Agent cache. */
   const userAgents = new UserAgentWorkCache();
 
-  // The visitor of the request being served, set by resolveVisitor (no object per request).
-  let visitorId = '';
-  let newVisitor = false;
-
-  function resolveVisitor(info: RequestInfo, uaDigest: Buffer, now: number): void {
+  function visitorOf(info: RequestInfo, now: number, uaDigest = userAgents.get(info.userAgent).digest): Visitor {
     const fromCookie = info.cookie === '' ? null : visitorFromCookieHeader(info.cookie);
-    newVisitor = fromCookie === null;
-    visitorId = fromCookie ?? hashedVisitorIdFromDigest(secret, info.ip, uaDigest, now);
+    return fromCookie === null ? { id: hashedVisitorIdFromDigest(secret, info.ip, uaDigest, now), isNew: true } : { id: fromCookie, isNew: false };
   }
 
   function emit(
@@ -83,6 +80,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     now: number,
     link: CompiledLink,
     info: RequestInfo,
+    visitorId: string,
     ua: UserAgentFacts,
     place: Place,
     ruleId: string | null,
@@ -138,14 +136,16 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const uaWork = userAgents.get(info.userAgent);
     const ua = uaWork.facts;
     const place = placeOf(info, geo);
-    resolveVisitor(info, uaWork.digest, now);
-    facts.now = now;
-    facts.country = place.country;
-    facts.deviceClass = ua.deviceClass;
-    facts.os = ua.os;
-    // Facts decide() cannot read for this link are not worth computing (0 is never read).
-    facts.bucket = needsBucket(link) ? visitorBucket(visitorId, compiled.id) : 0;
-    facts.clicks = link.clicksLimit === null ? 0 : lookup.clicks(compiled.id);
+    const visitor = visitorOf(info, now, uaWork.digest);
+    const facts: RequestFacts = {
+      now,
+      country: place.country,
+      deviceClass: ua.deviceClass,
+      os: ua.os,
+      // Facts decide() cannot read for this link are not worth computing (0 is never read).
+      bucket: needsBucket(link) ? visitorBucket(visitor.id, compiled.id) : 0,
+      clicks: link.clicksLimit === null ? 0 : lookup.clicks(compiled.id),
+    };
     const decision = decide(link, facts);
 
     if (decision.kind === 'not_found') {
@@ -166,7 +166,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       return;
     }
 
-    const cookie = newVisitor ? visitorCookie(visitorId) : null;
+    const cookie = visitor.isNew ? visitorCookie(visitor.id) : null;
     if (compiled.hasPassword && !passwordVerified) {
       counters.passwordForm++;
       sendPage(res, passwordFormPage, head, cookie);
@@ -180,7 +180,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     if (decision.kind === 'no_content') {
       counters.noContent++;
       sendNoContent(res, cookie);
-      if (record) emit('click', clickId, now, compiled, info, ua, place, decision.ruleId, null);
+      if (record) emit('click', clickId, now, compiled, info, visitor.id, ua, place, decision.ruleId, null);
       return;
     }
 
@@ -201,20 +201,15 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       else counters.redirect++;
       sendRedirect(res, location, cookie);
     }
-    if (record) emit('click', clickId, now, compiled, info, ua, place, decision.ruleId, decision.destination);
+    if (record) emit('click', clickId, now, compiled, info, visitor.id, ua, place, decision.ruleId, decision.destination);
   }
 
   function recordImpression(info: RequestInfo, link: RoutableLink): void {
     const compiled = link.compiled;
     const now = clock();
     const uaWork = userAgents.get(info.userAgent);
-    resolveVisitor(info, uaWork.digest, now);
-    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, uaWork.facts, placeOf(info, geo), null, null);
-  }
-
-  function visitorOf(info: RequestInfo, now: number): { id: string; isNew: boolean } {
-    resolveVisitor(info, userAgents.get(info.userAgent).digest, now);
-    return { id: visitorId, isNew: newVisitor };
+    const visitor = visitorOf(info, now, uaWork.digest);
+    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, visitor.id, uaWork.facts, placeOf(info, geo), null, null);
   }
 
   return { serve, recordImpression, visitorOf };

@@ -28,11 +28,7 @@ describe('UserAgentWorkCache', () => {
     for (let i = 0; i < 10_000; i++) {
       cache.get(`bot-${i}/1.0`);
       if (i % 50 === 0) expect(cache.get(hot)).toBe(first);
-      expect(cache.size).toBeLessThanOrEqual(200);
+      expect(cache.size).toBeLessThanOrEqual(100);
     }
-  });
-
-  it('refuses a non-positive bound', () => {
-    expect(() => new UserAgentWorkCache(0)).toThrow(RangeError);
   });
 });

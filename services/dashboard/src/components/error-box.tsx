@@ -1,15 +1,35 @@
+import type { ComponentChildren } from 'preact';
 import { ApiFailure } from '../api.ts';
 
-function explain(error: ApiFailure): string {
+/** A moment in the reader's clock, machine-readable in `datetime`; the date too when it is not today. */
+function At({ date }: { date: Date }) {
+  const today = date.toDateString() === new Date().toDateString();
+  return <time dateTime={date.toISOString()}>{today ? date.toLocaleTimeString() : date.toLocaleString()}</time>;
+}
+
+/** What went wrong in words a user can act on. */
+export function explain(error: ApiFailure): ComponentChildren {
   switch (error.status) {
     case 0:
       return error.message;
     case 403:
       return `This API key may not do that: ${error.message}.`;
     case 429:
-      return `The workspace's rate limit is reached. ${error.retryAt ? `It resets at ${error.retryAt.toLocaleTimeString()}.` : ''}`;
+      return error.retryAt ? (
+        <>
+          The workspace's rate limit is reached ({error.message}). It resets at <At date={error.retryAt} />.
+        </>
+      ) : (
+        `The workspace's rate limit is reached (${error.message}).`
+      );
     case 503:
-      return `A store linkroute needs is unavailable right now (${error.message}). ${error.retryAt ? `Try again after ${error.retryAt.toLocaleTimeString()}.` : 'Try again shortly.'}`;
+      return error.retryAt ? (
+        <>
+          A store linkroute needs is unavailable right now ({error.message}). Try again after <At date={error.retryAt} />.
+        </>
+      ) : (
+        `A store linkroute needs is unavailable right now (${error.message}). Try again shortly.`
+      );
     default:
       return error.message;
   }
@@ -18,7 +38,7 @@ function explain(error: ApiFailure): string {
 /** A failed load: what went wrong in words, and a way to try again. Never a blank view. */
 export function ErrorBox({ error, onRetry }: { error: ApiFailure; onRetry?: () => void }) {
   return (
-    <div class="error-box" role="alert">
+    <div class="error-box" role="alert" data-status={error.status}>
       <p>
         <strong>{error.status === 0 ? 'No connection.' : error.status >= 500 ? 'The service could not answer.' : 'Request refused.'}</strong> {explain(error)}
       </p>

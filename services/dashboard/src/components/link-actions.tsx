@@ -7,11 +7,17 @@ export function LinkActions({ link }: { link: Link }) {
   const [status, setStatus] = useState('');
 
   async function copy() {
+    // Clipboard access needs a secure context (else there is no navigator.clipboard) and
+    // permission (else NotAllowedError): without it, show the URL to copy by hand.
+    if (!navigator.clipboard) {
+      window.prompt('Copy the short URL', link.shortUrl);
+      return;
+    }
     try {
       await navigator.clipboard.writeText(link.shortUrl);
       setStatus('Short URL copied');
-    } catch {
-      // Clipboard access needs a secure context or permission; show the URL to copy by hand.
+    } catch (err) {
+      if (!(err instanceof DOMException)) throw err;
       window.prompt('Copy the short URL', link.shortUrl);
     }
   }

@@ -25,8 +25,10 @@ function validZone(zone: string | null): string {
   if (!zone) return 'UTC';
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
-  } catch {
-    return 'UTC';
+  } catch (err) {
+    // An unknown zone (a hand-edited URL): RangeError.
+    if (err instanceof RangeError) return 'UTC';
+    throw err;
   }
 }
 

@@ -2,6 +2,7 @@ import { useMemo, useRef } from 'preact/hooks';
 import { api, unwrap, type Dimension, type Overview } from '../api.ts';
 import { BreakdownTabs, breakdownGroups } from '../components/breakdown-tabs.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { RealtimeStrip } from '../components/realtime-strip.tsx';
 import { Kpis } from '../components/kpis.tsx';
 import type { Range } from '../components/range-controls.tsx';
@@ -76,6 +77,8 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
           <BreakdownTabs key={g.id} group={g} scope={shown.current} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
         ))}
       </div>
+      {/* Locations, the realtime strip's countries and country filters are DB-IP data. */}
+      <GeoAttribution />
     </div>
   );
 }

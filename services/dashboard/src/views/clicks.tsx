@@ -3,6 +3,7 @@ import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { filtersFrom } from '../filters.ts';
 import { ErrorBox } from '../components/error-box.tsx';
+import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { Pager } from '../components/pager.tsx';
 import { countryName, fmtDateTime } from '../format.ts';
 import { setQuery, type Location } from '../router.ts';
@@ -152,6 +153,7 @@ export function ClicksView({ loc }: { loc: Location }) {
             </table>
           </div>
           <Pager pagination={clicks.data.pagination} label="clicks" />
+          <GeoAttribution />
         </>
       )}
     </>

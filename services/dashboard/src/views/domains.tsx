@@ -8,13 +8,72 @@ import { useAction, useLoad } from '../use-load.ts';
 
 const statusText: Record<Domain['status'], string> = { pending: 'Waiting for DNS', verified: 'Verified', failed: 'Verification failed' };
 
+const verifyLabel = (d: Domain, checking: boolean) => (checking ? 'Checking DNS…' : d.status === 'verified' ? 'Verify again' : 'Verify');
+
+interface DnsRecord {
+  type: string;
+  name: string;
+  value: string;
+  purpose: string;
+}
+
+/** What to publish: the TXT record that proves the domain is yours, and the record that routes its visitors (when the API can name one). */
+function recordsOf(d: Domain): DnsRecord[] {
+  const records: DnsRecord[] = [{ ...d.verification, purpose: 'Proves the domain is yours (Verify looks it up)' }];
+  if (d.routing) records.push({ ...d.routing, purpose: 'Sends its visitors to linkroute’s redirectors' });
+  return records;
+}
+
+/** A record as a zone-file line, for providers (and BIND files) that take one: TXT quoted, a CNAME target fully qualified. */
+const zoneLine = (r: DnsRecord) => `${r.name}. 300 IN ${r.type} ${r.type === 'TXT' ? `"${r.value}"` : r.type === 'CNAME' ? `${r.value}.` : r.value}`;
+
+function ZoneLines({ domain, records }: { domain: Domain; records: DnsRecord[] }) {
+  const [copied, setCopied] = useState('');
+  return (
+    <div class="zone-line">
+      <span class="muted">As zone-file lines:</span>
+      <pre>
+        {records.map((r) => (
+          <code key={r.type} data-zone-line={r.type}>
+            {zoneLine(r)}
+          </code>
+        ))}
+      </pre>
+      <button
+        type="button"
+        aria-label={`Copy value of the TXT record for ${domain.hostname}`}
+        onClick={() =>
+          navigator.clipboard.writeText(domain.verification.value).then(
+            () => setCopied('Value copied'),
+            // Clipboard access needs a secure context or permission: show the value to copy by hand.
+            () => window.prompt('Copy the TXT value', domain.verification.value),
+          )
+        }
+      >
+        Copy value
+      </button>
+      <span class="muted" role="status">
+        {copied}
+      </span>
+    </div>
+  );
+}
+
 /** Custom domains: the exact TXT record to publish, then verify. */
 export function DomainsView() {
   const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: '100' } }, signal })), []);
   const [hostname, setHostname] = useState('');
   const { error, busy, run } = useAction(domains.reload);
   const [deleting, setDeleting] = useState<Domain | null>(null);
+  // What the last add or verification found, in words (announced to screen readers).
+  const [outcome, setOutcome] = useState('');
   const canWrite = session.can('domains:write');
+  const verify = (d: Domain) =>
+    run(async () => {
+      setOutcome('');
+      const { data } = await unwrap(api.POST('/domains/{id}/verify', { params: { path: { id: d.id } } }));
+      setOutcome(data.status === 'verified' ? `${data.hostname} is verified: links may use it now.` : `${data.hostname} is not verified yet: ${data.failureReason ?? 'the record was not found'}.`);
+    }, d.id);
 
   return (
     <>
@@ -27,8 +86,10 @@ export function DomainsView() {
           onSubmit={(e) => {
             e.preventDefault();
             void run(async () => {
-              await unwrap(api.POST('/domains', { body: { hostname: hostname.trim() } }));
+              setOutcome('');
+              const { data } = await unwrap(api.POST('/domains', { body: { hostname: hostname.trim() } }));
               setHostname('');
+              setOutcome(`Added ${data.hostname}. Publish its TXT record below, then verify.`);
             }, 'add');
           }}
         >
@@ -39,18 +100,21 @@ export function DomainsView() {
           </button>
         </form>
       )}
+      <p class="outcome" role="status" data-outcome>
+        {outcome}
+      </p>
       {error && <ErrorBox error={error} />}
       {domains.error && <ErrorBox error={domains.error} onRetry={domains.reload} />}
       {!domains.data && !domains.error && <p class="loading">Loading domains…</p>}
       {domains.data?.data.length === 0 && <p class="muted">No custom domains. Links use the default redirect domain.</p>}
       <div class="domain-list">
         {domains.data?.data.map((d) => (
-          <section class="card" key={d.id} aria-labelledby={`domain-${d.id}`}>
+          <section class="card" key={d.id} aria-labelledby={`domain-${d.id}`} data-domain={d.hostname} data-status={d.status}>
             <div class="section-header">
               <h2 id={`domain-${d.id}`}>{d.hostname}</h2>
               <span class={`status-badge ${d.status}`}>{statusText[d.status]}</span>
             </div>
-            {d.status !== 'verified' && <p>Publish this DNS record at your DNS provider, then verify:</p>}
+            {d.status !== 'verified' ? <p>Publish these DNS records at your DNS provider, then verify:</p> : <p>Keep these DNS records published: a later verification checks the TXT record again.</p>}
             <div class="table-scroll">
               <table class="dns-record">
                 <thead>
@@ -58,31 +122,37 @@ export function DomainsView() {
                     <th scope="col">Type</th>
                     <th scope="col">Name</th>
                     <th scope="col">Value</th>
+                    <th scope="col">For</th>
                   </tr>
                 </thead>
                 <tbody>
-                  <tr>
-                    <td>{d.verification.type}</td>
-                    <td>
-                      <code>{d.verification.name}</code>
-                    </td>
-                    <td>
-                      <code>{d.verification.value}</code>
-                    </td>
-                  </tr>
+                  {recordsOf(d).map((r) => (
+                    <tr key={r.type} data-record={r.type}>
+                      <td>{r.type}</td>
+                      <td>
+                        <code>{r.name}</code>
+                      </td>
+                      <td>
+                        <code>{r.value}</code>
+                      </td>
+                      <td class="muted">{r.purpose}</td>
+                    </tr>
+                  ))}
                 </tbody>
               </table>
             </div>
+            <ZoneLines domain={d} records={recordsOf(d)} />
             <p class="muted">
-              Point the hostname itself (a CNAME or A record) at your redirectors. {d.verifiedAt ? `Verified ${fmtDateTime(d.verifiedAt)}.` : ''}
+              {!d.routing && `Also point ${d.hostname} at the machines running the redirector (a CNAME, or A/AAAA records): this server’s default redirect domain is local, so linkroute cannot name the record. `}
+              {d.verifiedAt ? `Verified ${fmtDateTime(d.verifiedAt)}.` : ''}
               {d.failureReason ? ` Last check: ${d.failureReason}` : ''}
             </p>
             {canWrite && (
               <div class="actions">
-                <button type="button" disabled={busy !== null} onClick={() => run(() => unwrap(api.POST('/domains/{id}/verify', { params: { path: { id: d.id } } })), d.id)}>
-                  {busy === d.id ? 'Checking DNS…' : d.status === 'verified' ? 'Verify again' : 'Verify'}
+                <button type="button" disabled={busy !== null} onClick={() => verify(d)} aria-label={`${verifyLabel(d, busy === d.id)} ${d.hostname}`}>
+                  {verifyLabel(d, busy === d.id)}
                 </button>
-                <button type="button" class="danger" onClick={() => setDeleting(d)}>
+                <button type="button" class="danger" onClick={() => setDeleting(d)} aria-label={`Delete ${d.hostname}`}>
                   Delete
                 </button>
               </div>

@@ -1,11 +1,20 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure, api, unwrap, type Link, type LinkCreate, type LinkUpdate } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
+import { TagInput, withTags } from '../components/tag-input.tsx';
 import { href, navigate, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 
 type Behavior = Link['redirectBehavior'];
 type Tracking = Link['trackingType'];
+type ForwardQuery = Link['forwardQuery'];
+
+/** The select's values for forwardQuery (an option value is text). */
+const forwardQueryOptions: Array<[string, ForwardQuery, string]> = [
+  ['true', true, 'Append the visitor’s parameters the destination does not have'],
+  ['override_utm', 'override_utm', 'Append them, and the visitor’s utm_* replace the destination’s'],
+  ['false', false, 'Drop them: always the destination as it is'],
+];
 
 interface Draft {
   shortCode: string;
@@ -28,6 +37,10 @@ interface Draft {
   deepLinkFallbackUrl: string;
   conversionTracking: boolean;
   trackingType: Tracking;
+  tags: string[];
+  /** Typed in the tag field but not added yet: saved too. */
+  tagText: string;
+  forwardQuery: string;
 }
 
 /** `datetime-local` works in the browser's zone; the API takes ISO instants. */
@@ -60,6 +73,9 @@ function draftOf(link: Link | undefined, campaignId: string): Draft {
     deepLinkFallbackUrl: link?.deepLinkFallbackUrl ?? '',
     conversionTracking: link?.conversionTracking ?? false,
     trackingType: link?.trackingType ?? 'pixel',
+    tags: link?.tags ?? [],
+    tagText: '',
+    forwardQuery: String(link?.forwardQuery ?? true),
   };
 }
 
@@ -84,6 +100,8 @@ function fieldsOf(d: Draft) {
     deepLinkFallbackUrl: orNull(d.deepLinkFallbackUrl),
     conversionTracking: d.conversionTracking,
     trackingType: d.trackingType,
+    tags: withTags(d.tags, d.tagText),
+    forwardQuery: forwardQueryOptions.find(([value]) => value === d.forwardQuery)![1],
   };
 }
 
@@ -100,6 +118,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
   const [saving, setSaving] = useState(false);
   const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: '100' } }, signal })), []);
   const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: '100', status: 'verified' } }, signal })), []);
+  const knownTags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: '100' } }, signal })), []);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
 
   const text = (name: keyof Draft, label: string, options: { type?: string; help?: string; required?: boolean; placeholder?: string } = {}) => (
@@ -191,6 +210,19 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
               <option value="never">never: record the click, do not redirect</option>
             </select>
           </div>
+          <div class="field">
+            <label for="f-forwardQuery">Visitor’s query string</label>
+            <select id="f-forwardQuery" value={draft.forwardQuery} aria-describedby="f-forwardQuery-help" onChange={(e) => set('forwardQuery', e.currentTarget.value)}>
+              {forwardQueryOptions.map(([value, , label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+            <small id="f-forwardQuery-help" class="help">
+              What a redirect does with parameters on the short URL (…/code?utm_source=x). The destination’s own parameters win unless utm_* are set to be replaced.
+            </small>
+          </div>
         </fieldset>
         <fieldset>
           <legend>Description</legend>
@@ -210,6 +242,14 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
               ))}
             </select>
           </div>
+          <TagInput
+            id="f-tags"
+            tags={draft.tags}
+            onChange={(tags) => set('tags', tags)}
+            pending={draft.tagText}
+            onPending={(text) => set('tagText', text)}
+            suggestions={knownTags.data?.data.map((t) => t.name) ?? []}
+          />
           {check('enabled', 'Enabled (disabled links answer 404)')}
         </fieldset>
         <fieldset>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap, type Rule } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
+import { TagLinks } from '../components/tag-links.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime } from '../format.ts';
 import { href, navigate, type Location } from '../router.ts';
@@ -82,6 +83,16 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
         <div>
           <dt>Password</dt>
           <dd>{l.password ? 'Set' : 'None'}</dd>
+        </div>
+        <div>
+          <dt>Query string</dt>
+          <dd>{l.forwardQuery === true ? 'Forwarded' : l.forwardQuery === false ? 'Dropped' : 'Forwarded, utm_* replaced'}</dd>
+        </div>
+        <div>
+          <dt>Tags</dt>
+          <dd>
+            <TagLinks tags={l.tags} />
+          </dd>
         </div>
         <div>
           <dt>Created</dt>

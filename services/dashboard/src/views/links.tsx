@@ -2,6 +2,8 @@ import { useState } from 'preact/hooks';
 import { api, unwrap, type Link } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { FilterChips } from '../components/filter-chips.tsx';
+import { TagLinks } from '../components/tag-links.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
 import { Pager } from '../components/pager.tsx';
 import { fmtDate, fmtInt } from '../format.ts';
@@ -35,8 +37,14 @@ export function LinksView({ loc }: { loc: Location }) {
   const q = loc.query.get('q') ?? '';
   const page = loc.query.get('page') ?? '1';
   const campaignId = loc.query.get('campaignId') ?? undefined;
+  // `tag=a,b`: links with any of them, as the API reads it.
+  const tag = loc.query.get('tag') || undefined;
+  const tagValues = tag ? tag.split(',') : [];
   const [search, setSearch] = useState(q);
-  const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: '20', campaignId } }, signal })), [q, page, campaignId]);
+  const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: '20', campaignId, tag } }, signal })), [q, page, campaignId, tag]);
+  const tags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: '100' } }, signal })), []);
+  const linkCounts = new Map(tags.data?.data.map((t) => [t.name, t.linkCount]) ?? []);
+  const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
   const mutations = useLinkMutations(links.reload);
   const canWrite = session.can('links:write');
 
@@ -61,7 +69,23 @@ export function LinksView({ loc }: { loc: Location }) {
         <label for="link-search">Search links</label>
         <input id="link-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} placeholder="Title, short code or destination" />
         <button type="submit">Search</button>
+        <label for="link-tag">Tag</label>
+        <select id="link-tag" value={tagValues.length === 1 ? tag : ''} onChange={(e) => setQuery({ tag: e.currentTarget.value || undefined })}>
+          <option value="">{tagValues.length > 1 ? `${tagValues.length} tags` : 'All tags'}</option>
+          {tagNames.map((name) => (
+            <option key={name} value={name}>
+              {linkCounts.has(name) ? `${name} (${linkCounts.get(name)})` : name}
+            </option>
+          ))}
+        </select>
       </form>
+      {/* tag is an analytics dimension too: its chips are FilterChips' own, and the same filter on the overview is one link away. */}
+      <FilterChips loc={loc} />
+      {tag && session.can('analytics:read') && (
+        <p>
+          <a href={href('', { tag })}>Analytics of links tagged {tagValues.join(' or ')}</a>
+        </p>
+      )}
       {mutations.error && <ErrorBox error={mutations.error} />}
       {links.error && <ErrorBox error={links.error} onRetry={links.reload} />}
       {!links.data && !links.error && <p class="loading">Loading links…</p>}
@@ -75,6 +99,7 @@ export function LinksView({ loc }: { loc: Location }) {
                   <th scope="col">Title</th>
                   <th scope="col">Short code</th>
                   <th scope="col">Destination</th>
+                  <th scope="col">Tags</th>
                   <th scope="col" class="num">
                     Clicks
                   </th>
@@ -86,8 +111,8 @@ export function LinksView({ loc }: { loc: Location }) {
               <tbody>
                 {links.data.data.length === 0 && (
                   <tr>
-                    <td colSpan={7} class="muted">
-                      {q ? `No link matches “${q}”.` : 'No links yet.'}
+                    <td colSpan={8} class="muted">
+                      {q || tag ? 'No link matches these filters.' : 'No links yet.'}
                     </td>
                   </tr>
                 )}
@@ -101,6 +126,9 @@ export function LinksView({ loc }: { loc: Location }) {
                     </td>
                     <td class="truncate" title={link.destinationUrl}>
                       {link.destinationUrl}
+                    </td>
+                    <td>
+                      <TagLinks tags={link.tags} />
                     </td>
                     <td class="num" data-clicks>
                       {fmtInt(link.clicks)}

@@ -1,11 +1,13 @@
 import { useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
 import { ApiFailure, api, unwrap } from '../api.ts';
+import { explain } from '../components/error-box.tsx';
 import { session } from '../session.ts';
 
 /** Paste an API key; it is checked with GET /me and kept in sessionStorage for this tab only. */
 export function SignInView({ notice }: { notice: string | null }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ComponentChildren | null>(null);
   const [busy, setBusy] = useState(false);
 
   async function submit(event: Event) {
@@ -18,7 +20,8 @@ export function SignInView({ notice }: { notice: string | null }) {
       const body = await unwrap(api.GET('/me', { headers: { Authorization: `Bearer ${trimmed}` } }));
       session.signIn(trimmed, body.data);
     } catch (err) {
-      setError(err instanceof ApiFailure ? (err.status === 401 ? 'That key is not valid: it is unknown or revoked.' : err.message) : String(err));
+      // A 429 says when the limit resets; a 503 or no connection, when to try again.
+      setError(err instanceof ApiFailure ? (err.status === 401 ? 'That key is not valid: it is unknown or revoked.' : explain(err)) : String(err));
     } finally {
       setBusy(false);
     }
