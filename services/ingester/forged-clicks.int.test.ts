@@ -8,7 +8,6 @@ import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts
 import { createLogger } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
-import { clickEventJson } from '../../shared/schemas/click-event-json.ts';
 import { startTestNatsServer, type TestNatsServer } from '../../shared/testing/nats-server.ts';
 import { sample } from '../../shared/testing/prometheus-sample.ts';
 import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
@@ -76,7 +75,8 @@ describe('ingester: forged click events', () => {
       click(createClickId(Buffer.from('a-guessed-secret-0123456789abcdefghij'), linkId, now), now, { utmContent: 'Grüße' }), // and by the zod path
     ];
     const js = attacker.jetstream();
-    const line = (e: ClickEvent) => (e.utmContent ? JSON.stringify(e) : clickEventJson(e));
+    // As redirectors write them (keys in declaration order): ASCII lines take the fast path, the others zod's.
+    const line = (e: ClickEvent) => JSON.stringify(e);
     await js.publish(eventSubjects.clicks, new TextEncoder().encode([real[0]!, ...forged.slice(0, 3), real[1]!].map(line).join('\n')), { msgID: 'forged-mixed' });
     await js.publish(eventSubjects.clicks, new TextEncoder().encode(forged.slice(3).map(line).join('\n')), { msgID: 'forged-only' });
 
