@@ -16,6 +16,7 @@ import { startRedirector, type RunningRedirector } from '../services/redirector/
 import { freePort } from '../shared/testing/free-port.ts';
 
 const logger = createLogger('faults-test', 'silent');
+const SECRET = 'click-pipeline-faults-secret-0123456789';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -40,7 +41,8 @@ describe('click pipeline: no click lost or doubled through faults', () => {
   };
   const startIngester = async () => {
     // INGEST_PORT 0: its health server must not collide with other tests' ingesters.
-    ingester = startChildService('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: chUrl, INGEST_LINGER_MS: '100', INGEST_PORT: '0' });
+    // The redirector's secret: the ingester stores only clicks whose click id it MACed.
+    ingester = startChildService('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: chUrl, INGEST_LINGER_MS: '100', INGEST_PORT: '0', LINKROUTE_SECRET: SECRET });
     await ingester.waitFor(/ingester running/);
   };
   const addLink = async (shortCode: string) => {
@@ -94,7 +96,7 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     await startClickHouse();
     clickhouse = connectClickHouse(chUrl, { requestTimeoutMs: 5_000 });
     bus = await connectNatsBus(nats.url, { name: 'faults-redirector', logger });
-    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0' }), bus, secret: Buffer.alloc(32, 3), logger });
+    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0' }), bus, secret: Buffer.from(SECRET), logger });
     await startIngester();
   }, 90_000);
 

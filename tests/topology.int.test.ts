@@ -95,7 +95,7 @@ describe('the whole topology as separate processes', () => {
     urls.api = `http://127.0.0.1:${apiPort}`;
     urls.ingester = `http://127.0.0.1:${ingestPort}`;
     urls.redirectors = [`http://127.0.0.1:${r1Port}`, `http://127.0.0.1:${r2Port}`];
-    // The API and every redirector must share the secret: click ids are MACed by one and checked by the other.
+    // The API, every redirector and the ingester share the secret: click ids are MACed by one and checked by the others.
     const secret = randomBytes(32).toString('hex');
 
     clickhouse = start('services/clickhouse-embedded/main.ts', { CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: chPassword });
@@ -121,7 +121,8 @@ describe('the whole topology as separate processes', () => {
     }
     // The ingester migrates ClickHouse at start, so it waits for the endpoint.
     await clickhouse.waitFor(/embedded ClickHouse listening/, 60_000);
-    ingester = start('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: urls.clickhouse, INGEST_PORT: String(ingestPort), INGEST_LINGER_MS: '100' });
+    // ...and the ingester, which stores only clicks whose click id a redirector MACed.
+    ingester = start('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: urls.clickhouse, INGEST_PORT: String(ingestPort), INGEST_LINGER_MS: '100', LINKROUTE_SECRET: secret });
 
     // The first workspace and its key, as the README says, while the services come up.
     const cli = await runCommand(process.execPath, [compiledPath('services/cli/main.ts'), 'workspace', 'create', '--name', 'Topology', '--plan', 'enterprise', '--json'], {

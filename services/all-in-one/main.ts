@@ -55,7 +55,7 @@ try {
   const clickhouse = connectClickHouse(clickhouseUrl);
   // The ingesters have no HTTP server here: their metrics are served with the API's.
   const apiMetrics = createMetricsRegistry();
-  const ingesters = startEventIngesters({ bus, clickhouse, logger, config: ingesterConfig, metrics: apiMetrics });
+  const ingesters = startEventIngesters({ bus, clickhouse, logger, config: ingesterConfig, metrics: apiMetrics, secret });
 
   // Compacts the snapshot only on NATS (see startSnapshotPublishing).
   const publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
 import { linkSchema } from '../../shared/schemas/link.ts';
+import { hostileDeepLinks } from './testing/hostile-deep-links.ts';
 import { REDIRECT_BASE_URL, startTestApi, type TestApi } from './testing/api-harness.ts';
 
 const future = () => new Date(Date.now() + 86_400_000).toISOString();
-
 describe.each(backends)('links API on %s', (backend) => {
   let api: TestApi;
   let key: string;
@@ -232,6 +232,21 @@ describe.each(backends)('links API on %s', (backend) => {
     expect(pinned.body.data.defaultDestination).toBe('https://example.com/pinned');
     const reset = await api.request('PATCH', `/links/${body.data.id}`, { key, body: { defaultDestination: null, password: 'newpass1' } });
     expect(reset.body.data).toMatchObject({ defaultDestination: 'https://example.com/new', password: '********' });
+  });
+
+  it('refuses intent parts that run code or leave the web, on POST and PATCH (400), and keeps http(s) fallbacks', async () => {
+    const { body } = await post({ destinationUrl: 'https://example.com', deepLinkEnabled: true });
+    for (const [field, value] of hostileDeepLinks) {
+      for (const res of [await post({ destinationUrl: 'https://example.com', deepLinkEnabled: true, [field]: value }), await api.request('PATCH', `/links/${body.data.id}`, { key, body: { [field]: value } })]) {
+        expect(res.status, value).toBe(400);
+        expect(res.body.error.code).toBe('VALIDATION_ERROR');
+        expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual([field]);
+      }
+    }
+    const safe = 'intent://x#Intent;scheme=myapp;package=com.example.app;S.browser_fallback_url=https%3A%2F%2Fexample.com%2Ffb;end';
+    const ok = await api.request('PATCH', `/links/${body.data.id}`, { key, body: { deepLinkAndroid: safe } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.deepLinkAndroid).toBe(safe);
   });
 
   it('refuses immutable, unknown and empty updates', async () => {

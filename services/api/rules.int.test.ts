@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
 import { ruleSchema } from '../../shared/schemas/rule.ts';
+import { hostileDeepLinks } from './testing/hostile-deep-links.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 
 const geo = { type: 'geo', conditions: { countries: ['us', 'CA'] }, destinationUrl: 'https://example.com/na' };
@@ -150,6 +151,19 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect(res.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(patch)).toEqual(paths);
     }
     expect((await api.request('GET', `/rules/${body.data.id}`, { key })).body.data.type).toBe('geo');
+  });
+
+  it('refuses intent parts that run code or leave the web, on POST and PATCH (400)', async () => {
+    const { body } = await postRule({ campaignId, linkId, ...geo, deepLinkEnabled: true });
+    expect(body.data.id).toMatch(/^rule_/);
+    for (const [field, value] of hostileDeepLinks) {
+      for (const res of [await postRule({ campaignId, linkId, ...geo, deepLinkEnabled: true, [field]: value }), await api.request('PATCH', `/rules/${body.data.id}`, { key, body: { [field]: value } })]) {
+        expect(res.status, value).toBe(400);
+        expect(res.body.error.code).toBe('VALIDATION_ERROR');
+        expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual([field]);
+      }
+    }
+    expect((await api.request('PATCH', `/rules/${body.data.id}`, { key, body: { deepLinkAndroid: 'intent://x#Intent;scheme=myapp;S.browser_fallback_url=http%3A%2F%2Fexample.com;end' } })).status).toBe(200);
   });
 
   it('DELETE answers {id, deleted:true}, then 404; other workspaces get 404 for every operation', async () => {

@@ -16,6 +16,12 @@ export const ingesterEnv = z.object({
   INGEST_CONSUMER: z.string().regex(/^[\w-]+$/).default('ingester'),
   /** The ingester's own HTTP port: /health, /ready and /metrics only (it serves no traffic). */
   INGEST_PORT: port(8090),
+  /**
+   * Checks the click id of every click event: the redirectors' secret (the same on every
+   * service). Unset: $DATA_DIR/secret, generated when missing, which suits only processes
+   * sharing one DATA_DIR; an ingester with another secret dead-letters every click as forged.
+   */
+  LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
 }).superRefine(checkNatsFields);
 
 export type IngesterConfig = z.output<typeof ingesterEnv>;

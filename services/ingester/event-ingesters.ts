@@ -8,6 +8,7 @@ import type { Registry } from 'prom-client';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { IngesterConfig } from './config.ts';
+import { clickIdOrigin } from './click-id-check.ts';
 import { clickEvents, conversionEvents } from './event-tables.ts';
 import { startIngester, type Ingester } from './ingester.ts';
 import { registerIngesterMetrics } from './ingester-metrics.ts';
@@ -25,11 +26,13 @@ export function startEventIngesters(deps: {
   config: Pick<IngesterConfig, 'INGEST_CONSUMER' | 'INGEST_MAX_MESSAGES' | 'INGEST_LINGER_MS'>;
   /** Where their metrics are registered. */
   metrics: Registry;
+  /** LINKROUTE_SECRET: click events whose click id it did not sign are forged (see click-id-check.ts). */
+  secret: Buffer;
 }): EventIngesters {
   const { bus, clickhouse, logger, config } = deps;
   const common = { bus, clickhouse, logger, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS };
   const sources: { kind: string; ingester: Ingester }[] = [
-    { kind: clickEvents.name, ingester: startIngester({ ...common, kind: clickEvents, consumerName: `${config.INGEST_CONSUMER}-clicks` }) },
+    { kind: clickEvents.name, ingester: startIngester({ ...common, kind: clickEvents, consumerName: `${config.INGEST_CONSUMER}-clicks`, genuine: clickIdOrigin(deps.secret) }) },
     { kind: conversionEvents.name, ingester: startIngester({ ...common, kind: conversionEvents, consumerName: `${config.INGEST_CONSUMER}-conversions` }) },
   ];
   registerIngesterMetrics(deps.metrics, sources);

@@ -235,4 +235,40 @@ describe('the fast line path for clicks', () => {
       expect([withFast.ids, withFast.linkIds, withFast.oldestTs]).toEqual([withoutFast.ids, withoutFast.linkIds, withoutFast.oldestTs]);
     }
   });
+
+  it('with an origin check, stores only the events it passes and gives the same forged lines either way', () => {
+    // A stand-in for the click-id MAC (click-id-check.ts): any predicate on id, link and time.
+    const genuine = (id: string, linkId: string, ts: number) => (id.length + linkId.length + Math.abs(ts % 7)) % 3 !== 0;
+    const r = random(7);
+    let forgedSeen = 0;
+    for (let m = 0; m < 100; m++) {
+      // One event per line (an indented serialisation is joined back into one line).
+      const lines = Array.from({ length: 30 }, () => serialise(r, event(r)).replace(/\n/g, ''));
+      const data = Buffer.from(lines.join('\n'));
+      const withFast = newBatch();
+      const withoutFast = newBatch();
+      const read = readMessage(clickEvents, data, withFast, genuine);
+      expect(read).toEqual(readMessage({ ...clickEvents, fastLine: undefined }, data, withoutFast, genuine));
+      expect(withFast.body.bytes().equals(withoutFast.body.bytes())).toBe(true);
+      // Each valid event is stored when it passes the check and forged when it fails; invalid lines stay invalid.
+      for (const line of lines) {
+        let json: unknown;
+        try {
+          json = JSON.parse(line);
+        } catch (err) {
+          if (!(err instanceof SyntaxError)) throw err;
+        }
+        const parsed = clickEventSchema.safeParse(json);
+        if (!parsed.success) {
+          expect(read.invalid).toContain(line);
+        } else if (genuine(parsed.data.id, parsed.data.linkId, parsed.data.ts)) {
+          expect(withFast.ids).toContain(parsed.data.id);
+        } else {
+          expect(read.forged).toContain(line);
+        }
+      }
+      forgedSeen += read.forged.length;
+    }
+    expect(forgedSeen).toBeGreaterThan(50);
+  });
 });

@@ -1,4 +1,5 @@
 import type { NativeBlockWriter } from '../../shared/clickhouse/native-block.ts';
+import type { EventOrigin } from './click-id-check.ts';
 import type { BatchBody, EventBatch } from './event-batch.ts';
 import type { FastLinePlan } from './fast-line-plan.ts';
 
@@ -10,7 +11,8 @@ import type { FastLinePlan } from './fast-line-plan.ts';
  * no whitespace, every key once in order, strings of printable ASCII without
  * escapes, safe integers in plain notation. Any other line returns false
  * untouched and takes the zod path. A line whose event id the batch already has
- * returns true with nothing written, as the zod path would write nothing.
+ * returns true with nothing written, as the zod path would write nothing. With
+ * `genuine`, a line it fails returns false too (the zod path dead-letters it).
  *
  * Invariant (fast-line.test.ts checks it on generated and mutated lines): when
  * it takes a line, JSON.parse + the zod schema take it too, and it writes
@@ -22,7 +24,7 @@ import type { FastLinePlan } from './fast-line-plan.ts';
  * per event end to end (README: 183k events/s), so the zod path alone would cap it
  * several times lower: kept.
  */
-export type FastLine<Body extends BatchBody> = (src: Buffer, start: number, end: number, batch: EventBatch<Body>) => boolean;
+export type FastLine<Body extends BatchBody> = (src: Buffer, start: number, end: number, batch: EventBatch<Body>, genuine?: EventOrigin) => boolean;
 
 const QUOTE = 0x22;
 const MINUS = 0x2d;
@@ -131,9 +133,10 @@ export function compileFastLine(plan: FastLinePlan): FastLine<NativeBlockWriter>
     return p === end - 1 && src[p] === CLOSE;
   };
 
-  return (src, start, end, batch) => {
+  return (src, start, end, batch, genuine) => {
     if (!scan(src, start, end)) return false;
     const id = src.toString('latin1', valueStart[idField]!, valueEnd[idField]!);
+    if (genuine !== undefined && !genuine(id, src.toString('latin1', valueStart[linkField]!, valueEnd[linkField]!), numbers[tsField]!)) return false;
     if (!batch.accepts(id)) return true;
     const data = batch.body.data;
     // Column f stores field f.

@@ -18,7 +18,7 @@ import { sample } from '../../shared/testing/prometheus-sample.ts';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 
-const zero = (): IngesterStats => ({ inserted: 0, skippedDuplicates: 0, deadLettered: 0, insertFailures: 0, lastBatchLagMs: 0 });
+const zero = (): IngesterStats => ({ inserted: 0, skippedDuplicates: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 });
 
 describe('ingester health server', () => {
   const clicks = zero();

@@ -22,6 +22,12 @@ export function registerIngesterMetrics(registry: Registry, sources: readonly In
     read: per('skippedDuplicates'),
   });
   collectedCounter(registry, { name: 'linkroute_ingester_dead_lettered_total', help: 'Lines that can never be stored, sent to the dead-letter subject', labelNames: ['kind'], read: per('deadLettered') });
+  collectedCounter(registry, {
+    name: 'linkroute_ingester_forged_total',
+    help: 'Events whose click id no redirector of this deployment issued, sent to the forged dead-letter subject and never stored',
+    labelNames: ['kind'],
+    read: per('forged'),
+  });
   collectedCounter(registry, { name: 'linkroute_ingester_insert_failures_total', help: 'Failed ClickHouse operations (each retried)', labelNames: ['kind'], read: per('insertFailures') });
   collectedGauge(registry, {
     name: 'linkroute_ingester_last_batch_lag_seconds',

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Bus, BusMessage } from '../../shared/bus/bus.ts';
-import { DEAD_LETTER_SUBJECT } from '../../shared/bus/bus.ts';
+import { DEAD_LETTER_SUBJECT, FORGED_DEAD_LETTER_SUBJECT } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
+import type { EventOrigin } from './click-id-check.ts';
 import { EventBatch, type BatchBody } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
 import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
@@ -16,6 +17,8 @@ export interface IngesterStats {
   skippedDuplicates: number;
   /** Lines that could never be stored, sent to the dead-letter subject. */
   deadLettered: number;
+  /** Valid events that no redirector of this deployment sent (see click-id-check.ts), sent to the forged dead-letter subject. */
+  forged: number;
   insertFailures: number;
   /** Milliseconds between the oldest event of the last batch and its insert. */
   lastBatchLagMs: number;
@@ -46,7 +49,8 @@ const KEEP_ALIVE_MS = 2_000;
  *   earlier attempt landed; a message redelivered after a crash has its events
  *   checked against what is stored first;
  * - a line that can never be stored goes to the dead-letter subject and does not
- *   hold up the rest.
+ *   hold up the rest; with `genuine`, so does a forged event (to its own subject),
+ *   and neither is ever stored. Their messages are acknowledged like any other.
  * Several ingesters may share one durable consumer.
  */
 export function startIngester<Row extends EventRowBase, Body extends BatchBody>(deps: {
@@ -58,19 +62,23 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   consumerName: string;
   maxMessages: number;
   lingerMs: number;
+  /** Events failing it are forged: dead-lettered, never stored. Clicks: clickIdOrigin (startEventIngesters passes it). */
+  genuine?: EventOrigin;
 }): Ingester {
   const { bus, clickhouse, logger, kind } = deps;
-  const stats: IngesterStats = { inserted: 0, skippedDuplicates: 0, deadLettered: 0, insertFailures: 0, lastBatchLagMs: 0 };
+  const stats: IngesterStats = { inserted: 0, skippedDuplicates: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 };
   let stopping = false;
   let draining = false;
 
-  async function deadLetter(lines: string[]): Promise<void> {
+  /** Publishes each line to `subject` and counts it; a line published twice (a retry) is dropped by the bus. */
+  async function deadLetter(subject: string, lines: string[], counter: 'deadLettered' | 'forged'): Promise<void> {
     for (const line of lines) {
       const id = createHash('sha256').update(line).digest('hex').slice(0, 32);
-      await bus.publishEvent(DEAD_LETTER_SUBJECT, encoder.encode(line), `dead-${id}`);
-      stats.deadLettered++;
+      await bus.publishEvent(subject, encoder.encode(line), `dead-${id}`);
+      stats[counter]++;
     }
-    logger.warn('invalid events dead-lettered', { count: lines.length, subject: DEAD_LETTER_SUBJECT });
+    if (counter === 'forged') logger.warn('forged events dead-lettered (click id not issued by a redirector with this LINKROUTE_SECRET)', { count: lines.length, subject });
+    else logger.warn('invalid events dead-lettered', { count: lines.length, subject });
   }
 
   /**
@@ -102,14 +110,19 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   /** The latest bus connection that any batch came on (see BusMessage.connection). */
   let latestConnection = 0;
 
-  /** The batch's events, each once; the lines that can never be stored. */
-  function parse(messages: BusMessage[], bytes: number, stored: ReadonlySet<string>): { batch: EventBatch<Body>; bad: string[] } {
+  /** The batch's events, each once; the lines that can never be stored (invalid, forged). */
+  function parse(messages: BusMessage[], bytes: number, stored: ReadonlySet<string>): { batch: EventBatch<Body>; bad: string[]; forged: string[] } {
     // Encoded rows are smaller than their JSON lines: the body rarely has to grow.
     // A message and its redelivery can meet in one batch: the batch keeps each event id once.
     const batch = new EventBatch(kind.newBody(bytes + 4096), { skip: stored });
     const bad: string[] = [];
-    for (const m of messages) for (const line of readMessage(kind, m.data, batch)) bad.push(line);
-    return { batch, bad };
+    const forged: string[] = [];
+    for (const m of messages) {
+      const read = readMessage(kind, m.data, batch, deps.genuine);
+      bad.push(...read.invalid);
+      forged.push(...read.forged);
+    }
+    return { batch, bad, forged };
   }
 
   /**
@@ -140,15 +153,16 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
       if (!(await untilDone('waiting for inserts under way', () => waitForInsertsUnderWay()))) return null;
       latestConnection = Math.max(latestConnection, connection);
     }
-    let { batch, bad } = parse(messages, bytes, new Set());
+    let { batch, bad, forged } = parse(messages, bytes, new Set());
     let stored: ReadonlySet<string> = new Set();
     if (batch.count > 0 && !(await untilDone('duplicate check', async () => void (stored = await storedEventIds(clickhouse, kind, batch))))) return null;
     if (stored.size > 0) {
       stats.skippedDuplicates += stored.size;
-      ({ batch, bad } = parse(messages, bytes, stored));
+      ({ batch, bad, forged } = parse(messages, bytes, stored));
     }
     const parseMs = performance.now() - started;
-    if (bad.length > 0 && !(await untilDone('dead-lettering', () => deadLetter(bad)))) return null;
+    if (bad.length > 0 && !(await untilDone('dead-lettering', () => deadLetter(DEAD_LETTER_SUBJECT, bad, 'deadLettered')))) return null;
+    if (forged.length > 0 && !(await untilDone('dead-lettering', () => deadLetter(FORGED_DEAD_LETTER_SUBJECT, forged, 'forged')))) return null;
     return { messages, batch, parseMs };
   }
 

@@ -6,6 +6,7 @@ import { checkBus, checkClickHouse } from '../../shared/health/dependency-checks
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
+import { resolveSecret } from '../../shared/config/secret.ts';
 import { loadIngesterConfig } from './config.ts';
 import { startEventIngesters } from './event-ingesters.ts';
 import { startHealthServer } from '../../shared/health/health-server.ts';
@@ -18,6 +19,7 @@ try {
     throw new Error('NATS_URL and CLICKHOUSE_URL are required for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
   }
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS });
+  const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   await migrateClickHouseAt(config.CLICKHOUSE_URL);
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   // Listening first: a taken port fails the start before any event is consumed.
@@ -30,7 +32,7 @@ try {
     checks: async () => ({ nats: checkBus(bus), clickhouse: await checkClickHouse(clickhouse) }),
     logger,
   });
-  const ingesters = startEventIngesters({ bus, clickhouse, logger, config, metrics });
+  const ingesters = startEventIngesters({ bus, clickhouse, logger, config, metrics, secret });
 
   logger.info('ingester running', { consumers: ingesters.count, url: http.url });
   handleShutdown(logger, async () => {

@@ -1,3 +1,4 @@
+import type { EventOrigin } from './click-id-check.ts';
 import type { BatchBody, EventBatch } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
 
@@ -7,7 +8,8 @@ const NEWLINE = 0x0a;
 /**
  * Appends the events of one bus message (newline-delimited JSON) to `batch`, in
  * line order, each id once (see EventBatch.accepts); returns the lines that can
- * never be stored.
+ * never be stored: `invalid` ones, and with `genuine`, `forged` ones (valid events
+ * that no redirector of this deployment sent, see click-id-check.ts).
  *
  * Each line tries the kind's fast path on its bytes; any line it declines goes
  * the zod way: JSON.parse, the schema, then the row. Lines are cut at newline
@@ -15,25 +17,34 @@ const NEWLINE = 0x0a;
  * a character, and the decoder turns no other byte into one), so the message is
  * decoded, once, only when some line needs the zod way.
  */
-export function readMessage<Row extends EventRowBase, Body extends BatchBody>(kind: EventTable<Row, Body>, data: Uint8Array, batch: EventBatch<Body>): string[] {
+export function readMessage<Row extends EventRowBase, Body extends BatchBody>(
+  kind: EventTable<Row, Body>,
+  data: Uint8Array,
+  batch: EventBatch<Body>,
+  genuine?: EventOrigin,
+): { invalid: string[]; forged: string[] } {
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const bad: string[] = [];
+  const invalid: string[] = [];
+  const forged: string[] = [];
   let texts: string[] | null = null;
   let start = 0;
   for (let index = 0; start < bytes.length || index === 0; index++) {
     let end = bytes.indexOf(NEWLINE, start);
     if (end < 0) end = bytes.length;
-    if (end > start && !kind.fastLine?.(bytes, start, end, batch)) {
+    // The fast path declines a forged line too: the zod path below tells it from an invalid one.
+    if (end > start && !kind.fastLine?.(bytes, start, end, batch, genuine)) {
       texts ??= decoder.decode(bytes).split('\n');
       const line = texts[index]!;
       // A line that decodes to nothing (a lone byte-order mark) is skipped, as an empty one.
       if (line !== '') {
         const row = parseLine(kind.parse, line);
         if (!row) {
-          bad.push(line);
+          invalid.push(line);
         } else {
           const id = row[kind.idColumn] as unknown as string;
-          if (batch.accepts(id)) {
+          if (genuine !== undefined && !genuine(id, row.link_id, row.ts)) {
+            forged.push(line);
+          } else if (batch.accepts(id)) {
             kind.write(batch.body, row);
             batch.add(id, row.ts, row.link_id);
           }
@@ -42,7 +53,7 @@ export function readMessage<Row extends EventRowBase, Body extends BatchBody>(ki
     }
     start = end + 1;
   }
-  return bad;
+  return { invalid, forged };
 }
 
 function parseLine<Row>(parse: (json: unknown) => Row | null, line: string): Row | null {

@@ -186,6 +186,12 @@ export const WEBHOOKS_SUBJECTS = ['linkroute.webhooks.>'];
 
 /** Events that can never be stored (invalid), kept for inspection; not consumed by ingesters. */
 export const DEAD_LETTER_SUBJECT = 'linkroute.deadletter.events';
+/**
+ * Click events whose click id a redirector of this deployment did not issue (wrong MAC,
+ * or issued for another link or time): someone else published them on NATS. Kept for
+ * inspection, never stored or consumed.
+ */
+export const FORGED_DEAD_LETTER_SUBJECT = 'linkroute.deadletter.forged';
 
 export const kvBuckets = {
   snapshot: 'linkroute_snapshot',

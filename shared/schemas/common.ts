@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { codeRunningSchemes, intentUrlProblem } from './intent-url.ts';
 
 /**
  * A URL string that `accept`s the parsed URL. The URL parser silently drops tabs
@@ -20,10 +21,14 @@ function urlString(accept: (url: URL) => boolean, message: string) {
 /** Only http(s) URLs are accepted anywhere a destination is (DESIGN.md "Destinations"). */
 export const httpUrl = urlString((url) => (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname.length > 0, 'must be an absolute http(s) URL');
 
-const forbiddenAppSchemes = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
-
-/** App deep links (`myapp://path`, `intent://...`): any scheme except those that run code in a browser. */
-export const appUrl = urlString((url) => !forbiddenAppSchemes.has(url.protocol), 'must be an app URL such as myapp://path');
+/**
+ * App deep links (`myapp://path`, `intent://...`): any scheme except those that run code
+ * in a browser, and for `intent:` URLs the same of each part (intent-url.ts).
+ */
+export const appUrl = urlString((url) => !codeRunningSchemes.has(url.protocol.slice(0, -1)), 'must be an app URL such as myapp://path').superRefine((value, ctx) => {
+  const problem = intentUrlProblem(value);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 export const isoTimestamp = z.iso.datetime({ offset: true, abort: true });
 
