@@ -280,6 +280,27 @@ describe('analytics from ClickHouse', () => {
         expect(res.body.error.code, `${path} ${qs}`).toBe('NOT_FOUND');
       }
     }
+    // The CSV exports (format=csv or Accept: text/csv), A's own link's report and its experiment, and B's link in their paths.
+    const scoped: Array<[string, Record<string, string>?]> = [];
+    for (const qs of [`linkId=${linkB.id}`, `campaignId=${linkB.campaignId}`, `link=${linkB.id}`, `campaign=${linkB.campaignId}`]) {
+      for (const path of ['/analytics/clicks', '/analytics/conversions', '/analytics/breakdown?dimension=country&']) {
+        const sep = path.endsWith('&') ? '' : '?';
+        scoped.push([`${path}${sep}${qs}&format=csv`], [`${path}${sep}${qs}`, { accept: 'text/csv' }]);
+      }
+      if (!qs.startsWith('linkId')) scoped.push([`/analytics/${linksA[0]!.id}?${qs}`], [`/analytics/experiments/${linksA[0]!.id}?${qs}`]);
+    }
+    scoped.push([`/analytics/experiments/${linkB.id}`], [`/analytics/experiments/${linkB.id}?from=2026-03-01&to=2026-03-31`], [`/analytics/${linkB.id}?from=2026-03-01&to=2026-03-31`]);
+    for (const [path, headers] of scoped) {
+      const res = await api.request('GET', path, { key: a.key, ...(headers ? { headers } : {}) });
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('content-type'), path).toMatch(/^application\/json/);
+      expect(res.body.error.code, path).toBe('NOT_FOUND');
+    }
+    // The same requests by B itself are answered.
+    const own = await api.request('GET', `/analytics/clicks?linkId=${linkB.id}&format=csv`, { key: b.key });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect((await api.request('GET', `/analytics/experiments/${linkB.id}`, { key: b.key })).status).toBe(200);
   });
 
   it('defaults: the last 30 days ending today (UTC), by day', async () => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean, storedTimestamp } from './common.ts';
 import { customShortCode } from './short-code.ts';
 import { tagFilter, tagList } from './tag.ts';
+import { hostname } from './domain.ts';
 
 export const redirectBehaviors = ['auto', 'always', 'rule_only', 'never'] as const;
 export const trackingTypes = ['pixel', 's2s'] as const;
@@ -157,7 +158,15 @@ export const linkListQuerySchema = z.strictObject({
   tag: tagFilter.optional(),
 });
 
-export const linkGetQuerySchema = z.strictObject({
-  include: z.enum(['rules']).optional(),
-  domain: z.string().min(1).max(253).optional(),
-});
+/**
+ * A short code is unique per domain: `domain` (hostname) or `domainId` names the custom
+ * domain to look it up on; neither is the default domain. With a link id, a link on
+ * another domain is not found.
+ */
+export const linkGetQuerySchema = z
+  .strictObject({
+    include: z.enum(['rules']).optional(),
+    domain: hostname.optional().describe('The custom domain (hostname, e.g. go.example.com) the short code is on. Without domain or domainId: the default domain.'),
+    domainId: z.string().regex(/^domain_[A-Za-z0-9]{1,64}$/, 'must be a domain id').optional().describe('The id of the custom domain the short code is on (instead of domain).'),
+  })
+  .refine((q) => q.domain === undefined || q.domainId === undefined, { message: 'give domain or domainId, not both', path: ['domainId'] });

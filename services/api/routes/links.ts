@@ -10,7 +10,7 @@ import { bodyOf } from '../middleware/json-body.ts';
 import { created, ok, okList } from '../respond.ts';
 import type { LinkPresentation } from '../link-presenter.ts';
 import type { LinkWrites } from '../link-writes.ts';
-import type { ItemResult, LinkRow, LinkStore } from '../stores/link-store.ts';
+import type { ItemResult, LinkDomain, LinkRow, LinkStore } from '../stores/link-store.ts';
 import type { RuleStore } from '../stores/rule-store.ts';
 
 export interface LinkRouteDeps {
@@ -36,11 +36,14 @@ export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
   const { links, writes, present, requireScope } = deps;
 
   /** By link id, or by short code in the same position (spec 4.5). Deleted links are not found. */
-  async function findLive(ctx: Context, hostname?: string): Promise<LinkRow> {
+  /** The live link named by id or short code; `on` names the domain (a link id on another domain is not found either). */
+  async function findLive(ctx: Context, on: LinkDomain = {}): Promise<LinkRow> {
     const workspaceId = principalOf(ctx).workspaceId;
     const idOrCode = ctx.params.id!;
-    const row = hasPrefix(idOrCode, 'link') ? await links.byId(workspaceId, idOrCode) : await links.byShortCode(workspaceId, idOrCode, hostname);
+    const row = hasPrefix(idOrCode, 'link') ? await links.byId(workspaceId, idOrCode) : await links.byShortCode(workspaceId, idOrCode, on);
     if (!row || row.deletedAt) throw linkNotFound();
+    if (on.domainId !== undefined && row.domainId !== on.domainId) throw linkNotFound();
+    if (on.hostname !== undefined && row.domainHostname?.toLowerCase() !== on.hostname.toLowerCase()) throw linkNotFound();
     return row;
   }
 
@@ -59,7 +62,7 @@ export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
 
   router.get('/links/:id', requireScope('links:read'), async (ctx) => {
     const query = parseInput(linkGetQuerySchema, ctx.query, 'query');
-    const row = await findLive(ctx, query.domain);
+    const row = await findLive(ctx, { hostname: query.domain, domainId: query.domainId });
     const [link] = await present.withCounters(ctx, [row]);
     ok(ctx, query.include === 'rules' ? { ...link!, rules: await deps.rules.forLink(row) } : link);
   });

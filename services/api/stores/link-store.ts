@@ -5,6 +5,12 @@ import type { Sql } from '../../../shared/db/postgres.ts';
 import { GENERATED_SHORT_CODE_LENGTH, reservedShortCodes } from '../../../shared/schemas/short-code.ts';
 import { storedForwardQuery, type Link, type LinkCreate, type LinkUpdate, type StoredForwardQuery } from '../../../shared/schemas/link.ts';
 
+/** The domain a short code is looked up on: a custom domain by hostname or id, else the default domain. */
+export interface LinkDomain {
+  hostname?: string | undefined;
+  domainId?: string | undefined;
+}
+
 export interface LinkRow {
   id: string;
   workspaceId: string;
@@ -168,9 +174,14 @@ export function linkStore(sql: Sql) {
       return results as Array<ItemResult<LinkRow>>;
     },
 
-    /** By short code: the default domain unless a hostname is named. Deleted links are not found. */
-    async byShortCode(workspaceId: string, shortCode: string, hostname?: string): Promise<LinkRow | undefined> {
-      const domain = hostname === undefined ? sql`AND l.domain_id IS NULL` : sql`AND lower(d.hostname) = ${hostname.toLowerCase()}`;
+    /** By short code: the default domain unless a custom domain is named (by hostname or id). Deleted links are not found. */
+    async byShortCode(workspaceId: string, shortCode: string, on: LinkDomain = {}): Promise<LinkRow | undefined> {
+      const domain =
+        on.domainId !== undefined
+          ? sql`AND l.domain_id = ${on.domainId}`
+          : on.hostname !== undefined
+            ? sql`AND lower(d.hostname) = ${on.hostname.toLowerCase()}`
+            : sql`AND l.domain_id IS NULL`;
       const [row] = await sql<LinkRow[]>`
         ${select} WHERE l.workspace_id = ${workspaceId} AND l.short_code = ${shortCode} AND l.deleted_at IS NULL ${domain}`;
       return row;

@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../shared/logger.ts';
+import { createApiApp } from './app.ts';
+import { loadApiConfig } from './config.ts';
+import { listen, type RunningServer } from './server.ts';
+import { startTestApi, type TestApi } from './testing/api-harness.ts';
+import { startDnsServer, type DnsServer } from '../../shared/testing/dns-server.ts';
+
+/** GET /links/{shortCode}?domain= / ?domainId=: a short code is unique per domain, so the domain names the link. */
+describe('GET /links/{shortCode} on a custom domain', () => {
+  let api: TestApi;
+  let server: RunningServer;
+  let dns: DnsServer;
+  const records = new Map<string, string[]>();
+  let key: string;
+  let otherKey: string;
+  let domainId: string;
+  let onDomain: string;
+  let onDefault: string;
+
+  const call = async (method: string, path: string, body?: unknown, k = key) => {
+    const res = await fetch(server.url + path, {
+      method,
+      headers: { authorization: `Bearer ${k}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  beforeAll(async () => {
+    dns = await startDnsServer(records);
+    api = await startTestApi('postgres');
+    server = await listen(createApiApp({ sql: api.db.sql, config: loadApiConfig({ DNS_SERVERS: dns.address }), logger: createLogger('t', 'silent') }), 0, '127.0.0.1');
+    ({ key } = await api.tenant());
+    ({ key: otherKey } = await api.tenant());
+    const hostname = `go-${Date.now().toString(36)}.lookup-example.com`;
+    const domain = (await call('POST', '/domains', { hostname })).body.data;
+    records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+    expect((await call('POST', `/domains/${domain.id}/verify`)).body.data.status).toBe('verified');
+    domainId = domain.id;
+    onDomain = (await call('POST', '/links', { destinationUrl: 'https://brand.example/custom', domainId, shortCode: 'promo' })).body.data.id;
+    onDefault = (await call('POST', '/links', { destinationUrl: 'https://brand.example/default', shortCode: 'promo' })).body.data.id;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await api?.close();
+    dns?.close();
+  });
+
+  it('finds the link by its custom domain (hostname in any case, or id); without one, the default domain', async () => {
+    const hostname = (await call('GET', `/links/${onDomain}`)).body.data.redirectDomain as string;
+    for (const query of [`domain=${hostname}`, `domain=${hostname.toUpperCase()}`, `domain=${hostname}.`, `domainId=${domainId}`]) {
+      const res = await call('GET', `/links/promo?${query}`);
+      expect(res.status, query).toBe(200);
+      expect(res.body.data, query).toMatchObject({ id: onDomain, domainId, destinationUrl: 'https://brand.example/custom' });
+    }
+    expect((await call('GET', '/links/promo')).body.data.id).toBe(onDefault);
+    expect((await call('GET', `/links/promo?domain=${hostname}&include=rules`)).body.data).toMatchObject({ id: onDomain, rules: [] });
+    // With a link id, the domain must be the link's.
+    expect((await call('GET', `/links/${onDomain}?domainId=${domainId}`)).status).toBe(200);
+    expect((await call('GET', `/links/${onDefault}?domainId=${domainId}`)).status).toBe(404);
+    expect((await call('GET', `/links/${onDefault}?domain=${hostname}`)).status).toBe(404);
+  });
+
+  it('another domain, an unknown one, or another workspace: 404 NOT_FOUND', async () => {
+    const hostname = (await call('GET', `/links/${onDomain}`)).body.data.redirectDomain as string;
+    for (const [query, k] of [
+      ['domain=unknown-host.example.com', key],
+      ['domainId=domain_doesnotexist', key],
+      [`domain=${hostname}`, otherKey],
+      [`domainId=${domainId}`, otherKey],
+    ] as const) {
+      const res = await call('GET', `/links/promo?${query}`, undefined, k);
+      expect(res.status, query).toBe(404);
+      expect(res.body.error, query).toEqual({ code: 'NOT_FOUND', message: 'Link not found' });
+    }
+  });
+
+  it('bad input: 400 VALIDATION_ERROR naming the parameter', async () => {
+    for (const [query, path] of [
+      ['domain=', 'domain'],
+      ['domain=http://go.example.com', 'domain'],
+      ['domain=go.example.com:443', 'domain'],
+      ['domain=127.0.0.1', 'domain'],
+      ['domain=localhost', 'domain'],
+      [`domain=${'a'.repeat(300)}.com`, 'domain'],
+      ['domainId=', 'domainId'],
+      ['domainId=link_abc', 'domainId'],
+      [`domainId=${domainId}&domain=go.example.com`, 'domainId'],
+      ['domain=a.example.com&domain=b.example.com', 'domain'],
+    ] as const) {
+      const res = await call('GET', `/links/promo?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error.code, query).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details.map((d: { path: string }) => d.path), query).toContain(path);
+    }
+  });
+});
