@@ -18,6 +18,7 @@ import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/c
 import { realUserAgents } from '../shared/request-facts/sample-user-agents.ts';
 import { compiledPath, startChildService, type ChildService } from '../shared/testing/child-service.ts';
 import { freePort } from '../shared/testing/free-port.ts';
+import { sample } from '../shared/testing/prometheus-sample.ts';
 import { runCommand } from '../shared/testing/run-command.ts';
 import { createTestDatabase, type TestDatabase } from '../shared/testing/test-database.ts';
 
@@ -66,7 +67,7 @@ export interface LinkFigures {
 export function expectCountedOnce(label: string, sent: number, answered: number, figures: LinkFigures, output: string): void {
   console.log(`${label}: sent ${sent}, answered ${answered}, stored ${figures.stored} (${figures.storedRows} rows), counted ${JSON.stringify(figures)}`);
   expect(answered, output).toBe(sent);
-  expect(figures.stored).toBe(sent);
+  expect(figures.stored, output).toBe(sent);
   expect(figures.storedVisitors).toBeLessThanOrEqual(2 * VISITORS);
   expect(figures).toMatchObject({
     linkClicks: sent,
@@ -100,7 +101,12 @@ export interface ProcessStack {
   startClickHouse(): Promise<void>;
   /** Rows stored for the link so far (0 while ClickHouse cannot answer). */
   storedCount(linkId: string): Promise<number>;
-  /** Waits until the ingesters' consumers hold nothing (no message pending or unacknowledged). */
+  /**
+   * Waits until every running redirector has published what it buffered (its publisher may
+   * still be riding out a crashed server: a publish in flight then waits for its timeout
+   * before it is retried), then until the ingesters' consumers hold nothing (no message
+   * pending or unacknowledged). Only then is everything answered either stored or lost.
+   */
   drained(timeoutMs?: number): Promise<void>;
   figures(linkId: string): Promise<LinkFigures>;
   /** Every process's output, for failure messages. */
@@ -125,6 +131,8 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const redirectorUrls: string[] = [];
   const redirectors: ChildService[] = [];
+  /** Where each redirector serves its metrics; a redirector that exited is left out. */
+  const redirectorMetrics = new Map<ChildService, string>();
   const ingesters: ChildService[] = [];
   let clickhouseProcess: ChildService;
   let key = '';
@@ -170,6 +178,8 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
     });
     redirectors.push(redirector);
     redirectorUrls.push(url);
+    redirectorMetrics.set(redirector, `${url}/metrics`);
+    void redirector.exited.then(() => redirectorMetrics.delete(redirector));
     await ready(`redirector ${redirectors.length}`, url, redirector);
     return redirector;
   };
@@ -243,12 +253,21 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
     async drained(timeoutMs = 60_000) {
       nats ??= await connect({ ...(await natsConnectOptions({ ...parseNatsUrl(options.natsUrl), ...(options.env?.NATS_TLS_CA ? { tlsCaFile: options.env.NATS_TLS_CA } : {}) })), maxReconnectAttempts: -1 });
       const jsm = await nats.jetstreamManager();
+      const deadline = Date.now() + timeoutMs;
+      await eventually(async () => {
+        for (const [redirector, metricsUrl] of redirectorMetrics) {
+          const page = await (await fetch(metricsUrl)).text();
+          const buffered = sample(page, 'linkroute_redirector_events_buffered');
+          const pixels = sample(page, 'linkroute_redirector_pixel_conversions_pending');
+          if (buffered !== 0 || pixels !== 0) throw new Error(`redirector (pid ${redirector.pid}): ${buffered} click events and ${pixels} pixel conversions not yet published`);
+        }
+      }, timeoutMs, 250);
       await eventually(async () => {
         for (const consumer of ['ingester-clicks', 'ingester-conversions']) {
           const info = await jsm.consumers.info('LINKROUTE_EVENTS', consumer);
           if (info.num_pending > 0 || info.num_ack_pending > 0) throw new Error(`${consumer}: ${info.num_pending} pending, ${info.num_ack_pending} unacknowledged`);
         }
-      }, timeoutMs, 250);
+      }, Math.max(1_000, deadline - Date.now()), 250);
     },
     async figures(linkId) {
       const [row] = await (
