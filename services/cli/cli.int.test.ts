@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../shared/testing/run-command.ts';
 import { startTestApi, type TestApi } from '../api/testing/api-harness.ts';
 
+/** Each test runs the CLI 5-9 times through npm: a few seconds each on a loaded 2-core machine. */
+const CLI_TEST_TIMEOUT_MS = 120_000;
+
 /** The real CLI as a child process, against the same Postgres database as an in-process API. */
 describe('command-line tool on postgres', () => {
   let api: TestApi;
@@ -37,7 +40,7 @@ describe('command-line tool on postgres', () => {
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(JSON.parse(revoked.stdout).keyId).toBe(issued.keyId);
     expect((await api.request('GET', '/links', { key: issued.apiKey })).status).toBe(401);
-  });
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('human output and clear errors for bad usage', async () => {
     const human = await cli('workspace', 'create', '--name', 'Beta', '--plan', 'starter');
@@ -56,5 +59,5 @@ describe('command-line tool on postgres', () => {
       expect(res.code, args.join(' ')).not.toBe(0);
       expect(res.stderr, args.join(' ')).toMatch(/^error: /);
     }
-  });
+  }, CLI_TEST_TIMEOUT_MS);
 });
