@@ -123,6 +123,8 @@ describe('redirector app', () => {
     ]);
     ids.defaultDomain = add(store, { shortCode: 'shared', defaultDestination: 'https://example.com/default-domain' });
     ids.customDomain = add(store, { shortCode: 'shared', domain: 'go.brand.example', defaultDestination: 'https://brand.example/custom' });
+    // A verified custom domain with no link yet: known to redirectors by its marker.
+    store.applyDomain({ version: ++version, domainId: newId('domain'), hostname: 'empty.brand.example' });
     ids.deep = add(store, {
       shortCode: 'deep',
       defaultDestination: 'https://example.com/app-page',
@@ -387,17 +389,24 @@ describe('redirector app', () => {
       expect(seen.size).toBe(2);
     });
 
-    it('routes custom domains by Host, anything else to the default domain', async () => {
-      const custom = await send(base, '/shared', { headers: { host: 'go.brand.example' } });
-      expect(custom.headers.location).toBe('https://brand.example/custom');
-      expect((await send(base, '/shared', { headers: { host: 'GO.Brand.Example' } })).headers.location).toBe('https://brand.example/custom');
+    it('routes a custom domain by Host (any case, with a port or a trailing dot) to its own links only, anything else to the default domain', async () => {
+      for (const host of ['go.brand.example', 'GO.Brand.Example', 'go.brand.example:443', 'go.brand.example:8080', 'GO.brand.Example.', 'go.brand.example.:443']) {
+        expect((await send(base, '/shared', { headers: { host } })).headers.location, host).toBe('https://brand.example/custom');
+      }
       expect((await send(base, '/shared', { headers: { host: 'other.example' } })).headers.location).toBe('https://example.com/default-domain');
+      expect((await send(base, '/shared', { headers: { host: 'other.example:8080' } })).headers.location).toBe('https://example.com/default-domain');
       expect((await send(base, '/shared')).headers.location).toBe('https://example.com/default-domain');
-      // The port is part of Host: custom domains are registered without one.
-      expect((await send(base, '/shared', { headers: { host: 'go.brand.example:8080' } })).headers.location).toBe('https://example.com/default-domain');
-      // A default-domain code is served on any host.
-      expect((await send(base, '/plain', { headers: { host: 'go.brand.example' } })).status).toBe(302);
-      expect(sink.events.map((e) => e.linkId)).toEqual([ids.customDomain, ids.customDomain, ids.defaultDomain, ids.defaultDomain, ids.defaultDomain, ids.plain]);
+      expect(sink.events.map((e) => e.linkId)).toEqual([...Array(6).fill(ids.customDomain), ids.defaultDomain, ids.defaultDomain, ids.defaultDomain]);
+      // Default-domain links (any workspace's) do not answer on a custom domain, nor on a
+      // verified one that holds no link yet: no redirect, no impression, no password form.
+      sink.events.length = 0;
+      for (const host of ['go.brand.example', 'empty.brand.example', 'EMPTY.brand.example.:443']) {
+        expect((await send(base, '/plain', { headers: { host } })).status, host).toBe(404);
+        expect((await send(base, '/locked', { headers: { host } })).status, host).toBe(404);
+        expect((await send(base, '/locked', { method: 'POST', headers: { host, 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${encodeURIComponent(PASSWORD)}` })).status, host).toBe(404);
+        expect((await send(base, '/i/plain', { headers: { host } })).status, host).toBe(200);
+      }
+      expect(sink.events).toEqual([]);
     });
 
     it('matches paths exactly: one decoded segment, query ignored for lookup', async () => {

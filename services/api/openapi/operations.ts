@@ -197,8 +197,8 @@ export const operations: Operation[] = [
   { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link (filters and compare as for the overview)', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
 
   { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
-  { method: 'post', path: '/domains', summary: 'Register a custom domain (publish the returned TXT record, then verify)', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },
-  { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified, or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
+  { method: 'post', path: '/domains', summary: 'Claim a custom domain (publish the returned TXT record, then verify); 409 when another workspace has it verified', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },
+  { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified (the first workspace to verify owns the hostname; the others\' claims turn failed), or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
   { method: 'delete', path: '/domains/{id}', summary: 'Delete a custom domain (its links stop resolving)', scope: 'domains:write', status: 200, response: deleted },
 
   {
