@@ -35,7 +35,7 @@ describe('conversion pixel', () => {
     await migrateClickHouse(clickhouse);
     bus = createMemoryBus();
     await (await bus.kv(kvBuckets.snapshot)).put(link.id, encodeSnapshotEntry({ version: 1, linkId: link.id, link: compileLink(link, [], []) }));
-    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0' }), bus, secret, logger });
+    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0' }), bus, secret, logger });
     ingester = startIngester({ kind: conversionEvents, bus, clickhouse, logger, consumerName: 'pixel-test', maxMessages: 50, lingerMs: 20 });
   }, 60_000);
   afterAll(async () => {

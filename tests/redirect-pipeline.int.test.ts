@@ -57,7 +57,7 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
   const newRedirector = async () => {
     const bus = await connectNatsBus(nats.url, { name: 'test-redirector', logger });
     buses.push(bus);
-    const r = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', HOST: '127.0.0.1' }), bus, secret, logger });
+    const r = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1' }), bus, secret, logger });
     redirectors.push(r);
     return r;
   };

@@ -69,14 +69,6 @@ const conversionAnswer = z.object({ conversionId: z.string(), attributed: z.bool
 export const operations: Operation[] = [
   { method: 'get', path: '/health', summary: 'The process is alive', status: 200, response: health },
   { method: 'get', path: '/ready', summary: 'It can serve: Postgres answers (503 when not); NATS and ClickHouse, when configured, reported in checks', status: 200, response: health },
-  {
-    method: 'get',
-    path: '/metrics',
-    summary: 'Prometheus metrics (text exposition format): requests by route and status, latency, process metrics',
-    status: 200,
-    response: z.string(),
-    mediaTypes: { 'text/plain': { schema: { type: 'string' } } },
-  },
 
   { method: 'get', path: '/me', summary: "The key's workspace (id, name, plan) and the key's own scopes; any valid key", scope: 'any', status: 200, response: meSchema },
 
