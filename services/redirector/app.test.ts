@@ -22,6 +22,7 @@ import type { PixelConversion } from './serving/pixel.ts';
 import type { ClickSink } from './ports.ts';
 import { TRANSPARENT_GIF } from './pages/responses.ts';
 import { SnapshotStore } from './snapshot/snapshot-store.ts';
+import { sample } from '../../shared/testing/prometheus-sample.ts';
 
 class ArraySink implements ClickSink {
   readonly events: ClickEvent[] = [];
@@ -582,6 +583,21 @@ describe('redirector app', () => {
       expect(conversions).toEqual([{ clickId, linkId: ids.tracked, event: 'purchase', value: 12.5, currency: 'EUR', orderId: 'A-1' }]);
       await send(base, `/p.gif?click_id=${clickId}&event=refund&value=-3&currency=EURO&order_id=${'x'.repeat(200)}`);
       expect(conversions[1]).toEqual({ clickId, linkId: ids.tracked, event: 'conversion', value: null, currency: null, orderId: null });
+    });
+
+    it('refuses a value above PIXEL_MAX_VALUE: the GIF all the same, no conversion, counted', async () => {
+      const clickId = clickIdOf((await send(base, '/tracked')).headers.location!);
+      const metric = async () => sample(await app.metrics.metrics(), 'linkroute_redirector_pixel_conversions_refused_total{reason="value_too_large"}');
+      const before = await metric();
+      for (const value of ['1000000.01', '800000000000']) {
+        const answer = await send(base, `/p.gif?clickId=${clickId}&event=purchase&value=${value}`);
+        expect(answer.status).toBe(200);
+        expect(answer.headers['content-type']).toBe('image/gif');
+      }
+      expect(conversions).toEqual([]);
+      expect(await metric()).toBe(before! + 2);
+      await send(base, `/p.gif?clickId=${clickId}&event=purchase&value=1000000`);
+      expect(conversions).toEqual([{ clickId, linkId: ids.tracked, event: 'purchase', value: 1_000_000, currency: null, orderId: null }]);
     });
 
     it('ignores forged ids, s2s links and HEAD, but always answers the GIF', async () => {

@@ -26,7 +26,7 @@ import { parsePixelConversion } from './serving/pixel.ts';
 import { captureRequest } from './serving/request-facts.ts';
 import { isDiscardedResponse, sendGif, sendJson, sendPage } from './pages/responses.ts';
 import { createLinkServer } from './serving/serve-link.ts';
-import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
+import { LATENCY_SAMPLE_EVERY, PixelRefusals, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
 import { registerRequestMetrics } from './metrics/redirector-metrics.ts';
 
 export type { RedirectorDeps } from './context.ts';
@@ -47,7 +47,8 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   const { lookup, config, logger, secret } = ctx;
   const latency = redirectLatencyHistogram();
   const metrics = createMetricsRegistry();
-  registerRequestMetrics(metrics, counters, latency);
+  const refusals = new PixelRefusals();
+  registerRequestMetrics(metrics, counters, latency, refusals);
   let untilSample = LATENCY_SAMPLE_EVERY;
   const server = createLinkServer(ctx);
 
@@ -110,9 +111,13 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     sendGif(res, head);
     const report = ctx.onPixelConversion;
     if (head || report === undefined) return;
-    const conversion = parsePixelConversion(secret, query);
+    const conversion = parsePixelConversion(secret, query, config.PIXEL_MAX_VALUE);
     if (conversion === null) return;
     if (lookup.findById(conversion.linkId)?.compiled.trackingType !== 'pixel') return;
+    if ('refused' in conversion) {
+      refusals.valueTooLarge++;
+      return;
+    }
     try {
       report(conversion);
     } catch (err) {

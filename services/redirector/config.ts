@@ -36,6 +36,13 @@ export const redirectorEnv = z.object({
   TRUSTED_COUNTRY_HEADER: headerName,
   /** `?qr=1` marks a QR scan (the API encodes it into QR codes); never forwarded. */
   QR_MARKER_PARAM: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be a plain query parameter name').default('qr')),
+  /**
+   * The largest value one conversion pixel may report, in its currency's units: a pixel
+   * asking more still gets its GIF, but no conversion is recorded (counted in
+   * linkroute_redirector_pixel_conversions_refused_total). Pixels are public URLs anyone
+   * can call with any value, unlike s2s postbacks, which need an API key.
+   */
+  PIXEL_MAX_VALUE: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(1_000_000_000_000).default(1_000_000)),
   /** Wrong link passwords per visitor and link per minute before answers are 429. */
   PASSWORD_ATTEMPTS_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1000).default(5)),
 })
