@@ -96,7 +96,7 @@ describe('click pipeline: no click lost or doubled through faults', () => {
     await startClickHouse();
     clickhouse = connectClickHouse(chUrl, { requestTimeoutMs: 5_000 });
     bus = await connectNatsBus(nats.url, { name: 'faults-redirector', logger });
-    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0' }), bus, secret: Buffer.from(SECRET), logger });
+    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0' }), bus, secret: Buffer.from(SECRET), logger });
     await startIngester();
   }, 90_000);
 

@@ -18,11 +18,13 @@ const parseNatsEnv = (url: string) => ({ NATS_URL: natsUrlEnv.parse(url) });
  * each linkroute service's environment uses only variables that service reads,
  * and they parse with the service's own config schema.
  */
-const services: Record<string, { schema: z.ZodObject | z.ZodPipe<z.ZodObject>; load: (env: Record<string, string>) => unknown; portVariable: string }> = {
-  'start:api': { schema: apiEnv, load: loadApiConfig, portVariable: 'API_PORT' },
-  'start:redirector': { schema: redirectorEnv, load: loadRedirectorConfig, portVariable: 'REDIRECT_PORT' },
-  'start:ingester': { schema: ingesterEnv, load: loadIngesterConfig, portVariable: 'INGEST_PORT' },
-  'start:webhooks': { schema: webhooksEnv, load: loadWebhooksConfig, portVariable: 'WEBHOOKS_PORT' },
+const services: Record<string, { schema: z.ZodObject | z.ZodPipe<z.ZodObject>; load: (env: Record<string, string>) => unknown; readyPort: string; publicPort?: string }> = {
+  // The API's /ready is public (it shows no tenant's data); its /metrics is on ADMIN_PORT.
+  'start:api': { schema: apiEnv, load: loadApiConfig, readyPort: 'API_PORT', publicPort: 'API_PORT' },
+  // A redirector's public port answers redirect routes only: /ready is on ADMIN_PORT.
+  'start:redirector': { schema: redirectorEnv, load: loadRedirectorConfig, readyPort: 'ADMIN_PORT', publicPort: 'REDIRECT_PORT' },
+  'start:ingester': { schema: ingesterEnv, load: loadIngesterConfig, readyPort: 'INGEST_PORT' },
+  'start:webhooks': { schema: webhooksEnv, load: loadWebhooksConfig, readyPort: 'WEBHOOKS_PORT' },
 };
 
 /** `${NAME:-default}` as Compose substitutes it when NAME is unset. */
@@ -31,7 +33,7 @@ const substitute = (value: string) => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1')
 describe('docker-compose.yml', () => {
   it('runs each service with only the environment it reads, valid for its schema', async () => {
     const compose = parse(await readFile(new URL('../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as {
-      services: Record<string, { command?: string[]; environment?: Record<string, string>; build?: string; image?: string; healthcheck?: { test: string[] } }>;
+      services: Record<string, { command?: string[]; environment?: Record<string, string>; build?: string; image?: string; healthcheck?: { test: string[] }; ports?: string[] }>;
       configs?: Record<string, { content?: string }>;
     };
     const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
@@ -50,9 +52,15 @@ describe('docker-compose.yml', () => {
       const unknown = Object.keys(env).filter((k) => !(k in shape));
       expect(unknown, `${name} sets variables it does not read`).toEqual([]);
       expect(() => known!.load(env), name).not.toThrow();
-      // The healthcheck asks /ready on the port the service was told to listen on.
+      // The healthcheck asks /ready on the port the service was told to answer it on.
       const probe = service.healthcheck?.test.join(' ') ?? '';
-      expect(probe, `${name} healthcheck`).toContain(`http://127.0.0.1:${env[known!.portVariable]}/ready`);
+      expect(probe, `${name} healthcheck`).toContain(`http://127.0.0.1:${env[known!.readyPort]}/ready`);
+      if (known!.publicPort) {
+        // Only the public port is published; the admin port stays on the container's loopback.
+        expect((service.ports ?? []).map((p) => p.split(':').at(-1)), `${name} ports`).toEqual([env[known!.publicPort]]);
+        expect(env.ADMIN_HOST, `${name} ADMIN_HOST`).toBe('127.0.0.1');
+        expect(env.ADMIN_PORT, `${name} ADMIN_PORT`).not.toBe(env[known!.publicPort]);
+      }
     }
     expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['postgres', 'nats', 'clickhouse']));
 

@@ -53,12 +53,12 @@ describe.each(cases)('services on NATS with $name', (c) => {
   let ch: TestClickHouse;
   let dataDir: string;
   const children: ChildService[] = [];
-  const ports = { api: 0, redirect: 0, ingest: 0, webhooks: 0 };
+  const ports = { api: 0, redirect: 0, redirectAdmin: 0, ingest: 0, webhooks: 0 };
   const output = () => children.map((child) => child.output.split('\n').slice(-15).join('\n')).join('\n---\n');
 
   beforeAll(async () => {
     cert = await createSelfSignedCert();
-    [nats, db, ch, dataDir, ports.api, ports.redirect, ports.ingest, ports.webhooks] = await Promise.all([
+    [nats, db, ch, dataDir, ports.api, ports.redirect, ports.redirectAdmin, ports.ingest, ports.webhooks] = await Promise.all([
       startTestNatsServer({ config: c.serverConfig(cert) }),
       createTestDatabase('postgres'),
       createTestClickHouse(),
@@ -67,11 +67,12 @@ describe.each(cases)('services on NATS with $name', (c) => {
       freePort(),
       freePort(),
       freePort(),
+      freePort(),
     ]);
     const common = { NATS_URL: c.natsUrl(nats.port), ...c.env(cert), HOST: '127.0.0.1', DATA_DIR: dataDir, LINKROUTE_SECRET: randomBytes(32).toString('hex') };
     children.push(
-      startChildService('services/api/main.ts', { ...common, DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, API_PORT: String(ports.api) }),
-      startChildService('services/redirector/main.ts', { ...common, REDIRECT_PORT: String(ports.redirect) }),
+      startChildService('services/api/main.ts', { ...common, DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, API_PORT: String(ports.api), ADMIN_PORT: '0' }),
+      startChildService('services/redirector/main.ts', { ...common, REDIRECT_PORT: String(ports.redirect), ADMIN_PORT: String(ports.redirectAdmin) }),
       startChildService('services/ingester/main.ts', { ...common, CLICKHOUSE_URL: ch.url, INGEST_PORT: String(ports.ingest), INGEST_LINGER_MS: '100' }),
       startChildService('services/webhooks/main.ts', { ...common, DATABASE_URL: db.url, WEBHOOKS_PORT: String(ports.webhooks) }),
     );
@@ -93,7 +94,8 @@ describe.each(cases)('services on NATS with $name', (c) => {
   });
 
   it('connects every service, and a click goes from the API through the redirector into ClickHouse', async () => {
-    for (const [name, port] of Object.entries(ports)) {
+    // The redirector's /ready is on its admin port.
+    for (const [name, port] of Object.entries(ports).filter(([name]) => name !== 'redirect')) {
       await eventually(async () => {
         const res = await fetch(`http://127.0.0.1:${port}/ready`);
         const body = (await res.json()) as { data?: { checks?: Record<string, string> }; checks?: Record<string, string> };

@@ -167,20 +167,22 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
     return ingester;
   };
   const startRedirector = async () => {
-    const port = await freePort();
+    const [port, adminPort] = [await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}`;
     const redirector = start(`redirector ${redirectors.length + 1}`, 'services/redirector/main.ts', {
       NATS_URL: options.natsUrl,
       REDIRECT_PORT: String(port),
+      // /ready is on the admin port, never on the redirect port.
+      ADMIN_PORT: String(adminPort),
       LINKROUTE_SECRET: secret,
       // On loopback every visitor has the same address: a proxy in front says who they are.
       TRUSTED_IP_HEADER: 'x-forwarded-for',
     });
     redirectors.push(redirector);
     redirectorUrls.push(url);
-    redirectorMetrics.set(redirector, `${url}/metrics`);
+    redirectorMetrics.set(redirector, `http://127.0.0.1:${adminPort}/metrics`);
     void redirector.exited.then(() => redirectorMetrics.delete(redirector));
-    await ready(`redirector ${redirectors.length}`, url, redirector);
+    await ready(`redirector ${redirectors.length}`, `http://127.0.0.1:${adminPort}`, redirector);
     return redirector;
   };
 
@@ -309,7 +311,7 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
 
   try {
     await startClickHouse();
-    const api = start('api', 'services/api/main.ts', { DATABASE_URL: db.url, NATS_URL: options.natsUrl, CLICKHOUSE_URL: clickhouseUrl, API_PORT: String(apiPort), LINKROUTE_SECRET: secret });
+    const api = start('api', 'services/api/main.ts', { DATABASE_URL: db.url, NATS_URL: options.natsUrl, CLICKHOUSE_URL: clickhouseUrl, API_PORT: String(apiPort), ADMIN_PORT: '0', LINKROUTE_SECRET: secret });
     const cli = await runCommand(process.execPath, [compiledPath('services/cli/main.ts'), 'workspace', 'create', '--name', 'Faults', '--plan', 'enterprise', '--json'], { env: { DATABASE_URL: db.url }, timeoutMs: 60_000 });
     if (cli.code !== 0) throw new Error(`cli: ${cli.stderr}`);
     key = (JSON.parse(cli.stdout) as { apiKey: string }).apiKey;

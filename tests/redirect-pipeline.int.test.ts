@@ -4,6 +4,8 @@ import { connectNatsBus } from '../shared/bus/nats-bus.ts';
 import { kvBuckets, type Bus } from '../shared/bus/bus.ts';
 import { createTestDatabase, type TestDatabase } from '../shared/testing/test-database.ts';
 import { startTestNatsServer, type TestNatsServer } from '../shared/testing/nats-server.ts';
+import { startDnsServer, type DnsServer } from '../shared/testing/dns-server.ts';
+import { rawHttp } from '../shared/testing/raw-http.ts';
 import { createApiKey, createWorkspace } from '../shared/db/workspaces.ts';
 import { clickEventSchema, eventSubjects, type ClickEvent } from '../shared/schemas/click-event.ts';
 import { createApiApp } from '../services/api/app.ts';
@@ -28,13 +30,15 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
   let publisher: OutboxPublisher;
   let api: RunningServer;
   let key: string;
+  let dns: DnsServer;
+  const records = new Map<string, string[]>();
   const buses: Bus[] = [];
   const redirectors: RunningRedirector[] = [];
 
-  const call = async (method: string, path: string, body?: unknown) => {
+  const call = async (method: string, path: string, body?: unknown, k = key) => {
     const res = await fetch(api.url + path, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${k}`, ...(body ? { 'content-type': 'application/json' } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
     return (await res.json()) as { data: any };
@@ -53,18 +57,19 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
   const newRedirector = async () => {
     const bus = await connectNatsBus(nats.url, { name: 'test-redirector', logger });
     buses.push(bus);
-    const r = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', HOST: '127.0.0.1' }), bus, secret, logger });
+    const r = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1' }), bus, secret, logger });
     redirectors.push(r);
     return r;
   };
 
   beforeAll(async () => {
     nats = await startTestNatsServer();
+    dns = await startDnsServer(records);
     db = await createTestDatabase('postgres');
     apiBus = await connectNatsBus(nats.url, { name: 'test-api', logger });
     publisher = outboxPublisher({ sql: db.sql, kv: await apiBus.kv(kvBuckets.snapshot), logger });
     publisher.start(200);
-    api = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({}), logger, snapshot: publisher }), 0, '127.0.0.1');
+    api = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({ DNS_SERVERS: dns.address }), logger, snapshot: publisher }), 0, '127.0.0.1');
     const ws = await createWorkspace(db.sql, { name: 'pipeline', plan: 'enterprise' });
     key = (await createApiKey(db.sql, { workspaceId: ws.id })).key;
     await newRedirector();
@@ -78,6 +83,7 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
     await publisher?.stop();
     await db?.close();
     await nats?.destroy();
+    dns?.close();
   });
 
   it('an API change is live on every redirector right after the API answers', async () => {
@@ -128,6 +134,58 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
     // Turning it off is a snapshot change like any other.
     await call('PATCH', `/links/${links.on.id}`, { forwardQuery: false });
     await until(r, `fwd-on${query}`, (res) => res.headers.get('location') === destinationUrl);
+  });
+
+  it('a custom domain answers only its own links, on every redirector, from its verification on; Host with a port or a trailing dot alike', async () => {
+    const owner = (await createApiKey(db.sql, { workspaceId: (await createWorkspace(db.sql, { name: 'brand', plan: 'enterprise' })).id })).key;
+    const squatter = (await createApiKey(db.sql, { workspaceId: (await createWorkspace(db.sql, { name: 'squatter', plan: 'enterprise' })).id })).key;
+    const hostname = 'go.pipeline-brand.example';
+    const ask = (r: RunningRedirector, code: string, host: string) => rawHttp(r.port, { method: 'GET', path: `/${code}`, host, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
+    // Another workspace's default-domain link, and the owner's own.
+    await call('POST', '/links', { destinationUrl: 'https://phish.example/login', shortCode: 'sign-in' }, squatter);
+    await call('POST', '/links', { destinationUrl: 'https://brand.example/default', shortCode: 'brand-default' }, owner);
+    for (const r of redirectors) for (const code of ['sign-in', 'brand-default']) await until(r, code, (res) => res.status === 302);
+    // The squatter's pending claim blocks no one; the owner verifies.
+    expect((await call('POST', '/domains', { hostname }, squatter)).data.status).toBe('pending');
+    const domain = (await call('POST', '/domains', { hostname }, owner)).data;
+    records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+    expect((await call('POST', `/domains/${domain.id}/verify`, undefined, owner)).data.status).toBe('verified');
+    // Verified and holding no link yet: default-domain links (anyone's) no longer answer there.
+    for (const r of redirectors) {
+      const deadline = Date.now() + 3_000;
+      while ((await ask(r, 'sign-in', hostname)).status !== 404) {
+        if (Date.now() > deadline) throw new Error('a default-domain link still answers on the verified custom domain');
+        await sleep(10);
+      }
+      for (const host of [hostname, `${hostname}:443`, 'GO.Pipeline-Brand.Example.', `${hostname}.:8080`]) {
+        expect((await ask(r, 'sign-in', host)).status, host).toBe(404);
+        expect((await ask(r, 'brand-default', host)).status, host).toBe(404);
+      }
+      expect((await ask(r, 'sign-in', 'localhost')).headers.location).toBe('https://phish.example/login');
+    }
+    await call('POST', '/links', { destinationUrl: 'https://brand.example/promo', shortCode: 'promo', domainId: domain.id }, owner);
+    for (const r of redirectors) {
+      const deadline = Date.now() + 3_000;
+      while ((await ask(r, 'promo', `${hostname}:443`)).status !== 302) {
+        if (Date.now() > deadline) throw new Error('the custom domain link never answered');
+        await sleep(10);
+      }
+      for (const host of [hostname, 'GO.Pipeline-Brand.Example.', `${hostname}.:8080`]) expect((await ask(r, 'promo', host)).headers.location, host).toBe('https://brand.example/promo');
+      expect((await ask(r, 'promo', 'localhost')).status).toBe(404);
+    }
+    // A redirector started now learns the domain from the bucket, and so does one after the domain is gone.
+    const late = await newRedirector();
+    expect((await ask(late, 'sign-in', hostname)).status).toBe(404);
+    expect((await ask(late, 'promo', hostname)).headers.location).toBe('https://brand.example/promo');
+    await call('DELETE', `/domains/${domain.id}`, undefined, owner);
+    for (const r of redirectors) {
+      const deadline = Date.now() + 3_000;
+      while ((await ask(r, 'sign-in', hostname)).status !== 302) {
+        if (Date.now() > deadline) throw new Error('the deleted domain still hides default-domain links');
+        await sleep(10);
+      }
+      expect((await ask(r, 'promo', hostname)).status).toBe(404);
+    }
   });
 
   it('a bulk create of 1,000 links, then a bulk delete, reach every redirector', async () => {

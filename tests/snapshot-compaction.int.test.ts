@@ -59,7 +59,7 @@ describe.each(['nats', 'memory'] as const)('compacted snapshot on %s', (kind) =>
         return { ...kv, watch: (onEntry, options) => (watches.push(options ?? {}), kv.watch(onEntry, options)) };
       },
     };
-    const redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', HOST: '127.0.0.1' }), bus: watched, secret, logger });
+    const redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1' }), bus: watched, secret, logger });
     redirectors.push(redirector);
     return { redirector, fromRevision: watches[0]?.fromRevision ?? 0 };
   };
@@ -159,7 +159,7 @@ describe.each(['nats', 'memory'] as const)('compacted snapshot on %s', (kind) =>
         };
       },
     };
-    const redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', HOST: '127.0.0.1' }), bus: damaged, secret, logger });
+    const redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1' }), bus: damaged, secret, logger });
     redirectors.push(redirector);
     expectEveryLinkNewest(redirector); // each link decodes: none comes from the damaged block
   });
@@ -195,7 +195,7 @@ describe.each(['nats', 'memory'] as const)('compacted snapshot on %s', (kind) =>
     await publish(3, 6); // after the first blob, in the second
     const watches: KvWatchOptions[] = [];
     const redirector = await startRedirector({
-      config: loadRedirectorConfig({ REDIRECT_PORT: '0', HOST: '127.0.0.1' }),
+      config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1' }),
       bus: {
         ...cutting,
         async kv(bucket) {
@@ -302,7 +302,7 @@ describe.each(['nats', 'memory'] as const)('the API keeps the compacted snapshot
       }
       const redirectorBus = kind === 'nats' ? await connectNatsBus(nats!.url, { name: 'compaction-redirector', logger }) : bus;
       if (redirectorBus !== bus) buses.push(redirectorBus);
-      const redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', HOST: '127.0.0.1' }), bus: redirectorBus, secret, logger });
+      const redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1' }), bus: redirectorBus, secret, logger });
       try {
         expect(redirector.store.size).toBe(40);
         const res = await fetch(`${redirector.url}/${code(7)}`, { redirect: 'manual' });

@@ -60,6 +60,8 @@ describe('the whole topology as separate processes', () => {
   let ingester: ChildService;
   const redirectors: ChildService[] = [];
   const urls = { clickhouse: '', api: '', ingester: '', redirectors: [] as string[] };
+  /** The admin ports (ADMIN_PORT): /metrics of the API and redirectors, and the redirectors' /ready. */
+  const admin = { api: '', redirectors: [] as string[] };
   let key = '';
 
   const start = (main: string, env: Record<string, string>) => {
@@ -89,12 +91,14 @@ describe('the whole topology as separate processes', () => {
 
   beforeAll(async () => {
     [nats, db, dataDir] = await Promise.all([startTestNatsServer(), createTestDatabase('postgres'), mkdtemp(join(tmpdir(), 'linkroute-topology-'))]);
-    const [chPort, apiPort, ingestPort, r1Port, r2Port] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const [chPort, apiPort, ingestPort, r1Port, r2Port, apiAdminPort, r1AdminPort, r2AdminPort] = await Promise.all(Array.from({ length: 8 }, () => freePort()));
     const chPassword = randomBytes(12).toString('hex');
     urls.clickhouse = `http://default:${chPassword}@127.0.0.1:${chPort}`;
     urls.api = `http://127.0.0.1:${apiPort}`;
     urls.ingester = `http://127.0.0.1:${ingestPort}`;
     urls.redirectors = [`http://127.0.0.1:${r1Port}`, `http://127.0.0.1:${r2Port}`];
+    admin.api = `http://127.0.0.1:${apiAdminPort}`;
+    admin.redirectors = [`http://127.0.0.1:${r1AdminPort}`, `http://127.0.0.1:${r2AdminPort}`];
     // The API, every redirector and the ingester share the secret: click ids are MACed by one and checked by the others.
     const secret = randomBytes(32).toString('hex');
 
@@ -104,14 +108,16 @@ describe('the whole topology as separate processes', () => {
       NATS_URL: nats.url,
       CLICKHOUSE_URL: urls.clickhouse,
       API_PORT: String(apiPort),
+      ADMIN_PORT: String(apiAdminPort),
       REDIRECT_BASE_URL: urls.redirectors[0]!,
       LINKROUTE_SECRET: secret,
     });
-    for (const port of [r1Port, r2Port]) {
+    for (const [port, adminPort] of [[r1Port, r1AdminPort], [r2Port, r2AdminPort]]) {
       redirectors.push(
         start('services/redirector/main.ts', {
           NATS_URL: nats.url,
           REDIRECT_PORT: String(port),
+          ADMIN_PORT: String(adminPort),
           LINKROUTE_SECRET: secret,
           // On loopback every visitor has the same address and no country: a proxy in front says who they are.
           TRUSTED_IP_HEADER: 'x-forwarded-for',
@@ -148,12 +154,16 @@ describe('the whole topology as separate processes', () => {
     const [apiReady, ingesterReady, ...redirectorReady] = await Promise.all([
       ready('api', urls.api, api),
       ready('ingester', urls.ingester, ingester),
-      ...redirectors.map((r, i) => ready(`redirector ${i + 1}`, urls.redirectors[i]!, r)),
+      ...redirectors.map((r, i) => ready(`redirector ${i + 1}`, admin.redirectors[i]!, r)),
     ]);
     expect(apiReady).toEqual({ success: true, data: { status: 'ready', checks: { postgres: 'ok', nats: 'ok', clickhouse: 'ok' } } });
     expect(ingesterReady).toEqual({ status: 'ready', checks: { nats: 'ok', clickhouse: 'ok' } });
     for (const r of redirectorReady) expect(r).toMatchObject({ status: 'ready', checks: { snapshot: 'ok', nats: 'ok' } });
-    for (const base of [urls.api, urls.ingester, ...urls.redirectors]) expect((await fetch(`${base}/health`)).status).toBe(200);
+    for (const base of [urls.api, urls.ingester, ...urls.redirectors, admin.api, ...admin.redirectors]) expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect(await (await fetch(`${admin.api}/ready`)).json()).toEqual({ status: 'ready', checks: { postgres: 'ok', nats: 'ok', clickhouse: 'ok' } });
+    // The public ports show no tenant's counts: /metrics and the redirectors' /ready are on the admin ports only.
+    for (const base of [urls.api, ...urls.redirectors]) expect((await fetch(`${base}/metrics`)).status, base).toBe(404);
+    for (const base of urls.redirectors) expect((await fetch(`${base}/ready`)).status, base).toBe(404);
   }, 120_000);
 
   afterAll(async () => {
@@ -196,7 +206,7 @@ describe('the whole topology as separate processes', () => {
         expect((await visit(r, 'topo-buy', visitors.gbMac, 'HEAD')).status).toBe(302);
       }, 10_000, 20);
     }
-    const redirectsBefore = await Promise.all(urls.redirectors.map(async (u) => metric(await scrape(u), 'linkroute_redirector_requests_total{outcome="redirect"}')));
+    const redirectsBefore = await Promise.all(admin.redirectors.map(async (u) => metric(await scrape(u), 'linkroute_redirector_requests_total{outcome="redirect"}')));
 
     // The routed link: 5 counted clicks by 4 visitors (one twice, through each redirector), a bot, a HEAD.
     const routedClicks: Array<[number, Visitor, string]> = [
@@ -277,7 +287,7 @@ describe('the whole topology as separate processes', () => {
     }, 30_000, 500);
 
     // The services' own counters agree with what was sent.
-    const pages = await Promise.all(urls.redirectors.map(scrape));
+    const pages = await Promise.all(admin.redirectors.map(scrape));
     const sum = (series: string) => pages.reduce((total, page) => total + metric(page, series), 0);
     // 11 GETs and the HEAD answered with a redirect since the baseline.
     expect(pages.reduce((total, page, i) => total + metric(page, 'linkroute_redirector_requests_total{outcome="redirect"}') - redirectsBefore[i]!, 0)).toBe(12);
@@ -290,7 +300,7 @@ describe('the whole topology as separate processes', () => {
     expect(metric(ingested, 'linkroute_ingester_rows_inserted_total{kind="clicks"}')).toBe(11);
     expect(metric(ingested, 'linkroute_ingester_rows_inserted_total{kind="conversions"}')).toBe(3);
     expect(metric(ingested, 'linkroute_ingester_dead_lettered_total{kind="clicks"}')).toBe(0);
-    const apiPage = await scrape(urls.api);
+    const apiPage = await scrape(admin.api);
     expect(metric(apiPage, 'linkroute_api_http_requests_total{method="POST",route="/conversions/s2s",status="201"}')).toBe(3);
     expect(metric(apiPage, 'linkroute_api_http_requests_total{method="POST",route="/conversions/s2s",status="200"}')).toBe(1);
     expect(metric(apiPage, 'linkroute_api_http_requests_total{method="POST",route="/rules",status="201"}')).toBe(2);

@@ -148,22 +148,24 @@ export async function run(): Promise<SuiteResult> {
       NATS_URL: nats.url,
       CLICKHOUSE_URL: `http://default:bench@127.0.0.1:${chPort}`,
       API_PORT: String(apiPort),
+      ADMIN_PORT: '0',
       DATA_DIR: join(dir, 'api'),
       LOG_LEVEL: 'warn',
     });
     children.push(api);
     const base = `http://127.0.0.1:${apiPort}`;
     await waitReady(`${base}/ready`, api, 'API');
-    const redirectPort = await freePort();
+    const [redirectPort, redirectAdminPort] = [await freePort(), await freePort()];
     const redirector = startChildService('services/redirector/main.ts', {
       NATS_URL: nats.url,
       REDIRECT_PORT: String(redirectPort),
+      ADMIN_PORT: String(redirectAdminPort),
       LINKROUTE_SECRET: randomBytes(32).toString('hex'),
       LOG_LEVEL: 'warn',
     });
     children.push(redirector);
     const redirectBase = `http://127.0.0.1:${redirectPort}`;
-    await waitReady(`${redirectBase}/ready`, redirector, 'redirector');
+    await waitReady(`http://127.0.0.1:${redirectAdminPort}/ready`, redirector, 'redirector');
     const bare = startChildService('bench/servers/bare-koa-postgres.ts', { DATABASE_URL: db.url });
     children.push(bare);
     await bare.waitFor(/READY \d+/, 60_000);

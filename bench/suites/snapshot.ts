@@ -6,7 +6,7 @@
  *    production does (timed on its own row), then 5,000 links change in the bucket (a
  *    redirector catches up on them after the blob; production compacts again after
  *    SNAPSHOT_COMPACT_AFTER_CHANGES, 10,000 by default). A real redirector process
- *    (services/redirector/main.ts) starts; measured from spawn to /ready answering 200,
+ *    (services/redirector/main.ts) starts; measured from spawn to /ready (admin port) answering 200,
  *    with its RSS and peak RSS.
  *    Baselines, same run: a bare watcher replaying the whole bucket (what a start cost
  *    before compaction), and a bare read of the blob's bytes (no parsing).
@@ -161,11 +161,12 @@ async function measureLoad(natsUrl: string, bus: Bus, apiBus: Bus): Promise<Load
   const blobRead = await bareBlobRead(bus);
   log(`bare blob read: ${Math.round(blobRead.bytes / 1024 / 1024)} MB in ${blobRead.seconds.toFixed(2)} s`);
 
-  const port = await freePort();
+  const [port, adminPort] = [await freePort(), await freePort()];
   const spawned = performance.now();
   const redirector = startChildService('services/redirector/main.ts', {
     NATS_URL: natsUrl,
     REDIRECT_PORT: String(port),
+    ADMIN_PORT: String(adminPort),
     LINKROUTE_SECRET: randomBytes(32).toString('hex'),
     // info: its log says whether it started from the compacted snapshot.
     LOG_LEVEL: 'info',
@@ -174,7 +175,7 @@ async function measureLoad(natsUrl: string, bus: Bus, apiBus: Bus): Promise<Load
     let ready: { links: number } | null = null;
     while (!ready) {
       if (performance.now() - spawned > LOAD_TIMEOUT_MS) throw new Error(`redirector not ready after ${LOAD_TIMEOUT_MS} ms:\n${redirector.output}`);
-      const res = await fetch(`http://127.0.0.1:${port}/ready`).catch((err: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${adminPort}/ready`).catch((err: unknown) => {
         if (isConnectionRefused(err)) return null; // not listening yet
         throw err;
       });

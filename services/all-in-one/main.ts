@@ -54,7 +54,8 @@ try {
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
   await migrateClickHouseAt(clickhouseUrl);
   const clickhouse = connectClickHouse(clickhouseUrl);
-  // The ingesters have no HTTP server here: their metrics are served with the API's.
+  // The ingesters and the webhooks sender have no HTTP server here: their metrics go with the
+  // API's, and all of them are served with the redirector's on its admin port (ADMIN_PORT).
   const apiMetrics = createMetricsRegistry();
   const ingesters = startEventIngesters({ bus, clickhouse, logger, config: ingesterConfig, metrics: apiMetrics, secret });
 
@@ -64,7 +65,7 @@ try {
   await snapshot.flush(); // the redirector below starts with every link
   // The in-process bus forgot the shared click counts: without them limits reached before a restart would reopen.
   if (memoryBus !== null) await restoreClickCounts({ sql: db.sql, clickhouse, bus });
-  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger });
+  const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger, adminMetrics: [apiMetrics] });
   // Short URLs point where the redirector listens (REDIRECT_PORT=0 is known only now).
   const apiConfig = withRedirectorPort(config, redirector.port);
   const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(apiConfig.REDIRECT_BASE_URL), logger });
@@ -90,6 +91,7 @@ try {
   logger.info('linkroute started', {
     api: api.url,
     redirector: redirector.url,
+    admin: redirector.adminUrl,
     database: db.description,
     bus: bus.kind,
     clickhouse: embeddedClickHouse ? `embedded chDB in ${config.DATA_DIR}/clickhouse on ${embeddedClickHouse.address}` : 'CLICKHOUSE_URL',
@@ -119,6 +121,7 @@ try {
   process.stdout.write(`linkroute redirects on ${redirector.url}\n`);
   process.stdout.write(`linkroute API on ${api.url}\n`);
   process.stdout.write(`linkroute dashboard on ${api.url}/dashboard\n`);
+  process.stdout.write(`linkroute metrics on ${redirector.adminUrl}/metrics (readiness: ${redirector.adminUrl}/ready)\n`);
 
   /** Clicks a forced exit loses: the redirector's unpublished buffer, and on the in-process bus whatever is not stored yet. */
   const clicksNotStored = () => redirector.events.stats().buffered + (memoryBus?.unacknowledgedEvents(eventSubjects.clicks) ?? 0);

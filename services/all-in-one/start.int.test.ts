@@ -86,6 +86,15 @@ describe('npm start on embedded defaults', () => {
     expect((await post('/qr', { linkId: link.id })).encodedUrl).toBe(`http://localhost:${redirectPort}/port?qr=1`);
     // The short URL answers where it says.
     expect((await fetch(link.shortUrl!, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 Firefox/128.0' } })).status).toBe(302);
+
+    // Every part's metrics on one admin port, on loopback; none on the public ports.
+    expect(started.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const metrics = await (await fetch(`${started.adminUrl}/metrics`)).text();
+    for (const name of ['linkroute_api_http_requests_total', 'linkroute_redirector_requests_total', 'linkroute_ingester_rows_inserted_total', 'linkroute_webhooks_attempts_total']) expect(metrics).toContain(`# TYPE ${name} `);
+    expect(metrics.match(/^# TYPE process_resident_memory_bytes /gm)).toHaveLength(1);
+    expect(await (await fetch(`${started.adminUrl}/ready`)).json()).toMatchObject({ status: 'ready', checks: { snapshot: 'ok' } });
+    for (const base of [started.url, started.redirectUrl]) expect((await fetch(`${base}/metrics`)).status, base).toBe(404);
+    expect((await fetch(`${started.redirectUrl}/ready`)).status).toBe(404);
     await stopNpmStart(started);
   }, 120_000);
 

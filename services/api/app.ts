@@ -27,7 +27,6 @@ import { webhookStore } from './stores/webhook-store.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { campaignRoutes } from './routes/campaigns.ts';
 import { healthRoutes } from './routes/health.ts';
-import { metricsRoutes } from './routes/metrics.ts';
 import { linkRoutes } from './routes/links.ts';
 import { linkBulkRoutes } from './routes/links-bulk.ts';
 import { ruleRoutes } from './routes/rules.ts';
@@ -63,9 +62,10 @@ export interface ApiDeps {
   /** ClickHouse for the analytics endpoints; absent: they answer 503. */
   analytics?: ClickHouseClient;
   /**
-   * Where this instance's metrics go, served at /metrics; default: a registry of its
-   * own (so instances in one process never mix counts). A caller may pass one to
-   * serve more (npm start adds the ingester's).
+   * Where this instance's metrics go; default: a registry of its own (so instances in
+   * one process never mix counts). Not served here: the caller serves it on the admin
+   * port (admin-server.ts; npm start with the redirector's), and may fill it with more
+   * (npm start adds the ingesters' and the webhooks sender's).
    */
   metrics?: Registry;
 }
@@ -100,7 +100,6 @@ export function createApiApp(deps: ApiDeps): Koa {
   // Router-level middleware runs only for matched routes, so a wrong method is a 405, not a body error.
   router.use(jsonBody(config.API_MAX_BODY_BYTES, (ctx) => (ctx.path === '/links/bulk' ? config.API_MAX_BULK_BODY_BYTES : undefined)));
   healthRoutes(router, { sql, bus: deps.bus, clickhouse: deps.analytics });
-  metricsRoutes(router, { registry: metrics });
   meRoutes(router, { sql, requireScope });
   campaignRoutes(router, { campaigns, requireScope });
   const linkDeps = {

@@ -19,6 +19,13 @@ describe('loadApiConfig: REDIRECT_BASE_URL', () => {
     expect(withRedirectorPort(loadApiConfig({ REDIRECT_PORT: '0', REDIRECT_BASE_URL: 'https://go.example.com' }), 41234).REDIRECT_BASE_URL).toBe('https://go.example.com');
   });
 
+  it('serves /metrics on ADMIN_PORT (9092) on loopback by default; 0 is any free port', () => {
+    expect(loadApiConfig({})).toMatchObject({ ADMIN_PORT: 9092, ADMIN_HOST: '127.0.0.1' });
+    expect(loadApiConfig({ ADMIN_PORT: '0', ADMIN_HOST: '10.0.0.5' })).toMatchObject({ ADMIN_PORT: 0, ADMIN_HOST: '10.0.0.5' });
+    expect(() => loadApiConfig({ API_PORT: '9092' })).toThrow(/ADMIN_PORT: must differ from API_PORT/);
+    expect(() => loadApiConfig({ ADMIN_PORT: 'x' })).toThrow(/ADMIN_PORT/);
+  });
+
   it('rejects a bad REDIRECT_PORT or base URL', () => {
     for (const env of [{ REDIRECT_PORT: '70000' }, { REDIRECT_BASE_URL: 'ftp://go.example.com' }]) expect(() => loadApiConfig(env)).toThrow(ConfigError);
   });

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { booleanEnv, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { adminEnv, booleanEnv, checkAdminPort, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
@@ -9,6 +9,12 @@ export const apiEnv = z
   .object({
     ...commonEnv,
     API_PORT: port(3000),
+    /**
+     * /metrics (with /health and /ready) for the operator, off API_PORT: it counts every
+     * workspace's traffic, which no API key may read. npm start serves it with the
+     * redirector's, on the redirector's ADMIN_PORT.
+     */
+    ...adminEnv(9092),
     /** The redirector's port (the same variable it listens on): the default REDIRECT_BASE_URL points there. */
     REDIRECT_PORT: port(8080),
     /** Base of `shortUrl` (and of what QR codes encode) on the default domain. */
@@ -46,6 +52,7 @@ export const apiEnv = z
     DASHBOARD_DIR: z.preprocess((v) => (v === '' ? undefined : v), z.string().default(defaultDashboardDir())),
   })
   .superRefine(checkNatsFields)
+  .superRefine(checkAdminPort('API_PORT'))
   // Unset, it follows REDIRECT_PORT: setting only the port must not leave short URLs on 8080.
   .transform((env) => ({ ...env, REDIRECT_BASE_URL: env.REDIRECT_BASE_URL ?? localRedirectBaseUrl(env.REDIRECT_PORT) }));
 

@@ -11,6 +11,7 @@ import { startIngester, type Ingester } from '../ingester/ingester.ts';
 import { conversionEvents } from '../ingester/event-tables.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 import { clickHouseLinkCounters } from './link-counters.ts';
+import { pixelConversionId } from '../../shared/conversion-id.ts';
 
 const secret = Buffer.alloc(32, 9);
 const DAY = 24 * 3600_000;
@@ -198,5 +199,45 @@ describe('server-to-server conversions', () => {
       expect(bad.status, q).toBe(400);
       expect(bad.body.error.code).toBe('VALIDATION_ERROR');
     }
+  });
+
+  it('pixel conversions: one click and event stored twice (after the bus forgot the first) count once; a click counts at most 10 pixel conversions; s2s ones are not limited', async () => {
+    const tenant = await api.tenant();
+    const newLink = async (trackingType: string) =>
+      (await api.request('POST', '/links', { key: tenant.key, body: { destinationUrl: 'https://shop.example/p', conversionTracking: true, trackingType } })).body.data.id as string;
+    const [pixelLink, s2sLink] = [await newLink('pixel'), await newLink('s2s')];
+    const noon = Math.floor(Date.now() / DAY) * DAY - DAY + 12 * 3_600_000;
+    const day = new Date(noon).toISOString().slice(0, 10);
+    const click = createClickId(secret, pixelLink, noon);
+    const s2sClick = createClickId(secret, s2sLink, noon);
+    const row = (over: Record<string, unknown>) => ({
+      workspace_id: tenant.workspaceId, link_id: pixelLink, campaign_id: 'c', click_id: click, event: 'purchase', value: 1, currency: 'USD',
+      order_id: '', attributed: true, source: 'pixel', ...over,
+    });
+    const rows = [
+      // The same click and event without an orderId, from two redirectors 20 minutes apart: one conversion id.
+      row({ conversion_id: pixelConversionId(click, 'purchase'), ts: noon + 60_000, value: 500 }),
+      row({ conversion_id: pixelConversionId(click, 'purchase'), ts: noon + 21 * 60_000, value: 500 }),
+      row({ conversion_id: pixelConversionId(click, 'signup'), ts: noon + 2 * 60_000, event: 'signup', value: 0 }),
+      // 12 orders on the same click: 10 count (the earliest; the signup above is one of them).
+      ...Array.from({ length: 12 }, (_, i) => row({ conversion_id: `conv_order${i}`, ts: noon + (3 + i) * 60_000, order_id: `o-${i}`, value: 10 })),
+      // s2s conversions come with an API key: 12 orders on one click all count.
+      ...Array.from({ length: 12 }, (_, i) => row({ conversion_id: `conv_s2s${i}`, link_id: s2sLink, click_id: s2sClick, ts: noon + i * 60_000, order_id: `s-${i}`, value: 1, source: 's2s' })),
+    ];
+    await clickhouse.insert({ table: 'conversions', values: rows, format: 'JSONEachRow' });
+
+    // The purchase (500), the signup and 8 of the orders (10 each): 10 pixel conversions.
+    const pixelReport = await api.request('GET', `/analytics/conversions?from=${day}&to=${day}&linkId=${pixelLink}&limit=100`, { key: tenant.key });
+    expect(pixelReport.body.data.summary).toMatchObject({ totalConversions: 10, totalRevenue: 580 });
+    expect(pixelReport.body.data.conversions.map((c: { orderId: string }) => c.orderId).filter(Boolean).sort()).toEqual(['o-0', 'o-1', 'o-2', 'o-3', 'o-4', 'o-5', 'o-6', 'o-7']);
+    expect(pixelReport.body.data.byEvent).toMatchObject({ purchase: 9, signup: 1 });
+    const s2sReport = await api.request('GET', `/analytics/conversions?from=${day}&to=${day}&linkId=${s2sLink}`, { key: tenant.key });
+    expect(s2sReport.body.data.summary).toMatchObject({ totalConversions: 12, totalRevenue: 12 });
+    const overview = await api.request('GET', `/analytics?from=${day}&to=${day}`, { key: tenant.key });
+    expect(overview.body.data.summary).toMatchObject({ conversions: 22, revenue: 592 });
+    expect((await api.request('GET', `/links/${pixelLink}`, { key: tenant.key })).body.data).toMatchObject({ conversions: 10, revenue: 580 });
+    expect((await api.request('GET', `/links/${s2sLink}`, { key: tenant.key })).body.data).toMatchObject({ conversions: 12, revenue: 12 });
+    const breakdown = await api.request('GET', `/analytics/breakdown?dimension=country&from=${day}&to=${day}`, { key: tenant.key });
+    expect(breakdown.status).toBe(200);
   });
 });

@@ -73,18 +73,90 @@ describe('custom domains, verified through a real DNS server', () => {
     expect((await call('GET', '/domains')).body.data.map((d: { id: string }) => d.id)).not.toContain(domain.id);
   });
 
-  it('a hostname is taken across workspaces (409), free again once deleted; lists and tenancy', async () => {
-    const other = await api.tenant();
-    const mine = await call('POST', '/domains', { hostname: 'links.shared-example.org' });
-    expect(mine.status).toBe(201);
-    const theirs = await call('POST', '/domains', { hostname: 'LINKS.shared-example.org' }, other.key);
-    expect(theirs.status).toBe(409);
-    expect(theirs.body.error.code).toBe('CONFLICT');
-    expect((await call('POST', `/domains/${mine.body.data.id}/verify`, undefined, other.key)).status).toBe(404);
-    expect((await call('DELETE', `/domains/${mine.body.data.id}`, undefined, other.key)).status).toBe(404);
-    expect((await call('GET', '/domains', undefined, other.key)).body.data).toEqual([]);
-    await call('DELETE', `/domains/${mine.body.data.id}`);
-    expect((await call('POST', '/domains', { hostname: 'links.shared-example.org' }, other.key)).status).toBe(201);
+  it('several workspaces may claim a hostname; the first to verify owns it, the others turn failed with the reason; a verified hostname is 409 for anyone else', async () => {
+    const squatter = await api.tenant();
+    const owner = await api.tenant();
+    const third = await api.tenant();
+    const hostname = 'links.shared-example.org';
+    // A squatter's pending claim blocks nobody, the real owner included.
+    const squatted = await call('POST', '/domains', { hostname }, squatter.key);
+    expect(squatted.status).toBe(201);
+    const claimed = await call('POST', '/domains', { hostname: 'LINKS.shared-example.org' }, owner.key);
+    expect(claimed.status).toBe(201);
+    expect(claimed.body.data).toMatchObject({ hostname, status: 'pending' });
+    expect(claimed.body.data.verification.value).not.toBe(squatted.body.data.verification.value);
+    const thirdClaim = await call('POST', '/domains', { hostname }, third.key);
+    expect(thirdClaim.status).toBe(201);
+    // One live claim per workspace and hostname.
+    const twice = await call('POST', '/domains', { hostname }, owner.key);
+    expect(twice.status).toBe(409);
+    expect(twice.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('already registered in this workspace') });
+
+    // Only the owner can publish the TXT record: the squatter cannot verify; the owner can.
+    records.set(`_linkroute.${hostname}`, [claimed.body.data.verification.value]);
+    const squatterTry = await call('POST', `/domains/${squatted.body.data.id}/verify`, undefined, squatter.key);
+    expect(squatterTry.body.data).toMatchObject({ status: 'failed', failureReason: expect.stringContaining('none equals the expected value') });
+    const verified = await call('POST', `/domains/${claimed.body.data.id}/verify`, undefined, owner.key);
+    expect(verified.body.data).toMatchObject({ status: 'verified', failureReason: null });
+
+    // The other claims turned failed, saying why (and not whose).
+    const reason = `${hostname} was verified by another workspace`;
+    for (const [tenant, domain] of [[squatter, squatted], [third, thirdClaim]] as const) {
+      const listed = (await call('GET', '/domains', undefined, tenant.key)).body.data;
+      expect(listed).toEqual([expect.objectContaining({ id: domain.body.data.id, status: 'failed', failureReason: reason, verifiedAt: null })]);
+    }
+    // Even with its own TXT record published too, a second workspace cannot take a verified hostname.
+    records.set(`_linkroute.${hostname}`, [claimed.body.data.verification.value, thirdClaim.body.data.verification.value]);
+    const late = await call('POST', `/domains/${thirdClaim.body.data.id}/verify`, undefined, third.key);
+    expect(late.status).toBe(200);
+    expect(late.body.data).toMatchObject({ status: 'failed', failureReason: reason, verifiedAt: null });
+    // A verified hostname cannot be claimed by anyone else.
+    const newcomer = await api.tenant();
+    const refused = await call('POST', '/domains', { hostname: 'Links.Shared-Example.org.' }, newcomer.key);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'CONFLICT', message: `Hostname ${hostname} is verified by another workspace` });
+    expect((await call('GET', '/domains', undefined, newcomer.key)).body.data).toEqual([]);
+    // The owner's re-verification keeps it.
+    expect((await call('POST', `/domains/${claimed.body.data.id}/verify`, undefined, owner.key)).body.data.status).toBe('verified');
+
+    // Tenancy: another workspace's claim is 404 to verify or delete, and not listed.
+    expect((await call('POST', `/domains/${claimed.body.data.id}/verify`, undefined, squatter.key)).status).toBe(404);
+    expect((await call('DELETE', `/domains/${claimed.body.data.id}`, undefined, squatter.key)).status).toBe(404);
+
+    // Once the owner lets it go, a failed claim can verify and the hostname can be claimed again.
+    await call('DELETE', `/domains/${claimed.body.data.id}`, undefined, owner.key);
+    expect((await call('POST', `/domains/${thirdClaim.body.data.id}/verify`, undefined, third.key)).body.data).toMatchObject({ status: 'verified', failureReason: null });
+    expect((await call('POST', '/domains', { hostname }, owner.key)).status).toBe(409);
+    await call('DELETE', `/domains/${thirdClaim.body.data.id}`, undefined, third.key);
+    expect((await call('POST', '/domains', { hostname }, newcomer.key)).status).toBe(201);
+  });
+
+  it('with two API instances verifying at once, exactly one workspace owns the hostname (Postgres decides)', async () => {
+    const second = await listen(createApiApp({ sql: api.db.sql, config: loadApiConfig({ DNS_SERVERS: dns.address }), logger: createLogger('t', 'silent') }), 0, '127.0.0.1');
+    try {
+      for (let round = 0; round < 3; round++) {
+        const hostname = `race-${round}.claims-example.net`;
+        const tenants = await Promise.all(Array.from({ length: 6 }, () => api.tenant()));
+        const claims = await Promise.all(tenants.map(async (t) => (await call('POST', '/domains', { hostname }, t.key)).body.data));
+        // Every workspace's record is published: DNS alone cannot decide.
+        records.set(`_linkroute.${hostname}`, claims.map((c) => c.verification.value));
+        const results = await Promise.all(
+          claims.map(async (claim, i) => {
+            const res = await fetch(`${i % 2 === 0 ? server.url : second.url}/domains/${claim.id}/verify`, { method: 'POST', headers: { authorization: `Bearer ${tenants[i]!.key}` } });
+            expect(res.status).toBe(200);
+            return ((await res.json()) as any).data;
+          }),
+        );
+        const owners = results.filter((d) => d.status === 'verified');
+        expect(owners, `round ${round}`).toHaveLength(1);
+        const stored = await api.db.sql<{ status: string; failureReason: string | null }[]>`
+          SELECT status, failure_reason FROM domains WHERE hostname = ${hostname} AND deleted_at IS NULL ORDER BY status`;
+        expect(stored.map((d) => d.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'failed', 'verified']);
+        expect(stored.filter((d) => d.status === 'failed').every((d) => d.failureReason === `${hostname} was verified by another workspace`)).toBe(true);
+      }
+    } finally {
+      await second.close();
+    }
   });
 
   it('refuses bad hostnames and bodies with the field named', async () => {

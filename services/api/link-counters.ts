@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { LRUCache } from 'lru-cache';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import { zeroCounters, type LinkCounters } from './link-presenter.ts';
+import { countedConversionRows } from './analytics/conversion-filter.ts';
 
 export interface LinkCountersSource {
   /**
@@ -33,8 +34,8 @@ interface Waiting {
 const MAX_IDS_PER_QUERY = 200;
 
 /**
- * Clicks from the rollup, conversions (attributed, each order once per workspace)
- * from their table, joined: one query answers any number of requests' links.
+ * Clicks from the rollup, conversions (attributed, counted as every report counts them:
+ * countedConversionRows) from their table, joined: one query answers any number of requests' links.
  */
 async function queryCounters(clickhouse: ClickHouseClient, workspaceIds: string[], linkIds: string[]): Promise<CounterRow[]> {
   const result = await clickhouse.query({
@@ -53,11 +54,7 @@ async function queryCounters(clickhouse: ClickHouseClient, workspaceIds: string[
       ) AS c
       FULL OUTER JOIN (
         SELECT workspace_id, link_id, count() AS conversions, sum(value) AS revenue
-        FROM (
-          SELECT * FROM conversions FINAL
-          WHERE workspace_id IN {workspaceIds:Array(String)} AND link_id IN {linkIds:Array(String)} AND attributed
-          ORDER BY ts, conversion_id LIMIT 1 BY workspace_id, if(order_id = '', conversion_id, order_id)
-        )
+        FROM ${countedConversionRows('workspace_id IN {workspaceIds:Array(String)} AND link_id IN {linkIds:Array(String)} AND attributed', 'workspace_id, link_id, value', 'workspace_id, ')}
         GROUP BY workspace_id, link_id
       ) AS v USING (workspace_id, link_id)`,
     query_params: { workspaceIds, linkIds },

@@ -17,6 +17,8 @@ import { linkPresenter } from './link-presenter.ts';
 import type { OutboxDrainer } from './outbox/outbox-drainer.ts';
 import { startWebhookEventPublishing } from './outbox/webhook-outbox-publisher.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
+import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
+import { startApiAdminServer } from './admin-server.ts';
 
 const config = loadApiConfig();
 const logger = createLogger('api', config.LOG_LEVEL);
@@ -44,13 +46,16 @@ try {
   const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const limiter = rateLimiter(db.sql, logger);
-  const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, rateLimiter: limiter, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
-  logger.info('api listening', { url: server.url, dashboard: `${server.url}/dashboard`, database: db.description });
+  const metrics = createMetricsRegistry();
+  const admin = await startApiAdminServer({ config, registry: metrics, sql: db.sql, bus, clickhouse, logger });
+  const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, rateLimiter: limiter, metrics, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
+  logger.info('api listening', { url: server.url, dashboard: `${server.url}/dashboard`, adminUrl: admin.url, database: db.description });
   handleShutdown(logger, async () => {
     // In-flight requests finish first; then the outbox loop stops (what it has not
     // published stays queued for the next API; a compaction under way is abandoned),
     // and connections close.
     await server.close();
+    await admin.close();
     // Unspent rate-limit tokens go back to the workspaces' windows for the other instances.
     await limiter.close();
     await publishing?.stop();

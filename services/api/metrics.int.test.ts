@@ -9,6 +9,9 @@ import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 import { sample } from '../../shared/testing/prometheus-sample.ts';
+import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
+import type { HealthServer } from '../../shared/health/health-server.ts';
+import { startApiAdminServer } from './admin-server.ts';
 
 /** The value of one sample line (`name{labels} value`) of a Prometheus text page, or undefined. */
 
@@ -16,23 +19,30 @@ const logger = createLogger('metrics-test', 'silent');
 
 describe('API observability', () => {
   let api: TestApi;
+  let admin: HealthServer;
   let key: string;
 
   beforeAll(async () => {
-    api = await startTestApi('postgres');
+    const registry = createMetricsRegistry();
+    api = await startTestApi('postgres', { metrics: registry });
+    admin = await startApiAdminServer({ config: loadApiConfig({ ADMIN_PORT: '0' }), registry, sql: api.db.sql, logger });
     key = (await api.tenant({ plan: 'starter' })).key;
   });
-  afterAll(() => api?.close());
+  afterAll(async () => {
+    await admin?.close();
+    await api?.close();
+  });
 
   const scrape = async () => {
-    const res = await fetch(`${api.url}/metrics`);
+    const res = await fetch(`${admin.url}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
     return res.text();
   };
 
-  it('serves Prometheus text without a key, with process metrics and request metrics by route template', async () => {
+  it('serves Prometheus text on the admin port (loopback), with process metrics and request metrics by route template', async () => {
+    expect(admin.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const before = await scrape();
     expect(before).toContain('# TYPE linkroute_api_http_requests_total counter');
     expect(before).toContain('# TYPE linkroute_api_http_request_duration_seconds histogram');
@@ -60,14 +70,22 @@ describe('API observability', () => {
     expect(sample(page, 'linkroute_api_http_requests_total{method="GET",route="/analytics/clicks",status="503"}')).toBe(1);
     expect(page).not.toContain('route="/analytics/:linkId"');
     expect(sample(page, 'linkroute_api_http_request_duration_seconds_count{method="GET",route="/links"}')).toBe(3);
-    expect(sample(page, 'linkroute_api_http_requests_total{method="GET",route="/metrics",status="200"}')).toBe(1);
   });
 
-  it('/metrics, /health and /ready are never rate limited nor need a key', async () => {
+  it('/metrics is not on the public API port: every tenant\'s traffic is for the operator only', async () => {
+    for (const k of [undefined, key]) {
+      const res = await api.request('GET', '/metrics', { key: k ?? null });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
+      expect(JSON.stringify(res.body)).not.toContain('linkroute_api');
+    }
+  });
+
+  it('admin /metrics, public /health and /ready are never rate limited nor need a key', async () => {
     // A starter workspace has 100 requests an hour; these must not spend nor hit it.
     // Each body is read: an unread one keeps its connection busy, and the server's close waits for it.
     for (let i = 0; i < 120; i++) {
-      const res = await fetch(`${api.url}/metrics`);
+      const res = await fetch(`${admin.url}/metrics`);
       expect(res.status).toBe(200);
       await res.arrayBuffer();
     }
@@ -80,6 +98,37 @@ describe('API observability', () => {
     const res = await api.request('GET', '/links', { key });
     expect(res.status).toBe(200);
     expect(Number(res.headers.get('x-ratelimit-remaining'))).toBeGreaterThan(80);
+  });
+});
+
+describe('API admin port', () => {
+  it('/ready there: Postgres decides, NATS and ClickHouse are reported; /health alive; nothing else', async () => {
+    const registry = createMetricsRegistry();
+    const sql = connectPostgres(`postgres://postgres@127.0.0.1:${await freePort()}/none`, { max: 1 });
+    let connected = true;
+    const bus = { connected: () => connected } as unknown as Bus;
+    const deadClickHouse = connectClickHouse(`http://127.0.0.1:${await freePort()}`);
+    const down = await startApiAdminServer({ config: loadApiConfig({ ADMIN_PORT: '0' }), registry, sql, bus, clickhouse: deadClickHouse, logger });
+    const api = await startTestApi('postgres');
+    const up = await startApiAdminServer({ config: loadApiConfig({ ADMIN_PORT: '0' }), registry, sql: api.db.sql, bus, clickhouse: deadClickHouse, logger });
+    try {
+      let res = await fetch(`${down.url}/ready`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'not_ready', checks: { postgres: 'unavailable', nats: 'ok', clickhouse: 'unavailable' } });
+      res = await fetch(`${up.url}/ready`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', nats: 'ok', clickhouse: 'unavailable' } });
+      connected = false;
+      expect(await (await fetch(`${up.url}/ready`)).json()).toEqual({ status: 'ready', checks: { postgres: 'ok', nats: 'unavailable', clickhouse: 'unavailable' } });
+      expect((await fetch(`${down.url}/health`)).status).toBe(200);
+      expect((await fetch(`${up.url}/links`)).status).toBe(404);
+    } finally {
+      await down.close();
+      await up.close();
+      await api.close();
+      await sql.end({ timeout: 1 });
+      await deadClickHouse.close();
+    }
   });
 });
 

@@ -18,8 +18,10 @@ export const ingesterEnv = z.object({
   INGEST_PORT: port(8090),
   /**
    * Checks the click id of every click event: the redirectors' secret (the same on every
-   * service). Unset: $DATA_DIR/secret, generated when missing, which suits only processes
-   * sharing one DATA_DIR; an ingester with another secret dead-letters every click as forged.
+   * service). Unset: $DATA_DIR/secret when another process of that DATA_DIR wrote it; a
+   * standalone ingester never generates one and refuses to start without either
+   * (resolveExistingSecret), as with another secret it dead-letters every click as forged.
+   * npm start generates one for all its parts.
    */
   LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
 }).superRefine(checkNatsFields);

@@ -6,7 +6,7 @@ import { checkBus, checkClickHouse } from '../../shared/health/dependency-checks
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
-import { resolveSecret } from '../../shared/config/secret.ts';
+import { resolveExistingSecret } from '../../shared/config/secret.ts';
 import { loadIngesterConfig } from './config.ts';
 import { startEventIngesters } from './event-ingesters.ts';
 import { startHealthServer } from '../../shared/health/health-server.ts';
@@ -18,8 +18,9 @@ try {
   if (!config.NATS_URL || !config.CLICKHOUSE_URL) {
     throw new Error('NATS_URL and CLICKHOUSE_URL are required for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
   }
+  // First: an ingester with a secret of its own would take every click for forged.
+  const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone ingester');
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS });
-  const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   await migrateClickHouseAt(config.CLICKHOUSE_URL);
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   // Listening first: a taken port fails the start before any event is consumed.

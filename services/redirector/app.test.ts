@@ -22,6 +22,7 @@ import type { PixelConversion } from './serving/pixel.ts';
 import type { ClickSink } from './ports.ts';
 import { TRANSPARENT_GIF } from './pages/responses.ts';
 import { SnapshotStore } from './snapshot/snapshot-store.ts';
+import { sample } from '../../shared/testing/prometheus-sample.ts';
 
 class ArraySink implements ClickSink {
   readonly events: ClickEvent[] = [];
@@ -123,6 +124,8 @@ describe('redirector app', () => {
     ]);
     ids.defaultDomain = add(store, { shortCode: 'shared', defaultDestination: 'https://example.com/default-domain' });
     ids.customDomain = add(store, { shortCode: 'shared', domain: 'go.brand.example', defaultDestination: 'https://brand.example/custom' });
+    // A verified custom domain with no link yet: known to redirectors by its marker.
+    store.applyDomain({ version: ++version, domainId: newId('domain'), hostname: 'empty.brand.example' });
     ids.deep = add(store, {
       shortCode: 'deep',
       defaultDestination: 'https://example.com/app-page',
@@ -184,16 +187,12 @@ describe('redirector app', () => {
   });
 
   describe('health', () => {
-    it('answers /health and /ready with the number of links', async () => {
+    it('answers /health; /ready and /metrics are not on the public port (the admin port has them)', async () => {
       expect(await send(base, '/health')).toMatchObject({ status: 200, body: '{"status":"ok"}' });
-      const ready = await send(base, '/ready');
-      expect(ready.status).toBe(200);
-      expect(JSON.parse(ready.body)).toEqual({ status: 'ready', links: store.size });
-      store.setReady(false);
-      try {
-        expect((await send(base, '/ready')).status).toBe(503);
-      } finally {
-        store.setReady(true);
+      for (const path of ['/ready', '/metrics']) {
+        const answer = await send(base, path);
+        expect(answer.status, path).toBe(404);
+        expect(answer.body, path).not.toMatch(/"links"|linkroute_/);
       }
     });
   });
@@ -387,17 +386,24 @@ describe('redirector app', () => {
       expect(seen.size).toBe(2);
     });
 
-    it('routes custom domains by Host, anything else to the default domain', async () => {
-      const custom = await send(base, '/shared', { headers: { host: 'go.brand.example' } });
-      expect(custom.headers.location).toBe('https://brand.example/custom');
-      expect((await send(base, '/shared', { headers: { host: 'GO.Brand.Example' } })).headers.location).toBe('https://brand.example/custom');
+    it('routes a custom domain by Host (any case, with a port or a trailing dot) to its own links only, anything else to the default domain', async () => {
+      for (const host of ['go.brand.example', 'GO.Brand.Example', 'go.brand.example:443', 'go.brand.example:8080', 'GO.brand.Example.', 'go.brand.example.:443']) {
+        expect((await send(base, '/shared', { headers: { host } })).headers.location, host).toBe('https://brand.example/custom');
+      }
       expect((await send(base, '/shared', { headers: { host: 'other.example' } })).headers.location).toBe('https://example.com/default-domain');
+      expect((await send(base, '/shared', { headers: { host: 'other.example:8080' } })).headers.location).toBe('https://example.com/default-domain');
       expect((await send(base, '/shared')).headers.location).toBe('https://example.com/default-domain');
-      // The port is part of Host: custom domains are registered without one.
-      expect((await send(base, '/shared', { headers: { host: 'go.brand.example:8080' } })).headers.location).toBe('https://example.com/default-domain');
-      // A default-domain code is served on any host.
-      expect((await send(base, '/plain', { headers: { host: 'go.brand.example' } })).status).toBe(302);
-      expect(sink.events.map((e) => e.linkId)).toEqual([ids.customDomain, ids.customDomain, ids.defaultDomain, ids.defaultDomain, ids.defaultDomain, ids.plain]);
+      expect(sink.events.map((e) => e.linkId)).toEqual([...Array(6).fill(ids.customDomain), ids.defaultDomain, ids.defaultDomain, ids.defaultDomain]);
+      // Default-domain links (any workspace's) do not answer on a custom domain, nor on a
+      // verified one that holds no link yet: no redirect, no impression, no password form.
+      sink.events.length = 0;
+      for (const host of ['go.brand.example', 'empty.brand.example', 'EMPTY.brand.example.:443']) {
+        expect((await send(base, '/plain', { headers: { host } })).status, host).toBe(404);
+        expect((await send(base, '/locked', { headers: { host } })).status, host).toBe(404);
+        expect((await send(base, '/locked', { method: 'POST', headers: { host, 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${encodeURIComponent(PASSWORD)}` })).status, host).toBe(404);
+        expect((await send(base, '/i/plain', { headers: { host } })).status, host).toBe(200);
+      }
+      expect(sink.events).toEqual([]);
     });
 
     it('matches paths exactly: one decoded segment, query ignored for lookup', async () => {
@@ -577,6 +583,21 @@ describe('redirector app', () => {
       expect(conversions).toEqual([{ clickId, linkId: ids.tracked, event: 'purchase', value: 12.5, currency: 'EUR', orderId: 'A-1' }]);
       await send(base, `/p.gif?click_id=${clickId}&event=refund&value=-3&currency=EURO&order_id=${'x'.repeat(200)}`);
       expect(conversions[1]).toEqual({ clickId, linkId: ids.tracked, event: 'conversion', value: null, currency: null, orderId: null });
+    });
+
+    it('refuses a value above PIXEL_MAX_VALUE: the GIF all the same, no conversion, counted', async () => {
+      const clickId = clickIdOf((await send(base, '/tracked')).headers.location!);
+      const metric = async () => sample(await app.metrics.metrics(), 'linkroute_redirector_pixel_conversions_refused_total{reason="value_too_large"}');
+      const before = await metric();
+      for (const value of ['1000000.01', '800000000000']) {
+        const answer = await send(base, `/p.gif?clickId=${clickId}&event=purchase&value=${value}`);
+        expect(answer.status).toBe(200);
+        expect(answer.headers['content-type']).toBe('image/gif');
+      }
+      expect(conversions).toEqual([]);
+      expect(await metric()).toBe(before! + 2);
+      await send(base, `/p.gif?clickId=${clickId}&event=purchase&value=1000000`);
+      expect(conversions).toEqual([{ clickId, linkId: ids.tracked, event: 'purchase', value: 1_000_000, currency: null, orderId: null }]);
     });
 
     it('ignores forged ids, s2s links and HEAD, but always answers the GIF', async () => {

@@ -5,9 +5,12 @@
  *   POST     /{shortCode}   password form submission (password-post.ts)
  *   GET|HEAD /i/{shortCode} impression GIF
  *   GET|HEAD /p.gif         conversion pixel GIF (?clickId=...)
- *   GET|HEAD /health, /ready
- *   GET      /metrics       Prometheus text format (metrics-route.ts)
+ *   GET|HEAD /health        200 while the process runs (for load balancers; says nothing else)
  *   anything else           404 page
+ *
+ * Nothing else is public: /ready (links held) and /metrics (every tenant's traffic)
+ * are on the admin port (admin-server.ts), loopback by default. `/ready` and
+ * `/metrics` here are short codes, reserved, so never a link: 404.
  *
  * Routing is uWS's: `/:code` matches exactly one non-empty path segment, so `/a/b`,
  * `/a/` and `/` fall through to the 404 catch-all. The GET/HEAD path is synchronous.
@@ -23,8 +26,7 @@ import { parsePixelConversion } from './serving/pixel.ts';
 import { captureRequest } from './serving/request-facts.ts';
 import { isDiscardedResponse, sendGif, sendJson, sendPage } from './pages/responses.ts';
 import { createLinkServer } from './serving/serve-link.ts';
-import { LATENCY_SAMPLE_EVERY, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
-import { createMetricsHandler } from './metrics/metrics-route.ts';
+import { LATENCY_SAMPLE_EVERY, PixelRefusals, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
 import { registerRequestMetrics } from './metrics/redirector-metrics.ts';
 
 export type { RedirectorDeps } from './context.ts';
@@ -32,7 +34,7 @@ export type { RedirectorDeps } from './context.ts';
 export interface RedirectorApp {
   listen(port: number, host: string): Promise<{ port: number; url: string }>;
   close(): void;
-  /** This instance's metrics, served at /metrics; the caller adds what it owns (events, snapshot). */
+  /** This instance's metrics, served on the admin port; the caller adds what it owns (events, snapshot). */
   readonly metrics: Registry;
 }
 
@@ -45,7 +47,8 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   const { lookup, config, logger, secret } = ctx;
   const latency = redirectLatencyHistogram();
   const metrics = createMetricsRegistry();
-  registerRequestMetrics(metrics, counters, latency);
+  const refusals = new PixelRefusals();
+  registerRequestMetrics(metrics, counters, latency, refusals);
   let untilSample = LATENCY_SAMPLE_EVERY;
   const server = createLinkServer(ctx);
 
@@ -108,9 +111,13 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     sendGif(res, head);
     const report = ctx.onPixelConversion;
     if (head || report === undefined) return;
-    const conversion = parsePixelConversion(secret, query);
+    const conversion = parsePixelConversion(secret, query, config.PIXEL_MAX_VALUE);
     if (conversion === null) return;
     if (lookup.findById(conversion.linkId)?.compiled.trackingType !== 'pixel') return;
+    if ('refused' in conversion) {
+      refusals.valueTooLarge++;
+      return;
+    }
     try {
       report(conversion);
     } catch (err) {
@@ -118,26 +125,11 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     }
   }
 
-  /**
-   * Ready once the full snapshot is loaded: until then every code would be a 404. The
-   * bus is reported, not required: without it the redirector still serves its snapshot
-   * and buffers clicks (DESIGN), so pulling it from rotation would only lose traffic.
-   */
-  function onReady(res: HttpResponse, _req: HttpRequest, head: boolean): void {
-    const ready = lookup.ready();
-    const body: Record<string, unknown> = { status: ready ? 'ready' : 'starting', links: lookup.size };
-    if (deps.busConnected !== undefined) body.checks = { snapshot: ready ? 'ok' : 'loading', nats: deps.busConnected() ? 'ok' : 'unavailable' };
-    sendJson(res, ready ? '200 OK' : '503 Service Unavailable', JSON.stringify(body), head);
-  }
-
   const app: ClosableApp = uWS.App();
   const passwordPost = createPasswordPostHandler(ctx, server);
   app
     .get('/health', guarded('health', false, (res, _req, head) => sendJson(res, '200 OK', '{"status":"ok"}', head)))
     .head('/health', guarded('health', true, (res, _req, head) => sendJson(res, '200 OK', '{"status":"ok"}', head)))
-    .get('/ready', guarded('ready', false, onReady))
-    .head('/ready', guarded('ready', true, onReady))
-    .get('/metrics', guarded('metrics', false, createMetricsHandler(metrics, logger)))
     .get('/p.gif', guarded('pixel', false, onPixel))
     .head('/p.gif', guarded('pixel', true, onPixel))
     .get('/i/:code', guarded('impression', false, onImpression))

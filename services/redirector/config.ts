@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { adminEnv, checkAdminPort, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
@@ -17,6 +17,8 @@ const headerName = z.preprocess(
 export const redirectorEnv = z.object({
   ...commonEnv,
   REDIRECT_PORT: port(8080),
+  /** /metrics and /ready (and /health) for the operator: never on REDIRECT_PORT, which answers redirect routes only. */
+  ...adminEnv(9091),
   /** Checked (length) and resolved against $DATA_DIR/secret by resolveSecret. */
   LINKROUTE_SECRET: z.preprocess(emptyAsUndefined, z.string().optional()),
   /**
@@ -34,9 +36,18 @@ export const redirectorEnv = z.object({
   TRUSTED_COUNTRY_HEADER: headerName,
   /** `?qr=1` marks a QR scan (the API encodes it into QR codes); never forwarded. */
   QR_MARKER_PARAM: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be a plain query parameter name').default('qr')),
+  /**
+   * The largest value one conversion pixel may report, in its currency's units: a pixel
+   * asking more still gets its GIF, but no conversion is recorded (counted in
+   * linkroute_redirector_pixel_conversions_refused_total). Pixels are public URLs anyone
+   * can call with any value, unlike s2s postbacks, which need an API key.
+   */
+  PIXEL_MAX_VALUE: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(1_000_000_000_000).default(1_000_000)),
   /** Wrong link passwords per visitor and link per minute before answers are 429. */
   PASSWORD_ATTEMPTS_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1000).default(5)),
-}).superRefine(checkNatsFields);
+})
+  .superRefine(checkNatsFields)
+  .superRefine(checkAdminPort('REDIRECT_PORT'));
 
 export type RedirectorConfig = z.output<typeof redirectorEnv>;
 

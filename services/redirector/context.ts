@@ -22,14 +22,9 @@ export interface RedirectorDeps {
    * synchronously after the GIF is answered; must not block. Exceptions are logged.
    */
   onPixelConversion?: (input: PixelConversion) => void;
-  /**
-   * Whether the bus is connected, reported by /ready (informational: the redirector
-   * serves its snapshot and buffers clicks while the bus is away). Absent: not reported.
-   */
-  busConnected?: () => boolean;
 }
 
-export interface RedirectorContext extends Required<Omit<RedirectorDeps, 'onPixelConversion' | 'busConnected'>> {
+export interface RedirectorContext extends Required<Omit<RedirectorDeps, 'onPixelConversion'>> {
   onPixelConversion: RedirectorDeps['onPixelConversion'];
   /** What was answered, counted on the request path (request-counters.ts). */
   counters: RequestCounters;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Registry } from 'prom-client';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { GeoIp } from '../../shared/request-facts/geo-ip.ts';
@@ -11,10 +12,14 @@ import { SnapshotStore } from './snapshot/snapshot-store.ts';
 import { pixelConversions } from './events/pixel-conversions.ts';
 import { syncSnapshot } from './snapshot/snapshot-sync.ts';
 import { registerRedirectorMetrics } from './metrics/redirector-metrics.ts';
+import { startRedirectorAdmin } from './admin-server.ts';
 
 export interface RunningRedirector {
   url: string;
   port: number;
+  /** The admin port's base URL (/ready, /metrics, /health): ADMIN_HOST:ADMIN_PORT. */
+  adminUrl: string;
+  adminPort: number;
   instanceId: string;
   store: SnapshotStore;
   events: EventPublisher;
@@ -27,7 +32,14 @@ export interface RunningRedirector {
  * served, kept live by watching it; clicks batched onto the bus; click counts
  * shared with the other redirectors for clicksLimit.
  */
-export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus; secret: Buffer; logger: Logger }): Promise<RunningRedirector> {
+export async function startRedirector(deps: {
+  config: RedirectorConfig;
+  bus: Bus;
+  secret: Buffer;
+  logger: Logger;
+  /** More metrics for the admin port's /metrics (npm start: the API's, ingesters' and webhooks'). */
+  adminMetrics?: readonly Registry[];
+}): Promise<RunningRedirector> {
   const { config, bus, logger } = deps;
   const instanceId = randomBytes(6).toString('hex');
   const startedAt = Date.now();
@@ -53,19 +65,25 @@ export async function startRedirector(deps: { config: RedirectorConfig; bus: Bus
     logger,
     geo,
     onPixelConversion: (c) => conversions.record(c),
-    busConnected: () => bus.connected(),
   });
   registerRedirectorMetrics(app.metrics, { events, conversions, store, bus, startedAt });
-  const { port, url } = await app.listen(config.REDIRECT_PORT, config.HOST);
-  logger.info('redirector listening', { url, links: store.size, instanceId });
+  const admin = await startRedirectorAdmin({ config, lookup: store, bus, registries: [app.metrics, ...(deps.adminMetrics ?? [])], logger });
+  const { port, url } = await app.listen(config.REDIRECT_PORT, config.HOST).catch(async (err: unknown) => {
+    await admin.close();
+    throw err;
+  });
+  logger.info('redirector listening', { url, adminUrl: admin.url, links: store.size, instanceId });
   return {
     url,
     port,
+    adminUrl: admin.url,
+    adminPort: admin.port,
     instanceId,
     store,
     events,
     async close(publishTimeoutMs) {
       app.close();
+      await admin.close();
       sync.stop();
       await counter.stop();
       await events.close(publishTimeoutMs);

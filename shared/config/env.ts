@@ -29,6 +29,25 @@ export const commonEnv = {
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
 };
 
+/** A listening address: an IP address or a host name, without scheme or port. */
+const listenHost = (fallback: string) =>
+  z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or a host name to listen on').default(fallback));
+
+/**
+ * ADMIN_PORT and ADMIN_HOST: where a service answers its operator (/metrics, /ready,
+ * /health), off its public port and on loopback unless told otherwise; ADMIN_PORT=0
+ * takes any free port.
+ */
+export const adminEnv = (defaultPort: number) => ({ ADMIN_PORT: port(defaultPort), ADMIN_HOST: listenHost('127.0.0.1') });
+
+/** A superRefine: ADMIN_PORT and the public port `publicPort` (a field name) must differ, unless either is 0 (any free port). */
+export function checkAdminPort<K extends string>(publicPort: K) {
+  return (env: Record<K | 'ADMIN_PORT', unknown>, ctx: z.RefinementCtx): void => {
+    const admin = env.ADMIN_PORT;
+    if (admin !== 0 && admin === env[publicPort]) ctx.addIssue({ code: 'custom', path: ['ADMIN_PORT'], message: `must differ from ${publicPort} (${String(admin)})` });
+  };
+}
+
 export function parseEnv<T extends z.ZodType>(schema: T, env: Record<string, string | undefined>): z.output<T> {
   const result = schema.safeParse(env);
   if (!result.success) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.ts';
-import { resolveSecret } from './secret.ts';
+import { resolveExistingSecret, resolveSecret } from './secret.ts';
 
 let dir: string;
 beforeEach(async () => {
@@ -19,6 +19,19 @@ describe('resolveSecret', () => {
     const value = 'a-deployment-secret-of-32-chars-or-more';
     expect((await resolveSecret(value, dir)).equals(Buffer.from(value))).toBe(true);
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('resolveExistingSecret (an ingester): LINKROUTE_SECRET or an existing secret file, never a new one', async () => {
+    const value = 'a-deployment-secret-of-32-chars-or-more';
+    expect((await resolveExistingSecret(value, dir, 'an ingester')).equals(Buffer.from(value))).toBe(true);
+    const missing = await resolveExistingSecret(undefined, join(dir, 'data'), 'an ingester').catch((err: unknown) => err);
+    expect(missing).toBeInstanceOf(ConfigError);
+    expect((missing as ConfigError).message).toMatch(/^LINKROUTE_SECRET is required for an ingester: .*redirectors' secret.*dead-letter every click as forged/);
+    expect((missing as ConfigError).details).toEqual([{ path: 'LINKROUTE_SECRET', message: expect.stringContaining('required') }]);
+    expect(await readdir(dir)).toEqual([]); // nothing generated, not even the data dir
+    // A secret file another process of this DATA_DIR wrote (npm start, a redirector) is the deployment's.
+    const shared = await resolveSecret(undefined, join(dir, 'data'));
+    expect((await resolveExistingSecret('', join(dir, 'data'), 'an ingester')).equals(shared)).toBe(true);
   });
 
   it('rejects a LINKROUTE_SECRET shorter than 32 characters', async () => {

@@ -93,6 +93,21 @@ export async function resolveSecret(envValue: string | undefined, dataDir: strin
 }
 
 /**
+ * The deployment's secret for a process that must hold the one the others hold and never
+ * makes its own: LINKROUTE_SECRET when set, else `$DATA_DIR/secret` when it exists (written
+ * by another process of this DATA_DIR: `npm start`, a redirector). Neither: a ConfigError
+ * naming `who`, as a secret of its own would match no one's. Nothing is created.
+ */
+export async function resolveExistingSecret(envValue: string | undefined, dataDir: string, who: string): Promise<Buffer> {
+  if (envValue !== undefined && envValue !== '') return fromText(envValue, 'LINKROUTE_SECRET');
+  const path = join(dataDir, SECRET_FILE);
+  const existing = await readSecretFile(path);
+  if (existing !== null) return fromText(existing, path);
+  const message = `LINKROUTE_SECRET is required for ${who}: set it to the redirectors' secret (or run it with their DATA_DIR, whose secret file it reads; there is none at ${path}). With a secret of its own it would dead-letter every click as forged`;
+  throw new ConfigError(message, [{ path: 'LINKROUTE_SECRET', message: 'required: the redirectors\' secret' }]);
+}
+
+/**
  * The contents of the secret file at `path` (trimmed), which holds 64 random hex
  * characters, mode 0600, written on first use. Safe when several processes start together.
  */

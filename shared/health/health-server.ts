@@ -7,10 +7,12 @@ import { errorFields, type Logger } from '../logger.ts';
 import { METRICS_CONTENT_TYPE } from '../metrics/metrics-registry.ts';
 
 /**
- * For services that take no HTTP requests of their own (the ingester, the webhooks
- * sender): a small server for orchestrators and Prometheus only:
+ * A small server for orchestrators and Prometheus only: the whole HTTP side of the
+ * services that take no requests of their own (the ingester, the webhooks sender), and
+ * the admin port (ADMIN_PORT) of those that do (the redirector, the API):
  *   GET|HEAD /health   200 while the process runs
- *   GET|HEAD /ready    200 when every check is ok, else 503; the checks in the body
+ *   GET|HEAD /ready    200 when every check but the optional ones is ok, else 503;
+ *                      the checks (and any details) in the body
  *   GET      /metrics  Prometheus text format
  */
 export interface HealthServer {
@@ -22,9 +24,13 @@ export interface HealthServer {
 export interface HealthServerDeps {
   port: number;
   host: string;
-  registry: Registry;
-  /** The dependency checks /ready runs on each request. */
-  checks(): Promise<Record<string, CheckResult>>;
+  registry: Pick<Registry, 'metrics'>;
+  /** The checks /ready runs on each request: 'ok', or what is wrong. */
+  checks(): Promise<Record<string, CheckResult | string>>;
+  /** Checks reported but not deciding /ready: what the service keeps working without. */
+  optional?: readonly string[];
+  /** More fields of /ready's body, read on each request (the redirector: links held). */
+  details?: () => Record<string, unknown>;
   logger: Logger;
 }
 
@@ -49,8 +55,8 @@ export function startHealthServer(deps: HealthServerDeps): Promise<HealthServer>
       sendJson(res, 200, { status: 'ok' });
     } else if (path === '/ready') {
       const checks = await deps.checks();
-      const ready = Object.values(checks).every((state) => state === 'ok');
-      sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', checks });
+      const ready = Object.entries(checks).every(([name, state]) => state === 'ok' || deps.optional?.includes(name));
+      sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', ...deps.details?.(), checks });
     } else if (path === '/metrics') {
       const text = await deps.registry.metrics();
       res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' }).end(text);

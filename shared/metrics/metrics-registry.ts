@@ -30,3 +30,26 @@ export function createMetricsRegistry(): Registry {
   for (const metric of processMetricsRegistry().getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
   return registry;
 }
+
+/**
+ * The metrics of several registries as one page (npm start serves every part's on one
+ * admin port), each metric once: the process metrics they share appear once. Gathered
+ * at each scrape, as parts register metrics as they start.
+ */
+export function combinedMetrics(registries: readonly Registry[]): Pick<Registry, 'metrics'> {
+  return {
+    metrics() {
+      const combined = new Registry();
+      const names = new Set<string>();
+      for (const registry of registries) {
+        for (const metric of registry.getMetricsAsArray() as unknown as Metric[]) {
+          const name = (metric as unknown as { name: string }).name;
+          if (names.has(name)) continue;
+          names.add(name);
+          combined.registerMetric(metric);
+        }
+      }
+      return combined.metrics();
+    },
+  };
+}

@@ -39,6 +39,10 @@ export const domainSchema = z.object({
    * domain is local (localhost, loopback), with nothing public to point at.
    */
   routing: domainRoutingSchema.nullable(),
+  /**
+   * Why the domain is `failed`: what DNS answered, or `<hostname> was verified by another
+   * workspace` (the first workspace to verify a hostname owns it). null otherwise.
+   */
   failureReason: z.string().nullable(),
   verifiedAt: isoTimestamp.nullable(),
   createdAt: isoTimestamp,

@@ -14,17 +14,34 @@ export interface SnapshotEntry {
 }
 
 /**
+ * A custom domain's marker in the same bucket, keyed by domain id: its hostname while it
+ * is verified and not deleted, else null. Redirectors serve on a marked hostname only
+ * the links of that domain, from its verification on, before it holds any link.
+ */
+export interface DomainEntry {
+  version: number;
+  domainId: string;
+  hostname: string | null;
+}
+
+/**
  * What a redirector needs to index an entry without parsing the compiled link:
  * a 1M-link snapshot held as parsed objects costs over a gigabyte and most of a
  * load's time, while most links are never clicked between two loads.
  */
 const headerSchema = z.object({
   version: z.number().int().nonnegative(),
+  /** The key: a link id, or a domain id for a domain marker. */
   linkId: z.string(),
-  /** null with the link. */
+  /** null with the link (a domain marker: its hostname, null once not verified). */
   domain: z.string().nullable(),
   shortCode: z.string().nullable(),
   clicksLimit: z.number().int().nonnegative().nullable(),
+  /**
+   * Present only on domain markers (DomainEntry). A redirector that predates them reads
+   * one as a deleted link under an id no link has: harmless.
+   */
+  kind: z.literal('domain').optional(),
 });
 
 export type SnapshotEntryHeader = z.infer<typeof headerSchema>;
@@ -56,6 +73,11 @@ export function encodeSnapshotEntry(entry: SnapshotEntry): Uint8Array {
   const { version, linkId, link } = entry;
   const header: SnapshotEntryHeader = { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null };
   return encoder.encode(`${JSON.stringify(header)}\n${link === null ? '' : JSON.stringify(link)}`);
+}
+
+export function encodeDomainEntry(entry: DomainEntry): Uint8Array {
+  const header: SnapshotEntryHeader = { version: entry.version, linkId: entry.domainId, domain: entry.hostname, shortCode: null, clicksLimit: null, kind: 'domain' };
+  return encoder.encode(`${JSON.stringify(header)}\n`);
 }
 
 export function decodeSnapshotEntryLazily(data: Uint8Array): LazySnapshotEntry {

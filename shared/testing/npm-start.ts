@@ -8,6 +8,8 @@ export interface NpmStart {
   /** The API's and the redirector's base URLs, as printed. */
   url: string;
   redirectUrl: string;
+  /** The admin port's base URL (ADMIN_PORT): every part's /metrics, the redirector's /ready. */
+  adminUrl: string;
   /** The node process npm started (what a user's `kill` would target). */
   nodePid: number;
   /**
@@ -35,7 +37,7 @@ function isRunning(pid: number): boolean {
 }
 
 export async function npmStart(env: Record<string, string>, timeoutMs = 90_000): Promise<NpmStart> {
-  const child = spawn('npm', ['start'], { env: { ...process.env, API_PORT: '0', REDIRECT_PORT: '0', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', ['start'], { env: { ...process.env, API_PORT: '0', REDIRECT_PORT: '0', ADMIN_PORT: '0', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const npmExited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -44,11 +46,12 @@ export async function npmStart(env: Record<string, string>, timeoutMs = 90_000):
   while (Date.now() < deadline) {
     const api = /linkroute API on (http:\/\/\S+)/.exec(output);
     const redirect = /linkroute redirects on (http:\/\/\S+)/.exec(output);
-    if (api && redirect) {
+    const admin = /linkroute metrics on (http:\/\/\S+)\/metrics/.exec(output);
+    if (api && redirect && admin) {
       const nodePid = descendantRunning(child.pid!, MAIN);
       if (nodePid === undefined) throw new Error(`npm start runs no ${MAIN}:\n${output}`);
       const exited = Promise.all([npmExited, processGone(nodePid)]).then(([code]) => code);
-      return { child, output: () => output, url: api[1]!, redirectUrl: redirect[1]!, nodePid, exited };
+      return { child, output: () => output, url: api[1]!, redirectUrl: redirect[1]!, adminUrl: admin[1]!, nodePid, exited };
     }
     if (hasExited(child)) break;
     await new Promise((r) => setTimeout(r, 100));

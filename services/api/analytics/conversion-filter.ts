@@ -8,7 +8,8 @@ import { hasDimensionFilters } from './dimensions.ts';
 /**
  * The conversions analytics count: attributed ones (within 30 days of their
  * click), each order once (a pixel fired twice for one order, or a postback
- * retried, is one conversion), in the caller's workspace and local-day range.
+ * retried, is one conversion), at most MAX_PIXEL_CONVERSIONS_PER_CLICK pixel ones
+ * per click, in the caller's workspace and local-day range.
  */
 export interface ConversionFilter {
   workspaceId: string;
@@ -21,6 +22,33 @@ export interface ConversionFilter {
   /** Only conversions whose click matches these (source, country, utm_..., see click-filter.ts). */
   filters?: DimensionFilters;
   resolved?: ClickScope['resolved'];
+}
+
+/**
+ * Pixel conversions of one click counted at most (distinct events or orders, the earliest
+ * first). A pixel is a public URL: anyone holding a click id can fire it with any order
+ * id, so this bounds what one click can add. s2s conversions need an API key: not limited.
+ */
+export const MAX_PIXEL_CONVERSIONS_PER_CLICK = 10;
+
+/** Columns the fold reads besides those the caller keeps. */
+const FOLD_COLUMNS = ['ts', 'conversion_id', 'order_id', 'click_id', 'source'];
+
+/**
+ * The rows every count of conversions keeps, as a subquery over `conversions` rows
+ * matching `where`: each order once (its earliest row; a row without an order id is its
+ * own order, and a pixel's repeats share its conversion id: shared/conversion-id.ts),
+ * then at most MAX_PIXEL_CONVERSIONS_PER_CLICK pixel conversions per click. It keeps
+ * `columns`. `scope` (e.g. `workspace_id, `) prefixes both keys, for a query over
+ * several workspaces. Every replica of the rule is this one function.
+ */
+export function countedConversionRows(where: string, columns: string, scope = ''): string {
+  const kept = columns.split(',').map((c) => c.trim());
+  const read = [...kept, ...FOLD_COLUMNS.filter((c) => !kept.includes(c))].join(', ');
+  return `(SELECT ${columns} FROM (
+      SELECT ${read} FROM conversions WHERE ${where}
+      ORDER BY ts, conversion_id LIMIT 1 BY ${scope}if(order_id = '', conversion_id, order_id))
+    ORDER BY ts, conversion_id LIMIT ${MAX_PIXEL_CONVERSIONS_PER_CLICK} BY ${scope}if(source = 'pixel', click_id, conversion_id))`;
 }
 
 /**
@@ -75,9 +103,7 @@ export function countedConversions(
     params[`${p}ClickLo`] = dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS;
     params[`${p}ClickHi`] = dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS;
   }
-  const subquery = `(SELECT ${columns} FROM conversions WHERE ${parts.join(' AND ')}
-    ORDER BY ts, conversion_id LIMIT 1 BY if(order_id = '', conversion_id, order_id))`;
-  return { subquery, params };
+  return { subquery: countedConversionRows(parts.join(' AND '), columns), params };
 }
 
 /** conversions / clicks x 100, 0 without clicks; two decimals. */

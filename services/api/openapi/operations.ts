@@ -69,14 +69,6 @@ const conversionAnswer = z.object({ conversionId: z.string(), attributed: z.bool
 export const operations: Operation[] = [
   { method: 'get', path: '/health', summary: 'The process is alive', status: 200, response: health },
   { method: 'get', path: '/ready', summary: 'It can serve: Postgres answers (503 when not); NATS and ClickHouse, when configured, reported in checks', status: 200, response: health },
-  {
-    method: 'get',
-    path: '/metrics',
-    summary: 'Prometheus metrics (text exposition format): requests by route and status, latency, process metrics',
-    status: 200,
-    response: z.string(),
-    mediaTypes: { 'text/plain': { schema: { type: 'string' } } },
-  },
 
   { method: 'get', path: '/me', summary: "The key's workspace (id, name, plan) and the key's own scopes; any valid key", scope: 'any', status: 200, response: meSchema },
 
@@ -197,8 +189,8 @@ export const operations: Operation[] = [
   { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link (filters and compare as for the overview)', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
 
   { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
-  { method: 'post', path: '/domains', summary: 'Register a custom domain (publish the returned TXT record, then verify)', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },
-  { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified, or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
+  { method: 'post', path: '/domains', summary: 'Claim a custom domain (publish the returned TXT record, then verify); 409 when another workspace has it verified', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },
+  { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified (the first workspace to verify owns the hostname; the others\' claims turn failed), or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
   { method: 'delete', path: '/domains/{id}', summary: 'Delete a custom domain (its links stop resolving)', scope: 'domains:write', status: 200, response: deleted },
 
   {

@@ -34,8 +34,10 @@ export function domainRoutes(router: Router, deps: { domains: DomainStore; verif
     const domain = await domains.get(principalOf(ctx).workspaceId, ctx.params.id!);
     if (!domain) throw domainNotFound();
     const result = await deps.verifier.check(`${VERIFICATION_PREFIX}${domain.hostname}`, domain.verification.value);
-    const updated = await domains.setVerification(domain.id, result.verified ? { verified: true, reason: null } : { verified: false, reason: result.reason });
+    // The first workspace to verify a hostname owns it; a later one's claim turns failed.
+    const updated = result.verified ? await domains.setVerified(domain.id, domain.hostname) : await domains.setFailed(domain.id, result.reason);
     await deps.onDomainChanged();
+    if (!updated) throw domainNotFound();
     ok(ctx, updated);
   });
 

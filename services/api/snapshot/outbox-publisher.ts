@@ -2,15 +2,17 @@ import type { KvBucket } from '../../../shared/bus/bus.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { outboxDrainer } from '../outbox/outbox-drainer.ts';
-import { encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
+import { hasPrefix } from '../../../shared/ids.ts';
+import { encodeDomainEntry, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
 import { loadCompiledLinks } from './load-compiled-links.ts';
+import { loadDomainMarkers } from './load-domain-markers.ts';
 
 const BATCH = 500;
 
 export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
   flush(): Promise<void>;
-  /** Queues every link when the bucket has never been written (a new NATS, or first start). */
+  /** Queues every link (and verified domain) when the bucket has never been written (a new NATS, or first start). */
   seedIfEmpty(): Promise<number>;
   /** Publishes leftovers (from crashes, NATS outages, other writers) every `intervalMs`. */
   start(intervalMs?: number): void;
@@ -33,11 +35,19 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
       const queued = await t<{ linkId: string; generation: string }[]>`
         SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`;
       if (queued.length === 0) return 0;
+      // Links, and the domains' markers (their ids share the outbox: migration 0012).
       const ids = queued.map((q) => q.linkId);
-      const compiled = await loadCompiledLinks(t, ids);
+      const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
+      const compiled = await loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain')));
+      const markers = await loadDomainMarkers(t, domainIds);
       const versions = await t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`;
       await Promise.all(
-        ids.map((linkId, i) => kv.put(linkId, encodeSnapshotEntry({ version: Number(versions[i]!.v), linkId, link: compiled.get(linkId) ?? null }))),
+        ids.map((id, i) => {
+          const version = Number(versions[i]!.v);
+          const hostname = markers.get(id);
+          const entry = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
+          return kv.put(id, entry);
+        }),
       );
       await t`
         DELETE FROM snapshot_outbox o USING (SELECT unnest(${ids}::text[]) AS link_id, unnest(${queued.map((q) => q.generation)}::bigint[]) AS generation) p
@@ -52,8 +62,11 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
     async seedIfEmpty() {
       if ((await kv.status()).entries > 0) return 0;
       const [row] = await sql<{ n: number }[]>`
-        WITH queued AS (SELECT snapshot_enqueue(id) FROM links WHERE deleted_at IS NULL) SELECT count(*)::int AS n FROM queued`;
-      logger.info('snapshot bucket empty: queued every live link', { links: row!.n });
+        WITH queued AS (
+          SELECT snapshot_enqueue(id) FROM links WHERE deleted_at IS NULL
+          UNION ALL SELECT snapshot_enqueue(id) FROM domains WHERE status = 'verified' AND deleted_at IS NULL
+        ) SELECT count(*)::int AS n FROM queued`;
+      logger.info('snapshot bucket empty: queued every live link and verified domain', { entries: row!.n });
       return row!.n;
     },
     start(intervalMs = 1_000) {

@@ -40,6 +40,15 @@ function present(row: DomainRow, redirectBaseUrl: string): Domain {
 /** `redirectBaseUrl`: REDIRECT_BASE_URL, where custom domains are told to point. */
 export function domainStore(sql: Sql, redirectBaseUrl: string) {
   const columns = sql`id, hostname, status, verification_token, failure_reason, verified_at, created_at, updated_at`;
+
+  /** A failed verification: the domain stops taking (and serving) links until verified again. undefined: deleted meanwhile. */
+  async function setFailed(id: string, reason: string): Promise<Domain | undefined> {
+    const [row] = await sql<DomainRow[]>`
+      UPDATE domains SET status = 'failed', failure_reason = ${reason}, verified_at = null, updated_at = now()
+      WHERE id = ${id} AND deleted_at IS NULL RETURNING ${columns}`;
+    return row && present(row, redirectBaseUrl);
+  }
+
   return {
     /** The live (not deleted) domains of the workspace among the ids, whatever their verification status, in one query. */
     async findMany(workspaceId: string, ids: readonly string[]): Promise<Map<string, DomainRef>> {
@@ -54,18 +63,31 @@ export function domainStore(sql: Sql, redirectBaseUrl: string) {
       return row && present(row, redirectBaseUrl);
     },
 
-    /** A hostname is live in one workspace at a time (409 otherwise), across all workspaces. */
+    /**
+     * A claim: any number of workspaces may hold one on a hostname while none has verified
+     * it; a workspace holds one at a time (409), and a verified hostname is 409 for every
+     * other workspace. The verified check is in the INSERT; a verification committing at
+     * the same moment can still let a claim in, which then can never verify (verify()).
+     */
     async create(workspaceId: string, hostname: string): Promise<Domain> {
+      let rows: DomainRow[];
       try {
-        const [row] = await sql<DomainRow[]>`
+        rows = await sql<DomainRow[]>`
           INSERT INTO domains (id, workspace_id, hostname, verification_token)
-          VALUES (${newId('domain')}, ${workspaceId}, ${hostname}, ${randomBase62(32)})
+          SELECT ${newId('domain')}, ${workspaceId}, ${hostname}, ${randomBase62(32)}
+          WHERE NOT EXISTS (SELECT 1 FROM domains WHERE lower(hostname) = lower(${hostname}) AND status = 'verified' AND deleted_at IS NULL)
           RETURNING ${columns}`;
-        return present(row!, redirectBaseUrl);
       } catch (err) {
-        if (isUniqueViolation(err)) throw new AppError('CONFLICT', `Hostname ${hostname} is already registered`);
+        if (isUniqueViolation(err, 'domains_workspace_hostname_live')) throw new AppError('CONFLICT', `Hostname ${hostname} is already registered in this workspace`);
         throw err;
       }
+      if (rows.length === 0) {
+        const [owner] = await sql<{ workspaceId: string }[]>`
+          SELECT workspace_id FROM domains WHERE lower(hostname) = lower(${hostname}) AND status = 'verified' AND deleted_at IS NULL`;
+        // Verified by this workspace: the same answer as a duplicate claim.
+        throw new AppError('CONFLICT', owner?.workspaceId === workspaceId ? `Hostname ${hostname} is already registered in this workspace` : `Hostname ${hostname} is verified by another workspace`);
+      }
+      return present(rows[0]!, redirectBaseUrl);
     },
 
     async list(workspaceId: string, query: { page: number; limit: number; status?: Domain['status'] | undefined }) {
@@ -78,12 +100,38 @@ export function domainStore(sql: Sql, redirectBaseUrl: string) {
       return { items: rows.map((row) => present(row, redirectBaseUrl)), total: count!.total };
     },
 
-    async setVerification(id: string, result: { verified: boolean; reason: string | null }): Promise<Domain> {
-      const [row] = await sql<DomainRow[]>`
-        UPDATE domains SET status = ${result.verified ? 'verified' : 'failed'}, failure_reason = ${result.reason},
-          verified_at = ${result.verified ? sql`coalesce(verified_at, now())` : null}, updated_at = now()
-        WHERE id = ${id} AND deleted_at IS NULL RETURNING ${columns}`;
-      return present(row!, redirectBaseUrl);
+    setFailed,
+
+    /**
+     * Its TXT record was found: the domain becomes verified unless another workspace holds
+     * the hostname verified (then it turns failed, saying so), and the other workspaces'
+     * claims on it turn failed. The partial unique index domains_hostname_verified is what
+     * keeps a second owner out, whatever the number of API instances; verifications of one
+     * hostname queue on an advisory lock first, so they neither deadlock on each other's
+     * rows nor fail on the index but where another writer skipped the lock.
+     */
+    async setVerified(id: string, hostname: string): Promise<Domain | undefined> {
+      const taken = `${hostname} was verified by another workspace`;
+      try {
+        const row = (await sql.begin(async (tx) => {
+          const t = tx as unknown as Sql;
+          await t`SELECT pg_advisory_xact_lock(hashtext(${`domain:${hostname.toLowerCase()}`}))`;
+          const [owner] = await t`SELECT id FROM domains WHERE lower(hostname) = lower(${hostname}) AND status = 'verified' AND deleted_at IS NULL AND id <> ${id}`;
+          if (owner) return null;
+          const [mine] = await t<DomainRow[]>`
+            UPDATE domains SET status = 'verified', failure_reason = null, verified_at = coalesce(verified_at, now()), updated_at = now()
+            WHERE id = ${id} AND deleted_at IS NULL RETURNING ${columns}`;
+          if (!mine) return undefined; // deleted meanwhile
+          await t`
+            UPDATE domains SET status = 'failed', failure_reason = ${taken}, verified_at = null, updated_at = now()
+            WHERE lower(hostname) = lower(${hostname}) AND id <> ${id} AND deleted_at IS NULL`;
+          return mine;
+        })) as DomainRow | null | undefined;
+        if (row !== null) return row && present(row, redirectBaseUrl);
+      } catch (err) {
+        if (!isUniqueViolation(err, 'domains_hostname_verified')) throw err;
+      }
+      return setFailed(id, taken);
     },
 
     /** Soft delete: the trigger of migration 0003 republishes its links, which stop resolving. */

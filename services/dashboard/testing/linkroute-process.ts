@@ -31,6 +31,8 @@ export async function startLinkroute(env: Record<string, string> = {}): Promise<
     DATA_DIR: dataDir,
     API_PORT: String(apiPort),
     REDIRECT_PORT: String(redirectPort),
+    // Any free port: several of these may run at once.
+    ADMIN_PORT: '0',
     REDIRECT_BASE_URL: redirectUrl,
     TRUSTED_COUNTRY_HEADER: COUNTRY_HEADER,
     LOG_LEVEL: 'warn',

@@ -1,6 +1,7 @@
 import type { Bus } from '../../../shared/bus/bus.ts';
 import { verifyClickId } from '../../../shared/click-id.ts';
 import { newId } from '../../../shared/ids.ts';
+import { pixelConversionId } from '../../../shared/conversion-id.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 import { eventSubjects } from '../../../shared/schemas/click-event.ts';
 import { isAttributed, type ConversionEvent } from '../../../shared/schemas/conversion.ts';
@@ -59,7 +60,7 @@ export function pixelConversions(deps: { bus: Bus; store: SnapshotStore; secret:
       }
       const at = now();
       pending.push({
-        id: newId('conversion'),
+        id: input.orderId === null ? pixelConversionId(input.clickId, input.event) : newId('conversion'),
         clickId: input.clickId,
         workspaceId: link.workspaceId,
         linkId: link.id,

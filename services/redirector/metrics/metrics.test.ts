@@ -1,7 +1,8 @@
 /**
  * The redirector's /metrics, /health and /ready on a whole instance (startRedirector
- * over the in-process bus): request outcomes, the sampled latency histogram, event
- * publishing and the snapshot, each moving as requests and updates arrive.
+ * over the in-process bus), on its admin port: request outcomes, the sampled latency
+ * histogram, event publishing and the snapshot, each moving as requests and updates
+ * arrive. The public port answers redirect routes (and /health) only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kvBuckets, type Bus } from '../../../shared/bus/bus.ts';
@@ -32,8 +33,9 @@ describe('redirector observability', () => {
     while (redirector.store.version(link.id) !== version) await new Promise((r) => setTimeout(r, 2));
   };
   const get = (path: string, init: RequestInit = {}) => fetch(`${redirector.url}${path}`, { redirect: 'manual', ...init, headers: { ...browser, ...init.headers } });
+  const admin = (path: string) => fetch(`${redirector.adminUrl}${path}`);
   const scrape = async () => {
-    const res = await get('/metrics');
+    const res = await admin('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     return res.text();
@@ -41,18 +43,21 @@ describe('redirector observability', () => {
 
   beforeAll(async () => {
     bus = createMemoryBus();
-    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0' }), bus, secret: Buffer.alloc(32, 9), logger: silent });
+    redirector = await startRedirector({ config: loadRedirectorConfig({ REDIRECT_PORT: '0', ADMIN_PORT: '0' }), bus, secret: Buffer.alloc(32, 9), logger: silent });
   });
   afterAll(async () => {
     await redirector?.close();
     await bus?.close();
   });
 
-  it('/health is alive; /ready reports the snapshot and the bus', async () => {
-    expect(await (await get('/health')).json()).toEqual({ status: 'ok' });
-    const ready = await get('/ready');
+  it('/health is alive; /ready reports the snapshot and the bus; both on the admin port, on loopback', async () => {
+    expect(redirector.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(redirector.adminUrl).not.toBe(redirector.url);
+    expect(await (await admin('/health')).json()).toEqual({ status: 'ok' });
+    const ready = await admin('/ready');
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready', links: 0, checks: { snapshot: 'ok', nats: 'ok' } });
+    expect((await admin('/plain')).status).toBe(404);
   });
 
   it('counts answers by outcome, HEAD included, and publishing of their events', async () => {
@@ -108,5 +113,18 @@ describe('redirector observability', () => {
     expect(sample(page, 'linkroute_redirector_snapshot_version')).toBe(version);
     expect(sample(page, 'linkroute_redirector_snapshot_last_update_age_seconds')).toBeLessThan(5);
     expect(sample(page, 'linkroute_redirector_snapshot_ready')).toBe(1);
+  });
+
+  // Last: its 404s would move the counts the tests above compare.
+  it('the public port answers redirect routes only: /metrics and /ready are 404 there (no link count, no traffic); /health stays for load balancers', async () => {
+    for (const path of ['/metrics', '/ready', '/ready?x=1']) {
+      const res = await get(path);
+      expect(res.status, path).toBe(404);
+      const body = await res.text();
+      expect(body, path).not.toContain('linkroute_');
+      expect(body, path).not.toContain('links');
+    }
+    expect((await get('/metrics', { method: 'HEAD' })).status).toBe(404);
+    expect(await (await get('/health')).json()).toEqual({ status: 'ok' });
   });
 });

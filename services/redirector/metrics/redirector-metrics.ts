@@ -2,19 +2,25 @@ import type { Registry } from 'prom-client';
 import { collectedCounter, collectedGauge } from '../../../shared/metrics/collected-metrics.ts';
 import { registerPlainHistogram, type PlainHistogram } from '../../../shared/metrics/plain-histogram.ts';
 import type { EventPublisherStats } from '../events/event-publisher.ts';
-import { outcomeLabels, type RequestCounters } from './request-counters.ts';
+import { outcomeLabels, type PixelRefusals, type RequestCounters } from './request-counters.ts';
 
 /**
  * The redirector's metrics. Every value is read at scrape time from what the parts
  * already count as plain numbers; nothing here runs per request.
  */
-export function registerRequestMetrics(registry: Registry, counters: RequestCounters, latency: PlainHistogram): void {
+export function registerRequestMetrics(registry: Registry, counters: RequestCounters, latency: PlainHistogram, refusals: PixelRefusals): void {
   const outcomes = Object.entries(outcomeLabels) as Array<[keyof RequestCounters, string]>;
   collectedCounter(registry, {
     name: 'linkroute_redirector_requests_total',
     help: 'Requests by what was answered (redirect, deeplink, no_content, not_found, gone, expired_redirect, password_form, password_rejected, impression, pixel, error); HEAD included',
     labelNames: ['outcome'],
     read: () => outcomes.map(([field, outcome]) => [{ outcome }, counters[field]] as const),
+  });
+  collectedCounter(registry, {
+    name: 'linkroute_redirector_pixel_conversions_refused_total',
+    help: 'Verified conversion pixels whose conversion was not recorded, by reason (value_too_large: above PIXEL_MAX_VALUE); each still got its GIF',
+    labelNames: ['reason'],
+    read: () => [[{ reason: 'value_too_large' }, refusals.valueTooLarge] as const],
   });
   registerPlainHistogram(registry, {
     name: 'linkroute_redirector_request_duration_seconds',

@@ -31,6 +31,12 @@ export class RequestCounters {
   error = 0;
 }
 
+/** Verified conversion pixels of pixel links whose conversion was refused, by reason (the GIF was answered). */
+export class PixelRefusals {
+  /** The value was above PIXEL_MAX_VALUE. */
+  valueTooLarge = 0;
+}
+
 /** Prometheus label of each counter (`outcome="..."`). */
 export const outcomeLabels: Record<keyof RequestCounters, string> = {
   redirect: 'redirect',

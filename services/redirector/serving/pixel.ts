@@ -1,8 +1,9 @@
 /**
  * The conversion pixel `GET /p.gif?clickId=...` (trackingType `pixel`). The pixel always
  * answers the GIF; whether a conversion is reported is decided here: the click id must
- * verify (MAC), and optional fields are taken only when valid (a bad value is dropped,
- * never an error: a pixel has no one to show an error to).
+ * verify (MAC), a value above PIXEL_MAX_VALUE refuses the conversion (the pixel's 400: it
+ * has no one to show an error to), and other optional fields are taken only when valid
+ * (a malformed one is dropped).
  */
 import { verifyClickId } from '../../../shared/click-id.ts';
 
@@ -20,7 +21,12 @@ export interface PixelConversion {
   orderId: string | null;
 }
 
-const MAX_VALUE = 1e12;
+/** A verified pixel whose conversion is not recorded, and why. */
+export interface PixelRefusal {
+  refused: 'value_too_large';
+  linkId: string;
+}
+
 const MAX_ORDER_ID_LENGTH = 128;
 
 /** First value of each parameter, decoded; snake_case aliases as postback tools send them. */
@@ -33,10 +39,9 @@ function params(query: string): Map<string, string> {
   return found;
 }
 
+/** A plain decimal, up to 6 fraction digits: its number (Infinity when too long to hold); anything else null. */
 function parseValue(text: string | undefined): number | null {
-  if (text === undefined || !/^\d{1,13}(\.\d{1,6})?$/.test(text)) return null;
-  const value = Number(text);
-  return Number.isFinite(value) && value <= MAX_VALUE ? value : null;
+  return text !== undefined && /^\d+(\.\d{1,6})?$/.test(text) ? Number(text) : null;
 }
 
 function parseCurrency(text: string | undefined): string | null {
@@ -55,19 +60,24 @@ function parseEvent(text: string | undefined): ConversionEvent {
   return (conversionEvents as readonly string[]).includes(lower ?? '') ? (lower as ConversionEvent) : 'conversion';
 }
 
-/** The conversion a pixel request reports, or null when its click id does not verify. */
-export function parsePixelConversion(secret: Buffer, query: string): PixelConversion | null {
+/**
+ * The conversion a pixel request reports, its refusal (a value above `maxValue`), or null
+ * when its click id does not verify.
+ */
+export function parsePixelConversion(secret: Buffer, query: string, maxValue: number): PixelConversion | PixelRefusal | null {
   if (query === '') return null;
   const found = params(query);
   const clickId = found.get('clickId');
   if (clickId === undefined) return null;
   const verified = verifyClickId(secret, clickId);
   if (verified === null) return null;
+  const value = parseValue(found.get('value'));
+  if (value !== null && !(value <= maxValue)) return { refused: 'value_too_large', linkId: verified.linkId };
   return {
     clickId,
     linkId: verified.linkId,
     event: parseEvent(found.get('event')),
-    value: parseValue(found.get('value')),
+    value,
     currency: parseCurrency(found.get('currency')),
     orderId: parseOrderId(found.get('orderId')),
   };

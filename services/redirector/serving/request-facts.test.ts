@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GeoIp } from '../../../shared/request-facts/geo-ip.ts';
-import { decodeSegment, parseTracking, placeOf, referrerHost } from './request-facts.ts';
+import { decodeSegment, hostName, parseTracking, placeOf, referrerHost } from './request-facts.ts';
 
 describe('placeOf', () => {
   const geo = GeoIp.open();
@@ -15,6 +15,26 @@ describe('placeOf', () => {
     expect(placeOf(info('', '127.0.0.1'), geo)).toEqual({ country: null, region: null, city: null });
     expect(placeOf(info('', ''), geo)).toEqual({ country: null, region: null, city: null });
     expect(placeOf(info('FR', ''), geo)).toEqual({ country: 'FR', region: null, city: null });
+  });
+});
+
+describe('hostName (the Host header as custom domains are registered)', () => {
+  it.each([
+    ['go.example.com', 'go.example.com'],
+    ['GO.Example.com', 'go.example.com'],
+    ['go.example.com:443', 'go.example.com'],
+    ['go.example.com:8080', 'go.example.com'],
+    ['GO.Example.com.', 'go.example.com'],
+    ['go.example.com.:443', 'go.example.com'],
+    ['go.example.com:', 'go.example.com'],
+    ['127.0.0.1:8080', '127.0.0.1'],
+    ['[::1]:8080', '[::1]'],
+    ['[2001:DB8::1]', '[2001:db8::1]'],
+    ['localhost', 'localhost'],
+    ['.', ''],
+    ['', ''],
+  ])('%j -> %j', (header, expected) => {
+    expect(hostName(header)).toBe(expected);
   });
 });
 

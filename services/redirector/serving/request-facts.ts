@@ -15,7 +15,7 @@ import { forwardedAddress, remoteAddress } from './client-address.ts';
  * the duration of the request (country lookup, visitor hash) and never leaves it.
  */
 export interface RequestInfo {
-  /** Host header, lowercased, port included, exactly as sent. */
+  /** The Host header's name (hostName): lowercased, without port or trailing dot. */
   host: string;
   /** The single path segment, URL-decoded. */
   code: string;
@@ -40,11 +40,29 @@ export function decodeSegment(segment: string): string {
   }
 }
 
+/**
+ * The host name of a Host header as custom domains are registered: lowercased, without
+ * its port (`go.example.com:443`) or a trailing dot (`go.example.com.`, the absolute
+ * form); an IPv6 literal keeps its brackets. One pass, no allocation but the result.
+ */
+export function hostName(header: string): string {
+  let end: number;
+  if (header.charCodeAt(0) === 91 /* [ */) {
+    const close = header.indexOf(']');
+    end = close < 0 ? header.length : close + 1;
+  } else {
+    const colon = header.indexOf(':');
+    end = colon < 0 ? header.length : colon;
+    if (end > 0 && header.charCodeAt(end - 1) === 46 /* . */) end--;
+  }
+  return (end === header.length ? header : header.slice(0, end)).toLowerCase();
+}
+
 /** Reads every input of the request (in the handler: uWS's request object dies with it). */
 export function captureRequest(res: HttpResponse, req: HttpRequest, config: RedirectorConfig): RequestInfo {
   const forwarded = config.TRUSTED_IP_HEADER === undefined ? '' : req.getHeader(config.TRUSTED_IP_HEADER);
   return {
-    host: req.getHeader('host').toLowerCase(),
+    host: hostName(req.getHeader('host')),
     code: decodeSegment(req.getParameter(0) ?? ''),
     userAgent: req.getHeader('user-agent'),
     cookie: req.getHeader('cookie'),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makeLink } from '../../../shared/routing/fixtures.ts';
 import { compileLink, type CompiledLink } from '../../../shared/routing/index.ts';
 import { SnapshotStore } from './snapshot-store.ts';
-import { decodeSnapshotEntry, decodeSnapshotEntryHeader, decodeSnapshotEntryLazily, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
+import { decodeSnapshotEntry, decodeSnapshotEntryHeader, decodeSnapshotEntryLazily, encodeDomainEntry, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
 import { compressBlock, decompressBlock, SnapshotBlockBuilder } from '../../../shared/snapshot/snapshot-blocks.ts';
 import { SnapshotFrameReader } from '../../../shared/snapshot/snapshot-blob.ts';
 
@@ -21,16 +21,64 @@ describe('SnapshotStore', () => {
     expect(store.size).toBe(1);
   });
 
-  it('prefers a custom domain link for its Host, falling back to the default domain', () => {
+  it('serves on a custom domain only the links of that domain; other hosts get the default domain', () => {
     const store = new SnapshotStore();
     store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'x', '') });
     store.apply({ version: 2, linkId: 'link_c', link: compiled('link_c', 'x', 'go.brand.example') });
     store.apply({ version: 3, linkId: 'link_o', link: compiled('link_o', 'only-default', '') });
     expect(store.find('go.brand.example', 'x')?.compiled.id).toBe('link_c');
     expect(store.find('other.example', 'x')?.compiled.id).toBe('link_d');
-    expect(store.find('go.brand.example', 'only-default')?.compiled.id).toBe('link_o');
+    expect(store.find('other.example', 'only-default')?.compiled.id).toBe('link_o');
+    // Another workspace's default-domain link never answers on a custom domain.
+    expect(store.find('go.brand.example', 'only-default')).toBeUndefined();
     expect(store.findById('link_c')?.compiled.id).toBe('link_c');
     expect(store.size).toBe(3);
+  });
+
+  it('knows a verified custom domain from its marker, before it holds any link, until the marker says it is gone', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'login', '') });
+    expect(store.find('new.brand.example', 'login')?.compiled.id).toBe('link_d');
+    expect(store.applyDomain({ version: 2, domainId: 'domain_a', hostname: 'new.brand.example' })).toBe(true);
+    expect(store.find('new.brand.example', 'login')).toBeUndefined();
+    expect(store.find('', 'login')?.compiled.id).toBe('link_d');
+    // Markers count as no link, and older ones are ignored.
+    expect(store.size).toBe(1);
+    expect(store.applyDomain({ version: 1, domainId: 'domain_a', hostname: null })).toBe(false);
+    expect(store.find('new.brand.example', 'login')).toBeUndefined();
+    // Another workspace verifies the hostname after the first let it go: whatever order the two markers arrive in.
+    store.applyDomain({ version: 5, domainId: 'domain_b', hostname: 'new.brand.example' });
+    store.applyDomain({ version: 4, domainId: 'domain_a', hostname: null });
+    expect(store.find('new.brand.example', 'login')).toBeUndefined();
+    store.applyDomain({ version: 6, domainId: 'domain_b', hostname: null });
+    expect(store.find('new.brand.example', 'login')?.compiled.id).toBe('link_d');
+  });
+
+  it('a custom domain known only by its links (no marker yet) stops being one when its last link goes', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'login', '') });
+    store.apply({ version: 2, linkId: 'link_c', link: compiled('link_c', 'promo', 'go.brand.example') });
+    expect(store.find('go.brand.example', 'login')).toBeUndefined();
+    store.apply({ version: 3, linkId: 'link_c', link: null });
+    // What every redirector holds decides, not what one has seen since it started.
+    expect(store.find('go.brand.example', 'login')?.compiled.id).toBe('link_d');
+  });
+
+  it('reads domain markers off the wire, packed or not, and clear() forgets them', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'login', '') });
+    const wire = encodeDomainEntry({ version: 2, domainId: 'domain_w', hostname: 'wire.brand.example' });
+    const lazy = decodeSnapshotEntryLazily(wire);
+    expect(lazy).toEqual({ header: { version: 2, linkId: 'domain_w', domain: 'wire.brand.example', shortCode: null, clicksLimit: null, kind: 'domain' }, linkJson: '' });
+    expect(store.applyLazy(lazy)).toBe(true);
+    expect(store.find('wire.brand.example', 'login')).toBeUndefined();
+    expect(store.applyPacked(decodeSnapshotEntryHeader(encodeDomainEntry({ version: 3, domainId: 'domain_w', hostname: null }))!.header, new Uint8Array(0), 0, 0)).toBe(true);
+    expect(store.find('wire.brand.example', 'login')?.compiled.id).toBe('link_d');
+    store.applyDomain({ version: 4, domainId: 'domain_w', hostname: 'wire.brand.example' });
+    store.clear();
+    store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'login', '') });
+    expect(store.find('wire.brand.example', 'login')?.compiled.id).toBe('link_d');
+    expect(store.applyDomain({ version: 4, domainId: 'domain_w', hostname: 'wire.brand.example' })).toBe(true);
   });
 
   it('hydrates once and serves the same RoutableLink until the link changes', () => {

@@ -1,5 +1,5 @@
 import { hydrateLink, type CompiledLink, type RoutableLink } from '../../../shared/routing/index.ts';
-import type { LazySnapshotEntry, SnapshotEntry, SnapshotEntryHeader } from '../../../shared/snapshot/snapshot-entry.ts';
+import type { DomainEntry, LazySnapshotEntry, SnapshotEntry, SnapshotEntryHeader } from '../../../shared/snapshot/snapshot-entry.ts';
 import { decompressBlock } from '../../../shared/snapshot/snapshot-blocks.ts';
 import type { LinkLookup } from '../ports.ts';
 import { StringKeyedTable } from './string-keyed-table.ts';
@@ -46,6 +46,20 @@ class Pending {
 
 type Held = Pending | RoutableLink;
 
+/**
+ * One domain's links by short code, and how many domain markers name the domain as
+ * verified (one, but for the moment one domain's marker and another's overlap when a
+ * hostname changes hands).
+ */
+class DomainCodes extends StringKeyedTable<Held> {
+  markers = 0;
+
+  /** Serves only its own links: it is verified (a marker) or holds links (published only while verified). */
+  get isCustomDomain(): boolean {
+    return this.markers > 0 || this.size > 0;
+  }
+}
+
 const DEFAULT_DOMAIN = '';
 
 /** The RoutableLink of a held link, hydrating it (and keeping the result) on first use. */
@@ -58,7 +72,11 @@ function routable(codes: StringKeyedTable<Held>, shortCode: string, held: Held):
 
 /**
  * The redirector's in-memory index of links: domain -> short code -> link
- * ('' is the default redirect domain). Entries are hydrated lazily on first
+ * ('' is the default redirect domain). A custom domain answers only its own links:
+ * a Host that is one (a verified domain's marker names it, or it holds links) never
+ * falls back to the default domain, so no workspace's default-domain link answers on
+ * another's domain; any other Host gets the default domain. Both follow from the
+ * entries held, so every redirector decides alike. Entries are hydrated lazily on first
  * request so loading a large snapshot stays cheap in time and memory; an entry
  * older than what we hold is ignored, so updates may arrive twice or out of
  * order (watch restarts, several publishers) safely.
@@ -67,9 +85,11 @@ function routable(codes: StringKeyedTable<Held>, shortCode: string, held: Held):
  * Host header and short code as fresh strings, which V8 Maps look up slowly.
  */
 export class SnapshotStore implements LinkLookup {
-  private domains = new StringKeyedTable<StringKeyedTable<Held>>();
-  private defaultCodes = new StringKeyedTable<Held>();
+  private domains = new StringKeyedTable<DomainCodes>();
+  private defaultCodes = new DomainCodes();
   private readonly byLinkId = new Map<string, { version: number; domain: string | null; code: string | null }>();
+  /** Domain markers applied: the hostname each names while verified (null: not, or no longer). */
+  private readonly byDomainId = new Map<string, { version: number; hostname: string | null }>();
   private readonly clickCounts = new Map<string, number>();
   private loaded = false;
   private count = 0;
@@ -85,6 +105,11 @@ export class SnapshotStore implements LinkLookup {
     const { version, linkId, link } = entry;
     const header: SnapshotEntryHeader = { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null };
     return this.place(header, link === null ? null : new Pending(header.clicksLimit, '', link));
+  }
+
+  /** A domain marker already parsed (tests). */
+  applyDomain(entry: DomainEntry): boolean {
+    return this.place({ version: entry.version, linkId: entry.domainId, domain: entry.hostname, shortCode: null, clicksLimit: null, kind: 'domain' }, null);
   }
 
   /** An entry as it comes off the bus: indexed by its header, the link parsed when first served. */
@@ -108,14 +133,16 @@ export class SnapshotStore implements LinkLookup {
    */
   clear(): void {
     this.domains = new StringKeyedTable();
-    this.defaultCodes = new StringKeyedTable();
+    this.defaultCodes = new DomainCodes();
     this.domains.set(DEFAULT_DOMAIN, this.defaultCodes);
     this.byLinkId.clear();
+    this.byDomainId.clear();
     this.count = 0;
     this.newestVersion = 0;
   }
 
   private place(header: SnapshotEntryHeader, pending: Pending | null): boolean {
+    if (header.kind === 'domain') return this.placeDomain(header.linkId, header.version, header.domain);
     const known = this.byLinkId.get(header.linkId);
     if (known && known.version >= header.version) return false;
     // For metrics (snapshot version, last update age). Not on the request path: the
@@ -130,8 +157,7 @@ export class SnapshotStore implements LinkLookup {
       return true;
     }
     const { domain, shortCode } = header;
-    let codes = this.domains.get(domain);
-    if (!codes) this.domains.set(domain, (codes = new StringKeyedTable()));
+    const codes = this.codesOf(domain);
     // Counted by the size change: one lookup per entry, not two (a million at a load).
     const before = codes.size;
     codes.set(shortCode, pending);
@@ -140,12 +166,34 @@ export class SnapshotStore implements LinkLookup {
     return true;
   }
 
-  /** `host` as the Host header sent it, lowercased; custom domains are registered without a port. */
+  private placeDomain(domainId: string, version: number, hostname: string | null): boolean {
+    const known = this.byDomainId.get(domainId);
+    if (known && known.version >= version) return false;
+    if (version > this.newestVersion) this.newestVersion = version;
+    this.appliedAt = Date.now();
+    if (known?.hostname != null) this.domains.get(known.hostname)!.markers--;
+    if (hostname !== null) this.codesOf(hostname).markers++;
+    this.byDomainId.set(domainId, { version, hostname });
+    return true;
+  }
+
+  private codesOf(domain: string): DomainCodes {
+    let codes = this.domains.get(domain);
+    if (!codes) this.domains.set(domain, (codes = new DomainCodes()));
+    return codes;
+  }
+
+  /**
+   * `host`: the Host header's name (request-facts.ts hostName: lowercased, without port
+   * or trailing dot), as custom domains are registered.
+   */
   find(host: string, shortCode: string): RoutableLink | undefined {
     if (host !== DEFAULT_DOMAIN) {
       const codes = this.domains.get(host);
-      const held = codes?.get(shortCode);
-      if (held !== undefined) return routable(codes!, shortCode, held);
+      if (codes !== undefined && codes.isCustomDomain) {
+        const held = codes.get(shortCode);
+        return held === undefined ? undefined : routable(codes, shortCode, held);
+      }
     }
     const held = this.defaultCodes.get(shortCode);
     return held === undefined ? undefined : routable(this.defaultCodes, shortCode, held);
