@@ -31,7 +31,7 @@ import { startChildService } from '../../shared/testing/child-service.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
-import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import { eventSubjects } from '../../shared/schemas/click-event.ts';
 import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
 import { loadIngesterConfig } from '../../services/ingester/config.ts';
 import { startIngester } from '../../services/ingester/ingester.ts';
@@ -41,6 +41,7 @@ import { insertBatch } from '../../services/ingester/insert-batch.ts';
 import { EventBatch } from '../../services/ingester/event-batch.ts';
 import { storedEventIds } from '../../services/ingester/stored-event-ids.ts';
 import type { NativeBlockWriter } from '../../shared/clickhouse/native-block.ts';
+import { makeEvent } from '../bench-events.ts';
 import { measureIngestPieces } from '../ingest-pieces.ts';
 import { cpuMeter } from '../process-cpu.ts';
 import { percentile } from '../stats.ts';
@@ -53,37 +54,6 @@ const BACKLOG_EVENTS = 400_000;
 const EVENTS_PER_MESSAGE = 500;
 const RATE_PER_SECOND = 20_000;
 const RATE_SECONDS = 15;
-const countries = ['US', 'DE', 'GB', 'FR', 'IN', 'BR', 'JP', null];
-const devices = ['desktop', 'mobile', 'tablet'] as const;
-
-function makeEvent(i: number, run: string, ts: number): ClickEvent {
-  return {
-    id: `ck_${run}_${i}`,
-    kind: i % 10 === 0 ? 'impression' : 'click',
-    ts,
-    workspaceId: `ws_bench_${i % 10}`,
-    linkId: `link_${run}_${i % 10_000}`,
-    campaignId: `campaign_${i % 100}`,
-    visitorId: `v${i % 50_000}`,
-    country: countries[i % countries.length]!,
-    region: i % 3 ? 'Bavaria' : null,
-    city: i % 3 ? 'Munich' : null,
-    deviceClass: devices[i % 3]!,
-    os: i % 2 ? 'ios' : 'windows',
-    browser: 'Chrome',
-    referrerHost: i % 4 ? 'news.example.com' : null,
-    utmSource: i % 5 ? 'newsletter' : null,
-    utmMedium: null,
-    utmCampaign: 'spring',
-    utmTerm: null,
-    utmContent: null,
-    source: i % 7 ? 'link' : 'qr',
-    ruleId: null,
-    destination: 'https://example.com/landing',
-    bot: i % 50 === 0,
-  };
-}
-
 /**
  * Baseline: the rows, already in the ingester's insert format (encoding not timed),
  * inserted in the ingester's batch size and with its settings: the ceiling.
