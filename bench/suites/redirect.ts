@@ -23,6 +23,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
+import { mulberry32 } from '../../shared/testing/seeded-random.ts';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -144,14 +145,7 @@ export async function checkRedirector(server: Server): Promise<void> {
 
 /** Deterministic public IPv4 addresses (mulberry32), like the routing suite's. */
 function publicIpv4s(count: number): string[] {
-  let a = 7;
-  const random = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const random = mulberry32(7);
   const ips: string[] = [];
   while (ips.length < count) {
     const first = 1 + Math.floor(random() * 222);

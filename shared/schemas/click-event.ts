@@ -17,7 +17,8 @@ import { deviceClasses, operatingSystems } from './rule-conditions.ts';
  * (serve-link.ts), the only order the ingester's fast path reads: a test
  * (services/redirector/app.test.ts) fails when the two orders differ. A new field is
  * one line here, a migration adding its column, and its value in serve-link.ts, at
- * the same place in the object; null is stored as ''.
+ * the same place in the object (tests' and benchmarks' events follow from here:
+ * shared/testing/click-event-fixture.ts); null is stored as ''.
  */
 export const clickEventFields = {
   id: field(text({ startsWith: 'ck_' }), 'click_id', 'String'),
