@@ -13,6 +13,7 @@ import { createClickId } from '../shared/click-id.ts';
 import { createLogger } from '../shared/logger.ts';
 import type { ClickEvent } from '../shared/schemas/click-event.ts';
 import { realUserAgents } from '../shared/request-facts/sample-user-agents.ts';
+import { sampleClickEvent } from '../shared/testing/click-event-fixture.ts';
 import { hashedVisitorIdFromDigest, userAgentDigest, visitorCookie } from '../shared/visitor.ts';
 import { eventPublisher } from '../services/redirector/events/event-publisher.ts';
 import { processCpuSeconds } from './process-cpu.ts';
@@ -27,33 +28,13 @@ export interface FloorLink {
   destination: string;
 }
 
+/** What the floor server's events share: no UA, geo-IP, rules or query facts (a desktop click from a link). */
+const FLOOR_EVENT = sampleClickEvent({ kind: 'click', deviceClass: 'desktop', source: 'link', bot: false });
+
 /** The floor server's event (bench/servers/click-floor.ts): only what it knows without UA, geo-IP, rules or query. */
 export function floorEvent(link: FloorLink, clickId: string, visitorId: string, ts: number): ClickEvent {
-  return {
-    id: clickId,
-    kind: 'click',
-    ts,
-    workspaceId: link.workspaceId,
-    linkId: link.id,
-    campaignId: link.campaignId,
-    visitorId,
-    country: null,
-    region: null,
-    city: null,
-    deviceClass: 'desktop',
-    os: null,
-    browser: null,
-    referrerHost: null,
-    utmSource: null,
-    utmMedium: null,
-    utmCampaign: null,
-    utmTerm: null,
-    utmContent: null,
-    source: 'link',
-    ruleId: null,
-    destination: link.destination,
-    bot: false,
-  };
+  // A copy of one template keeps the declaration's key order, at about a literal's cost.
+  return { ...FLOOR_EVENT, id: clickId, ts, workspaceId: link.workspaceId, linkId: link.id, campaignId: link.campaignId, visitorId, destination: link.destination };
 }
 
 export interface PieceCosts {

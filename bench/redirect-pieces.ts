@@ -1,38 +1,77 @@
 /**
- * The hand-written pieces of the redirect path still kept, each against the Node
- * built-in it replaces, in process (issue 15: a hand-written piece stays only where it
- * buys at least 5 % of the end-to-end figure). Each row gives both costs per call,
- * their batches taking turns, and what the hand-written one saves per redirect as a
- * share of the redirector's server CPU per request measured in the same run. (The
- * ingester's fast line path states its own figure in its file.)
+ * The hand-written pieces of the redirect path still kept, each against the library or
+ * Node built-in it replaces, in process (a hand-written piece stays only where it buys
+ * at least 5 % of the end-to-end figure). Each row gives both costs per call, their
+ * batches taking turns, and what the hand-written one saves per redirect as a share of
+ * the redirector's server CPU per request measured in the same run. (The ingester's
+ * fast line path has its row in the ingest suite.)
  */
 import { createHmac, randomBytes, randomFillSync } from 'node:crypto';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { StringKeyedTable } from '../services/redirector/snapshot/string-keyed-table.ts';
 import { HmacSha256 } from '../shared/hmac-sha256.ts';
 import { randomBytesInto } from '../shared/random-pool.ts';
+import { BENCH_LINK_COUNT, benchShortCode } from './servers/bench-links.ts';
 import type { Row } from './suite.ts';
 import { nsPerCallEach } from './timing.ts';
 
-/** `redirectCpuNs`: the redirector's server CPU per request of the same run. */
-export function measurePieces(redirectCpuNs: number): Row[] {
+type Op = (i: number) => unknown;
+
+/** `redirectCpuNs`: the redirector's server CPU per request of the same run; `scale` < 1 shortens the timing (a trial run). */
+export function measurePieces(redirectCpuNs: number, scale = 1): Row[] {
   const rows: Row[] = [];
-  const add = (piece: string, hand: (i: number) => unknown, library: string, viaLibrary: (i: number) => unknown) => {
-    const [handNs, libraryNs] = nsPerCallEach([hand, viaLibrary]);
-    const saving = libraryNs! - handNs!;
-    rows.push({
-      name: piece,
-      'hand-written ns': Math.round(handNs!),
-      library,
-      'library ns': Math.round(libraryNs!),
-      'saved ns/redirect': Math.round(saving),
-      '% of redirector CPU/req': Number(((saving / redirectCpuNs) * 100).toFixed(1)),
+  const calls = Math.max(100, Math.round(10_000 * scale));
+  const batches = Math.max(4, Math.round(40 * scale));
+  /** One row per library; all the ops' batches take turns. */
+  const add = (piece: string, hand: Op, libraries: ReadonlyArray<[name: string, op: Op]>) => {
+    const [handNs, ...libraryNs] = nsPerCallEach([hand, ...libraries.map(([, op]) => op)], calls, batches);
+    libraries.forEach(([library], k) => {
+      const saving = libraryNs[k]! - handNs!;
+      rows.push({
+        name: piece,
+        'hand-written ns': Math.round(handNs!),
+        library,
+        'library ns': Math.round(libraryNs[k]!),
+        'saved ns/redirect': Math.round(saving),
+        '% of redirector CPU/req': Number(((saving / redirectCpuNs) * 100).toFixed(1)),
+      });
     });
   };
 
+  // A redirect takes two MACs (click id, visitor hash) of ~35-100 bytes.
   const id = Buffer.alloc(47);
+  const message = id.subarray(0, 35);
   const key = randomBytes(32);
   const mac = new HmacSha256(key);
-  // A redirect takes two MACs (click id, visitor hash) of ~35-100 bytes.
-  add('two HMAC-SHA256 of a click id (hmac-sha256.ts)', () => (mac.sign(id, 0, 35, id, 35, 12), mac.sign(id, 0, 35, id, 35, 12)), 'node:crypto createHmac', () => (createHmac('sha256', key).update(id.subarray(0, 35)).digest(), createHmac('sha256', key).update(id.subarray(0, 35)).digest()));
-  add('click id random bytes (random-pool.ts)', () => randomBytesInto(id, 7, 13), 'randomFillSync per click', () => randomFillSync(id, 7, 6));
+  // noble at its best: the key's state made once and cloned per MAC, as HmacSha256 keeps its midstates.
+  const keyed = hmac.create(sha256, key);
+  const digest = new Uint8Array(32);
+  add('two HMAC-SHA256 of a click id (hmac-sha256.ts)', () => (mac.sign(id, 0, 35, id, 35, 12), mac.sign(id, 0, 35, id, 35, 12)), [
+    ['node:crypto createHmac', () => (createHmac('sha256', key).update(message).digest(), createHmac('sha256', key).update(message).digest())],
+    ['@noble/hashes hmac (keyed state cloned)', () => (keyed.clone().update(message).digestInto(digest), keyed.clone().update(message).digestInto(digest))],
+  ]);
+
+  add('click id random bytes (random-pool.ts)', () => randomBytesInto(id, 7, 13), [['randomFillSync per click', () => randomFillSync(id, 7, 6)]]);
+
+  // find(): the Host (no custom domain: a miss), then the short code among the bench's
+  // codes; both arrive as fresh strings, whose hash V8 has not computed yet.
+  const table = new StringKeyedTable<number>();
+  const map = new Map<string, number>();
+  for (let i = 0; i < BENCH_LINK_COUNT; i++) {
+    table.set(benchShortCode(i), i);
+    map.set(benchShortCode(i), i);
+  }
+  const domains = new StringKeyedTable<number>();
+  const domainMap = new Map<string, number>();
+  domains.set('', 0);
+  domainMap.set('', 0);
+  const codeLength = benchShortCode(0).length;
+  const wire = Buffer.from(Array.from({ length: BENCH_LINK_COUNT }, (_, i) => benchShortCode((i * 7919) % BENCH_LINK_COUNT)).join(''), 'latin1');
+  const host = Buffer.from('127.0.0.1:8080', 'latin1');
+  const code = (i: number) => wire.toString('latin1', (i % BENCH_LINK_COUNT) * codeLength, ((i % BENCH_LINK_COUNT) + 1) * codeLength);
+  add(`host + short code lookup, ${BENCH_LINK_COUNT.toLocaleString('en-US')} codes (string-keyed-table.ts)`, (i) => (domains.get(host.toString('latin1')), table.get(code(i))), [
+    ['Map', (i) => (domainMap.get(host.toString('latin1')), map.get(code(i)))],
+  ]);
   return rows;
 }

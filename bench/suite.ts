@@ -34,3 +34,8 @@ export interface SuiteModule {
   description: string;
   run(): Promise<SuiteResult>;
 }
+
+/** A progress line of a suite while it runs, indented under the runner's suite heading. */
+export const log = (line: string): void => {
+  process.stdout.write(`  ${line}\n`);
+};

@@ -1,6 +1,9 @@
 /**
- * The one error type of linkroute. Every failure a client can see is an AppError
+ * The API's client-facing error: every failure an API client can see is an AppError
  * with a stable code; the HTTP status is derived from the code, never chosen ad hoc.
+ * Infrastructure has typed errors of its own, with stable codes too (ConfigError,
+ * RoutingError, SnapshotBlobError, BlobReadError, ChdbThreadError, JetStream's coded
+ * errors); the API answers those it does not map (a store unreachable: 503) as 500.
  */
 export const errorStatus = {
   VALIDATION_ERROR: 400,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../shared/logger.ts';
 import { connectNatsBus } from '../shared/bus/nats-bus.ts';
 import { createMemoryBus } from '../shared/bus/memory-bus.ts';
+import { BlobReadError } from '../shared/bus/blob-read-error.ts';
 import { blobBuckets, kvBuckets, type Bus, type KvWatchOptions } from '../shared/bus/bus.ts';
 import { startTestNatsServer, type TestNatsServer } from '../shared/testing/nats-server.ts';
 import { createTestDatabase, type TestDatabase } from '../shared/testing/test-database.ts';
@@ -152,7 +153,7 @@ describe.each(['nats', 'memory'] as const)('compacted snapshot on %s', (kind) =>
                 first = false;
                 yield copy;
               }
-              throw new Error('digest mismatch');
+              throw new BlobReadError('BLOB_DIGEST_MISMATCH', 'digest mismatch');
             }
             return { info: blob.info, data: flipped() };
           },
@@ -184,7 +185,7 @@ describe.each(['nats', 'memory'] as const)('compacted snapshot on %s', (kind) =>
                 break;
               }
               await snapshotCompactor({ bus, logger, policy }).runOnce({ force: true });
-              throw new Error('chunks purged');
+              throw new BlobReadError('BLOB_CHUNKS_MISSING', 'chunks purged');
             }
             return { info: blob.info, data: firstPieceOnly() };
           },

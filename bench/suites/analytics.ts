@@ -38,7 +38,7 @@ import { hourRange } from '../../services/api/analytics/hour-range.ts';
 import { addDays } from '../../shared/schemas/analytics.ts';
 import { dimensionNames } from '../../shared/schemas/analytics-dimensions.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
-import type { Check, Row, SuiteResult } from '../suite.ts';
+import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 import { median, percentile } from '../stats.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { cpuMeter } from '../process-cpu.ts';
@@ -76,7 +76,6 @@ const CSV_MIN_ROWS_PER_SECOND = 100_000;
 const BREAKDOWN_SAMPLES = 10;
 const MS_DAY = 86_400_000;
 
-const log = (line: string) => process.stdout.write(`  ${line}\n`);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 async function scalar(ch: ClickHouseClient, query: string, params: Record<string, unknown> = {}): Promise<number> {
@@ -121,6 +120,21 @@ const generatedRows = `
         toUInt32(floor(pow((cityHash64(n, 5) % 1000000) / 1000000, 3) * ${LINKS})) AS link
       FROM numbers({count:UInt64})
     )`;
+
+/**
+ * Postgres: CAMPAIGNS campaigns and LINKS links in `workspaceId` with the ids the
+ * generated events use, so /analytics/{linkId} finds its link and the overview's top
+ * links get short codes. Returns the campaign ids.
+ */
+export async function seedBenchLinks(sql: Sql, workspaceId: string): Promise<string[]> {
+  const campaigns = Array.from({ length: CAMPAIGNS }, (_, i) => `campaign_bench_${i}`);
+  await sql`INSERT INTO campaigns (id, workspace_id, name) SELECT c, ${workspaceId}, c FROM unnest(${campaigns}::text[]) AS c`;
+  await sql`
+    INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url)
+    SELECT 'link_bench_' || i, ${workspaceId}, 'campaign_bench_' || (i % ${CAMPAIGNS}), '', 'bench' || i, 'https://example.com/' || i
+    FROM generate_series(0, ${LINKS - 1}) AS i`;
+  return campaigns;
+}
 
 export function generateStatement(): string {
   return `
@@ -390,15 +404,8 @@ export async function run(): Promise<SuiteResult> {
     api = await startTestApi('postgres', { analytics: counted });
     const { workspaceId, key } = await api.tenant({ scopes: ['analytics:read'] });
 
-    // Postgres: 50 campaigns and 10k links with the ids the generated events use,
-    // so /analytics/{linkId} finds its link and the overview's top links get short codes.
     const sql = api.db.sql;
-    const campaigns = Array.from({ length: CAMPAIGNS }, (_, i) => `campaign_bench_${i}`);
-    await sql`INSERT INTO campaigns (id, workspace_id, name) SELECT c, ${workspaceId}, c FROM unnest(${campaigns}::text[]) AS c`;
-    await sql`
-      INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url)
-      SELECT 'link_bench_' || i, ${workspaceId}, 'campaign_bench_' || (i % ${CAMPAIGNS}), '', 'bench' || i, 'https://example.com/' || i
-      FROM generate_series(0, ${LINKS - 1}) AS i`;
+    const campaigns = await seedBenchLinks(sql, workspaceId);
     // The busiest link's experiment: four percentage rules and the default, 5 variants (see generatedRows).
     await sql`
       INSERT INTO rules (id, workspace_id, campaign_id, link_id, name, type, conditions, destination_url, priority)

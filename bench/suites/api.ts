@@ -22,7 +22,7 @@ import { startChildService, type ChildService } from '../../shared/testing/child
 import { createTestDatabase } from '../../shared/testing/test-database.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
-import type { Check, Row, SuiteResult } from '../suite.ts';
+import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors, type WrkResult } from '../wrk.ts';
 import { isConnectionRefused } from '../process-cpu.ts';
 
@@ -38,8 +38,6 @@ const BULK_LINKS = 1_000;
 const BULK_ROUNDS = 5;
 const LIVE_TIMEOUT_MS = 15_000;
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
-
-const log = (line: string) => process.stdout.write(`  ${line}\n`);
 
 interface Tenant {
   key: string;

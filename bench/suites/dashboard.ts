@@ -34,9 +34,9 @@ import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts
 import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestApi } from '../../services/api/testing/api-harness.ts';
 import { launchChromium } from '../../services/dashboard/testing/chromium.ts';
-import { CAMPAIGNS, LINKS, generateConversionsStatement, generateStatement } from './analytics.ts';
+import { CAMPAIGNS, generateConversionsStatement, generateStatement, seedBenchLinks } from './analytics.ts';
 import { percentile } from '../stats.ts';
-import type { Check, Row, SuiteResult } from '../suite.ts';
+import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 
 export const name = 'dashboard';
 export const description = 'dashboard in chromium: first meaningful paint, filter change, country drill-down at 10M clicks; bundle size (vs the API requests behind each view)';
@@ -55,7 +55,6 @@ const CONVERSION_PER_MILLION = 1_000;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 declare const window: any, document: any, MutationObserver: any, requestAnimationFrame: any, sessionStorage: any;
 
-const log = (line: string) => process.stdout.write(`  ${line}\n`);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** Installed before the app's own scripts: notes when each analytics answer is on screen. */
@@ -136,13 +135,7 @@ export async function run(): Promise<SuiteResult> {
     await migrateClickHouse(clickhouse);
     api = await startTestApi('postgres', { analytics: clickhouse });
     const { workspaceId, key } = await api.tenant();
-    const sql = api.db.sql;
-    const campaigns = Array.from({ length: CAMPAIGNS }, (_, i) => `campaign_bench_${i}`);
-    await sql`INSERT INTO campaigns (id, workspace_id, name) SELECT c, ${workspaceId}, c FROM unnest(${campaigns}::text[]) AS c`;
-    await sql`
-      INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url)
-      SELECT 'link_bench_' || i, ${workspaceId}, 'campaign_bench_' || (i % ${CAMPAIGNS}), '', 'bench' || i, 'https://example.com/' || i
-      FROM generate_series(0, ${LINKS - 1}) AS i`;
+    const campaigns = await seedBenchLinks(api.db.sql, workspaceId);
 
     // The analytics bench's rows, in time order over the 30 days (every 11th for other workspaces).
     const totalRows = Math.ceil((EVENTS * 11) / 10);

@@ -13,6 +13,8 @@
  *    being stored (ingested_at), p50/p99 per half to show the lag does not grow;
  * 3. what a redirector SIGKILL loses at 20k clicks/s: the publisher's clicks not yet
  *    published to NATS (and the age of the oldest), sampled (unpublishedAtRate).
+ * 4. the fast line path against JSON.parse + zod on the same messages, in process,
+ *    with the share of the backlog drain it buys (ingest-pieces.ts).
  * Acceptance: >= 100k events/s from the backlog; p99 < 2 s at 20k clicks/s.
  * The CPU each process used while the backlog drained is reported, with what
  * other tenants of the machine took meanwhile (throughput is CPU-bound here).
@@ -29,7 +31,7 @@ import { startChildService } from '../../shared/testing/child-service.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
-import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import { eventSubjects } from '../../shared/schemas/click-event.ts';
 import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
 import { loadIngesterConfig } from '../../services/ingester/config.ts';
 import { startIngester } from '../../services/ingester/ingester.ts';
@@ -39,6 +41,8 @@ import { insertBatch } from '../../services/ingester/insert-batch.ts';
 import { EventBatch } from '../../services/ingester/event-batch.ts';
 import { storedEventIds } from '../../services/ingester/stored-event-ids.ts';
 import type { NativeBlockWriter } from '../../shared/clickhouse/native-block.ts';
+import { makeEvent } from '../bench-events.ts';
+import { measureIngestPieces } from '../ingest-pieces.ts';
 import { cpuMeter } from '../process-cpu.ts';
 import { percentile } from '../stats.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
@@ -50,37 +54,6 @@ const BACKLOG_EVENTS = 400_000;
 const EVENTS_PER_MESSAGE = 500;
 const RATE_PER_SECOND = 20_000;
 const RATE_SECONDS = 15;
-const countries = ['US', 'DE', 'GB', 'FR', 'IN', 'BR', 'JP', null];
-const devices = ['desktop', 'mobile', 'tablet'] as const;
-
-function makeEvent(i: number, run: string, ts: number): ClickEvent {
-  return {
-    id: `ck_${run}_${i}`,
-    kind: i % 10 === 0 ? 'impression' : 'click',
-    ts,
-    workspaceId: `ws_bench_${i % 10}`,
-    linkId: `link_${run}_${i % 10_000}`,
-    campaignId: `campaign_${i % 100}`,
-    visitorId: `v${i % 50_000}`,
-    country: countries[i % countries.length]!,
-    region: i % 3 ? 'Bavaria' : null,
-    city: i % 3 ? 'Munich' : null,
-    deviceClass: devices[i % 3]!,
-    os: i % 2 ? 'ios' : 'windows',
-    browser: 'Chrome',
-    referrerHost: i % 4 ? 'news.example.com' : null,
-    utmSource: i % 5 ? 'newsletter' : null,
-    utmMedium: null,
-    utmCampaign: 'spring',
-    utmTerm: null,
-    utmContent: null,
-    source: i % 7 ? 'link' : 'qr',
-    ruleId: null,
-    destination: 'https://example.com/landing',
-    bot: i % 50 === 0,
-  };
-}
-
 /**
  * Baseline: the rows, already in the ingester's insert format (encoding not timed),
  * inserted in the ingester's batch size and with its settings: the ceiling.
@@ -257,6 +230,9 @@ export async function run(): Promise<SuiteResult> {
         format: 'JSONEachRow',
       })
     ).json<{ first_half: number; n: number; p50: number; p99: number }>();
+    process.stdout.write('  timing the fast line path against JSON.parse + zod in process\n');
+    const sampleMessage = encoder.encode(Array.from({ length: EVENTS_PER_MESSAGE }, (_, i) => JSON.stringify(makeEvent(i, 'p', now))).join('\n'));
+    const pieces = measureIngestPieces(sampleMessage, EVENTS_PER_MESSAGE, 1e9 / backlogRate);
     const stored = latency.reduce((s, r) => s + Number(r.n), 0);
     const p99 = Math.max(...latency.map((r) => Number(r.p99)));
 
@@ -300,6 +276,7 @@ export async function run(): Promise<SuiteResult> {
       rows,
       baseline,
       checks,
+      tables: [{ title: 'Hand-written piece kept, vs what it replaces (in process, same messages, batches taking turns)', rows: pieces }],
       notes: [
         'processes: this one (event generator, NATS client, ingester), the embedded ClickHouse endpoint (chDB), a private nats-server; loopback',
         `ingester: INGEST_MAX_MESSAGES ${config.INGEST_MAX_MESSAGES}, INGEST_LINGER_MS ${config.INGEST_LINGER_MS} (defaults); events: ${EVENTS_PER_MESSAGE} per bus message (as redirectors batch them), ~${JSON.stringify(makeEvent(1, 'x', 0)).length} bytes of JSON each`,

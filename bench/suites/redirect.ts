@@ -23,6 +23,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
+import { mulberry32 } from '../../shared/testing/seeded-random.ts';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -57,17 +58,24 @@ const OTHER_CPU_WARNING_PERCENT = 10;
 
 const serversDir = new URL('../servers/', import.meta.url);
 
-interface Server {
+export interface Server {
   label: string;
   child: ChildProcess;
   port: number;
   stdout: string[];
 }
 
-function startServer(label: string, file: string, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(file, serversDir))], {
+const serverFile = (file: string) => fileURLToPath(new URL(file, serversDir));
+
+/**
+ * A benchmark server (a TypeScript file that prints `READY <port>`) in its own process;
+ * `cwd`: the tree whose tsx runs it (another checkout's, bench/before-after.ts).
+ */
+export function startServer(label: string, path: string, env: Record<string, string> = {}, cwd?: string): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
+    ...(cwd ? { cwd } : {}),
   });
   const stdout: string[] = [];
   return new Promise((resolve, reject) => {
@@ -95,7 +103,7 @@ function startServer(label: string, file: string, env: Record<string, string> = 
 }
 
 /** SIGTERM by PID, then wait for the exit (SIGKILL after 5 s). */
-function stopServer(server: Server): Promise<void> {
+export function stopServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
     if (server.child.exitCode !== null) return resolve();
     const kill = setTimeout(() => server.child.kill('SIGKILL'), 5_000);
@@ -127,16 +135,17 @@ function get(port: number, path: string, headers: Record<string, string> = {}): 
   });
 }
 
+/** Throws unless `server` redirects a benchmark short code to its link's destination, from its snapshot. */
+export async function checkRedirector(server: Server): Promise<void> {
+  const sample = await get(server.port, `/${benchShortCode(12_345)}`, { 'x-forwarded-for': '81.2.69.142' });
+  if (sample.status !== 302 || !sample.location?.startsWith('https://example.com/landing/12345')) {
+    throw new Error(`${server.label} answered ${sample.status} ${sample.location} for a benchmark code`);
+  }
+}
+
 /** Deterministic public IPv4 addresses (mulberry32), like the routing suite's. */
 function publicIpv4s(count: number): string[] {
-  let a = 7;
-  const random = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const random = mulberry32(7);
   const ips: string[] = [];
   while (ips.length < count) {
     const first = 1 + Math.floor(random() * 222);
@@ -188,7 +197,7 @@ end
 ${WRK_RESULT_LUA}`;
 }
 
-interface Measurement {
+export interface Measurement {
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -207,33 +216,34 @@ interface Measurement {
   otherCpuPercent: number;
 }
 
-async function measure(server: Server, script: string, natsPid: number): Promise<Measurement> {
-  const warmup = await runWrk({ url: `http://127.0.0.1:${server.port}/`, script, seconds: WARMUP_SECONDS, connections: CONNECTIONS });
+/** One round against `server`: warmup, then the measured wrk run; `seconds` shortens them for a trial. */
+export async function measure(server: Server, script: string, natsPid: number, seconds = { warmup: WARMUP_SECONDS, measured: MEASURE_SECONDS }): Promise<Measurement> {
+  const warmup = await runWrk({ url: `http://127.0.0.1:${server.port}/`, script, seconds: seconds.warmup, connections: CONNECTIONS });
   const pid = server.child.pid!;
   const cpuBefore = await processCpuSeconds(pid);
   const natsBefore = natsPid === 0 ? 0 : await processCpuSeconds(natsPid);
   const wrkBefore = await exitedChildrenCpuSeconds();
   const selfBefore = process.cpuUsage();
   const machineBefore = await machineBusySeconds();
-  const result = await runWrk({ url: `http://127.0.0.1:${server.port}/`, script, seconds: MEASURE_SECONDS, connections: CONNECTIONS });
+  const result = await runWrk({ url: `http://127.0.0.1:${server.port}/`, script, seconds: seconds.measured, connections: CONNECTIONS });
   const machine = (await machineBusySeconds()) - machineBefore;
   const self = process.cpuUsage(selfBefore);
   const wrk = (await exitedChildrenCpuSeconds()) - wrkBefore;
   const nats = natsPid === 0 ? 0 : (await processCpuSeconds(natsPid)) - natsBefore;
   const cpu = (await processCpuSeconds(pid)) - cpuBefore;
-  const seconds = result.durationUs / 1e6;
+  const elapsed = result.durationUs / 1e6;
   const other = Math.max(0, machine - cpu - nats - wrk - (self.user + self.system) / 1e6);
   return {
-    rps: result.requests / seconds,
+    rps: result.requests / elapsed,
     p50Ms: result.p50Us / 1000,
     p99Ms: result.p99Us / 1000,
-    cpuPercent: (cpu / seconds) * 100,
+    cpuPercent: (cpu / elapsed) * 100,
     cpuUsPerRequest: (cpu * 1e6) / result.requests,
     errors: wrkErrors(result),
     answered: warmup.requests + result.requests,
     natsCpuUsPerRequest: (nats * 1e6) / result.requests,
-    wrkCpuPercent: (wrk / seconds) * 100,
-    otherCpuPercent: (other / seconds) * 100,
+    wrkCpuPercent: (wrk / elapsed) * 100,
+    otherCpuPercent: (other / elapsed) * 100,
   };
 }
 
@@ -279,18 +289,15 @@ export async function run(): Promise<SuiteResult> {
   try {
     process.stdout.write(`  starting servers (redirector loads ${BENCH_LINK_COUNT.toLocaleString('en-US')} links)\n`);
     const [bare, bareCookie, floor, ours] = await Promise.all([
-      startServer('bare uWS fixed 302', 'bare-uws.ts'),
-      startServer(COOKIE_LABEL, 'bare-uws.ts', { BARE_SET_COOKIE: '1' }),
-      startServer(FLOOR_LABEL, 'click-floor.ts', { NATS_URL: nats.url }),
-      startServer('linkroute redirector', 'redirector-server.ts', { NATS_URL: nats.url }),
+      startServer('bare uWS fixed 302', serverFile('bare-uws.ts')),
+      startServer(COOKIE_LABEL, serverFile('bare-uws.ts'), { BARE_SET_COOKIE: '1' }),
+      startServer(FLOOR_LABEL, serverFile('click-floor.ts'), { NATS_URL: nats.url }),
+      startServer('linkroute redirector', serverFile('redirector-server.ts'), { NATS_URL: nats.url }),
     ]);
     servers.push(bare!, bareCookie!, floor!, ours!);
 
     // Both must answer the generator's requests with redirects, ours from its snapshot.
-    const sample = await get(ours!.port, `/${benchShortCode(12_345)}`, { 'x-forwarded-for': '81.2.69.142' });
-    if (sample.status !== 302 || !sample.location?.startsWith('https://example.com/landing/12345')) {
-      throw new Error(`redirector answered ${sample.status} ${sample.location} for a benchmark code`);
-    }
+    await checkRedirector(ours!);
     if ((await get(bare!.port, '/x')).status !== 302) throw new Error('bare server does not answer 302');
     if ((await get(floor!.port, `/${benchShortCode(12_345)}`, { 'x-forwarded-for': '81.2.69.142' })).status !== 302) {
       throw new Error('floor server does not answer 302');

@@ -19,6 +19,7 @@ import { routableLink } from '../../shared/routing/hydrate.ts';
 import type { RequestFacts, RoutableLink, RuleRecord } from '../../shared/routing/types.ts';
 import { visitorBucket } from '../../shared/routing/visitor-bucket.ts';
 import type { Check, Row, SuiteResult } from '../suite.ts';
+import { mulberry32 } from '../../shared/testing/seeded-random.ts';
 
 export const name = 'routing';
 export const description = 'routing engine decide() by rule count, UA parsing, IP -> place (country, region, city), visitor bucket';
@@ -26,18 +27,6 @@ export const description = 'routing engine decide() by rule count, UA parsing, I
 const TASK_TIME_MS = 500;
 const ACCEPTANCE_NS = 2_000;
 const NOW = Date.parse('2026-03-04T12:00:00Z'); // a Wednesday
-
-/** Deterministic PRNG (mulberry32) so every run benchmarks the same inputs. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** The "worst case" visitor: matches none of the mixed rules except the last one. */
 const worstFacts: RequestFacts = makeFacts({ now: NOW, country: 'US', deviceClass: 'desktop', os: 'windows', bucket: 99.5 });
@@ -69,7 +58,7 @@ function linkWith(rules: RuleRecord[]): RoutableLink {
 
 /** A varied crowd at one instant (so time rules see one 15-minute slot, as in production). */
 function typicalFacts(count: number): RequestFacts[] {
-  const random = prng(42);
+  const random = mulberry32(42);
   const countries = ['US', 'US', 'GB', 'DE', 'FR', 'IN', 'BR', 'JP', 'CA', null];
   const devices = [
     ['mobile', 'ios'],
@@ -94,7 +83,7 @@ function typicalFacts(count: number): RequestFacts[] {
 }
 
 function publicIpv4s(count: number): string[] {
-  const random = prng(7);
+  const random = mulberry32(7);
   const ips: string[] = [];
   while (ips.length < count) {
     const a = 1 + Math.floor(random() * 222);
@@ -105,7 +94,7 @@ function publicIpv4s(count: number): string[] {
 }
 
 function publicIpv6s(count: number): string[] {
-  const random = prng(9);
+  const random = mulberry32(9);
   // Prefixes of large real allocations (Google, Meta, Cloudflare, Akamai, RIPE/APNIC/LACNIC/AFRINIC users).
   const prefixes = ['2001:4860', '2a03:2880', '2606:4700', '2600:1400', '2a00:1450', '2400:cb00', '2800:3f0', '2c0f:fb50', '2001:67c', '2404:6800'];
   const group = () => Math.floor(random() * 0x10000).toString(16);

@@ -37,7 +37,7 @@ import { SNAPSHOT_BLOB_NAME } from '../../shared/snapshot/snapshot-blob.ts';
 import type { CompactionResult } from '../../shared/snapshot/compact-snapshot.ts';
 import { SnapshotStore } from '../../services/redirector/snapshot/snapshot-store.ts';
 import { syncSnapshot } from '../../services/redirector/snapshot/snapshot-sync.ts';
-import type { Check, Row, SuiteResult } from '../suite.ts';
+import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 import { percentile } from '../stats.ts';
 import { isConnectionRefused } from '../process-cpu.ts';
 
@@ -53,8 +53,6 @@ const LOAD_TIMEOUT_MS = 180_000;
 /** Links changed after the compaction: the redirector's catch-up from the bucket. */
 const CHANGED_AFTER_COMPACTION = Math.min(5_000, Math.floor(LOAD_LINKS / 10));
 const changedDestination = (i: number) => `https://example.com/changed/${i}`;
-
-const log = (line: string) => process.stdout.write(`  ${line}\n`);
 
 /**
  * Writes the links straight onto the bucket's stream subjects (what kv.put does, without

@@ -25,7 +25,7 @@ import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
 import { createTestDatabase } from '../../shared/testing/test-database.ts';
 import { newSigningSecret, sealSigningSecret } from '../../shared/webhooks/signing-secret.ts';
-import type { Check, Row, SuiteResult } from '../suite.ts';
+import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 
 export const name = 'webhooks';
 export const description = 'webhook fan-out: 1,000 events/s to 10 loopback endpoints through 2 sender processes vs direct signed POSTs';
@@ -37,7 +37,6 @@ const SENDERS = 2;
 const DRAIN_TIMEOUT_MS = 60_000;
 const TICK_MS = 10;
 
-const log = (line: string) => process.stdout.write(`  ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Stats {

@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../shared/testing/seeded-random.ts';
 import { backends } from '../../shared/testing/test-database.ts';
 import { errorStatus, type ErrorCode } from '../../shared/errors.ts';
 import { startTestApi, type ApiResponse, type TestApi } from './testing/api-harness.ts';
-
-/** Deterministic PRNG so a failure reproduces from its seed. */
-function mulberry32(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const linkFields = [
   'destinationUrl', 'defaultDestination', 'shortCode', 'title', 'description', 'campaignId', 'enabled', 'password', 'expiresAt',

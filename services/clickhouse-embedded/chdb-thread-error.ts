@@ -1,3 +1,5 @@
+import { CodedError } from '../../shared/coded-error.ts';
+
 /**
  * The chDB engine thread itself failed, as opposed to a statement (that is a
  * ClickHouseException with the engine's code): a stable code per condition.
@@ -11,12 +13,4 @@ export type ChdbThreadErrorCode =
   /** The worker thread ended. */
   | 'CHDB_THREAD_EXITED';
 
-export class ChdbThreadError extends Error {
-  readonly code: ChdbThreadErrorCode;
-
-  constructor(code: ChdbThreadErrorCode, message: string) {
-    super(message);
-    this.name = 'ChdbThreadError';
-    this.code = code;
-  }
-}
+export class ChdbThreadError extends CodedError<ChdbThreadErrorCode> {}

@@ -7,7 +7,8 @@ import type { EventField, JsonForm } from '../../shared/schemas/event-field.ts';
  * the value's JSON form (the same description its zod schema is built from), and
  * how its column is written. Only forms whose zod meaning is exactly reproducible
  * on printable-ASCII JSON are supported; for anything else the plan is null and
- * every line takes the zod path.
+ * every line takes the zod path. Part of the fast line path: why it is kept, the
+ * figure and the command that measures it are on top of fast-line.ts.
  */
 export type FieldValue =
   | { type: 'string'; prefix: Uint8Array | null; length: number | null }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clickEventSchema, type ClickEvent } from '../../shared/schemas/click-event.ts';
+import { mulberry32 } from '../../shared/testing/seeded-random.ts';
 import { EventBatch } from './event-batch.ts';
 import { clickEvents } from './event-tables.ts';
 import { readMessage } from './read-message.ts';
@@ -13,14 +14,7 @@ import { readMessage } from './read-message.ts';
 const fastLine = clickEvents.fastLine!;
 
 function random(seed: number) {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
   return { next, int, pick };

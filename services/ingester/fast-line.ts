@@ -18,11 +18,13 @@ import type { FastLinePlan } from './fast-line-plan.ts';
  * it takes a line, JSON.parse + the zod schema take it too, and it writes
  * exactly the values the zod path's row would.
  *
- * Measured (tinybench, same run, 2026-11-26 on the shared 2-core machine at load ~20):
- * a 500-event message read into a Native block costs 2.6 µs per event this way and
- * 33 µs per event through JSON.parse + zod + the row; backlog ingestion runs at ~5.5 µs
- * per event end to end (README: 183k events/s), so the zod path alone would cap it
- * several times lower: kept.
+ * Kept, measured: a 500-event message read into a Native block costs 2.6 µs per event
+ * this way and 33 µs per event through JSON.parse + zod + the row (tinybench,
+ * 2026-11-26, shared 2-core machine at load ~20); backlog ingestion runs at ~5.5 µs per
+ * event end to end, so the zod path alone would cap it several times lower. Same-run
+ * figure: `npm run bench -- ingest`, table "Hand-written piece kept", column "% of
+ * backlog drain time/event" (what this path saves per event, against the backlog
+ * drain's time per event of that run).
  */
 export type FastLine<Body extends BatchBody> = (src: Buffer, start: number, end: number, batch: EventBatch<Body>, genuine?: EventOrigin) => boolean;
 

@@ -11,6 +11,7 @@ import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event
 import { startTestNatsServer, type TestNatsServer } from '../../shared/testing/nats-server.ts';
 import { sample } from '../../shared/testing/prometheus-sample.ts';
 import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
+import { sampleClickEvent } from '../../shared/testing/click-event-fixture.ts';
 import { startEventIngesters, type EventIngesters } from './event-ingesters.ts';
 
 /**
@@ -27,12 +28,10 @@ const otherLink = 'link_SomeoneElse0123456789';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function click(id: string, ts: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
-  return {
-    id, kind: 'click', ts, workspaceId: 'ws_forged', linkId, campaignId: 'campaign_forged', visitorId: `v-${id.slice(-6)}`,
-    country: 'DE', region: null, city: null, deviceClass: 'desktop', os: 'linux', browser: 'Firefox', referrerHost: null,
-    utmSource: null, utmMedium: null, utmCampaign: null, utmTerm: null, utmContent: null, source: 'link', ruleId: null,
-    destination: 'https://example.com/', bot: false, ...overrides,
-  };
+  return sampleClickEvent({
+    id, ts, workspaceId: 'ws_forged', linkId, campaignId: 'campaign_forged', visitorId: `v-${id.slice(-6)}`,
+    country: 'DE', deviceClass: 'desktop', os: 'linux', browser: 'Firefox', destination: 'https://example.com/', ...overrides,
+  });
 }
 
 describe('ingester: forged click events', () => {

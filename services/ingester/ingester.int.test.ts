@@ -4,6 +4,7 @@ import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
+import { sampleClickEvent } from '../../shared/testing/click-event-fixture.ts';
 import { EVENT_COLUMNS, toEventRow, writeEventRow } from '../../shared/clickhouse/events-table.ts';
 import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
 import { BinaryWriter } from '../../shared/clickhouse/binary-writer.ts';
@@ -17,7 +18,7 @@ const encoder = new TextEncoder();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function click(n: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
-  return {
+  return sampleClickEvent({
     id: `ck_ingest_${n}`,
     kind: n % 2 ? 'click' : 'impression',
     ts: 1_767_225_600_000 + n,
@@ -31,18 +32,11 @@ function click(n: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
     deviceClass: 'mobile',
     os: n % 2 ? 'ios' : null,
     browser: 'Chrome',
-    referrerHost: null,
     utmSource: 'newsletter',
-    utmMedium: null,
-    utmCampaign: null,
-    utmTerm: null,
-    utmContent: null,
-    source: 'link',
-    ruleId: null,
     destination: 'https://example.com/',
     bot: n % 5 === 0,
     ...overrides,
-  };
+  });
 }
 
 /** The generic ingester on the in-process bus and the embedded ClickHouse. */

@@ -1,4 +1,5 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { requireSettings } from '../../shared/config/config-error.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
@@ -15,9 +16,7 @@ const config = loadIngesterConfig();
 const logger = createLogger('ingester', config.LOG_LEVEL);
 
 try {
-  if (!config.NATS_URL || !config.CLICKHOUSE_URL) {
-    throw new Error('NATS_URL and CLICKHOUSE_URL are required for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
-  }
+  requireSettings(config, ['NATS_URL', 'CLICKHOUSE_URL'], 'for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
   // First: an ingester with a secret of its own would take every click for forged.
   const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone ingester');
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS });

@@ -1,4 +1,5 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { requireSettings } from '../../shared/config/config-error.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
@@ -10,9 +11,7 @@ const config = loadRedirectorConfig();
 const logger = createLogger('redirector', config.LOG_LEVEL);
 
 try {
-  if (!config.NATS_URL) {
-    throw new Error('NATS_URL is required: a standalone redirector gets its snapshot and sends its clicks over NATS (npm start runs everything in one process without it)');
-  }
+  requireSettings(config, ['NATS_URL'], 'for a standalone redirector: it gets its snapshot and sends its clicks over NATS (npm start runs everything in one process without it)');
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-redirector', logger, replicas: config.NATS_STREAM_REPLICAS });
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const redirector = await startRedirector({ config, bus, secret, logger });

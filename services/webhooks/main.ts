@@ -1,4 +1,5 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
+import { requireSettings } from '../../shared/config/config-error.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { openDatabase } from '../../shared/db/open-database.ts';
@@ -15,9 +16,7 @@ const config = loadWebhooksConfig();
 const logger = createLogger('webhooks', config.LOG_LEVEL);
 
 try {
-  if (!config.NATS_URL || !config.DATABASE_URL) {
-    throw new Error('NATS_URL and DATABASE_URL are required for a standalone webhooks sender (npm start runs one in its own process)');
-  }
+  requireSettings(config, ['NATS_URL', 'DATABASE_URL'], 'for a standalone webhooks sender (npm start runs one in its own process)');
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks' });
   await migrate(db.sql);
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger });

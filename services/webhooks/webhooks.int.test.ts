@@ -6,6 +6,7 @@ import { newId } from '../../shared/ids.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import type { ConversionEvent } from '../../shared/schemas/conversion.ts';
 import type { ChildService } from '../../shared/testing/child-service.ts';
+import { sampleClickEvent } from '../../shared/testing/click-event-fixture.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
 import { startWebhookStack, type WebhookStack } from './testing/webhook-stack.ts';
 
@@ -196,32 +197,22 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     const hook = await endpoint(['link.clicked']);
     const notOptedIn = await endpoint(['link.created', 'link.updated']);
     const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/clicked' })).body.data;
-    const click = (overrides: Partial<ClickEvent> = {}): ClickEvent => ({
-      id: createClickId(secret, link.id, Date.now()),
-      kind: 'click',
-      ts: Date.now(),
-      workspaceId,
-      linkId: link.id,
-      campaignId: link.campaignId,
-      visitorId: 'v1',
-      country: 'DE',
-      region: null,
-      city: null,
-      deviceClass: 'desktop',
-      os: 'linux',
-      browser: 'Firefox',
-      referrerHost: null,
-      utmSource: 'news',
-      utmMedium: null,
-      utmCampaign: null,
-      utmTerm: null,
-      utmContent: null,
-      source: 'link',
-      ruleId: null,
-      destination: 'https://example.com/clicked',
-      bot: false,
-      ...overrides,
-    });
+    const click = (overrides: Partial<ClickEvent> = {}): ClickEvent =>
+      sampleClickEvent({
+        id: createClickId(secret, link.id, Date.now()),
+        ts: Date.now(),
+        workspaceId,
+        linkId: link.id,
+        campaignId: link.campaignId,
+        visitorId: 'v1',
+        country: 'DE',
+        deviceClass: 'desktop',
+        os: 'linux',
+        browser: 'Firefox',
+        utmSource: 'news',
+        destination: 'https://example.com/clicked',
+        ...overrides,
+      });
     const sent: string[] = [];
     for (let round = 0; round < 6; round++) {
       const batch = Array.from({ length: 40 }, () => click());

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { headers, nuid, type JetStreamClient, type JetStreamManager, type NatsConnection, type ObjectInfo, type PubAck } from 'nats';
+import { BlobReadError } from './blob-read-error.ts';
 import type { BlobInfo, BlobStore } from './bus.ts';
 import { deleteConsumer, purgeOrphans } from './jetstream-errors.ts';
 
@@ -84,7 +85,7 @@ export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm
       const info = await rawInfo(name);
       if (!info) return null;
       const expected = info.digest;
-      if (!expected.startsWith('SHA-256=')) throw new Error(`blob ${name}: unknown digest ${expected}`);
+      if (!expected.startsWith('SHA-256=')) throw new BlobReadError('BLOB_DIGEST_UNKNOWN', `blob ${name}: unknown digest ${expected}`);
       async function* data(): AsyncGenerator<Uint8Array> {
         if (info!.chunks === 0) return;
         // An ordered consumer pulled a window at a time: the next window is requested
@@ -93,7 +94,7 @@ export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm
         const consumer = await js.consumers.get(stream, { filterSubjects: chunkSubject(info!.nuid) });
         const hash = createHash('sha256');
         let received = 0;
-        const missing = () => new Error(`blob ${name}: ${info!.chunks - received} of ${info!.chunks} chunks missing (replaced during the read?)`);
+        const missing = () => new BlobReadError('BLOB_CHUNKS_MISSING', `blob ${name}: ${info!.chunks - received} of ${info!.chunks} chunks missing (replaced during the read?)`);
         try {
           while (received < info!.chunks) {
             const messages = await consumer.fetch({ max_messages: Math.min(WINDOW, info!.chunks - received), expires: FETCH_EXPIRES_MS });
@@ -111,7 +112,7 @@ export async function natsBlobStore(nc: NatsConnection, js: JetStreamClient, jsm
           await deleteConsumer(consumer);
         }
         const digest = `SHA-256=${base64UrlPadded(hash.digest())}`;
-        if (digest !== expected) throw new Error(`blob ${name}: digest ${digest}, expected ${expected}`);
+        if (digest !== expected) throw new BlobReadError('BLOB_DIGEST_MISMATCH', `blob ${name}: digest ${digest}, expected ${expected}`);
       }
       return { info: toBlobInfo(info), data: data() };
     },

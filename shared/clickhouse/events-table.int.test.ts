@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClickHouse, type ClickHouseClient } from './clickhouse-client.ts';
 import { migrateClickHouse } from './clickhouse-migrate.ts';
+import { sampleClickEvent } from '../testing/click-event-fixture.ts';
 import { createTestClickHouse, type TestClickHouse } from '../testing/test-clickhouse.ts';
-import { EVENT_COLUMNS, writeEventRow, type EventRow } from './events-table.ts';
+import { EVENT_COLUMNS, toEventRow, writeEventRow, type EventRow } from './events-table.ts';
 import { insertEncoded } from './insert-encoded.ts';
 import { NativeBlockWriter, nativeColumns } from './native-block.ts';
 import { BinaryWriter } from './binary-writer.ts';
@@ -37,31 +38,24 @@ describe('the events table', () => {
   });
 
   it('stores a row exactly as JSONEachRow does, as RowBinary and as Native', async () => {
-    const base: EventRow = {
-      workspace_id: 'ws_1',
-      link_id: 'link_1',
-      ts: 1_700_000_000_123,
-      click_id: 'ck_x',
-      kind: 'click',
-      campaign_id: '',
-      visitor_id: 'v1',
-      country: 'DE',
-      region: 'Bavaria',
-      city: 'Munich',
-      device_class: 'mobile',
-      os: 'ios',
-      browser: 'Chrome',
-      referrer_host: 'news.example.com',
-      utm_source: '',
-      utm_medium: '',
-      utm_campaign: '',
-      utm_term: '',
-      utm_content: '',
-      source: 'link',
-      rule_id: '',
-      destination: 'https://example.com/',
-      bot: false,
-    };
+    // Every column, those this test does not name empty (a column added later too).
+    const base = toEventRow(
+      sampleClickEvent({
+        id: 'ck_x',
+        ts: 1_700_000_000_123,
+        workspaceId: 'ws_1',
+        linkId: 'link_1',
+        visitorId: 'v1',
+        country: 'DE',
+        region: 'Bavaria',
+        city: 'Munich',
+        deviceClass: 'mobile',
+        os: 'ios',
+        browser: 'Chrome',
+        referrerHost: 'news.example.com',
+        destination: 'https://example.com/',
+      }),
+    );
     const variants: Array<Partial<EventRow>> = [
       {},
       { kind: 'impression', bot: true, ts: 0 },

@@ -13,3 +13,13 @@ export class ConfigError extends Error {
     this.details = details;
   }
 }
+
+/**
+ * Throws a ConfigError naming every one of `names` that `config` leaves unset; `why`
+ * ends the message (what needs them). Past it, the compiler knows they are set.
+ */
+export function requireSettings<C extends object, K extends keyof C & string>(config: C, names: readonly K[], why: string): asserts config is C & { [P in K]-?: NonNullable<C[P]> } {
+  const missing = names.filter((name) => config[name] === undefined || config[name] === '');
+  if (missing.length === 0) return;
+  throw new ConfigError(`${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} required ${why}`, missing.map((path) => ({ path, message: 'required' })));
+}

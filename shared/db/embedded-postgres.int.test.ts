@@ -1,4 +1,5 @@
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { connect as connectSocket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,6 +84,34 @@ describe('embedded Postgres on a data dir', () => {
     await other`INSERT INTO t (id, v) VALUES (5001, 'after')`;
     expect(await other`SELECT id FROM t WHERE id = 5001`).toHaveLength(1);
   }, 60_000);
+
+  it('answers SSL and GSS encryption requests with N and drops a cancel request, as a server without them does', async () => {
+    const socket = connectSocket(unixSocketOf(pg.url).path!);
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const request = (code: number) => {
+      const b = Buffer.alloc(8);
+      b.writeInt32BE(8, 0);
+      b.writeInt32BE(code, 4);
+      return b;
+    };
+    const answer = () => new Promise<string>((resolve) => socket.once('data', (d: Buffer) => resolve(d.toString())));
+    const ssl = answer();
+    socket.write(request(80877103));
+    expect(await ssl).toBe('N');
+    const gss = answer();
+    socket.write(request(80877104));
+    expect(await gss).toBe('N');
+    socket.destroy();
+    // A client's cancel request (postgres.js sends one on a query timeout) arrives on a connection of its own.
+    const canceller = connectSocket(unixSocketOf(pg.url).path!);
+    const ended = new Promise<void>((resolve) => canceller.once('close', () => resolve()));
+    const cancel = Buffer.alloc(16);
+    cancel.writeInt32BE(16, 0);
+    cancel.writeInt32BE(80877102, 4);
+    canceller.write(cancel);
+    await ended;
+    expect(await connect()`SELECT 40 + 2 AS n`).toEqual([{ n: 42 }]);
+  });
 
   it('listens only on a Unix socket in an owner-only directory: another local user cannot connect', async () => {
     const socket = unixSocketOf(pg.url).path!;

@@ -2,21 +2,18 @@ import { chmod, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { installSessionQueue } from './pglite-session-queue.ts';
+import { servePglite } from './pglite-wire-server.ts';
 
 /**
- * Embedded Postgres: PGlite served by pglite-socket, so every component keeps
- * speaking postgres.js exactly as against a real server.
+ * Embedded Postgres: PGlite served over the wire protocol (pglite-wire-server.ts), so
+ * every component keeps speaking postgres.js exactly as against a real server.
  *
- * PGlite has no authentication (pglite-socket hands the startup message straight
- * to it), so the server listens on a Unix socket in a directory only our user
+ * PGlite has no authentication (the startup message goes straight to it), so the server listens on a Unix socket in a directory only our user
  * may enter (0700), never on a TCP port: other local users cannot connect. Its
  * data files are made owner-only too (PGlite's initial files come out 0666).
  *
- * PGlite is a single session. pglite-socket multiplexes connections onto it; the
- * session queue (pglite-session-queue.ts) lends it to one connection per request
- * cycle or transaction. The owning process uses one pooled connection, and other
+ * PGlite is a single session. The server multiplexes connections onto it, lending
+ * it to one connection per request cycle or transaction (pglite-session-queue.ts). The owning process uses one pooled connection, and other
  * processes (the CLI) are rare visitors.
  */
 export interface EmbeddedPostgres {
@@ -54,9 +51,7 @@ export async function startEmbeddedPostgres(options: { dataDir?: string } = {}):
   const socketDir = await makeSocketDir(dataDir);
   const db = await PGlite.create(dbPath ? { dataDir: dbPath } : {});
   if (dbPath) await ownerOnly(dbPath);
-  const server = new PGLiteSocketServer({ db, path: join(socketDir.path, SOCKET_NAME), maxConnections: 32 });
-  installSessionQueue(server, db);
-  await server.start();
+  const server = await servePglite(db, { path: join(socketDir.path, SOCKET_NAME), maxConnections: 32 });
   if (dataDir) {
     const info: RuntimeInfo = { pid: process.pid, socketDir: socketDir.path };
     await writeFile(join(dataDir, RUNTIME_FILE), JSON.stringify(info), { mode: 0o600 });

@@ -4,11 +4,11 @@
  * dropped, evaluation order fixed, percentage slices allocated, deep-link URLs built,
  * expiresAt parsed. Runs on the API side once per change, so it may allocate freely.
  */
-import { AppError } from '../errors.ts';
 import { compileDeepLinks } from './deep-link.ts';
 import type { CompileContext } from './matchers/matcher.ts';
 import { matcherFor } from './matchers/registry.ts';
 import { orderRules } from './rule-order.ts';
+import { RoutingError } from './routing-error.ts';
 import type { CompiledLink, CompiledRule, LinkRecord, RuleRecord } from './types.ts';
 import { compiledLinkVersion } from './types.ts';
 
@@ -36,7 +36,7 @@ function sliceAllocator(): CompileContext {
 
 function parseInstant(iso: string, field: string, linkId: string): number {
   const ms = Date.parse(iso);
-  if (Number.isNaN(ms)) throw new AppError('INTERNAL_ERROR', `link ${linkId}: ${field} is not a timestamp: ${iso}`);
+  if (Number.isNaN(ms)) throw new RoutingError('TIMESTAMP_INVALID', `link ${linkId}: ${field} is not a timestamp: ${iso}`);
   return ms;
 }
 
@@ -56,7 +56,7 @@ export function compileLink(
   const rules: CompiledRule[] = ordered.map((rule) => {
     const matcher = matcherFor(rule.type);
     if (matcher === undefined) {
-      throw new AppError('INTERNAL_ERROR', `rule ${rule.id}: no matcher for rule type ${String(rule.type)}`);
+      throw new RoutingError('RULE_TYPE_UNKNOWN', `rule ${rule.id}: no matcher for rule type ${String(rule.type)}`);
     }
     return {
       id: rule.id,

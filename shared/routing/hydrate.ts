@@ -3,9 +3,9 @@
  * Builds the predicates (Sets, zone clocks) and precomputes every Decision object the
  * link can produce, per platform, so decide() allocates nothing.
  */
-import { AppError } from '../errors.ts';
 import { compileLink } from './compile.ts';
 import { matcherFor } from './matchers/registry.ts';
+import { RoutingError } from './routing-error.ts';
 import type {
   CompiledDeepLinks,
   CompiledLink,
@@ -86,7 +86,7 @@ function unavailableOutcome(link: CompiledLink, reason: 'expired' | 'clicks_limi
 
 export function hydrateLink(compiled: CompiledLink): RoutableLink {
   if (compiled.v !== compiledLinkVersion) {
-    throw new AppError('INTERNAL_ERROR', `link ${compiled.id}: compiled format v${String(compiled.v)} is not supported`);
+    throw new RoutingError('COMPILED_FORMAT_UNSUPPORTED', `link ${compiled.id}: compiled format v${String(compiled.v)} is not supported`);
   }
   const rules: RoutableRule[] = [];
   const skippedRuleIds: string[] = [];

@@ -7,4 +7,5 @@ export { percentageTotal, maxPercentageTotal } from './percentage-total.ts';
 export { compareRules, orderRules } from './rule-order.ts';
 export { androidIntentUrl } from './deep-link.ts';
 export { compiledLinkVersion } from './types.ts';
+export { RoutingError, type RoutingErrorCode } from './routing-error.ts';
 export type * from './types.ts';

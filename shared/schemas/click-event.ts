@@ -10,12 +10,15 @@ import { deviceClasses, operatingSystems } from './rule-conditions.ts';
  *
  * The one declaration of the click event: per field (in the order redirectors
  * write them) its kind, its column in the `events` table and that column's type.
- * The zod schema and the ClickEvent type, the JSON that redirectors write
- * (JSON.stringify of an event built in this order), the ingester's fast path and the rows and Native blocks
- * it inserts (shared/clickhouse/events-table.ts) are all made from it, and a test
- * (events-table.int.test.ts) fails when the migrations' columns disagree with it.
- * A new field is one line here plus a migration adding its column; null is stored
- * as ''.
+ * The zod schema and the ClickEvent type, the ingester's fast path and the rows and
+ * Native blocks it inserts (shared/clickhouse/events-table.ts) are all made from it,
+ * and a test (events-table.int.test.ts) fails when the migrations' columns disagree
+ * with it. The redirector writes JSON.stringify of an event it builds in this order
+ * (serve-link.ts), the only order the ingester's fast path reads: a test
+ * (services/redirector/app.test.ts) fails when the two orders differ. A new field is
+ * one line here, a migration adding its column, and its value in serve-link.ts, at
+ * the same place in the object (tests' and benchmarks' events follow from here:
+ * shared/testing/click-event-fixture.ts); null is stored as ''.
  */
 export const clickEventFields = {
   id: field(text({ startsWith: 'ck_' }), 'click_id', 'String'),
@@ -50,9 +53,6 @@ export const clickEventFields = {
 
 export const clickEventSchema = eventSchema(clickEventFields);
 export type ClickEvent = z.infer<typeof clickEventSchema>;
-
-/** Every key of ClickEvent, in declaration order. */
-export const CLICK_EVENT_KEYS = Object.keys(clickEventFields) as ReadonlyArray<keyof ClickEvent>;
 
 /**
  * Clicks and impressions travel in batches: one bus message carries many events

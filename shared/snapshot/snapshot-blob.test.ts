@@ -56,7 +56,7 @@ describe('snapshot blob frames', () => {
     const seen: string[] = [];
     reader.push(data.subarray(0, data.length - 3), (f) => seen.push(decode(f)));
     expect(seen).toEqual(['first']);
-    expect(() => reader.end()).toThrow(/inside a frame/);
+    expect(() => reader.end()).toThrow(expect.objectContaining({ name: 'SnapshotBlobError', code: 'SNAPSHOT_BLOB_TRUNCATED', message: expect.stringMatching(/inside a frame/) }));
   });
 
   it('metadata round-trips; other formats and broken fields read as unusable', () => {

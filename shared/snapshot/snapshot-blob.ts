@@ -10,6 +10,7 @@
  * way (they contain a newline, so a separator cannot delimit them).
  * What the blob covers is in its metadata (SnapshotBlobMeta).
  */
+import { SnapshotBlobError } from './snapshot-blob-error.ts';
 
 /** The blob's name in blobBuckets.snapshot. */
 export const SNAPSHOT_BLOB_NAME = 'snapshot';
@@ -146,7 +147,7 @@ export class SnapshotFrameReader {
 
   /** Throws when the data ended inside a frame (a truncated blob). */
   end(): void {
-    if (this.carry.length > 0) throw new Error(`snapshot blob ends inside a frame (${this.carry.length} bytes left over)`);
+    if (this.carry.length > 0) throw new SnapshotBlobError('SNAPSHOT_BLOB_TRUNCATED', `snapshot blob ends inside a frame (${this.carry.length} bytes left over)`);
   }
 }
 

@@ -3,6 +3,7 @@ import { makeLink } from '../routing/fixtures.ts';
 import { compileLink } from '../routing/index.ts';
 import { decompressBlock } from './snapshot-blocks.ts';
 import { encodeSnapshotEntry, type SnapshotEntryHeader } from './snapshot-entry.ts';
+import { SnapshotBlobError } from './snapshot-blob-error.ts';
 import { SnapshotSegmentReader, SnapshotSegmentWriter } from './snapshot-segments.ts';
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -49,9 +50,21 @@ describe('snapshot segments', () => {
     expect(JSON.parse(got[0]!.json)).toEqual(JSON.parse(JSON.stringify(link(4))));
   });
 
-  it('a blob cut before an index is an error', async () => {
+  it('a blob cut before an index, an unknown frame or an index that does not decompress is a SnapshotBlobError with its code', async () => {
     const { frames } = await framesOf([encodeSnapshotEntry({ version: 1, linkId: 'link_s1', link: link(1) })]);
-    expect(() => readAll(frames.slice(0, -1))).toThrow(/without their index/);
-    expect(() => readAll([Uint8Array.of(9, 1, 2)])).toThrow(/unknown snapshot frame type 9/);
+    const failure = (read: () => unknown) => {
+      try {
+        read();
+      } catch (err) {
+        if (err instanceof SnapshotBlobError) return { code: err.code, message: err.message };
+        throw err;
+      }
+      return null;
+    };
+    expect(failure(() => readAll(frames.slice(0, -1)))).toEqual({ code: 'SNAPSHOT_BLOB_TRUNCATED', message: expect.stringMatching(/without their index/) });
+    expect(failure(() => readAll([Uint8Array.of(9, 1, 2)]))).toEqual({ code: 'SNAPSHOT_BLOB_CORRUPT', message: expect.stringMatching(/unknown snapshot frame type 9/) });
+    const index = frames.at(-1)!;
+    const damaged = Uint8Array.of(index[0]!, ...Buffer.from('no brotli stream at all'));
+    expect(failure(() => readAll([...frames.slice(0, -1), damaged]))).toEqual({ code: 'SNAPSHOT_BLOB_CORRUPT', message: expect.stringMatching(/index does not decompress/) });
   });
 });

@@ -1,4 +1,5 @@
 import { FRAME_LENGTH_BYTES } from './snapshot-blob.ts';
+import { SnapshotBlobError } from './snapshot-blob-error.ts';
 import { compressBlock, decompressBlock, SnapshotBlockBuilder } from './snapshot-blocks.ts';
 import { decodeSnapshotEntry, decodeSnapshotEntryHeader, encodeSnapshotEntry, isUnreadableEntry, type SnapshotEntryHeader } from './snapshot-entry.ts';
 
@@ -86,27 +87,27 @@ export class SnapshotSegmentReader {
       // A copy: the store keeps it, and must not keep the whole chunk it arrived in.
       this.blocks.push(body.slice());
     } else if (frame[0] === INDEX_FRAME) {
-      this.readIndex(decompressBlock(body), onEntry);
+      this.readIndex(decompressIndex(body), onEntry);
       this.blocks = [];
     } else {
-      throw new Error(`unknown snapshot frame type ${frame[0]}`);
+      throw new SnapshotBlobError('SNAPSHOT_BLOB_CORRUPT', `unknown snapshot frame type ${frame[0]}`);
     }
   }
 
   /** Throws when blocks came without their index (a blob cut short). */
   end(): void {
-    if (this.blocks.length > 0) throw new Error(`${this.blocks.length} snapshot blocks without their index`);
+    if (this.blocks.length > 0) throw new SnapshotBlobError('SNAPSHOT_BLOB_TRUNCATED', `${this.blocks.length} snapshot blocks without their index`);
   }
 
   private readIndex(index: Uint8Array, onEntry: OnPackedEntry): void {
     const view = new DataView(index.buffer, index.byteOffset, index.byteLength);
     let at = 0;
     while (at < index.length) {
-      if (index.length - at < RECORD_FIELDS_BYTES) throw new Error('snapshot index ends inside a record');
+      if (index.length - at < RECORD_FIELDS_BYTES) throw new SnapshotBlobError('SNAPSHOT_BLOB_CORRUPT', 'snapshot index ends inside a record');
       const block = this.blocks[view.getUint32(at)];
       const start = view.getUint32(at + 4);
       const end = view.getUint32(at + 8);
-      if (block === undefined) throw new Error('snapshot index names a block it does not have');
+      if (block === undefined) throw new SnapshotBlobError('SNAPSHOT_BLOB_CORRUPT', 'snapshot index names a block it does not have');
       this.entries++;
       let decoded: ReturnType<typeof decodeSnapshotEntryHeader> = null;
       try {
@@ -117,7 +118,7 @@ export class SnapshotSegmentReader {
       }
       if (decoded === null) {
         const newline = index.indexOf(NEWLINE, at + RECORD_FIELDS_BYTES);
-        if (newline < 0) throw new Error('snapshot index ends inside a header line');
+        if (newline < 0) throw new SnapshotBlobError('SNAPSHOT_BLOB_CORRUPT', 'snapshot index ends inside a header line');
         this.skipped++;
         at = newline + 1;
         continue;
@@ -141,6 +142,17 @@ function currentForm(wire: Uint8Array): { bytes: Uint8Array; linkStart: number }
   } catch (err) {
     if (isUnreadableEntry(err)) return null;
     throw err;
+  }
+}
+
+/** An index frame's body, decompressed; bytes that are no brotli stream are a damaged blob. */
+function decompressIndex(body: Uint8Array): Uint8Array {
+  try {
+    return decompressBlock(body);
+  } catch (err) {
+    // zlib's errors, and only they here, carry its errno: the data, not the code, is at fault.
+    if (typeof (err as { errno?: unknown }).errno !== 'number') throw err;
+    throw new SnapshotBlobError('SNAPSHOT_BLOB_CORRUPT', `snapshot index does not decompress: ${(err as Error).message}`);
   }
 }
 

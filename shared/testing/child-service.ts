@@ -22,10 +22,11 @@ export interface ChildService {
   readonly exited: Promise<number | null>;
 }
 
-export function startChildService(mainPath: string, env: Record<string, string>, options: { compiled?: boolean } = {}): ChildService {
+/** `cwd`: the checkout whose main.ts runs (default this one; another revision's for bench/before-after.ts). */
+export function startChildService(mainPath: string, env: Record<string, string>, options: { compiled?: boolean; cwd?: string } = {}): ChildService {
   const args = options.compiled ? [compiledPath(mainPath)] : ['--import', 'tsx', mainPath];
   const child: ChildProcess = spawn(process.execPath, args, {
-    cwd: repoRoot,
+    cwd: options.cwd ?? repoRoot,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

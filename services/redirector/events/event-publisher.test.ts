@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Bus } from '../../../shared/bus/bus.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { clickEventSchema, eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
+import { sampleClickEvent } from '../../../shared/testing/click-event-fixture.ts';
 import { eventPublisher } from './event-publisher.ts';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -29,9 +30,8 @@ function fakeBus(options: { delayMs?: number; fail?: (attempt: number) => boolea
 }
 
 function click(i: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
-  return {
+  return sampleClickEvent({
     id: `ck_${String(i).padStart(60, '0')}`,
-    kind: 'click',
     ts: 1_763_790_000_000 + i,
     workspaceId: 'ws_1',
     linkId: 'link_BENCH00000000000012345',
@@ -43,18 +43,9 @@ function click(i: number, overrides: Partial<ClickEvent> = {}): ClickEvent {
     deviceClass: 'desktop',
     os: 'linux',
     browser: 'Firefox',
-    referrerHost: null,
-    utmSource: null,
-    utmMedium: null,
-    utmCampaign: null,
-    utmTerm: null,
-    utmContent: null,
-    source: 'link',
-    ruleId: null,
     destination: 'https://example.com/',
-    bot: false,
     ...overrides,
-  };
+  });
 }
 
 /** Every event of every message, parsed and validated as the ingester does. */

@@ -1,7 +1,9 @@
+import { BlobReadError } from '../../../shared/bus/blob-read-error.ts';
 import type { BlobStore, KvBucket } from '../../../shared/bus/bus.ts';
-import { isUnreachable } from '../../../shared/bus/jetstream-errors.ts';
+import { isNatsFailure, isUnreachable } from '../../../shared/bus/jetstream-errors.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 import { blobMatchesBucket, parseSnapshotBlobMetadata, SNAPSHOT_BLOB_NAME, SnapshotFrameReader } from '../../../shared/snapshot/snapshot-blob.ts';
+import { SnapshotBlobError } from '../../../shared/snapshot/snapshot-blob-error.ts';
 import { SnapshotSegmentReader, type OnPackedEntry } from '../../../shared/snapshot/snapshot-segments.ts';
 import type { SnapshotStore } from './snapshot-store.ts';
 
@@ -40,10 +42,11 @@ export async function loadSnapshotBlob(deps: { kv: KvBucket; openBlobs: () => Pr
         return 0;
       }
       const { entries, skipped } = await applyBlocks(blob.data, deps.store);
-      if (entries !== meta.entries) throw new Error(`read ${entries} of ${meta.entries} entries`);
+      if (entries !== meta.entries) throw new SnapshotBlobError('SNAPSHOT_BLOB_CORRUPT', `read ${entries} of ${meta.entries} entries`);
       logger.info('compacted snapshot loaded', { entries, skipped, revision: meta.revision, bytes: blob.info.size, ms: Math.round(performance.now() - started) });
       return meta.revision;
     } catch (err) {
+      if (!isUnusableRead(err)) throw err;
       deps.store.clear();
       const replaced = modifiedAt !== null && blobs !== null && (await blobInfoIfReachable(blobs))?.modifiedAt !== modifiedAt;
       if (replaced && read < READS) {
@@ -54,6 +57,15 @@ export async function loadSnapshotBlob(deps: { kv: KvBucket; openBlobs: () => Pr
       return 0;
     }
   }
+}
+
+/**
+ * What makes this read of the blob unusable, a replay of the bucket being the way
+ * then: its bytes (cut short, damaged, replaced during the read) or NATS failing the
+ * read. Anything else is a bug, and fails the start.
+ */
+function isUnusableRead(err: unknown): boolean {
+  return err instanceof SnapshotBlobError || err instanceof BlobReadError || isNatsFailure(err);
 }
 
 /** Indexes every entry into the store, leaving the blocks compressed; counts entries (skipped ones included). */

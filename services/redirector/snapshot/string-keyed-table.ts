@@ -9,6 +9,12 @@
  * precomputing colliding keys) and probes an Int32Array index (linear probing, load
  * factor <= 1/2 counting deleted slots) into one array of key, value pairs (adjacent, so
  * a hit usually costs one cache miss less than separate arrays would).
+ *
+ * Same-run figure: `npm run bench -- redirect`, table "Hand-written pieces kept", row
+ * "host + short code lookup" (the two lookups of find() against a Map, keys as fresh
+ * strings), column "% of redirector CPU/req". Its estimate above, ~150-300 ns a request,
+ * is 1-2 % of a ~14 µs redirect, under the 5 % a hand-written piece must buy: unless
+ * that row shows more, this table gives way to a Map.
  */
 import { randomBytes } from 'node:crypto';
 

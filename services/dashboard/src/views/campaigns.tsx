@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Campaign } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
+import { InlineForm } from '../components/inline-form.tsx';
 import { Pager } from '../components/pager.tsx';
 import { fmtDate } from '../format.ts';
 import { href, type Location } from '../router.ts';
@@ -23,16 +24,14 @@ export function CampaignsView({ loc }: { loc: Location }) {
         <h1>Campaigns</h1>
       </header>
       {canWrite && (
-        <form
-          class="inline-form"
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          onSubmit={() =>
             void run(async () => {
               await unwrap(api.POST('/campaigns', { body: { name, description } }));
               setName('');
               setDescription('');
-            });
-          }}
+            })
+          }
         >
           <label for="campaign-name">Name</label>
           <input id="campaign-name" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
@@ -41,7 +40,7 @@ export function CampaignsView({ loc }: { loc: Location }) {
           <button type="submit" class="primary">
             Create campaign
           </button>
-        </form>
+        </InlineForm>
       )}
       {error && <ErrorBox error={error} />}
       {campaigns.error && <ErrorBox error={campaigns.error} onRetry={campaigns.reload} />}

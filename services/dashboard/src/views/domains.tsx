@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap, type Domain } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { InlineForm } from '../components/inline-form.tsx';
 import { fmtDateTime } from '../format.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
@@ -81,24 +82,22 @@ export function DomainsView() {
         <h1>Domains</h1>
       </header>
       {canWrite && (
-        <form
-          class="inline-form"
-          onSubmit={(e) => {
-            e.preventDefault();
+        <InlineForm
+          onSubmit={() =>
             void run(async () => {
               setOutcome('');
               const { data } = await unwrap(api.POST('/domains', { body: { hostname: hostname.trim() } }));
               setHostname('');
               setOutcome(`Added ${data.hostname}. Publish its TXT record below, then verify.`);
-            }, 'add');
-          }}
+            }, 'add')
+          }
         >
           <label for="domain-hostname">Hostname</label>
           <input id="domain-hostname" value={hostname} onInput={(e) => setHostname(e.currentTarget.value)} placeholder="go.example.com" required />
           <button type="submit" class="primary" disabled={busy !== null}>
             Add domain
           </button>
-        </form>
+        </InlineForm>
       )}
       <p class="outcome" role="status" data-outcome>
         {outcome}
