@@ -78,7 +78,7 @@ export type RouteTable = Array<{ path: string; methods: string[] }>;
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
   const { sql, config, logger } = deps;
-  const requireScope = authenticator(sql, logger, deps.rateLimiter);
+  const requireScope = authenticator(sql, logger, { limiter: deps.rateLimiter, secret: deps.secret });
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql, config.REDIRECT_BASE_URL);

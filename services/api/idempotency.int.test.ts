@@ -1,4 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { looksSealed } from '../../shared/sealed-box.ts';
 import { connectPostgres, type Sql } from '../../shared/db/postgres.ts';
 import { createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -6,6 +10,8 @@ import { createTestDatabase, type TestDatabase } from '../../shared/testing/test
 import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
+import { idempotency, markResponseHoldsSecret } from './middleware/idempotency.ts';
+import { errorHandler } from './middleware/error-handler.ts';
 
 interface Answer {
   status: number;
@@ -20,13 +26,15 @@ describe('Idempotency-Key across two API instances', () => {
   let secondPool: Sql;
   const apis: RunningServer[] = [];
   let key: string;
+  /** LINKROUTE_SECRET, the same on both instances. */
+  const secret = randomBytes(32);
+  const logger = createLogger('idempotency-test', 'silent');
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
     secondPool = connectPostgres(db.url, { max: 5 });
     const config = loadApiConfig({});
-    const logger = createLogger('idempotency-test', 'silent');
-    for (const sql of [db.sql, secondPool]) apis.push(await listen(createApiApp({ sql, config, logger }), 0, '127.0.0.1'));
+    for (const sql of [db.sql, secondPool]) apis.push(await listen(createApiApp({ sql, config, logger, secret }), 0, '127.0.0.1'));
     key = await newKey();
   });
   afterAll(async () => {
@@ -174,5 +182,107 @@ describe('Idempotency-Key across two API instances', () => {
     expect((await send(0, 'POST', '/campaigns', { idem: k, body: { name: 'after a GET' } })).status).toBe(201);
     const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ${k}`;
     expect(row!.n).toBe(1);
+  });
+
+  const storedBody = async (k: string) => (await db.sql<{ responseBody: string }[]>`SELECT response_body FROM idempotency_keys WHERE key = ${k}`)[0]!.responseBody;
+
+  it('keeps a webhook signing secret only sealed: the row never holds it, a replay shows the first answer byte for byte', async () => {
+    const k = idem();
+    const body = { url: 'https://hooks.example.com/idem', events: ['link.created'] };
+    const first = await send(0, 'POST', '/webhooks', { idem: k, body });
+    expect(first.status).toBe(201);
+    const signingSecret: string = first.body.data.secret;
+    expect(signingSecret).toMatch(/^whsec_/);
+
+    const row = await storedBody(k);
+    expect(looksSealed(row)).toBe(true);
+    expect(row).not.toContain('whsec_');
+    expect(row).not.toContain(signingSecret.slice(6, 26));
+    expect(row).not.toContain(Buffer.from(signingSecret).toString('base64url').slice(8, 28));
+    expect(row).not.toContain(first.body.data.id); // nothing of the answer is readable
+    const [dump] = await db.sql<{ text: string }[]>`SELECT string_agg(t::text, ' ') AS text FROM idempotency_keys t`;
+    expect(dump!.text).not.toContain(signingSecret.slice(6));
+
+    for (const instance of [1, 0]) {
+      const replay = await send(instance, 'POST', '/webhooks', { idem: k, body });
+      expect(replay.status).toBe(201);
+      expect(replay.text).toBe(first.text);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    }
+    const [count] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE url = ${body.url}`;
+    expect(count!.n).toBe(1);
+  });
+
+  it('seals every stored answer, errors included; an answer sealed under another LINKROUTE_SECRET is not replayed', async () => {
+    const k = idem();
+    const created = await send(0, 'POST', '/campaigns', { idem: k, body: { name: 'sealed' } });
+    expect(looksSealed(await storedBody(k))).toBe(true);
+    expect(await storedBody(k)).not.toContain('sealed');
+    const missing = idem();
+    await send(0, 'PATCH', '/links/link_doesnotexist000000000', { idem: missing, body: { title: 'x' } });
+    expect(looksSealed(await storedBody(missing))).toBe(true);
+    expect((await send(1, 'POST', '/campaigns', { idem: k, body: { name: 'sealed' } })).text).toBe(created.text);
+
+    const other = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({}), logger, secret: randomBytes(32) }), 0, '127.0.0.1');
+    try {
+      const res = await fetch(`${other.url}/campaigns`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'idempotency-key': k, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'sealed' }),
+      });
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INTERNAL_ERROR');
+    } finally {
+      await other.close();
+    }
+    const [count] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM campaigns WHERE id = ${created.body.data.id} OR name = 'sealed'`;
+    expect(count!.n).toBe(1);
+  });
+
+  it('without LINKROUTE_SECRET keeps no answer marked as holding a secret (a retry runs again), and other answers as they are', async () => {
+    const workspace = await createWorkspace(db.sql, { name: 'no secret', plan: 'enterprise' });
+    const withIdempotency = idempotency(db.sql, logger);
+    let runs = 0;
+    const app = new Koa();
+    app.use(errorHandler(logger));
+    app.use((ctx, next) =>
+      withIdempotency(ctx, workspace.id, async () => {
+        runs++;
+        if (ctx.path === '/secret') markResponseHoldsSecret(ctx);
+        ctx.status = 201;
+        ctx.body = { success: true, data: { secret: `whsec_run${runs}` } };
+        await next();
+      }),
+    );
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      const post = async (path: string, k: string) => (await fetch(server.url + path, { method: 'POST', headers: { 'idempotency-key': k } })).text();
+      const [secretKey, plainKey] = [idem(), idem()];
+      expect(await post('/secret', secretKey)).toContain('whsec_run1');
+      expect(await post('/secret', secretKey)).toContain('whsec_run2');
+      const [row] = await db.sql`SELECT 1 FROM idempotency_keys WHERE key = ${secretKey}`;
+      expect(row).toBeUndefined();
+      const plain = await post('/plain', plainKey);
+      expect(await post('/plain', plainKey)).toBe(plain);
+      expect(await storedBody(plainKey)).toBe(plain);
+      expect(runs).toBe(3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the upgrade to sealed answers drops stored answers that hold a signing secret in plain text, and keeps others', async () => {
+    const workspace = await createWorkspace(db.sql, { name: 'upgrade', plan: 'enterprise' });
+    const [leaky, plain] = [idem(), idem()];
+    for (const [k, body] of [
+      [leaky, '{"success":true,"data":{"id":"wh_x","secret":"whsec_AAAA"}}'],
+      [plain, '{"success":true,"data":{"id":"campaign_x"}}'],
+    ]) {
+      await db.sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, response_status, response_body, expires_at)
+        VALUES (${workspace.id}, ${k!}, 'f', 201, ${body!}, now() + interval '1 hour')`;
+    }
+    await db.sql.unsafe(await readFile(new URL('../../shared/db/migrations/0012_idempotency_sealed_answers.sql', import.meta.url), 'utf8'));
+    const left = await db.sql<{ key: string }[]>`SELECT key FROM idempotency_keys WHERE workspace_id = ${workspace.id}`;
+    expect(left.map((r) => r.key)).toEqual([plain]);
   });
 });
