@@ -20,7 +20,8 @@ const SWEEP_BATCH = 1_000;
 /** The sealing purpose of stored answers; changing it makes the answers stored before unreadable. */
 const SEALING_PURPOSE = 'linkroute idempotent responses v1';
 
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** What an Idempotency-Key may be; the OpenAPI document shows this pattern. */
+export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const METHODS = new Set(['POST', 'PATCH']);
 
 interface StoredKey {
