@@ -39,6 +39,7 @@ import { openApiRoutes } from './routes/openapi.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { meRoutes } from './routes/me.ts';
 import { dashboardAssets } from './middleware/dashboard-assets.ts';
+import { docsAssets } from './openapi/docs-assets.ts';
 import { dnsVerifier, type DomainVerifier } from './domain-verifier.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
@@ -140,6 +141,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   app.use(errorHandler(logger));
   app.use(rejectNulInUrl);
   if (config.DASHBOARD_DIR) app.use(dashboardAssets(config.DASHBOARD_DIR));
+  app.use(docsAssets());
   app.use(router.routes());
   app.use(
     router.allowedMethods({

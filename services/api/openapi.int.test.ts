@@ -148,15 +148,24 @@ describe('OpenAPI document', () => {
     expect(link.response.safeParse(res.body.data).success).toBe(true);
   });
 
-  it('serves a readable reference page without a key', async () => {
+  it('serves the rendered reference (Swagger UI from this API, no other origin) without a key', async () => {
     const res = await fetch(`${api.url}/docs`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
+    expect(res.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    expect(res.headers.get('content-security-policy')).not.toMatch(/https?:|\*/);
     const html = await res.text();
-    expect(html).toContain('POST /rules');
-    expect(html).toContain('GET /analytics/{linkId}');
-    expect(html).toContain('GET /analytics/breakdown');
-    expect(html).toContain('GET /analytics/experiments/{linkId}');
-    expect(html).toContain('utm_source');
+    expect(html).toContain('src="/docs/swagger-ui-bundle.js"');
+    expect((await fetch(`${api.url}/docs/swagger-ui-bundle.js`)).status).toBe(200);
+  });
+
+  it('groups every operation under a declared tag', () => {
+    const declared = (document.tags as Json[]).map((t) => t.name);
+    for (const [path, methods] of Object.entries(document.paths as Record<string, Json>)) {
+      for (const [method, op] of Object.entries(methods)) {
+        expect(op.tags, `${method} ${path}`).toHaveLength(1);
+        expect(declared, `${method} ${path}`).toContain(op.tags[0]);
+      }
+    }
   });
 });

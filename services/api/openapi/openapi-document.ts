@@ -23,11 +23,31 @@ const idempotencyKey = {
   in: 'header',
   required: false,
   description:
-    `Makes a retry safe: the first request with a key runs and its answer is kept for ${IDEMPOTENCY_WINDOW_HOURS} h; the same key with the same request gets that answer again ` +
+    `Makes a retry safe (a UUID per request is a good key): the first request with a key runs and its answer is kept for ${IDEMPOTENCY_WINDOW_HOURS} h; the same key with the same request gets that answer again ` +
     '(Idempotent-Replayed: true) and nothing runs again. The same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first still runs, 409 IDEMPOTENCY_KEY_IN_USE. Keys belong to the workspace.',
+  // No example: a console would send the same key with every request it tries.
   schema: { type: 'string', pattern: KEY_PATTERN.source },
-  example: '3f0b8c2e-5d7a-4f5e-9a53-2f4c6f1d8e21',
 };
+
+/** Operations grouped by what they are about (the reference's sections), from the path's first segment. */
+const tagsBySegment: Record<string, string> = {
+  health: 'Operations',
+  ready: 'Operations',
+  metrics: 'Operations',
+  me: 'Account',
+  links: 'Links',
+  tags: 'Links',
+  campaigns: 'Campaigns',
+  rules: 'Rules',
+  qr: 'QR codes',
+  conversions: 'Conversions',
+  analytics: 'Analytics',
+  domains: 'Domains',
+  webhooks: 'Webhooks',
+  'openapi.json': 'Reference',
+  docs: 'Reference',
+};
+const tagOf = (path: string) => tagsBySegment[path.split('/')[1] ?? ''] ?? 'Other';
 
 const reasons: Record<number, string> = {
   400: 'Bad request',
@@ -130,6 +150,7 @@ const successDescriptions = { 200: 'OK', 201: 'Created', 202: 'Accepted' } as co
 function operationObject(op: Operation, converter: SchemaConverter): JsonSchema {
   const pathParams = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' }, example: pathParameterExample(op.path, m[1]!) }));
   return {
+    tags: [tagOf(op.path)],
     summary: op.summary,
     operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[/.](\w)/g, (_, c: string) => c.toUpperCase())}`,
     ...(op.scope ? { security: [{ apiKey: [] }], ...(op.scope === 'any' ? {} : { 'x-required-scope': op.scope }) } : { security: [] }),
@@ -164,6 +185,7 @@ function build(operations: Operation[], serverUrl: string) {
         'Answers are `{"success":true,"data":...}` (lists add `pagination`) or `{"success":false,"error":{"code","message","details?"}}`.',
     },
     servers: [{ url: serverUrl }],
+    tags: [...new Set(Object.values(tagsBySegment))].map((name) => ({ name })),
     security: [{ apiKey: [] }],
     components: {
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer lr_live_...' } },
@@ -188,21 +210,4 @@ export function openApiDocument(operations: Operation[], serverUrl: string): Jso
 /** The zod schema behind each component, for the test that parses every example. */
 export function componentSchemas(operations: Operation[]): Map<string, { schema: z.ZodType; io: 'input' | 'output' }> {
   return build(operations, 'http://localhost').named;
-}
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** A self-contained reference page (no scripts, no external assets). */
-export function docsPage(document: JsonSchema): string {
-  const paths = document.paths as Record<string, Record<string, { summary: string; 'x-required-scope'?: string; requestBody?: unknown; parameters: unknown[] }>>;
-  const sections = Object.entries(paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => {
-      const body = op.requestBody ? `<details><summary>Request body</summary><pre>${escapeHtml(JSON.stringify(op.requestBody, null, 2))}</pre></details>` : '';
-      const params = op.parameters.length ? `<details><summary>Parameters</summary><pre>${escapeHtml(JSON.stringify(op.parameters, null, 2))}</pre></details>` : '';
-      return `<section><h2><code>${method.toUpperCase()} ${escapeHtml(path)}</code></h2><p>${escapeHtml(op.summary)}${op['x-required-scope'] ? ` &middot; scope <code>${escapeHtml(op['x-required-scope'])}</code>` : ''}</p>${params}${body}</section>`;
-    }),
-  );
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>linkroute API</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}h2{font-size:1rem;margin:1.5rem 0 .25rem}pre{background:#f5f5f5;padding:.75rem;overflow:auto;font-size:12px}</style>
-</head><body><h1>linkroute API</h1><p>Every request carries <code>Authorization: Bearer &lt;key&gt;</code>. Responses are <code>{"success":true,"data":...}</code> or the error envelope. The machine-readable document is <a href="/openapi.json">/openapi.json</a>.</p>${sections.join('\n')}</body></html>`;
 }

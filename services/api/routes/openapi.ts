@@ -1,8 +1,13 @@
 import type Router from '@koa/router';
-import { docsPage, openApiDocument } from '../openapi/openapi-document.ts';
+import { DOCS_PATH, sendDocsFile } from '../openapi/docs-assets.ts';
+import { openApiDocument } from '../openapi/openapi-document.ts';
 import { operations } from '../openapi/operations.ts';
 
-/** `/openapi.json` and `/docs`, public like /health; built once per host the API is reached on. */
+/**
+ * `/openapi.json` and `/docs` (the reference rendered by Swagger UI, whose files
+ * openapi/docs-assets.ts serves under /docs/), public like /health. The document is
+ * built once per host the API is reached on, so its server is where the reader is.
+ */
 export function openApiRoutes(router: Router): void {
   const byServer = new Map<string, Record<string, unknown>>();
   const documentFor = (server: string) => {
@@ -16,9 +21,7 @@ export function openApiRoutes(router: Router): void {
   router.get('/openapi.json', (ctx) => {
     ctx.body = documentFor(`${ctx.protocol}://${ctx.host}`);
   });
-  router.get('/docs', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-    ctx.body = docsPage(documentFor(`${ctx.protocol}://${ctx.host}`));
+  router.get(DOCS_PATH, (ctx) => {
+    sendDocsFile(ctx, '');
   });
 }
