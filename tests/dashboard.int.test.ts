@@ -163,7 +163,7 @@ describe('dashboard in chromium against npm start', () => {
     // A second link, sharing only the tag "email", made through the API: the filter must tell them apart.
     const other = (await client.POST('/links', { body: { destinationUrl: 'https://example.com/newsletter', title: 'Newsletter', tags: ['Email'] } })).data!.data;
     const rowIds = () => page.locator('.links-table tbody tr[data-link-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-link-id')));
-    const apiIds = async (tag: string) => (await client.GET('/links', { params: { query: { tag, limit: '100' } } })).data!.data.map((l) => l.id);
+    const apiIds = async (tag: string) => (await client.GET('/links', { params: { query: { tag, limit: 100 } } })).data!.data.map((l) => l.id);
 
     await page.goto(`${linkroute.apiUrl}/dashboard/links`);
     await page.getByLabel('Tag', { exact: true }).selectOption('spring launch');
@@ -186,7 +186,7 @@ describe('dashboard in chromium against npm start', () => {
     // The chip removes the filter: every link again.
     await page.getByRole('button', { name: 'Remove filter Tag: email' }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('tag')).toBeNull();
-    const all = (await client.GET('/links', { params: { query: { limit: '100' } } })).data!.data.map((l) => l.id);
+    const all = (await client.GET('/links', { params: { query: { limit: 100 } } })).data!.data.map((l) => l.id);
     await expect.poll(rowIds, { timeout: 15_000 }).toEqual(all);
   });
 
@@ -241,7 +241,7 @@ describe('dashboard in chromium against npm start', () => {
     await shot('click-log');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const rows = parse(await readFile((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
-    const api = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE', limit: '100' } } })).data as { data: Array<{ clickId: string }> };
+    const api = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE', limit: 100 } } })).data as { data: Array<{ clickId: string }> };
     expect(rows.map((r) => r.clickId).sort()).toEqual(api.data.map((c) => c.clickId).sort());
     expect(new Set(rows.map((r) => r.country))).toEqual(new Set(['DE']));
   });
@@ -314,7 +314,7 @@ describe('dashboard in chromium against npm start', () => {
     await page.getByLabel('Description').fill('Newsletter and social, June');
     await page.getByRole('button', { name: 'Create campaign' }).click();
     await page.getByRole('combobox', { name: 'Status of Summer launch' }).waitFor();
-    const campaign = (await client.GET('/campaigns', { params: { query: { limit: '100' } } })).data!.data.find((c) => c.name === 'Summer launch');
+    const campaign = (await client.GET('/campaigns', { params: { query: { limit: 100 } } })).data!.data.find((c) => c.name === 'Summer launch');
     expect(campaign).toMatchObject({ description: 'Newsletter and social, June', status: 'active', isDefault: false });
     expect(await page.getByLabel('Name', { exact: true }).inputValue()).toBe('');
     await expectAccessible('campaigns, one created');
@@ -327,7 +327,7 @@ describe('dashboard in chromium against npm start', () => {
     const card = page.locator(`[data-domain="${host}"]`);
     await card.waitFor();
     await page.getByText(`Added ${host}. Publish its TXT record below`).waitFor();
-    const domainOf = async () => (await client.GET('/domains', { params: { query: { limit: '100' } } })).data!.data.find((d) => d.hostname === host)!;
+    const domainOf = async () => (await client.GET('/domains', { params: { query: { limit: 100 } } })).data!.data.find((d) => d.hostname === host)!;
     const domain = await domainOf();
     expect(domain).toMatchObject({ status: 'pending', verification: { type: 'TXT', name: `_linkroute.${host}` } });
     expect(await card.getAttribute('data-status')).toBe('pending');

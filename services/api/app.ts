@@ -38,6 +38,7 @@ import { openApiRoutes } from './routes/openapi.ts';
 import { domainRoutes } from './routes/domains.ts';
 import { meRoutes } from './routes/me.ts';
 import { dashboardAssets } from './middleware/dashboard-assets.ts';
+import { docsAssets } from './openapi/docs-assets.ts';
 import { dnsVerifier, type DomainVerifier } from './domain-verifier.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
@@ -78,7 +79,7 @@ export type RouteTable = Array<{ path: string; methods: string[] }>;
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
   const { sql, config, logger } = deps;
-  const requireScope = authenticator(sql, logger, deps.rateLimiter);
+  const requireScope = authenticator(sql, logger, { limiter: deps.rateLimiter, secret: deps.secret });
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql, config.REDIRECT_BASE_URL);
@@ -139,6 +140,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   app.use(errorHandler(logger));
   app.use(rejectNulInUrl);
   if (config.DASHBOARD_DIR) app.use(dashboardAssets(config.DASHBOARD_DIR));
+  app.use(docsAssets());
   app.use(router.routes());
   app.use(
     router.allowedMethods({

@@ -1,11 +1,20 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
+import { createClickId } from '../../shared/click-id.ts';
+import { looksSealed } from '../../shared/sealed-box.ts';
+import { startDnsServer, type DnsServer } from '../../shared/testing/dns-server.ts';
 import { connectPostgres, type Sql } from '../../shared/db/postgres.ts';
 import { createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
-import { createApiApp } from './app.ts';
+import { createApiApp, type RouteTable } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
+import { idempotency, markResponseHoldsSecret } from './middleware/idempotency.ts';
+import { errorHandler } from './middleware/error-handler.ts';
 
 interface Answer {
   status: number;
@@ -20,16 +29,29 @@ describe('Idempotency-Key across two API instances', () => {
   let secondPool: Sql;
   const apis: RunningServer[] = [];
   let key: string;
+  /** LINKROUTE_SECRET, the same on both instances. */
+  const secret = randomBytes(32);
+  const logger = createLogger('idempotency-test', 'silent');
+  let dns: DnsServer;
+  /** TXT records the loopback DNS server answers, which custom domains are verified through. */
+  const dnsRecords = new Map<string, string[]>();
+  let routes: RouteTable;
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
     secondPool = connectPostgres(db.url, { max: 5 });
-    const config = loadApiConfig({});
-    const logger = createLogger('idempotency-test', 'silent');
-    for (const sql of [db.sql, secondPool]) apis.push(await listen(createApiApp({ sql, config, logger }), 0, '127.0.0.1'));
+    dns = await startDnsServer(dnsRecords);
+    const config = loadApiConfig({ DNS_SERVERS: dns.address });
+    const bus = createMemoryBus();
+    for (const sql of [db.sql, secondPool]) {
+      const app = createApiApp({ sql, config, logger, secret, bus });
+      routes ??= (app.context as { routeTable?: RouteTable }).routeTable!;
+      apis.push(await listen(app, 0, '127.0.0.1'));
+    }
     key = await newKey();
   });
   afterAll(async () => {
+    dns?.close();
     for (const api of apis) await api.close();
     await secondPool?.end({ timeout: 5 });
     await db?.close();
@@ -174,5 +196,204 @@ describe('Idempotency-Key across two API instances', () => {
     expect((await send(0, 'POST', '/campaigns', { idem: k, body: { name: 'after a GET' } })).status).toBe(201);
     const [row] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = ${k}`;
     expect(row!.n).toBe(1);
+  });
+
+  const storedBody = async (k: string) => (await db.sql<{ responseBody: string }[]>`SELECT response_body FROM idempotency_keys WHERE key = ${k}`)[0]!.responseBody;
+
+  it('keeps a webhook signing secret only sealed: the row never holds it, a replay shows the first answer byte for byte', async () => {
+    const k = idem();
+    const body = { url: 'https://hooks.example.com/idem', events: ['link.created'] };
+    const first = await send(0, 'POST', '/webhooks', { idem: k, body });
+    expect(first.status).toBe(201);
+    const signingSecret: string = first.body.data.secret;
+    expect(signingSecret).toMatch(/^whsec_/);
+
+    const row = await storedBody(k);
+    expect(looksSealed(row)).toBe(true);
+    expect(row).not.toContain('whsec_');
+    expect(row).not.toContain(signingSecret.slice(6, 26));
+    expect(row).not.toContain(Buffer.from(signingSecret).toString('base64url').slice(8, 28));
+    expect(row).not.toContain(first.body.data.id); // nothing of the answer is readable
+    const [dump] = await db.sql<{ text: string }[]>`SELECT string_agg(t::text, ' ') AS text FROM idempotency_keys t`;
+    expect(dump!.text).not.toContain(signingSecret.slice(6));
+
+    for (const instance of [1, 0]) {
+      const replay = await send(instance, 'POST', '/webhooks', { idem: k, body });
+      expect(replay.status).toBe(201);
+      expect(replay.text).toBe(first.text);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    }
+    const [count] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE url = ${body.url}`;
+    expect(count!.n).toBe(1);
+  });
+
+  it('seals every stored answer, errors included; an answer sealed under another LINKROUTE_SECRET is not replayed', async () => {
+    const k = idem();
+    const created = await send(0, 'POST', '/campaigns', { idem: k, body: { name: 'sealed' } });
+    expect(looksSealed(await storedBody(k))).toBe(true);
+    expect(await storedBody(k)).not.toContain('sealed');
+    const missing = idem();
+    await send(0, 'PATCH', '/links/link_doesnotexist000000000', { idem: missing, body: { title: 'x' } });
+    expect(looksSealed(await storedBody(missing))).toBe(true);
+    expect((await send(1, 'POST', '/campaigns', { idem: k, body: { name: 'sealed' } })).text).toBe(created.text);
+
+    const other = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({}), logger, secret: randomBytes(32) }), 0, '127.0.0.1');
+    try {
+      const res = await fetch(`${other.url}/campaigns`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'idempotency-key': k, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'sealed' }),
+      });
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('INTERNAL_ERROR');
+    } finally {
+      await other.close();
+    }
+    const [count] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM campaigns WHERE id = ${created.body.data.id} OR name = 'sealed'`;
+    expect(count!.n).toBe(1);
+  });
+
+  it('without LINKROUTE_SECRET keeps no answer marked as holding a secret (a retry runs again), and other answers as they are', async () => {
+    const workspace = await createWorkspace(db.sql, { name: 'no secret', plan: 'enterprise' });
+    const withIdempotency = idempotency(db.sql, logger);
+    let runs = 0;
+    const app = new Koa();
+    app.use(errorHandler(logger));
+    app.use((ctx, next) =>
+      withIdempotency(ctx, workspace.id, async () => {
+        runs++;
+        if (ctx.path === '/secret') markResponseHoldsSecret(ctx);
+        ctx.status = 201;
+        ctx.body = { success: true, data: { secret: `whsec_run${runs}` } };
+        await next();
+      }),
+    );
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      const post = async (path: string, k: string) => (await fetch(server.url + path, { method: 'POST', headers: { 'idempotency-key': k } })).text();
+      const [secretKey, plainKey] = [idem(), idem()];
+      expect(await post('/secret', secretKey)).toContain('whsec_run1');
+      expect(await post('/secret', secretKey)).toContain('whsec_run2');
+      const [row] = await db.sql`SELECT 1 FROM idempotency_keys WHERE key = ${secretKey}`;
+      expect(row).toBeUndefined();
+      const plain = await post('/plain', plainKey);
+      expect(await post('/plain', plainKey)).toBe(plain);
+      expect(await storedBody(plainKey)).toBe(plain);
+      expect(runs).toBe(3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the upgrade to sealed answers drops stored answers that hold a signing secret in plain text, and keeps others', async () => {
+    const workspace = await createWorkspace(db.sql, { name: 'upgrade', plan: 'enterprise' });
+    const [leaky, plain] = [idem(), idem()];
+    for (const [k, body] of [
+      [leaky, '{"success":true,"data":{"id":"wh_x","secret":"whsec_AAAA"}}'],
+      [plain, '{"success":true,"data":{"id":"campaign_x"}}'],
+    ]) {
+      await db.sql`INSERT INTO idempotency_keys (workspace_id, key, fingerprint, response_status, response_body, expires_at)
+        VALUES (${workspace.id}, ${k!}, 'f', 201, ${body!}, now() + interval '1 hour')`;
+    }
+    await db.sql.unsafe(await readFile(new URL('../../shared/db/migrations/0013_idempotency_sealed_answers.sql', import.meta.url), 'utf8'));
+    const left = await db.sql<{ key: string }[]>`SELECT key FROM idempotency_keys WHERE workspace_id = ${workspace.id}`;
+    expect(left.map((r) => r.key)).toEqual([plain]);
+  });
+
+  /**
+   * Sends `request` with a new key on instance 0, then again on instance 1: the
+   * second answer must be the first, byte for byte, marked replayed.
+   */
+  async function replayed(method: string, path: string, body?: unknown): Promise<Answer> {
+    const k = idem();
+    const first = await send(0, method, path, { idem: k, ...(body === undefined ? {} : { body }) });
+    expect(first.status, `${method} ${path}: ${first.text}`).toBeLessThan(300);
+    const again = await send(1, method, path, { idem: k, ...(body === undefined ? {} : { body }) });
+    expect(again.status, `${method} ${path}`).toBe(first.status);
+    expect(again.text, `${method} ${path}`).toBe(first.text);
+    expect(again.headers.get('idempotent-replayed'), `${method} ${path}`).toBe('true');
+    return first;
+  }
+  const count = async (query: Promise<Array<{ n: number }>>) => (await query)[0]!.n;
+
+  it('replays bulk creates and bulk updates: each link once, no second write', async () => {
+    const codes = ['idem-bulk-a', 'idem-bulk-b', 'idem-bulk-c'];
+    const created = await replayed('POST', '/links/bulk', { links: codes.map((shortCode) => ({ destinationUrl: `https://example.com/${shortCode}`, shortCode })) });
+    expect(created.body.data.map((item: { success: boolean }) => item.success)).toEqual([true, true, true]);
+    expect(await count(db.sql`SELECT count(*)::int AS n FROM links WHERE short_code IN ${db.sql(codes)}`)).toBe(3);
+
+    const ids = created.body.data.map((item: { data: { id: string } }) => item.data.id);
+    const k = idem();
+    const patched = await send(0, 'PATCH', '/links/bulk', { idem: k, body: { ids, patch: { title: 'bulk once' } } });
+    expect(patched.status).toBe(200);
+    await db.sql`UPDATE links SET title = 'changed since' WHERE id IN ${db.sql(ids)}`;
+    const again = await send(1, 'PATCH', '/links/bulk', { idem: k, body: { ids, patch: { title: 'bulk once' } } });
+    expect(again.text).toBe(patched.text);
+    expect(await count(db.sql`SELECT count(*)::int AS n FROM links WHERE id IN ${db.sql(ids)} AND title = 'changed since'`)).toBe(3);
+  });
+
+  it('replays rule creates and updates', async () => {
+    const campaign = (await send(0, 'POST', '/campaigns', { body: { name: 'idem rules' } })).body.data;
+    const rule = await replayed('POST', '/rules', { campaignId: campaign.id, type: 'percentage', conditions: { percentage: 30 }, destinationUrl: 'https://example.com/r' });
+    expect(await count(db.sql`SELECT count(*)::int AS n FROM rules WHERE campaign_id = ${campaign.id}`)).toBe(1);
+    await replayed('PATCH', `/rules/${rule.body.data.id}`, { priority: 77 });
+  });
+
+  it('replays QR codes: one image record', async () => {
+    const link = (await send(0, 'POST', '/links', { body: { destinationUrl: 'https://example.com/qr' } })).body.data;
+    await replayed('POST', '/qr', { linkId: link.id, format: 'svg' });
+    expect(await count(db.sql`SELECT count(*)::int AS n FROM qr_codes WHERE link_id = ${link.id}`)).toBe(1);
+  });
+
+  it('replays a server-to-server conversion as recorded (201), where a retry without the key is told it is a duplicate', async () => {
+    const link = (await send(0, 'POST', '/links', { body: { destinationUrl: 'https://example.com/conv', conversionTracking: true, trackingType: 's2s' } })).body.data;
+    const body = { clickId: createClickId(secret, link.id, Date.now()), event: 'purchase', value: 10, orderId: `idem-order-${idem()}` };
+    const first = await replayed('POST', '/conversions/s2s', body);
+    expect(first.status).toBe(201);
+    expect(first.body.data.duplicate).toBe(false);
+    const unkeyed = await send(0, 'POST', '/conversions/s2s', { body });
+    expect(unkeyed.status).toBe(200);
+    expect(unkeyed.body.data).toMatchObject({ conversionId: first.body.data.conversionId, duplicate: true });
+    expect(await count(db.sql`SELECT count(*)::int AS n FROM conversion_orders WHERE order_id = ${body.orderId}`)).toBe(1);
+  });
+
+  it('replays domain registration, and a bodyless verify keeps its first verdict for the key', async () => {
+    const hostname = `idem-${Date.now()}.example.com`;
+    const domain = await replayed('POST', '/domains', { hostname });
+    expect(await count(db.sql`SELECT count(*)::int AS n FROM domains WHERE hostname = ${hostname}`)).toBe(1);
+
+    const k = idem();
+    const failed = await send(0, 'POST', `/domains/${domain.body.data.id}/verify`, { idem: k });
+    expect(failed.body.data.status).toBe('failed');
+    dnsRecords.set(domain.body.data.verification.name, [domain.body.data.verification.value]);
+    const replay = await send(1, 'POST', `/domains/${domain.body.data.id}/verify`, { idem: k });
+    expect(replay.text).toBe(failed.text);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    const [row] = await db.sql<{ status: string }[]>`SELECT status FROM domains WHERE id = ${domain.body.data.id}`;
+    expect(row!.status).toBe('failed'); // the replay checked nothing
+    expect((await send(1, 'POST', `/domains/${domain.body.data.id}/verify`, { idem: idem() })).body.data.status).toBe('verified');
+  });
+
+  it('replays webhook updates and test events: one event queued', async () => {
+    const hook = (await send(0, 'POST', '/webhooks', { body: { url: 'https://hooks.example.com/idem-test', events: ['link.created'] } })).body.data;
+    await replayed('PATCH', `/webhooks/${hook.id}`, { description: 'once' });
+    const queued = await replayed('POST', `/webhooks/${hook.id}/test`);
+    expect(queued.status).toBe(202);
+    expect(await count(db.sql`SELECT count(*)::int AS n FROM webhook_outbox WHERE endpoint_id = ${hook.id}`)).toBe(1);
+  });
+
+  it('every POST and PATCH the router has takes the header (a new route cannot miss it); GET and DELETE do not', async () => {
+    const writes = routes.flatMap((r) => r.methods.filter((m) => m === 'POST' || m === 'PATCH').map((method) => ({ method, path: r.path.replace(/:(\w+)/g, 'x_$1') })));
+    expect(writes.length).toBeGreaterThanOrEqual(15);
+    for (const { method, path } of writes) {
+      const res = await send(0, method, path, { idem: 'not a valid key', body: {} });
+      expect(res.status, `${method} ${path}`).toBe(400);
+      expect(res.body.error.details, `${method} ${path}`).toEqual([expect.objectContaining({ path: '(headers).idempotency-key' })]);
+    }
+    const reads = routes.flatMap((r) => r.methods.filter((m) => m === 'GET' || m === 'DELETE').map((method) => ({ method, path: r.path.replace(/:(\w+)/g, 'x_$1') })));
+    for (const { method, path } of reads) {
+      const res = await fetch(apis[0]!.url + path, { method, headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'not a valid key' } });
+      expect(await res.text(), `${method} ${path}`).not.toContain('(headers).idempotency-key');
+    }
   });
 });

@@ -478,6 +478,96 @@ describe('redirector app', () => {
     });
   });
 
+  /**
+   * The visitor's query on the real server, every combination a link can have: each
+   * forwardQuery mode with and without conversion tracking, each as a QR scan; rule
+   * destinations; the iOS deep-link page's fallback. The rules are the README's table.
+   */
+  describe('query forwarding', () => {
+    const destination = 'https://shop.example/p?utm_source=mail&ref=a';
+    const modes = [true, false, 'override_utm'] as const;
+    const codes = new Map<string, string>();
+    const codeOf = (mode: (typeof modes)[number], tracking: boolean) => `fwd-${String(mode)}-${tracking ? 'tracked' : 'plain'}`;
+    /** A QR scan, with keys that differ from ours only in case, and a clickId of the visitor's. */
+    const query = '?utm_source=tw&UTM_MEDIUM=x&ref=b&x=1&qr=1&QR=1&clickId=ck_forged';
+    const forwarded = '&UTM_MEDIUM=x&x=1&QR=1';
+
+    beforeAll(() => {
+      for (const mode of modes) {
+        for (const tracking of [false, true]) {
+          codes.set(codeOf(mode, tracking), add(store, { shortCode: codeOf(mode, tracking), defaultDestination: destination, forwardQuery: mode, conversionTracking: tracking }));
+        }
+      }
+      add(store, { shortCode: 'fwd-own-click', defaultDestination: 'https://shop.example/p?clickId=merchant&x=0', conversionTracking: true });
+      add(store, { shortCode: 'fwd-own-click-plain', defaultDestination: 'https://shop.example/p?clickId=merchant&x=0' });
+      add(store, { shortCode: 'fwd-rule', defaultDestination: 'https://example.com/world?lang=xx', conversionTracking: true }, [
+        makeRule('geo', { countries: ['DE'], operator: 'in' }, { destinationUrl: 'https://example.de/?lang=de' }),
+      ]);
+      add(store, { shortCode: 'fwd-rule-off', defaultDestination: 'https://example.com/world', forwardQuery: false }, [
+        makeRule('geo', { countries: ['DE'], operator: 'in' }, { destinationUrl: 'https://example.de/?lang=de' }),
+      ]);
+      for (const [code, fallback] of [['fwd-deep', 'https://example.com/get-the-app?src=ios'], ['fwd-deep-nofallback', null]] as const) {
+        add(store, { shortCode: code, defaultDestination: 'https://example.com/app-page', conversionTracking: true, deepLinkEnabled: true, deepLinkIos: 'myapp://item/7', deepLinkAndroid: 'myapp://item/7', deepLinkFallbackUrl: fallback });
+      }
+    });
+
+    it('forwards per mode, with and without tracking, as a QR scan each time (never the marker; one clickId)', async () => {
+      const expected: Record<string, string> = {
+        [codeOf(true, false)]: `https://shop.example/p?utm_source=mail&ref=a${forwarded}&clickId=ck_forged`,
+        [codeOf(true, true)]: `https://shop.example/p?utm_source=mail&ref=a${forwarded}&clickId=`,
+        [codeOf(false, false)]: destination,
+        [codeOf(false, true)]: `${destination}&clickId=`,
+        [codeOf('override_utm', false)]: `https://shop.example/p?utm_source=tw&ref=a${forwarded}&clickId=ck_forged`,
+        [codeOf('override_utm', true)]: `https://shop.example/p?utm_source=tw&ref=a${forwarded}&clickId=`,
+      };
+      for (const [code, location] of Object.entries(expected)) {
+        const answer = await send(base, `/${code}${query}`);
+        expect(answer.status, code).toBe(302);
+        const tracked = code.endsWith('-tracked');
+        if (tracked) {
+          expect(answer.headers.location!.startsWith(location), `${code}: ${answer.headers.location}`).toBe(true);
+          const clickId = clickIdOf(answer.headers.location!);
+          expect(new URL(answer.headers.location!).searchParams.getAll('clickId'), code).toEqual([clickId]);
+          expect(verifyClickId(secret, clickId)?.linkId, code).toBe(codes.get(code));
+        } else {
+          expect(answer.headers.location, code).toBe(location);
+        }
+      }
+      // Every visit was a QR scan, and analytics took the visitor's utm_source whatever went on.
+      expect(sink.events.map((e) => [e.source, e.utmSource, e.utmMedium])).toEqual(Object.keys(expected).map(() => ['qr', 'tw', null]));
+      sink.events.length = 0;
+      // QR is not the marker: forwarded, and not a scan.
+      expect((await send(base, `/${codeOf(true, false)}?QR=1`)).headers.location).toBe(`${destination}&QR=1`);
+      expect(sink.events.map((e) => e.source)).toEqual(['link']);
+    });
+
+    it("replaces a destination's own clickId with ours on a tracked link, and leaves it alone on others", async () => {
+      const tracked = (await send(base, '/fwd-own-click?clickId=ck_forged&y=1')).headers.location!;
+      expect(tracked).toMatch(/^https:\/\/shop\.example\/p\?x=0&y=1&clickId=ck_[A-Za-z0-9_-]+$/);
+      expect(verifyClickId(secret, clickIdOf(tracked))).not.toBeNull();
+      expect((await send(base, '/fwd-own-click-plain?clickId=ck_visitor&y=1')).headers.location).toBe('https://shop.example/p?clickId=merchant&x=0&y=1');
+    });
+
+    it("forwards onto a rule's destination as onto the link's", async () => {
+      const de = (await send(base, '/fwd-rule?lang=en&x=1', { headers: { 'cf-ipcountry': 'DE' } })).headers.location!;
+      expect(de).toMatch(/^https:\/\/example\.de\/\?lang=de&x=1&clickId=ck_/);
+      const world = (await send(base, '/fwd-rule?lang=en&x=1', { headers: { 'cf-ipcountry': 'US' } })).headers.location!;
+      expect(world).toMatch(/^https:\/\/example\.com\/world\?lang=xx&x=1&clickId=ck_/);
+      expect((await send(base, '/fwd-rule-off?x=1', { headers: { 'cf-ipcountry': 'DE' } })).headers.location).toBe('https://example.de/?lang=de');
+    });
+
+    it("forwards onto the iOS page's web fallback (or the destination without one), not into the app URL", async () => {
+      const fallbackOf = (body: string) => /data-fallback="([^"]*)"/.exec(body)![1]!.replace(/&amp;/g, '&');
+      const page = await send(base, '/fwd-deep?x=1&qr=1', { headers: { 'user-agent': realUserAgents.iphoneSafari } });
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('data-app="myapp://item/7"');
+      expect(fallbackOf(page.body)).toMatch(/^https:\/\/example\.com\/get-the-app\?src=ios&x=1&clickId=ck_[A-Za-z0-9_-]+$/);
+      const bare = await send(base, '/fwd-deep-nofallback?x=1', { headers: { 'user-agent': realUserAgents.iphoneSafari } });
+      expect(fallbackOf(bare.body)).toMatch(/^https:\/\/example\.com\/app-page\?x=1&clickId=ck_/);
+      expect(sink.events.map((e) => e.source)).toEqual(['qr', 'link']);
+    });
+  });
+
   describe('HEAD', () => {
     it('answers like GET without a body and never records', async () => {
       const head = await send(base, '/plain', { method: 'HEAD' });

@@ -5,7 +5,7 @@ export type { paths, operations } from './openapi-types.ts';
 
 /**
  * A typed linkroute API client: openapi-fetch over the types generated from the
- * OpenAPI document (generate.ts). Every path, parameter and body is checked by
+ * OpenAPI document (services/api/openapi/client-types.ts writes them). Every path, parameter and body is checked by
  * the compiler against the API as it is now.
  */
 export type LinkrouteClient = Client<paths>;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationQuery, queryBoolean } from './common.ts';
+import { paginationQuery, queryBoolean, queryInteger } from './common.ts';
 import { isValidTimeZone } from './rule-conditions.ts';
 import { conversionEvents } from './conversion.ts';
 import { dimensionFilterFields, dimensionNames } from './analytics-dimensions.ts';
@@ -139,7 +139,8 @@ export const analyticsOverviewSchema = z.strictObject({
       timeSeries: z.array(z.strictObject({ date: z.string(), clicks: count, uniqueClicks: count, conversions: count })),
     })
     .optional(),
-});
+})
+  .meta({ id: 'AnalyticsOverview' });
 export type AnalyticsOverview = z.infer<typeof analyticsOverviewSchema>;
 
 /** `GET /analytics/breakdown`: clicks by one dimension, in a range, under the filters. */
@@ -151,12 +152,7 @@ export const breakdownQuerySchema = z
     timezone: timeZone.default('UTC'),
     ...filterFields,
     page: paginationQuery.page,
-    limit: z
-      .string()
-      .regex(/^\d{1,9}$/, 'must be a whole number')
-      .transform(Number)
-      .pipe(z.number().int().min(1).max(1000))
-      .default(10 as never),
+    limit: queryInteger(1, 1000, 10),
     ...formatField,
   })
   .transform((value, ctx) => withRange({ ...value, granularity: 'day' as const }, ctx as never));
@@ -176,7 +172,8 @@ export const breakdownRowSchema = z.strictObject({
   conversions: count,
   revenue: z.number(),
   conversionRate: z.number(),
-});
+})
+  .meta({ id: 'BreakdownRow' });
 export type BreakdownRow = z.infer<typeof breakdownRowSchema>;
 
 /** `GET /analytics/realtime`: the last 60 minutes. */
@@ -192,7 +189,8 @@ export const realtimeSchema = z.strictObject({
   minutes: z.array(z.strictObject({ minute: z.string(), clicks: count, uniqueVisitors: count })),
   topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), clicks: count })),
   topCountries: z.array(z.strictObject({ country: z.string(), clicks: count })),
-});
+})
+  .meta({ id: 'Realtime' });
 export type Realtime = z.infer<typeof realtimeSchema>;
 
 /** `GET /analytics/experiments/{linkId}`. */
@@ -237,7 +235,8 @@ export const experimentVariantSchema = z.strictObject({
       insufficientSample: z.string().nullable(),
     })
     .nullable(),
-});
+})
+  .meta({ id: 'ExperimentVariant' });
 export const experimentReportSchema = z.strictObject({
   linkId: z.string(),
   from: z.string(),
@@ -246,7 +245,8 @@ export const experimentReportSchema = z.strictObject({
   /** The rule a variant needs per arm before a verdict: at least this many clicks and conversions. */
   minimumSample: z.strictObject({ clicks: count, conversions: count }),
   variants: z.array(experimentVariantSchema),
-});
+})
+  .meta({ id: 'ExperimentReport' });
 export type ExperimentReport = z.infer<typeof experimentReportSchema>;
 
 export const clickLogEntrySchema = z.strictObject({
@@ -267,7 +267,8 @@ export const clickLogEntrySchema = z.strictObject({
   source: z.string(),
   ruleId: z.string().nullable(),
   bot: z.boolean(),
-});
+})
+  .meta({ id: 'ClickLogEntry' });
 export type ClickLogEntry = z.infer<typeof clickLogEntrySchema>;
 
 /** `GET /analytics/conversions` (SPEC 4.8): the conversion records are paginated. */
@@ -294,12 +295,14 @@ export const conversionRecordSchema = z.strictObject({
   currency: z.string(),
   timestamp: z.string(),
   orderId: z.string(),
-});
+})
+  .meta({ id: 'ConversionRecord' });
 
 /** SPEC 2.5. */
 export const conversionReportSchema = z.strictObject({
   summary: z.strictObject({ totalConversions: z.number(), totalRevenue: z.number(), averageValue: z.number(), conversionRate: z.number() }),
   conversions: z.array(conversionRecordSchema),
   byEvent: z.record(z.string(), z.number()),
-});
+})
+  .meta({ id: 'ConversionReport' });
 export type ConversionReport = z.infer<typeof conversionReportSchema>;

@@ -11,7 +11,8 @@ export const campaignSchema = z.object({
   isDefault: z.boolean(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
-});
+})
+  .meta({ id: 'Campaign' });
 export type Campaign = z.infer<typeof campaignSchema>;
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
@@ -21,7 +22,8 @@ export const campaignCreateSchema = z.strictObject({
   name,
   description: description.default(''),
   status: z.enum(campaignStatuses).default('active'),
-});
+})
+  .meta({ id: 'CampaignCreate' });
 export type CampaignCreate = z.infer<typeof campaignCreateSchema>;
 
 export const campaignUpdateSchema = z
@@ -30,7 +32,8 @@ export const campaignUpdateSchema = z
     description: description.optional(),
     status: z.enum(campaignStatuses).optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update');
+  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .meta({ id: 'CampaignUpdate' });
 export type CampaignUpdate = z.infer<typeof campaignUpdateSchema>;
 
 export const campaignListQuerySchema = z.strictObject({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { codeRunningSchemes, intentUrlProblem } from './intent-url.ts';
+import { documented } from './documented-as.ts';
 
 /**
  * A URL string that `accept`s the parsed URL. The URL parser silently drops tabs
@@ -51,27 +52,40 @@ export const storedTimestamp = timestampBetween('1970-01-01T00:00:00.000Z', '999
 export const eventTimestamp = timestampBetween('1970-01-01T00:00:00.000Z', '2299-12-31T23:59:59.999Z');
 
 /** Query-string booleans arrive as text; anything but the two words is a client error. */
-export const queryBoolean = z.enum(['true', 'false']).transform((v) => v === 'true');
+export const queryBoolean = documented(
+  z.enum(['true', 'false']).transform((v) => v === 'true'),
+  z.boolean(),
+);
 
-const queryInt = (min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .regex(/^\d{1,9}$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max))
-    .default(fallback as never);
+/**
+ * A whole number in a query string: digits only (no sign, exponent or spaces), then
+ * checked as a number; `fallback` when absent. Documented as an integer.
+ */
+export function queryInteger(min: number, max: number, fallback: number) {
+  return documented(
+    z
+      .string()
+      .regex(/^\d{1,9}$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max))
+      .default(fallback as never),
+    z.number().int().min(min).max(max).default(fallback),
+  );
+}
 
 export const paginationQuery = {
-  page: queryInt(1, 1_000_000, 1),
-  limit: queryInt(1, 100, 20),
+  page: queryInteger(1, 1_000_000, 1),
+  limit: queryInteger(1, 100, 20),
 };
 
-export interface Pagination {
-  page: number;
-  limit: number;
-  total: number;
-  totalPages: number;
-}
+/** Beside `data` in every list answer. */
+export const paginationSchema = z
+  .object({ page: z.number().int(), limit: z.number().int(), total: z.number().int(), totalPages: z.number().int() })
+  .meta({ id: 'Pagination' });
+export type Pagination = z.infer<typeof paginationSchema>;
+
+/** The answer to a DELETE of one item. */
+export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).meta({ id: 'Deleted' });
 
 export function pagination(page: number, limit: number, total: number): Pagination {
   return { page, limit, total, totalPages: Math.ceil(total / limit) };

@@ -35,8 +35,14 @@ export const conversionS2sSchema = z
     currency: currencyCode.default('USD'),
     orderId: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1 to 128 printable ASCII characters').optional(),
     timestamp: eventTimestamp.optional(),
-  }));
+  }))
+  .meta({ id: 'ConversionS2s' });
 export type ConversionS2s = z.infer<typeof conversionS2sSchema>;
+
+/** The answer to POST /conversions/s2s (201 recorded; 200 with duplicate: true for an orderId seen before). */
+export const conversionResultSchema = z
+  .object({ conversionId: z.string(), attributed: z.boolean(), linkId: z.string(), campaignId: z.string(), duplicate: z.boolean() })
+  .meta({ id: 'Conversion' });
 
 /** A conversion as it travels the bus to the ingester (one per message). */
 export const conversionEventSchema = z.object({

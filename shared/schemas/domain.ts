@@ -47,10 +47,11 @@ export const domainSchema = z.object({
   verifiedAt: isoTimestamp.nullable(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
-});
+})
+  .meta({ id: 'Domain' });
 export type Domain = z.infer<typeof domainSchema>;
 
-export const domainCreateSchema = z.strictObject({ hostname });
+export const domainCreateSchema = z.strictObject({ hostname }).meta({ id: 'DomainCreate' });
 
 export const domainListQuerySchema = z.strictObject({ ...paginationQuery, status: z.enum(domainStatuses).optional() });
 

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { deletedSchema } from './common.ts';
+import { apiErrorSchema } from './error-envelope.ts';
 import { linkCreateSchema, linkSchema, linkUpdateSchema } from './link.ts';
 
 /** Items per bulk request (create, update or delete). */
@@ -14,7 +16,7 @@ const idList = z.array(linkId).min(1).max(MAX_BULK_LINKS);
  * describe the full shape for the API reference.
  */
 export const linkBulkCreateEnvelope = z.strictObject({ links: z.array(z.unknown()).min(1).max(MAX_BULK_LINKS) });
-export const linkBulkCreateBody = z.strictObject({ links: z.array(linkCreateSchema).min(1).max(MAX_BULK_LINKS) });
+export const linkBulkCreateBody = z.strictObject({ links: z.array(linkCreateSchema).min(1).max(MAX_BULK_LINKS) }).meta({ id: 'LinkBulkCreate' });
 
 /** One patch for many links (`ids` + `patch`), or a patch per link (`links: [{id, patch}]`). */
 export const linkBulkUpdateEnvelope = z
@@ -25,28 +27,24 @@ export const linkBulkUpdateEnvelope = z
   })
   .refine((b) => (b.links === undefined) !== (b.ids === undefined && b.patch === undefined), 'send either ids and patch, or links')
   .refine((b) => b.links !== undefined || (b.ids !== undefined && b.patch !== undefined), 'ids and patch go together');
-export const linkBulkUpdateBody = z.union([
-  z.strictObject({ ids: idList, patch: linkUpdateSchema }),
-  z.strictObject({ links: z.array(z.strictObject({ id: linkId, patch: linkUpdateSchema })).min(1).max(MAX_BULK_LINKS) }),
-]);
+export const linkBulkUpdateBody = z
+  .union([
+    z.strictObject({ ids: idList, patch: linkUpdateSchema }),
+    z.strictObject({ links: z.array(z.strictObject({ id: linkId, patch: linkUpdateSchema })).min(1).max(MAX_BULK_LINKS) }),
+  ])
+  .meta({ id: 'LinkBulkUpdate' });
 
-export const linkBulkDeleteBody = z.strictObject({ ids: idList });
-
-const itemError = z.object({
-  code: z.string(),
-  message: z.string(),
-  details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-});
+export const linkBulkDeleteBody = z.strictObject({ ids: idList }).meta({ id: 'LinkBulkDelete' });
 
 /** Per item, in request order: its result, or the error it alone got. */
 export function bulkResultSchema<T extends z.ZodType>(data: T) {
   return z.array(
     z.union([
       z.object({ index: z.number().int(), success: z.literal(true), data }),
-      z.object({ index: z.number().int(), success: z.literal(false), error: itemError }),
+      z.object({ index: z.number().int(), success: z.literal(false), error: apiErrorSchema }),
     ]),
   );
 }
 
-export const linkBulkResultSchema = bulkResultSchema(linkSchema);
-export const linkBulkDeleteResultSchema = bulkResultSchema(z.object({ id: z.string(), deleted: z.literal(true) }));
+export const linkBulkResultSchema = bulkResultSchema(linkSchema).meta({ id: 'LinkBulkResult' });
+export const linkBulkDeleteResultSchema = bulkResultSchema(deletedSchema).meta({ id: 'LinkBulkDeleteResult' });

@@ -3,6 +3,7 @@ import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean, storedTim
 import { customShortCode } from './short-code.ts';
 import { tagFilter, tagList } from './tag.ts';
 import { hostname } from './domain.ts';
+import { ruleSchema } from './rule.ts';
 
 export const redirectBehaviors = ['auto', 'always', 'rule_only', 'never'] as const;
 export const trackingTypes = ['pixel', 's2s'] as const;
@@ -62,8 +63,19 @@ export const linkSchema = z.object({
   lastClickedAt: isoTimestamp.nullable(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
-});
+})
+  .meta({ id: 'Link' });
 export type Link = z.infer<typeof linkSchema>;
+
+/** `GET /links/{id}`: the link, and with `include=rules` the rules that route it. */
+export const linkWithRulesSchema = linkSchema
+  .extend({
+    rules: z
+      .array(ruleSchema)
+      .optional()
+      .describe("Only with include=rules: the link's own rules and its campaign's campaign-wide ones, in evaluation order"),
+  })
+  .meta({ id: 'LinkWithRules' });
 
 const futureTimestamp = storedTimestamp.refine((value) => Date.parse(value) > Date.now(), 'must be in the future');
 const password = z.string().min(4, 'must be at least 4 characters').max(128);
@@ -115,7 +127,8 @@ export const linkCreateSchema = z.strictObject({
   trackingType: editableLinkFields.trackingType.default('pixel'),
   tags: editableLinkFields.tags.default([]),
   forwardQuery: editableLinkFields.forwardQuery.default(true),
-});
+})
+  .meta({ id: 'LinkCreate' });
 export type LinkCreate = z.infer<typeof linkCreateSchema>;
 
 /**
@@ -145,7 +158,8 @@ export const linkUpdateSchema = z
     forwardQuery: editableLinkFields.forwardQuery,
   })
   .partial()
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update');
+  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .meta({ id: 'LinkUpdate' });
 export type LinkUpdate = z.infer<typeof linkUpdateSchema>;
 
 export const linkListQuerySchema = z.strictObject({

@@ -9,5 +9,6 @@ import { isoTimestamp, plans, scopes } from './common.ts';
 export const meSchema = z.strictObject({
   workspace: z.strictObject({ id: z.string(), name: z.string(), plan: z.enum(plans) }),
   key: z.strictObject({ id: z.string(), name: z.string(), prefix: z.string(), scopes: z.array(z.enum(scopes)), createdAt: isoTimestamp }),
-});
+})
+  .meta({ id: 'Me' });
 export type Me = z.infer<typeof meSchema>;

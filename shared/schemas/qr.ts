@@ -53,7 +53,8 @@ export const qrCreateSchema = z
         message: `contrast with foreground is too low (${ratio}:1, at least ${MIN_QR_CONTRAST}:1 needed) for scanners to read the code`,
       });
     }
-  });
+  })
+  .meta({ id: 'QrCreate' });
 export type QrCreate = z.output<typeof qrCreateSchema>;
 
 export const qrCodeSchema = z.object({
@@ -72,14 +73,15 @@ export const qrCodeSchema = z.object({
   /** The image as a `data:` URI (in the create answer only; lists give imageUrl). */
   dataUri: z.string(),
   createdAt: isoTimestamp,
-});
+})
+  .meta({ id: 'QrCode' });
 export type QrCode = z.infer<typeof qrCodeSchema>;
 
 /**
  * An item of `GET /qr/{linkId}`: no data URI, since rendering a page of large PNGs
  * (about 0.3 s each at 2048 px) would stall the API; the image is at imageUrl.
  */
-export const qrCodeListItemSchema = qrCodeSchema.omit({ dataUri: true });
+export const qrCodeListItemSchema = qrCodeSchema.omit({ dataUri: true }).meta({ id: 'QrCodeListItem' });
 export type QrCodeListItem = z.infer<typeof qrCodeListItemSchema>;
 
 export const qrListQuerySchema = z.strictObject({ ...paginationQuery });

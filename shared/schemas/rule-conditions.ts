@@ -27,12 +27,13 @@ export type Weekday = (typeof weekdays)[number];
 /**
  * i18n-iso-countries' isValid also accepts alpha-3 and numeric codes ('USA', '840'),
  * so the two-letter shape is checked first. Lowercase input is accepted and stored
- * uppercase, which is what the IP database returns.
+ * uppercase, which is what the IP database returns (an overwrite, not a transform,
+ * so the stored form is still a documented string).
  */
 const countryCode = z
   .string()
-  .regex(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code')
-  .transform((code) => code.toUpperCase())
+  .regex(/^[A-Za-z]{2}$/, { message: 'must be an ISO 3166-1 alpha-2 country code', abort: true })
+  .toUpperCase()
   .refine((code) => countries.isValid(code), 'unknown ISO 3166-1 alpha-2 country code');
 
 export const geoConditionsSchema = z
@@ -40,7 +41,8 @@ export const geoConditionsSchema = z
     countries: z.array(countryCode).min(1, 'at least one country is required'),
     operator: z.enum(['in', 'not_in']).default('in'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'GeoConditions' });
 export type GeoConditions = z.output<typeof geoConditionsSchema>;
 
 // --- device --------------------------------------------------------------------------
@@ -53,7 +55,8 @@ export const deviceConditionsSchema = z
   .strict()
   .refine((c) => c.devices !== undefined || c.os !== undefined, {
     message: 'at least one of devices or os is required',
-  });
+  })
+  .meta({ id: 'DeviceConditions' });
 export type DeviceConditions = z.output<typeof deviceConditionsSchema>;
 
 // --- time ----------------------------------------------------------------------------
@@ -94,7 +97,8 @@ export const timeConditionsSchema = z
   .refine((c) => c.startTime !== c.endTime, {
     message: 'startTime and endTime must differ (an empty window would never match)',
     path: ['endTime'],
-  });
+  })
+  .meta({ id: 'TimeConditions' });
 export type TimeConditions = z.output<typeof timeConditionsSchema>;
 
 // --- percentage ----------------------------------------------------------------------
@@ -103,7 +107,8 @@ export const percentageConditionsSchema = z
   .object({
     percentage: z.number().min(0, 'must be between 0 and 100').max(100, 'must be between 0 and 100'),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'PercentageConditions' });
 export type PercentageConditions = z.output<typeof percentageConditionsSchema>;
 
 // --- registry ------------------------------------------------------------------------

@@ -1,15 +1,13 @@
 import { z } from 'zod';
 import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean } from './common.ts';
 import { conditionSchemas, ruleTypes, type RuleType } from './rule-conditions.ts';
+import { documented } from './documented-as.ts';
 
-/** Spec 2.2, plus updatedAt on every read. */
-export const ruleSchema = z.object({
+const storedRuleFields = {
   id: z.string(),
   linkId: z.string().nullable(),
   campaignId: z.string(),
   name: z.string(),
-  type: z.enum(ruleTypes),
-  conditions: z.record(z.string(), z.unknown()),
   destinationUrl: z.string(),
   priority: z.number().int(),
   enabled: z.boolean(),
@@ -19,7 +17,14 @@ export const ruleSchema = z.object({
   deepLinkFallbackUrl: z.string().nullable(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
-});
+};
+
+const storedVariant = <T extends RuleType>(type: T) => z.object({ ...storedRuleFields, type: z.literal(type), conditions: conditionSchemas[type] });
+
+/** Spec 2.2, plus updatedAt on every read; conditions as stored (normalised) for the rule's type. */
+export const ruleSchema = z
+  .discriminatedUnion('type', [storedVariant('geo'), storedVariant('device'), storedVariant('time'), storedVariant('percentage')])
+  .meta({ id: 'Rule' });
 export type Rule = z.infer<typeof ruleSchema>;
 
 const priority = z.number().int('must be a whole number').min(1, 'must be 1 to 100').max(100, 'must be 1 to 100');
@@ -53,11 +58,11 @@ function createVariant<T extends RuleType>(type: T) {
 }
 
 /** One variant per rule type, so conditions are validated by the schema of the given type. */
-export const ruleCreateSchema = z.discriminatedUnion(
-  'type',
-  [createVariant('geo'), createVariant('device'), createVariant('time'), createVariant('percentage')],
-  { error: (issue) => (issue.code === 'invalid_union' ? `type must be one of ${ruleTypes.join(', ')}` : undefined) },
-);
+export const ruleCreateSchema = z
+  .discriminatedUnion('type', [createVariant('geo'), createVariant('device'), createVariant('time'), createVariant('percentage')], {
+    error: (issue) => (issue.code === 'invalid_union' ? `type must be one of ${ruleTypes.join(', ')}` : undefined),
+  })
+  .meta({ id: 'RuleCreate' });
 export type RuleCreate = z.infer<typeof ruleCreateSchema>;
 
 const fixed = (what: string) => z.never({ error: `${what} cannot be changed after creation` }).optional();
@@ -69,13 +74,15 @@ const fixed = (what: string) => z.never({ error: `${what} cannot be changed afte
 export const ruleUpdateSchema = z
   .strictObject({
     ...editableRuleFields,
-    conditions: z.unknown(),
+    // Documented as the conditions of one of the types: the stored rule's decides which.
+    conditions: documented(z.unknown(), z.union(ruleTypes.map((type) => conditionSchemas[type]))),
     type: fixed('type'),
     linkId: fixed('linkId'),
     campaignId: fixed('campaignId'),
   })
   .partial()
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update');
+  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .meta({ id: 'RuleUpdate' });
 export type RuleUpdate = z.infer<typeof ruleUpdateSchema>;
 
 export const ruleListQuerySchema = z.strictObject({

@@ -35,7 +35,8 @@ export const tagSchema = z.object({
   name: z.string(),
   /** Live links of the workspace carrying the tag. */
   linkCount: z.number().int(),
-});
+})
+  .meta({ id: 'Tag' });
 export type Tag = z.infer<typeof tagSchema>;
 
 export const tagListQuerySchema = z.strictObject({

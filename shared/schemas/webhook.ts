@@ -25,14 +25,16 @@ export const webhookSchema = z.object({
   failingSince: isoTimestamp.nullable(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
-});
+})
+  .meta({ id: 'Webhook' });
 export type Webhook = z.infer<typeof webhookSchema>;
 
 /** The create answer is the only one that shows the signing secret. */
 export const webhookCreatedSchema = webhookSchema.extend({
   /** Standard Webhooks signing secret (`whsec_` + base64): shown once, keep it. */
   secret: z.string(),
-});
+})
+  .meta({ id: 'WebhookCreated' });
 
 const eventList = z
   .array(z.enum(webhookEventTypes))
@@ -44,7 +46,8 @@ export const webhookCreateSchema = z.strictObject({
   url: httpUrl,
   events: eventList,
   description: z.string().max(500).default(''),
-});
+})
+  .meta({ id: 'WebhookCreate' });
 
 export const webhookUpdateSchema = z
   .strictObject({
@@ -55,7 +58,8 @@ export const webhookUpdateSchema = z
     enabled: z.boolean(),
   })
   .partial()
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update');
+  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .meta({ id: 'WebhookUpdate' });
 
 export const webhookListQuerySchema = z.strictObject({ ...paginationQuery, enabled: queryBoolean.optional() });
 
@@ -77,12 +81,13 @@ export const webhookDeliverySchema = z.object({
   nextAttemptAt: isoTimestamp.nullable(),
   lastAttemptAt: isoTimestamp.nullable(),
   createdAt: isoTimestamp,
-});
+})
+  .meta({ id: 'WebhookDelivery' });
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 
 export const webhookDeliveryListQuerySchema = z.strictObject({ ...paginationQuery, status: z.enum(deliveryStatuses).optional() });
 
-export const webhookTestResultSchema = z.object({ eventId: z.string() });
+export const webhookTestResultSchema = z.object({ eventId: z.string() }).meta({ id: 'WebhookTestResult' });
 
 /**
  * An event on its way to the webhooks service (subject webhookSubjects.events): from

@@ -17,8 +17,9 @@ export interface AuthState {
  * a valid key without the route's scope is 403 (a null scope admits any valid
  * key). Then, on POST and PATCH, the request's Idempotency-Key (if any) is honoured.
  */
-export function authenticator(sql: Sql, logger: Logger, limiter: RateLimiter = rateLimiter(sql, logger)) {
-  const withIdempotency = idempotency(sql, logger);
+export function authenticator(sql: Sql, logger: Logger, options: { limiter?: RateLimiter | undefined; secret?: Buffer | undefined } = {}) {
+  const limiter = options.limiter ?? rateLimiter(sql, logger);
+  const withIdempotency = idempotency(sql, logger, options.secret);
   return function requireScope(scope: Scope | null) {
     return async function authenticate(ctx: Context, next: Next): Promise<void> {
       const header = ctx.get('authorization');

@@ -3,6 +3,7 @@ import type { Context, Next } from 'koa';
 import { AppError, isAppError } from '../../../shared/errors.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { looksSealed, sealedBox } from '../../../shared/sealed-box.ts';
 import { bodyOf } from './json-body.ts';
 
 /** How long a key answers with its first response. */
@@ -16,13 +17,30 @@ const IN_FLIGHT_LEASE_SECONDS = 120;
 const SWEEP_EVERY = 256;
 const SWEEP_BATCH = 1_000;
 
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+/** The sealing purpose of stored answers; changing it makes the answers stored before unreadable. */
+const SEALING_PURPOSE = 'linkroute idempotent responses v1';
+
+/** What an Idempotency-Key may be; the OpenAPI document shows this pattern. */
+export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const METHODS = new Set(['POST', 'PATCH']);
 
 interface StoredKey {
   fingerprint: string;
   responseStatus: number | null;
   responseBody: string | null;
+}
+
+interface SecretState {
+  responseHoldsSecret?: boolean;
+}
+
+/**
+ * Says the answer being built holds a secret shown once (a webhook's signing secret):
+ * without LINKROUTE_SECRET to seal it, it is not stored for replay (a retry with the
+ * key runs again) rather than kept in plain text.
+ */
+export function markResponseHoldsSecret(ctx: Context): void {
+  (ctx.state as SecretState).responseHoldsSecret = true;
 }
 
 /** JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same request. */
@@ -66,11 +84,23 @@ function keepsAnswer(status: number, code?: string): boolean {
  * Keys belong to the workspace. Runs after authentication, the rate limit and the
  * scope check, so only authorised requests claim keys.
  *
+ * Stored answers are sealed (shared/sealed-box.ts, AES-256-GCM under LINKROUTE_SECRET)
+ * like webhook signing secrets, because an answer may show a secret once (POST
+ * /webhooks): a database dump reads none of them. A replay opens the answer and sends
+ * the same bytes. Without `secret` (tests of the API alone), answers are kept as they
+ * are, except one marked by markResponseHoldsSecret, which is not kept at all. Text
+ * that is not sealed (stored by a version before sealing) is replayed as it is.
+ * An answer sealed under another LINKROUTE_SECRET does not open: a 500, as every
+ * instance must share that secret.
+ *
  * Known window: if an instance dies after the operation committed and before its
  * answer was stored, the key is free again after the lease and a retry runs again.
  */
-export function idempotency(sql: Sql, logger: Logger) {
+export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
   let claims = 0;
+  const box = secret ? sealedBox(secret, SEALING_PURPOSE) : undefined;
+  const sealed = (text: string) => (box ? box.seal(text) : text);
+  const opened = (text: string) => (looksSealed(text) && box ? box.open(text) : text);
 
   async function sweep(): Promise<void> {
     await sql`
@@ -96,7 +126,7 @@ export function idempotency(sql: Sql, logger: Logger) {
 
   async function store(workspaceId: string, key: string, fingerprint: string, status: number, body: string): Promise<void> {
     await sql`
-      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${body}, locked_until = NULL
+      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${sealed(body)}, locked_until = NULL
       WHERE workspace_id = ${workspaceId} AND key = ${key} AND fingerprint = ${fingerprint} AND response_status IS NULL`;
   }
 
@@ -131,7 +161,7 @@ export function idempotency(sql: Sql, logger: Logger) {
       }
       ctx.status = stored.responseStatus;
       ctx.type = 'application/json';
-      ctx.body = stored.responseBody;
+      ctx.body = opened(stored.responseBody ?? '');
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
@@ -148,7 +178,8 @@ export function idempotency(sql: Sql, logger: Logger) {
       throw err;
     }
     const body = ctx.body;
-    if (keepsAnswer(ctx.status) && body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) {
+    const unsealable = !box && (ctx.state as SecretState).responseHoldsSecret === true;
+    if (keepsAnswer(ctx.status) && !unsealable && body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) {
       // Stored before the client sees it, so no retry can run the operation again.
       await store(workspaceId, key, fingerprint, ctx.status, JSON.stringify(body)).catch((err) => {
         logger.warn('idempotent answer not stored; the key stays claimed until its lease lapses', errorFields(err));

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import type { Scope } from '../../../shared/schemas/common.ts';
+import type { ErrorCode } from '../../../shared/errors.ts';
+import { deletedSchema, type Scope } from '../../../shared/schemas/common.ts';
 import { campaignCreateSchema, campaignListQuerySchema, campaignSchema, campaignUpdateSchema } from '../../../shared/schemas/campaign.ts';
-import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkSchema, linkUpdateSchema } from '../../../shared/schemas/link.ts';
+import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkSchema, linkUpdateSchema, linkWithRulesSchema } from '../../../shared/schemas/link.ts';
 import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } from '../../../shared/schemas/rule.ts';
 import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
-import { conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
+import { conversionResultSchema, conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
 import { meSchema } from '../../../shared/schemas/me.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
 import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
@@ -38,7 +39,8 @@ import {
 /**
  * Every operation of the API, described from the same zod schemas the routes
  * validate with. A test checks this list against the router, so a route cannot
- * exist undocumented.
+ * exist undocumented. The statuses an operation answers follow from what it is
+ * (statuses.ts); `errors` adds those only its own logic gives.
  */
 export interface Operation {
   method: 'get' | 'post' | 'patch' | 'delete';
@@ -54,6 +56,15 @@ export interface Operation {
   status: 200 | 201 | 202;
   /** The `data` of the success envelope. */
   response: z.ZodType;
+  /**
+   * The success answer's example (its `data`, or the body of a non-JSON answer), when
+   * `response` is not a named schema with an example in examples.ts.
+   */
+  responseExample?: unknown;
+  /** Another success status the operation answers with the same body shape. */
+  alsoStatus?: { status: 200 | 201; description: string };
+  /** Error codes this operation's own logic answers, beyond those statuses.ts derives. */
+  errors?: ErrorCode[];
   /** Lists add `pagination` beside `data`. */
   paginated?: boolean;
   /** A non-JSON success body (e.g. an image): its media types, instead of the envelope. */
@@ -62,13 +73,20 @@ export interface Operation {
   csv?: boolean;
 }
 
-const deleted = z.object({ id: z.string(), deleted: z.literal(true) });
 const health = z.object({ status: z.string() }).loose();
-const conversionAnswer = z.object({ conversionId: z.string(), attributed: z.boolean(), linkId: z.string(), campaignId: z.string(), duplicate: z.boolean() });
+const svgExample = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 29 29" shape-rendering="crispEdges"><path fill="#ffffff" d="M0 0h29v29H0z"/><path stroke="#1a1a1a" d="M2 2.5h7"/></svg>';
 
 export const operations: Operation[] = [
-  { method: 'get', path: '/health', summary: 'The process is alive', status: 200, response: health },
-  { method: 'get', path: '/ready', summary: 'It can serve: Postgres answers (503 when not); NATS and ClickHouse, when configured, reported in checks', status: 200, response: health },
+  { method: 'get', path: '/health', summary: 'The process is alive', status: 200, response: health, responseExample: { status: 'ok' } },
+  {
+    method: 'get',
+    path: '/ready',
+    summary: 'It can serve: Postgres answers (503 when not); NATS and ClickHouse, when configured, reported in checks',
+    status: 200,
+    response: health,
+    responseExample: { status: 'ready', checks: { postgres: 'ok', nats: 'ok', clickhouse: 'ok' } },
+    errors: ['SERVICE_UNAVAILABLE'],
+  },
 
   { method: 'get', path: '/me', summary: "The key's workspace (id, name, plan) and the key's own scopes; any valid key", scope: 'any', status: 200, response: meSchema },
 
@@ -78,7 +96,7 @@ export const operations: Operation[] = [
   { method: 'patch', path: '/campaigns/{id}', summary: 'Update a campaign', scope: 'campaigns:write', body: campaignUpdateSchema, example: { status: 'paused' }, status: 200, response: campaignSchema },
 
   { method: 'get', path: '/links', summary: 'List links, newest first', scope: 'links:read', query: linkListQuerySchema, status: 200, response: z.array(linkSchema), paginated: true },
-  { method: 'post', path: '/links', summary: 'Create a link', scope: 'links:write', body: linkCreateSchema, example: { destinationUrl: 'https://example.com/spring', shortCode: 'spring', title: 'Spring' }, status: 201, response: linkSchema },
+  { method: 'post', path: '/links', summary: 'Create a link', scope: 'links:write', body: linkCreateSchema, example: { destinationUrl: 'https://example.com/spring', shortCode: 'spring', title: 'Spring' }, status: 201, response: linkSchema, errors: ['CONFLICT'] },
   {
     method: 'post',
     path: '/links/bulk',
@@ -109,9 +127,9 @@ export const operations: Operation[] = [
     status: 200,
     response: linkBulkDeleteResultSchema,
   },
-  { method: 'get', path: '/links/{id}', summary: 'Get a link by id or short code', scope: 'links:read', query: linkGetQuerySchema, status: 200, response: linkSchema },
+  { method: 'get', path: '/links/{id}', summary: 'Get a link by id or short code; include=rules adds the rules that route it', scope: 'links:read', query: linkGetQuerySchema, status: 200, response: linkWithRulesSchema },
   { method: 'patch', path: '/links/{id}', summary: 'Update a link', scope: 'links:write', body: linkUpdateSchema, example: { title: 'Spring 2026', clicksLimit: 1000 }, status: 200, response: linkSchema },
-  { method: 'delete', path: '/links/{id}', summary: 'Delete a link (its short code is never reissued)', scope: 'links:write', status: 200, response: deleted },
+  { method: 'delete', path: '/links/{id}', summary: 'Delete a link (its short code is never reissued; deleting it again is 410)', scope: 'links:write', status: 200, response: deletedSchema, errors: ['ALREADY_DELETED'] },
 
   { method: 'get', path: '/tags', summary: "The workspace's tags (set on links) with their counts of live links, by name", scope: 'links:read', query: tagListQuerySchema, status: 200, response: z.array(tagSchema), paginated: true },
 
@@ -128,7 +146,7 @@ export const operations: Operation[] = [
   },
   { method: 'get', path: '/rules/{id}', summary: 'Get a rule', scope: 'links:read', status: 200, response: ruleSchema },
   { method: 'patch', path: '/rules/{id}', summary: 'Update a rule (type, linkId and campaignId are fixed)', scope: 'rules:write', body: ruleUpdateSchema, example: { priority: 90, enabled: false }, status: 200, response: ruleSchema },
-  { method: 'delete', path: '/rules/{id}', summary: 'Delete a rule', scope: 'rules:write', status: 200, response: deleted },
+  { method: 'delete', path: '/rules/{id}', summary: 'Delete a rule', scope: 'rules:write', status: 200, response: deletedSchema },
 
   {
     method: 'post',
@@ -141,7 +159,16 @@ export const operations: Operation[] = [
     response: qrCodeSchema,
   },
   { method: 'get', path: '/qr/{linkId}', summary: "List a link's QR codes, newest first (without dataUri: fetch imageUrl)", scope: 'links:read', query: qrListQuerySchema, status: 200, response: z.array(qrCodeListItemSchema), paginated: true },
-  { method: 'get', path: '/qr/{linkId}/{file}', summary: 'The image of a QR code; file is `{qrId}.png` or `{qrId}.svg` (image/png or image/svg+xml)', scope: 'links:read', status: 200, response: z.string(), mediaTypes: { 'image/png': { schema: { type: 'string', format: 'binary' } }, 'image/svg+xml': { schema: { type: 'string' } } } },
+  {
+    method: 'get',
+    path: '/qr/{linkId}/{file}',
+    summary: 'The image of a QR code; file is `{qrId}.png` or `{qrId}.svg` (image/png or image/svg+xml)',
+    scope: 'links:read',
+    status: 200,
+    response: z.string(),
+    responseExample: svgExample,
+    mediaTypes: { 'image/png': { schema: { type: 'string', format: 'binary' } }, 'image/svg+xml': { schema: { type: 'string' } } },
+  },
 
   {
     method: 'post',
@@ -151,7 +178,9 @@ export const operations: Operation[] = [
     body: conversionS2sSchema,
     example: { clickId: 'ck_...', event: 'purchase', value: 49.95, currency: 'EUR', orderId: 'A-1001' },
     status: 201,
-    response: conversionAnswer,
+    response: conversionResultSchema,
+    alsoStatus: { status: 200, description: 'A conversion with this orderId was recorded before: its answer, with duplicate: true; nothing is recorded again' },
+    errors: ['NOT_FOUND'],
   },
 
   {
@@ -162,6 +191,7 @@ export const operations: Operation[] = [
     query: analyticsQuerySchema,
     status: 200,
     response: analyticsOverviewSchema,
+    errors: ['NOT_FOUND'],
   },
   {
     method: 'get',
@@ -173,8 +203,9 @@ export const operations: Operation[] = [
     response: z.array(breakdownRowSchema),
     paginated: true,
     csv: true,
+    errors: ['NOT_FOUND'],
   },
-  { method: 'get', path: '/analytics/realtime', summary: 'The last 60 minutes, per minute, with the top links and countries', scope: 'analytics:read', query: realtimeQuerySchema, status: 200, response: realtimeSchema },
+  { method: 'get', path: '/analytics/realtime', summary: 'The last 60 minutes, per minute, with the top links and countries', scope: 'analytics:read', query: realtimeQuerySchema, status: 200, response: realtimeSchema, errors: ['NOT_FOUND'] },
   {
     method: 'get',
     path: '/analytics/experiments/{linkId}',
@@ -184,14 +215,14 @@ export const operations: Operation[] = [
     status: 200,
     response: experimentReportSchema,
   },
-  { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first (format=csv: every click of the range)', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true, csv: true },
-  { method: 'get', path: '/analytics/conversions', summary: 'Conversions report (format=csv: every conversion record of the range)', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true, csv: true },
+  { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first (format=csv: every click of the range)', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true, csv: true, errors: ['NOT_FOUND'] },
+  { method: 'get', path: '/analytics/conversions', summary: 'Conversions report (format=csv: every conversion record of the range)', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true, csv: true, errors: ['NOT_FOUND'] },
   { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link (filters and compare as for the overview)', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
 
   { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
-  { method: 'post', path: '/domains', summary: 'Claim a custom domain (publish the returned TXT record, then verify); 409 when another workspace has it verified', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema },
+  { method: 'post', path: '/domains', summary: 'Claim a custom domain (publish the returned TXT record, then verify); 409 when another workspace has it verified', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema, errors: ['CONFLICT'] },
   { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified (the first workspace to verify owns the hostname; the others\' claims turn failed), or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
-  { method: 'delete', path: '/domains/{id}', summary: 'Delete a custom domain (its links stop resolving)', scope: 'domains:write', status: 200, response: deleted },
+  { method: 'delete', path: '/domains/{id}', summary: 'Delete a custom domain (its links stop resolving)', scope: 'domains:write', status: 200, response: deletedSchema },
 
   {
     method: 'post',
@@ -215,7 +246,7 @@ export const operations: Operation[] = [
     status: 200,
     response: webhookSchema,
   },
-  { method: 'delete', path: '/webhooks/{id}', summary: 'Delete a webhook endpoint (its pending deliveries are given up)', scope: 'webhooks:write', status: 200, response: deleted },
+  { method: 'delete', path: '/webhooks/{id}', summary: 'Delete a webhook endpoint (its pending deliveries are given up)', scope: 'webhooks:write', status: 200, response: deletedSchema },
   { method: 'post', path: '/webhooks/{id}/test', summary: 'Send a webhook.test event to the endpoint (202: queued; see its deliveries)', scope: 'webhooks:write', status: 202, response: webhookTestResultSchema },
   {
     method: 'get',
@@ -228,6 +259,14 @@ export const operations: Operation[] = [
     paginated: true,
   },
 
-  { method: 'get', path: '/openapi.json', summary: 'This document', status: 200, response: z.object({}).loose() },
-  { method: 'get', path: '/docs', summary: 'A readable reference page', status: 200, response: z.string() },
+  { method: 'get', path: '/openapi.json', summary: 'This document', status: 200, response: z.object({}).loose(), responseExample: { openapi: '3.1.0', info: { title: 'linkroute', version: '1.0.0' }, paths: {} } },
+  {
+    method: 'get',
+    path: '/docs',
+    summary: 'This reference, rendered, with a console to try requests',
+    status: 200,
+    response: z.string(),
+    responseExample: '<!doctype html><html lang="en"><head><title>linkroute API</title>…',
+    mediaTypes: { 'text/html': { schema: { type: 'string' } } },
+  },
 ];

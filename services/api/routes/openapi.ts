@@ -1,24 +1,22 @@
 import type Router from '@koa/router';
-import { docsPage, openApiDocument } from '../openapi/openapi-document.ts';
+import { DOCS_PATH, sendDocsFile } from '../openapi/docs-assets.ts';
+import { openApiDocument } from '../openapi/openapi-document.ts';
 import { operations } from '../openapi/operations.ts';
 
-/** `/openapi.json` and `/docs`, public like /health; built once per host the API is reached on. */
+/**
+ * `/openapi.json` and `/docs` (the reference rendered by Swagger UI, whose files
+ * openapi/docs-assets.ts serves under /docs/), public like /health. The document is
+ * built once (a few hundred ms: every schema converted) on first request; each
+ * answer names as its server the host the API was reached on, so a console's
+ * requests go where the reader is.
+ */
 export function openApiRoutes(router: Router): void {
-  const byServer = new Map<string, Record<string, unknown>>();
-  const documentFor = (server: string) => {
-    let document = byServer.get(server);
-    if (!document) {
-      document = openApiDocument(operations, server);
-      if (byServer.size < 16) byServer.set(server, document);
-    }
-    return document;
-  };
+  let document: Record<string, unknown> | undefined;
   router.get('/openapi.json', (ctx) => {
-    ctx.body = documentFor(`${ctx.protocol}://${ctx.host}`);
+    document ??= openApiDocument(operations, '');
+    ctx.body = { ...document, servers: [{ url: `${ctx.protocol}://${ctx.host}` }] };
   });
-  router.get('/docs', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-    ctx.body = docsPage(documentFor(`${ctx.protocol}://${ctx.host}`));
+  router.get(DOCS_PATH, (ctx) => {
+    sendDocsFile(ctx, '');
   });
 }

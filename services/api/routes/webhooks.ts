@@ -11,6 +11,7 @@ import {
 import { newSigningSecret, sealSigningSecret } from '../../../shared/webhooks/signing-secret.ts';
 import { blockedUrlReason } from '../../../shared/webhooks/target-address.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
+import { markResponseHoldsSecret } from '../middleware/idempotency.ts';
 import { bodyOf } from '../middleware/json-body.ts';
 import { created, ok, okList } from '../respond.ts';
 import type { WebhookStore } from '../stores/webhook-store.ts';
@@ -48,6 +49,8 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
     if (!deps.secret) throw new AppError('SERVICE_UNAVAILABLE', 'Webhooks need LINKROUTE_SECRET to seal signing secrets');
     const secret = newSigningSecret();
     const webhook = await webhooks.create(principalOf(ctx).workspaceId, { ...input, sealedSecret: sealSigningSecret(deps.secret, secret) });
+    // An Idempotency-Key replay shows it again, so it is kept only sealed (middleware/idempotency.ts).
+    markResponseHoldsSecret(ctx);
     created(ctx, { ...webhook, secret });
   });
 

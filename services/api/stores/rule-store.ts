@@ -15,7 +15,8 @@ export type RuleChanges = Partial<Pick<Rule, 'name' | 'conditions' | 'destinatio
 type BudgetRule = Pick<RuleRecord, 'id' | 'linkId' | 'type' | 'conditions' | 'enabled'>;
 
 function present(row: RuleRow): Rule {
-  return { ...row, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) };
+  // A row's type and conditions were validated together when written (parseConditions).
+  return { ...row, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) } as Rule;
 }
 
 export function toRuleRecord(rule: Rule): RuleRecord {

@@ -28,6 +28,12 @@ export function href(path: string, query?: URLSearchParams | Record<string, stri
   return `${BASE}/${path}${search ? `?${search}` : ''}`;
 }
 
+/** The list page the URL asks for: a whole number from 1 (anything else is page 1). */
+export function pageOf(query: URLSearchParams): number {
+  const page = Number(query.get('page') ?? '1');
+  return Number.isInteger(page) && page >= 1 ? page : 1;
+}
+
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (to === location.pathname + location.search) return;
   if (options.replace) history.replaceState(null, '', to);

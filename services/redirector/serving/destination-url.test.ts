@@ -10,6 +10,14 @@ describe('appendClickId', () => {
     ['https://a.example/p#frag', 'https://a.example/p?clickId=ck_X#frag'],
     ['https://a.example/p?x=1#frag?y', 'https://a.example/p?x=1&clickId=ck_X#frag?y'],
     ['https://a.example/p#', 'https://a.example/p?clickId=ck_X#'],
+    // The destination's own clickId gives way to ours: one clickId, ours.
+    ['https://a.example/p?clickId=merchant', 'https://a.example/p?clickId=ck_X'],
+    ['https://a.example/p?clickId=merchant&x=1', 'https://a.example/p?x=1&clickId=ck_X'],
+    ['https://a.example/p?x=1&clickId=m1&y=2&clickId=m2#f', 'https://a.example/p?x=1&y=2&clickId=ck_X#f'],
+    ['https://a.example/p?click%49d=merchant&x=%20', 'https://a.example/p?x=%20&clickId=ck_X'],
+    // Keys are case-sensitive: these are not ours and stay.
+    ['https://a.example/p?clickid=m&ClickId=n', 'https://a.example/p?clickid=m&ClickId=n&clickId=ck_X'],
+    ['https://a.example/p?x=%41#clickId=1', 'https://a.example/p?x=%41&clickId=ck_X#clickId=1'],
   ])('%s', (destination, expected) => {
     expect(appendClickId(destination, 'ck_X')).toBe(expected);
   });
@@ -55,6 +63,12 @@ describe('forwardQuery', () => {
     ['https://a.example/p?a%20b=1', 'a+b=2&c=3', true, 'https://a.example/p?a%20b=1&c=3'],
     ['https://a.example/p', 'x=1&x=2', true, 'https://a.example/p?x=1&x=2'],
     ['https://a.example/p', '', true, 'https://a.example/p'],
+    // Keys are case-sensitive, as URLs are: QR is not the marker, UTM_SOURCE not utm_source.
+    ['https://a.example/p', 'QR=1&Qr=1&qr=1', true, 'https://a.example/p?QR=1&Qr=1'],
+    ['https://a.example/p?utm_source=mail', 'UTM_SOURCE=tw&Utm_Medium=x', 'override_utm', 'https://a.example/p?utm_source=mail&UTM_SOURCE=tw&Utm_Medium=x'],
+    ['https://a.example/p?UTM_SOURCE=mail', 'UTM_SOURCE=tw', 'override_utm', 'https://a.example/p?UTM_SOURCE=mail'],
+    // The marker is dropped whatever its value, encoded or not.
+    ['https://a.example/p', 'qr=0&%71r=1&x=1', true, 'https://a.example/p?x=1'],
   ] as const)('%s + %s (%s)', (destination, query, mode, expected) => {
     expect(forwardQuery(destination, query, mode, drop)).toBe(expected);
   });

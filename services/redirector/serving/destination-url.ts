@@ -21,18 +21,32 @@ export function headerSafeUrl(url: string): string | null {
   return UNSAFE_URL_CHAR.test(href) ? null : href;
 }
 
+/** The query key of our click id, on destinations and in conversions. */
+export const CLICK_ID_PARAM = 'clickId';
+
 /**
  * `destination` with `clickId=<id>` added to its query: `?` or `&` as needed, before any
- * #fragment. Click ids are base64url, so the value needs no encoding.
+ * #fragment. Click ids are base64url, so the value needs no encoding. Ours replaces a
+ * `clickId` the destination already has (a merchant reading the first `clickId` would
+ * otherwise never see ours, and conversions would not attribute): one `clickId`, ours.
  */
 export function appendClickId(destination: string, clickId: string): string {
   const hash = destination.indexOf('#');
-  const base = hash === -1 ? destination : destination.slice(0, hash);
+  let base = hash === -1 ? destination : destination.slice(0, hash);
   const fragment = hash === -1 ? '' : destination.slice(hash);
-  const query = base.indexOf('?');
+  let query = base.indexOf('?');
+  // Rare: the destination names a clickId of its own (maybe percent-encoded): drop it.
+  if (query !== -1 && (base.includes(CLICK_ID_PARAM, query) || base.includes('%', query))) {
+    const pairs = base.slice(query + 1).split('&');
+    const kept = pairs.filter((pair) => keyOf(pair) !== CLICK_ID_PARAM);
+    if (kept.length !== pairs.length) {
+      base = base.slice(0, query + 1) + kept.filter((pair) => pair !== '').join('&');
+      query = base.indexOf('?');
+    }
+  }
   const last = base.charCodeAt(base.length - 1);
   const separator = query === -1 ? '?' : last === 63 /* ? */ || last === 38 /* & */ ? '' : '&';
-  return `${base}${separator}clickId=${clickId}${fragment}`;
+  return `${base}${separator}${CLICK_ID_PARAM}=${clickId}${fragment}`;
 }
 
 /** Query forwarding of a link: absent in snapshot entries older than the field, which forward. */
@@ -46,6 +60,10 @@ export type ForwardQueryMode = boolean | 'override_utm' | undefined;
  * keeps its value, except that with `override_utm` the visitor's first value of a
  * `utm_*` key replaces the destination's. `dropKeys` (the QR marker, `clickId`
  * when the link appends its own) never travel on. The fragment stays last.
+ *
+ * Keys are compared as URLs treat them: decoded, case-sensitive. `QR=1` is not the
+ * marker `qr`, `UTM_SOURCE` is not `utm_source` (it is forwarded as any other key,
+ * and neither overrides nor is counted as a utm parameter), `ClickId` is not ours.
  */
 export function forwardQuery(destination: string, visitorQuery: string, mode: ForwardQueryMode, dropKeys: readonly string[]): string {
   if (visitorQuery === '' || mode === false) return destination;

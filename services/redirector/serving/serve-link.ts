@@ -15,7 +15,7 @@ import { decide, visitorBucket, type CompiledLink, type RequestFacts, type Routa
 import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
 import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } from '../../../shared/visitor.ts';
 import type { RedirectorContext } from '../context.ts';
-import { appendClickId, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
+import { appendClickId, CLICK_ID_PARAM, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
 import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from '../pages/html-pages.ts';
 import { parseTracking, placeOf, referrerHost, type RequestInfo } from './request-facts.ts';
 import { sendNoContent, sendPage, sendRedirect } from '../pages/responses.ts';
@@ -65,7 +65,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   const qrParam = ctx.config.QR_MARKER_PARAM;
   /** Visitor parameters never forwarded: our QR marker, and clickId where the link appends its own. */
   const notForwarded = [qrParam];
-  const notForwardedWhenTracking = [qrParam, 'clickId'];
+  const notForwardedWhenTracking = [qrParam, CLICK_ID_PARAM];
   /** Parsed UA and its digest for the visitor hash, per UA string: the redirector's one User-Agent cache. */
   const userAgents = new UserAgentWorkCache();
 

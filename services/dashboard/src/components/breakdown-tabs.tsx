@@ -27,7 +27,7 @@ export type BreakdownScope = Record<string, string | undefined>;
 export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGroup; scope: BreakdownScope; selected: Dimension | undefined }) {
   const dimension = selected && group.dimensions.includes(selected) ? selected : group.dimensions[0]!;
   const key = JSON.stringify([dimension, scope]);
-  const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...scope, dimension, limit: '10' } }, signal })), [key]);
+  const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...scope, dimension, limit: 10 } }, signal })), [key]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
 
   const label = (value: string | null, fromApi: string | undefined) => {

@@ -4,15 +4,15 @@ import { ErrorBox } from '../components/error-box.tsx';
 import { InlineForm } from '../components/inline-form.tsx';
 import { Pager } from '../components/pager.tsx';
 import { fmtDate } from '../format.ts';
-import { href, type Location } from '../router.ts';
+import { href, pageOf, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 
 const statuses: Array<Campaign['status']> = ['active', 'paused', 'archived'];
 
 export function CampaignsView({ loc }: { loc: Location }) {
-  const page = loc.query.get('page') ?? '1';
-  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { page, limit: '20' } }, signal })), [page]);
+  const page = pageOf(loc.query);
+  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { page, limit: 20 } }, signal })), [page]);
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const { error, run } = useAction(campaigns.reload);

@@ -6,7 +6,7 @@ import { ErrorBox } from '../components/error-box.tsx';
 import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { Pager } from '../components/pager.tsx';
 import { countryName, fmtDateTime } from '../format.ts';
-import { setQuery, type Location } from '../router.ts';
+import { pageOf, setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 
 const LIVE_INTERVAL_MS = 5_000;
@@ -20,10 +20,10 @@ export function ClicksView({ loc }: { loc: Location }) {
     from: q.get('from') || undefined,
     to: q.get('to') || undefined,
   };
-  const page = q.get('page') ?? '1';
+  const page = pageOf(q);
   const live = q.get('live') === '1';
   const key = JSON.stringify([filters, page]);
-  const clicks = useLoad((signal) => unwrap(api.GET('/analytics/clicks', { params: { query: { ...filters, page, limit: '50' } }, signal })), [key]);
+  const clicks = useLoad((signal) => unwrap(api.GET('/analytics/clicks', { params: { query: { ...filters, page, limit: 50 } }, signal })), [key]);
   const seen = useRef<Set<string>>(new Set());
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [exporting, setExporting] = useState<string | null>(null);
@@ -31,7 +31,7 @@ export function ClicksView({ loc }: { loc: Location }) {
 
   // Live mode polls the first page; rows not seen before are marked new.
   useEffect(() => {
-    if (!live || page !== '1') return;
+    if (!live || page !== 1) return;
     const timer = setInterval(() => {
       if (document.visibilityState === 'visible') clicks.reload();
     }, LIVE_INTERVAL_MS);

@@ -5,7 +5,7 @@ import { Kpis } from '../components/kpis.tsx';
 import { Pager } from '../components/pager.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
-import { setQuery, type Location } from '../router.ts';
+import { pageOf, setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 
 const events = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
@@ -18,9 +18,9 @@ export function ConversionsView({ loc }: { loc: Location }) {
   const event = (events as readonly string[]).includes(eventParam ?? '') ? (eventParam as Event) : undefined;
   const linkId = loc.query.get('linkId') || undefined;
   const campaignId = loc.query.get('campaignId') || undefined;
-  const page = loc.query.get('page') ?? '1';
+  const page = pageOf(loc.query);
   const query = { from: range.from, to: range.to, timezone: range.timezone, event, linkId, campaignId };
-  const report = useLoad((signal) => unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: '50' } }, signal })), [JSON.stringify(query), page]);
+  const report = useLoad((signal) => unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: 50 } }, signal })), [JSON.stringify(query), page]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
 
   /** The API streams every conversion record of the range as CSV (format=csv). */

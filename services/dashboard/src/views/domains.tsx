@@ -62,7 +62,7 @@ function ZoneLines({ domain, records }: { domain: Domain; records: DnsRecord[] }
 
 /** Custom domains: the exact TXT record to publish, then verify. */
 export function DomainsView() {
-  const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: '100' } }, signal })), []);
+  const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: 100 } }, signal })), []);
   const [hostname, setHostname] = useState('');
   const { error, busy, run } = useAction(domains.reload);
   const [deleting, setDeleting] = useState<Domain | null>(null);

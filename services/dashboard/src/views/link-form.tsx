@@ -116,9 +116,9 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
   const [draft, setDraft] = useState(() => draftOf(link, campaignId));
   const [error, setError] = useState<ApiFailure | undefined>();
   const [saving, setSaving] = useState(false);
-  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: '100' } }, signal })), []);
-  const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: '100', status: 'verified' } }, signal })), []);
-  const knownTags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: '100' } }, signal })), []);
+  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: 100 } }, signal })), []);
+  const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: 100, status: 'verified' } }, signal })), []);
+  const knownTags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: 100 } }, signal })), []);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
 
   const text = (name: keyof Draft, label: string, options: { type?: string; help?: string; required?: boolean; placeholder?: string } = {}) => (

@@ -123,8 +123,8 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   const rules = useLoad(
     async (signal) => {
       const [own, campaign] = await Promise.all([
-        unwrap(api.GET('/rules', { params: { query: { linkId, limit: '100' } }, signal })),
-        unwrap(api.GET('/rules', { params: { query: { campaignId, limit: '100' } }, signal })),
+        unwrap(api.GET('/rules', { params: { query: { linkId, limit: 100 } }, signal })),
+        unwrap(api.GET('/rules', { params: { query: { campaignId, limit: 100 } }, signal })),
       ]);
       return [...own.data, ...campaign.data.filter((r) => r.linkId === null)].sort(byEvaluationOrder);
     },

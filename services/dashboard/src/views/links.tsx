@@ -7,7 +7,7 @@ import { TagLinks } from '../components/tag-links.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
 import { Pager } from '../components/pager.tsx';
 import { fmtDate, fmtInt } from '../format.ts';
-import { href, setQuery, type Location } from '../router.ts';
+import { href, pageOf, setQuery, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 
@@ -35,14 +35,14 @@ export function useLinkMutations(onChanged: () => void) {
 
 export function LinksView({ loc }: { loc: Location }) {
   const q = loc.query.get('q') ?? '';
-  const page = loc.query.get('page') ?? '1';
+  const page = pageOf(loc.query);
   const campaignId = loc.query.get('campaignId') ?? undefined;
   // `tag=a,b`: links with any of them, as the API reads it.
   const tag = loc.query.get('tag') || undefined;
   const tagValues = tag ? tag.split(',') : [];
   const [search, setSearch] = useState(q);
-  const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: '20', campaignId, tag } }, signal })), [q, page, campaignId, tag]);
-  const tags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: '100' } }, signal })), []);
+  const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: 20, campaignId, tag } }, signal })), [q, page, campaignId, tag]);
+  const tags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: 100 } }, signal })), []);
   const linkCounts = new Map(tags.data?.data.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
   const mutations = useLinkMutations(links.reload);

@@ -10,7 +10,7 @@ import { AnalyticsPanel, type OverviewFilters } from './analytics-panel.tsx';
 export function OverviewView({ loc }: { loc: Location }) {
   const range = rangeFrom(loc.query);
   const filters: OverviewFilters = { campaignId: loc.query.get('campaignId') ?? undefined, dimensions: filtersFrom(loc.query) };
-  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: '100' } }, signal })), []);
+  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: 100 } }, signal })), []);
   const campaignName = (id: string) => campaigns.data?.data.find((c) => c.id === id)?.name ?? id;
 
   return (
