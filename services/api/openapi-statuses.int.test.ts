@@ -92,7 +92,8 @@ describe('every status the API answers is in the OpenAPI document', () => {
 
   /** (METHOD path) -> statuses, from the API's own request counter. */
   async function answered(): Promise<Map<string, Set<number>>> {
-    const text = await (await fetch(`${server.url}/metrics`)).text();
+    // The registry the app counts in (served on the admin port, never on the API's).
+    const text = await registry.metrics();
     const seen = new Map<string, Set<number>>();
     for (const m of text.matchAll(/^linkroute_api_http_requests_total\{method="(\w+)",route="([^"]+)",status="(\d+)"\} (\d+)/gm)) {
       const key = `${m[1]} ${m[2]!.replace(/:(\w+)/g, '{$1}')}`;
