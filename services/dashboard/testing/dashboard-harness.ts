@@ -114,11 +114,32 @@ export async function startDashboardTest(env: Record<string, string> = {}): Prom
  */
 export class ApiRequests {
   private readonly urls: URL[] = [];
+  /** What the API answered the page, by path and query, for answers that move on with the clock (the realtime minutes). */
+  private readonly answers = new Map<string, Promise<{ body: unknown } | { error: Error }>>();
   constructor(page: Page) {
     page.on('request', (request) => {
       const url = new URL(request.url());
       if (request.method() === 'GET' && !url.pathname.startsWith('/dashboard')) this.urls.push(url);
     });
+    page.on('response', (response) => {
+      const url = new URL(response.url());
+      if (response.request().method() === 'GET' && response.ok() && !url.pathname.startsWith('/dashboard')) this.answers.set(
+          url.pathname + url.search,
+          // A body is gone once the page navigates away; only an answer a test asks for must be there.
+          response.json().then(
+            (body: unknown) => ({ body }),
+            (error: Error) => ({ error }),
+          ),
+        );
+    });
+  }
+
+  /** The body the API answered the page for the newest request `last` finds. */
+  async answered<T>(path: string, params: Record<string, string> = {}): Promise<T> {
+    const answer = await this.answers.get(this.last(path, params));
+    if (!answer) throw new Error(`no answer yet to ${this.last(path, params)}`);
+    if ('error' in answer) throw answer.error;
+    return answer.body as T;
   }
 
   /** Path and query of the newest GET of `path` whose query has every one of `params`; fails when there is none. */

@@ -42,9 +42,9 @@ export function ConversionsView({ loc }: { loc: Location }) {
         <RangeControls range={range} />
       </header>
       <div class="filters">
-        <label>
-          Event{' '}
-          <select value={event ?? ''} onChange={(e) => setQuery({ event: e.currentTarget.value })}>
+        <span class="inline-field">
+          <label for="conversion-event">Event</label>
+          <select id="conversion-event" value={event ?? ''} onChange={(e) => setQuery({ event: e.currentTarget.value })}>
             <option value="">All events</option>
             {events.map((e) => (
               <option key={e} value={e}>
@@ -52,7 +52,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
               </option>
             ))}
           </select>
-        </label>
+        </span>
         {linkId && (
           <span class="chip">
             Link {linkId}{' '}
@@ -79,7 +79,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
             ]}
           />
           <div class="cards">
-            <section class="card" aria-labelledby="by-event">
+            <section class="card" aria-labelledby="by-event" data-by-event>
               <h2 id="by-event">By event</h2>
               <table>
                 <thead>
@@ -106,7 +106,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
             </section>
           </div>
           <div class="table-scroll">
-            <table>
+            <table class="conversions-table">
               <caption class="visually-hidden">Conversion records</caption>
               <thead>
                 <tr>
@@ -130,7 +130,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
                   </tr>
                 )}
                 {report.data.data.conversions.map((c) => (
-                  <tr key={c.conversionId}>
+                  <tr key={c.conversionId} data-conversion-id={c.conversionId}>
                     <td>{fmtDateTime(c.timestamp)}</td>
                     <td>{c.event}</td>
                     <td class="num">{fmtMoney(c.value)}</td>
