@@ -135,15 +135,15 @@ export class ApiRequests {
   }
 
   /** The body the API answered the page for the newest request `last` finds. */
-  async answered<T>(path: string, params: Record<string, string> = {}): Promise<T> {
+  async answered<T>(path: string, params: Record<string, string | null> = {}): Promise<T> {
     const answer = await this.answers.get(this.last(path, params));
     if (!answer) throw new Error(`no answer yet to ${this.last(path, params)}`);
     if ('error' in answer) throw answer.error;
     return answer.body as T;
   }
 
-  /** Path and query of the newest GET of `path` whose query has every one of `params`; fails when there is none. */
-  last(path: string, params: Record<string, string> = {}): string {
+  /** Path and query of the newest GET of `path` whose query has every one of `params` (null: without it); fails when there is none. */
+  last(path: string, params: Record<string, string | null> = {}): string {
     const url = [...this.urls].reverse().find((u) => u.pathname === path && Object.entries(params).every(([k, v]) => u.searchParams.get(k) === v));
     if (!url) throw new Error(`the page asked no GET ${path} with ${JSON.stringify(params)}; it asked: ${this.urls.map((u) => u.pathname + u.search).join(', ')}`);
     return url.pathname + url.search;

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Rule } from '../api.ts';
+import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
@@ -119,6 +120,8 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
   );
 }
 
+const ruleName = (rule: Rule) => rule.name || rule.type;
+
 function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: string }) {
   const rules = useLoad(
     async (signal) => {
@@ -131,6 +134,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
     [linkId, campaignId],
   );
   const [editing, setEditing] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<Rule | null>(null);
   const { error, run } = useAction(rules.reload);
   const canWrite = session.can('rules:write');
   const patchRule = (rule: Rule, body: { enabled?: boolean; priority?: number }) => unwrap(api.PATCH('/rules/{id}', { params: { path: { id: rule.id } }, body }));
@@ -197,7 +201,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
                   <tr key={rule.id} data-rule-id={rule.id}>
                     <td>{i + 1}</td>
                     <td>
-                      {rule.name || rule.type}
+                      {ruleName(rule)}
                       {rule.linkId === null && <span class="badge">campaign-wide</span>}
                     </td>
                     <td>{describeConditions(rule)}</td>
@@ -208,19 +212,19 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
                     <td>{rule.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
                     {canWrite && (
                       <td class="row-actions">
-                        <button type="button" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${rule.name || rule.type} rule up`}>
+                        <button type="button" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${ruleName(rule)} rule up`}>
                           ↑
                         </button>
-                        <button type="button" disabled={i === rules.data!.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${rule.name || rule.type} rule down`}>
+                        <button type="button" disabled={i === rules.data!.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${ruleName(rule)} rule down`}>
                           ↓
                         </button>
-                        <button type="button" onClick={() => setEditing(rule.id)}>
+                        <button type="button" onClick={() => setEditing(rule.id)} aria-label={`Edit ${ruleName(rule)} rule`}>
                           Edit
                         </button>
-                        <button type="button" onClick={() => patch(rule, { enabled: !rule.enabled })}>
+                        <button type="button" onClick={() => patch(rule, { enabled: !rule.enabled })} aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${ruleName(rule)} rule`}>
                           {rule.enabled ? 'Disable' : 'Enable'}
                         </button>
-                        <button type="button" class="danger" onClick={() => run(() => unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } })))}>
+                        <button type="button" class="danger" onClick={() => setDeleting(rule)} aria-label={`Delete ${ruleName(rule)} rule`}>
                           Delete
                         </button>
                       </td>
@@ -232,6 +236,21 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
           </table>
         </div>
       )}
+      <Confirm
+        open={deleting !== null}
+        title="Delete this rule?"
+        confirmLabel="Delete rule"
+        onCancel={() => setDeleting(null)}
+        onConfirm={() => {
+          const rule = deleting!;
+          setDeleting(null);
+          void run(() => unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } })));
+        }}
+      >
+        <p>
+          <strong>{deleting && ruleName(deleting)}</strong> stops routing visitors at once{deleting?.linkId === null ? ' on every link of its campaign' : ''}. The clicks it decided stay in the analytics.
+        </p>
+      </Confirm>
     </section>
   );
 }
