@@ -335,6 +335,95 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     expect(csv.map((r) => [r.conversionId, r.event, Number(r.value), r.clickId])).toEqual(signups.data.conversions.map((c) => [c.conversionId, c.event, c.value, c.clickId]));
   }, 90_000);
 
+  it('range controls: presets, granularity and time zone change the request and every figure; a bookmarked view comes back the same', async () => {
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/`);
+    await loadedAnalytics();
+    const url = () => new URL(page.url()).searchParams;
+    const shownRange = async (params: Record<string, string>) => {
+      await loadedAnalytics();
+      const answer = (await t.apiGet<{ data: Overview }>(requests.last('/analytics', { compare: 'previous', ...params }))).data;
+      await expectKpis(answer);
+      await expectSeriesTable(answer);
+      return new URLSearchParams(requests.last('/analytics', { compare: 'previous', ...params }).split('?')[1]);
+    };
+    const days = (q: URLSearchParams) => (Date.parse(q.get('to')!) - Date.parse(q.get('from')!)) / 86_400_000 + 1;
+
+    // 7 days, by day.
+    await page.getByRole('radio', { name: '7 d' }).check();
+    await expect.poll(() => url().get('range')).toBe('7d');
+    expect(days(await shownRange({ granularity: 'day' }))).toBe(7);
+    // Yesterday and today, by hour: what the shortest preset really is (the API takes whole days).
+    await page.getByRole('radio', { name: 'Yesterday and today' }).check();
+    await expect.poll(() => url().get('range')).toBe('2d');
+    const twoDays = await shownRange({ granularity: 'hour' });
+    expect(days(twoDays)).toBe(2);
+    expect(await page.locator('figure.chart details tbody tr').count()).toBe(48);
+    expect(await page.getByRole('combobox', { name: 'Granularity' }).inputValue()).toBe('hour');
+    // 30 days by week.
+    await page.getByRole('radio', { name: '30 d' }).check();
+    await page.getByRole('combobox', { name: 'Granularity' }).selectOption('week');
+    await expect.poll(() => url().get('granularity')).toBe('week');
+    expect(days(await shownRange({ granularity: 'week' }))).toBe(30);
+    // Another zone: the request's days and buckets are that zone's.
+    await page.getByRole('combobox', { name: 'Time zone' }).selectOption('America/New_York');
+    await expect.poll(() => url().get('tz')).toBe('America/New_York');
+    await shownRange({ granularity: 'week', timezone: 'America/New_York' });
+    // A breakdown tab and a filter, and the view is complete.
+    await page.locator('[data-group="devices"] .tabs').getByRole('button', { name: 'OS' }).click();
+    await page.locator('[data-group="locations"][data-loaded="true"] tr[data-value="DE"] button').click();
+    await page.locator('[data-filter="country"]').waitFor();
+    await loadedAnalytics();
+    await page.locator('[data-group="devices"][data-dimension="os"][data-loaded="true"]').waitFor();
+
+    // The view as its URL holds it: reloaded (a bookmark), every control and every request is the same.
+    const bookmark = page.url();
+    const asked = () => [requests.last('/analytics', { compare: 'previous' }), requests.last('/analytics/breakdown', { dimension: 'os' }), requests.last('/analytics/breakdown', { dimension: 'country' })];
+    const before = asked();
+    const controls = async () => ({
+      range: await page.locator('.segmented input:checked').getAttribute('value'),
+      granularity: await page.getByRole('combobox', { name: 'Granularity' }).inputValue(),
+      tz: await page.getByRole('combobox', { name: 'Time zone' }).inputValue(),
+      chips: await page.locator('[aria-label="Active filters"] li[data-filter] span').allTextContents(),
+      osTab: await page.locator('[data-group="devices"] .tabs button[aria-pressed="true"]').textContent(),
+    });
+    const shown = await controls();
+    expect(shown).toEqual({ range: '30d', granularity: 'week', tz: 'America/New_York', chips: ['Country: Germany'], osTab: 'OS' });
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    await page.goto(bookmark);
+    await loadedAnalytics();
+    await page.locator('[data-group="devices"][data-dimension="os"][data-loaded="true"]').waitFor();
+    expect(page.url()).toBe(bookmark);
+    expect(await controls()).toEqual(shown);
+    expect(asked()).toEqual(before);
+    await expectKpis((await t.apiGet<{ data: Overview }>(before[0]!)).data);
+  }, 90_000);
+
+  it('the time zone picker offers every IANA zone and starts at the browser’s own', async () => {
+    const kolkata = await t.newContext({ timezoneId: 'Asia/Kolkata' });
+    try {
+      const p = await t.newPage(kolkata);
+      const asked = new ApiRequests(p);
+      await t.signIn(p);
+      await p.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+      const picker = p.getByRole('combobox', { name: 'Time zone' });
+      // As this browser names the zone (Chrome's ICU lists Asia/Kolkata by its older name, Asia/Calcutta).
+      const zone = await p.evaluate(() => new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Kolkata' }).resolvedOptions().timeZone);
+      expect(await picker.inputValue()).toBe(zone);
+      const offered = await picker.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+      const known = await p.evaluate(() => Intl.supportedValuesOf('timeZone'));
+      expect(offered).toEqual(['UTC', ...known.filter((z) => z !== 'UTC')]);
+      // The report's days are Kolkata's: the request names the zone and ends on its today.
+      const q = new URLSearchParams(asked.last('/analytics', { compare: 'previous' }).split('?')[1]);
+      expect(q.get('timezone')).toBe(zone);
+      const todayThere = () => new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Kolkata' }).format(new Date());
+      expect([todayThere(), new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Kolkata' }).format(new Date(Date.now() - 60_000))]).toContain(q.get('to'));
+      // Nothing in the URL until a zone is picked: the view follows its reader's zone.
+      expect(new URL(p.url()).searchParams.get('tz')).toBeNull();
+    } finally {
+      await kolkata.close();
+    }
+  }, 60_000);
+
   it('no page error and no request beyond loopback in any of it', () => {
     expect(t.errors).toEqual([]);
     expect(t.offOrigin).toEqual([]);
