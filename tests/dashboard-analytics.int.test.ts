@@ -424,6 +424,37 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     }
   }, 60_000);
 
+  it('an answer the view cannot render shows a message with a retry, not a blank page; the retry renders it afresh', async () => {
+    // A browser-side fake of one response (the network, not our stores): a 200 whose data the overview cannot draw.
+    const broken = '**/analytics?**';
+    await page.route(broken, (route) => route.fulfill({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ success: true, data: {} }) }));
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?range=7d`);
+    const box = page.locator('.error-box[data-status="render"]');
+    await box.waitFor();
+    expect(await box.textContent()).toContain('This page could not be shown.');
+    // The shell stays: the header, the navigation and the sign-out.
+    expect(await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').count()).toBeGreaterThan(3);
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+    await t.expectAccessible(page, 'render error');
+    await t.shot(page, 'error-render');
+
+    // The answer is whole again: Try again renders the view afresh, with the API's figures.
+    await page.unroute(broken);
+    await box.getByRole('button', { name: 'Try again' }).click();
+    await loadedAnalytics();
+    await expectKpis((await t.apiGet<{ data: Overview }>(requests.last('/analytics', { compare: 'previous' }))).data);
+    expect(await box.count()).toBe(0);
+
+    // Broken again, then another section: a navigation starts afresh too.
+    await page.route(broken, (route) => route.fulfill({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ success: true, data: {} }) }));
+    await page.getByRole('radio', { name: '30 d' }).check();
+    await box.waitFor();
+    await page.unroute(broken);
+    await page.getByRole('link', { name: 'Links', exact: true }).click();
+    await page.locator('.links-table').waitFor();
+    expect(await box.count()).toBe(0);
+  }, 60_000);
+
   it('no page error and no request beyond loopback in any of it', () => {
     expect(t.errors).toEqual([]);
     expect(t.offOrigin).toEqual([]);

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, rateLimitState, unwrap } from './api.ts';
+import { ErrorBoundary } from './components/error-boundary.tsx';
 import { ErrorBox } from './components/error-box.tsx';
 import { ApiFailure, type Me } from './api.ts';
 import { href, navigate, onLinkClick, useLocation, type Location } from './router.ts';
@@ -166,7 +167,7 @@ function Shell({ me, loc }: { me: Me; loc: Location }) {
             This API key cannot open {note.label}: it lacks the <code>{note.scope}</code> scope. Here is {nav.find((n) => n.path === note.shownAt)?.label ?? 'what it may read'} instead.
           </p>
         )}
-        {view}
+        <ErrorBoundary resetKey={`${loc.path}?${loc.query.toString()}`}>{view}</ErrorBoundary>
       </main>
     </div>
   );
