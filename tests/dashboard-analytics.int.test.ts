@@ -205,6 +205,7 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     expect(answer.summary).toMatchObject({ totalClicks: springVisits + newsVisits, conversions: posted.rule + posted.defaultToday });
     await expectKpis(answer);
     await expectSeriesTable(answer);
+    await t.expectAccessible(page, 'overview, the chart as a table');
 
     const seen = await expectBreakdowns(true);
     // Every dimension the API offers has a tab, and the data reaches each kind of card.
@@ -258,6 +259,7 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     expect(signed(m![2]!)).toBeCloseTo(c.uplift!, 1);
     expect([signed(m![3]!), signed(m![4]!)]).toEqual(c.confidenceInterval.map((x) => Number(x.toFixed(2))));
     expect(m![5]).toBe(c.pValue < 0.001 ? 'p < 0.001' : `p = ${c.pValue.toFixed(3)}`);
+    await t.expectAccessible(page, 'link page with an experiment');
     await t.shot(page, 'link-page-experiment');
   }, 90_000);
 

@@ -103,6 +103,8 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await page.getByLabel('Destination URL').fill('https://example.com/autumn-2026');
     await page.getByLabel('Title').fill('Autumn 2026');
     await page.getByLabel('Clicks limit').fill('500');
+    await t.expectAccessible(page, 'link edit form');
+    await t.shot(page, 'link-edit');
     const [patch] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save changes' }).click()]);
     expect(JSON.parse(patch.postData()!)).toEqual({ destinationUrl: 'https://example.com/autumn-2026', title: 'Autumn 2026', clicksLimit: 500 });
     await page.getByRole('heading', { name: 'Autumn 2026' }).waitFor();
@@ -167,6 +169,8 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await row.getByRole('button', { name: 'Delete /old-offer' }).click();
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain('/old-offer will stop redirecting at once');
+    await t.expectAccessible(page, 'link delete dialog');
+    await t.shot(page, 'link-delete-dialog');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     await row.getByRole('button', { name: 'Delete /old-offer' }).click();
@@ -198,10 +202,22 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     expect(await editor.getByLabel('Share of visitors (%)').inputValue()).toBe('50');
     await editor.getByRole('textbox', { name: 'Name', exact: true }).fill('Half B');
     await editor.getByLabel('Share of visitors (%)').fill('30');
+    await t.expectAccessible(page, 'rule editor, percentage');
     await editor.getByRole('button', { name: 'Save rule' }).click();
     await editor.waitFor({ state: 'detached' });
     expect(await ruleNow(half.id)).toMatchObject({ name: 'Half B', conditions: { percentage: 30 }, priority: 40, enabled: true });
     await page.locator(`tr[data-rule-id="${half.id}"]`).filter({ hasText: '30 % of visitors' }).waitFor();
+
+    // The new-rule editor, with each type's fields.
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    const creating = page.getByRole('form', { name: 'New rule' });
+    for (const type of ['geo', 'device', 'time'] as const) {
+      await creating.getByLabel('Type').selectOption(type);
+      await t.expectAccessible(page, `rule editor, ${type}`);
+    }
+    await t.shot(page, 'rule-editor');
+    await creating.getByRole('button', { name: 'Cancel' }).click();
+    await creating.waitFor({ state: 'detached' });
 
     // Disable and enable.
     await page.getByRole('button', { name: 'Disable Germany rule' }).click();
@@ -225,6 +241,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await page.getByRole('button', { name: 'Delete Germany rule' }).click();
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain('Germany stops routing visitors at once');
+    await t.expectAccessible(page, 'rule delete dialog');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'hidden' });
     expect(await ruleNow(germany.id)).toBeDefined();
@@ -273,7 +290,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await expect.poll(() => new URL(page.url()).searchParams.get('q')).toBeNull();
     const pager = page.getByRole('navigation', { name: 'links pages' });
     await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 24 links');
-    await expect.poll(rowIds).toEqual(await apiIds({ q: null, page: null }));
+    await expect.poll(rowIds).toEqual(await apiIds({ q: null, page: '1' }));
     expect(await rowIds()).toHaveLength(20);
     await pager.getByRole('button', { name: 'Next' }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe('2');

@@ -7,6 +7,7 @@ import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 const events = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
 type Event = (typeof events)[number];
@@ -105,7 +106,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
               </table>
             </section>
           </div>
-          <div class="table-scroll">
+          <TableScroll label={'Conversion records'}>
             <table class="conversions-table">
               <caption class="visually-hidden">Conversion records</caption>
               <thead>
@@ -146,7 +147,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
           <Pager pagination={report.data.pagination} label="conversions" />
         </>
       )}

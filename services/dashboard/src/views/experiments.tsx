@@ -3,6 +3,7 @@ import { ErrorBox } from '../components/error-box.tsx';
 import type { Range } from '../components/range-controls.tsx';
 import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 interface Variant {
   comparison: {
@@ -52,7 +53,7 @@ export function ExperimentsSection({ linkId, range }: { linkId: string; range: R
       </p>
       {report.error && <ErrorBox error={report.error} onRetry={report.reload} />}
       {data && (
-        <div class="table-scroll">
+        <TableScroll label={'Variants of this link against the control'}>
           <table class="experiments-table">
             <caption class="visually-hidden">Variants of this link against the control</caption>
             <thead>
@@ -102,7 +103,7 @@ export function ExperimentsSection({ linkId, range }: { linkId: string; range: R
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
     </section>
   );

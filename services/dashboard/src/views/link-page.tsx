@@ -15,6 +15,7 @@ import { FilterChips } from '../components/filter-chips.tsx';
 import { filtersFrom } from '../filters.ts';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
 function byEvaluationOrder(a: Rule, b: Rule): number {
@@ -166,7 +167,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
       {rules.error && <ErrorBox error={rules.error} onRetry={rules.reload} />}
       {editing === 'new' && <RuleEditor linkId={linkId} campaignId={campaignId} onDone={(saved) => (setEditing(null), saved && rules.reload())} />}
       {rules.data && (
-        <div class="table-scroll">
+        <TableScroll label={'Rules in evaluation order'}>
           <table class="rules-table">
             <caption class="visually-hidden">Rules in evaluation order</caption>
             <thead>
@@ -234,7 +235,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
               )}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       <Confirm
         open={deleting !== null}
