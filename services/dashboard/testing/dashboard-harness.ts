@@ -36,7 +36,8 @@ export interface DashboardTest {
   /** Opens the dashboard and signs in through the form; resolves once the signed-in shell shows. */
   signIn(page: Page, key?: string): Promise<void>;
   expectAccessible(page: Page, view: string): Promise<void>;
-  shot(page: Page, name: string): Promise<void>;
+  /** The whole page, or with `screen` what the viewport shows. */
+  shot(page: Page, name: string, options?: { screen?: boolean }): Promise<void>;
   /** GET from Node with the key: the API's own answer for a path and query. */
   apiGet<T = unknown>(pathAndQuery: string, key?: string): Promise<T>;
   /** A workspace's key with the given scopes (default: the first workspace, every scope), made as the CLI makes one. */
@@ -82,8 +83,8 @@ export async function startDashboardTest(env: Record<string, string> = {}): Prom
       const serious = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
       expect(serious, `axe on ${view}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
     },
-    async shot(page, name) {
-      await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    async shot(page, name, options = {}) {
+      await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: !options.screen });
     },
     async apiGet<T>(pathAndQuery: string, key = linkroute.apiKey) {
       const res = await fetch(`${linkroute.apiUrl}${pathAndQuery}`, { headers: { authorization: `Bearer ${key}` } });
