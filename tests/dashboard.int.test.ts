@@ -1,15 +1,12 @@
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { readFile } from 'node:fs/promises';
+import type { BrowserContext, Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, launchChromium } from '../services/dashboard/testing/chromium.ts';
 import { focused, tabTo } from '../services/dashboard/testing/keyboard.ts';
-import { COUNTRY_HEADER, startLinkroute, type LinkrouteProcess } from '../services/dashboard/testing/linkroute-process.ts';
-import { createLinkrouteClient, type LinkrouteClient } from '../shared/client/client.ts';
-import { openDatabase } from '../shared/db/open-database.ts';
-import { createApiKey, createWorkspace } from '../shared/db/workspaces.ts';
+import { digits, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+import { COUNTRY_HEADER } from '../services/dashboard/testing/linkroute-process.ts';
+import type { LinkrouteClient } from '../shared/client/client.ts';
+import type { LinkrouteProcess } from '../services/dashboard/testing/linkroute-process.ts';
 import { startDnsServer, type DnsServer } from '../shared/testing/dns-server.ts';
 
 /**
@@ -17,10 +14,10 @@ import { startDnsServer, type DnsServer } from '../shared/testing/dns-server.ts'
  * against linkroute as `npm start` runs it: a user signs in, creates a link,
  * visitors from several countries follow it through the redirector, and every
  * number the dashboard shows is held to the API's answer for the same query.
- * Screenshots of each view go to test-output/dashboard/.
+ * Screenshots of each view go to test-output/dashboard/. The numbers of every
+ * card, conversions and experiments are dashboard-analytics.int.test.ts; link
+ * and rule actions, scopes and forms are dashboard-links.int.test.ts.
  */
-const SHOTS = fileURLToPath(new URL('../test-output/dashboard/', import.meta.url));
-
 const userAgents = {
   desktop: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
   iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1',
@@ -37,40 +34,29 @@ const visits: Array<[string, keyof typeof userAgents, number]> = [
 ];
 const totalVisits = visits.reduce((n, v) => n + v[2], 0);
 
-/** Integers as the dashboard shows them, in whatever grouping the locale uses. */
-const digits = (text: string | null) => Number((text ?? '').replace(/[^\d.]/g, ''));
-
 describe('dashboard in chromium against npm start', () => {
+  let t: DashboardTest;
   let linkroute: LinkrouteProcess;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   let client: LinkrouteClient;
   let dns: DnsServer;
   /** TXT records the loopback DNS server answers, which linkroute verifies domains through. */
   const dnsRecords = new Map<string, string[]>();
-  const errors: string[] = [];
-  /** Requests any page made beyond linkroute itself: none (no CDN, no fonts, the DB-IP credit is a plain link). */
-  const offOrigin: string[] = [];
 
-  const shot = (name: string, on: Page = page) => on.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  async function expectAccessible(view: string, on: Page = page) {
-    const serious = (await axeViolations(on)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious, `axe on ${view}: ${JSON.stringify(serious, null, 1)}`).toEqual([]);
-  }
+  const shot = (name: string, on: Page = page) => t.shot(on, name);
+  const expectAccessible = (view: string, on: Page = page) => t.expectAccessible(on, view);
+  const newContext = () => t.newContext();
 
   beforeAll(async () => {
-    await mkdir(SHOTS, { recursive: true });
     dns = await startDnsServer(dnsRecords);
-    [linkroute, browser] = await Promise.all([startLinkroute({ DNS_SERVERS: dns.address }), launchChromium()]);
+    t = await startDashboardTest({ DNS_SERVERS: dns.address });
+    ({ linkroute, client } = t);
     context = await newContext();
-    page = await context.newPage();
-    page.on('pageerror', (err) => errors.push(err.message));
-    client = createLinkrouteClient({ baseUrl: linkroute.apiUrl, apiKey: () => linkroute.apiKey });
+    page = await t.newPage(context);
   }, 180_000);
   afterAll(async () => {
-    await browser?.close();
-    await linkroute?.stop();
+    await t?.stop();
     dns?.close();
   });
 
@@ -79,16 +65,6 @@ describe('dashboard in chromium against npm start', () => {
     const credit = page.getByRole('link', { name: 'IP Geolocation by DB-IP', exact: true });
     await credit.waitFor();
     expect(await credit.getAttribute('href'), view).toBe('https://db-ip.com');
-  }
-
-  /** A browser context as a user in UTC with US English has it; every request it makes is checked to stay on loopback. */
-  async function newContext(): Promise<BrowserContext> {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, locale: 'en-US', timezoneId: 'UTC' });
-    ctx.on('request', (request) => {
-      const { hostname, protocol } = new URL(request.url());
-      if (hostname !== '127.0.0.1' && protocol !== 'data:' && protocol !== 'blob:') offOrigin.push(request.url());
-    });
-    return ctx;
   }
 
   it('a wrong key stays on sign-in; an expired session returns there with a notice (401)', async () => {
@@ -366,8 +342,7 @@ describe('dashboard in chromium against npm start', () => {
 
   it('keyboard alone: signs in, reaches a view, adds a filter by a country row and removes it', async () => {
     const kbContext = await newContext();
-    const kb = await kbContext.newPage();
-    kb.on('pageerror', (err) => errors.push(err.message));
+    const kb = await t.newPage(kbContext);
     try {
       await kb.goto(`${linkroute.apiUrl}/dashboard/`);
       await kb.getByLabel('API key').waitFor();
@@ -408,17 +383,9 @@ describe('dashboard in chromium against npm start', () => {
 
   it('a rate-limited workspace (starter plan, 100 requests an hour) is told when the limit resets, on a view and on sign-in', async () => {
     // A second workspace on the smallest plan, made as the CLI makes one (its database is the running process's).
-    const db = await openDatabase({ dataDir: linkroute.dataDir, applicationName: 'dashboard-test' });
-    let key: string;
-    try {
-      const workspace = await createWorkspace(db.sql, { name: 'Tiny shop', plan: 'starter' });
-      ({ key } = await createApiKey(db.sql, { workspaceId: workspace.id, name: 'dashboard test' }));
-    } finally {
-      await db.close();
-    }
+    const key = await t.createKey({ workspace: { name: 'Tiny shop', plan: 'starter' } });
     const limited = await newContext();
-    const lp = await limited.newPage();
-    lp.on('pageerror', (err) => errors.push(err.message));
+    const lp = await t.newPage(limited);
     try {
       await lp.goto(`${linkroute.apiUrl}/dashboard/`);
       await lp.getByLabel('API key').fill(key);
@@ -486,7 +453,7 @@ describe('dashboard in chromium against npm start', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await expectAccessible('overview, phone, dark');
     await shot('overview-phone-dark');
-    expect(errors).toEqual([]);
-    expect(offOrigin).toEqual([]);
+    expect(t.errors).toEqual([]);
+    expect(t.offOrigin).toEqual([]);
   });
 });

@@ -122,6 +122,7 @@ export type Campaign = paths['/campaigns/{id}']['get']['responses'][200]['conten
 export type Domain = paths['/domains']['post']['responses'][201]['content']['application/json']['data'];
 export type Overview = paths['/analytics']['get']['responses'][200]['content']['application/json']['data'];
 export type ClickLogEntry = paths['/analytics/clicks']['get']['responses'][200]['content']['application/json']['data'][number];
+export type ConversionEvent = NonNullable<NonNullable<paths['/analytics/conversions']['get']['parameters']['query']>['event']>;
 export type ConversionReport = paths['/analytics/conversions']['get']['responses'][200]['content']['application/json']['data'];
 export type BreakdownRow = paths['/analytics/breakdown']['get']['responses'][200]['content']['application/json']['data'][number];
 export type Dimension = NonNullable<paths['/analytics/breakdown']['get']['parameters']['query']>['dimension'];

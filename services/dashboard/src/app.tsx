@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, rateLimitState, unwrap } from './api.ts';
+import { ErrorBoundary } from './components/error-boundary.tsx';
 import { ErrorBox } from './components/error-box.tsx';
-import { ApiFailure } from './api.ts';
-import { href, navigate, onLinkClick, useLocation } from './router.ts';
+import { ApiFailure, type Me } from './api.ts';
+import { href, navigate, onLinkClick, useLocation, type Location } from './router.ts';
 import { session } from './session.ts';
 import { CampaignsView } from './views/campaigns.tsx';
 import { ClicksView } from './views/clicks.tsx';
@@ -73,16 +74,39 @@ export function App() {
   if (!me && session.key() !== null && !checked) return <p class="loading">Signing in…</p>;
   if (!me) return <SignInView notice={notice} />;
 
+  return <Shell me={me} loc={loc} />;
+}
+
+/** Why the last address was not shown: a section the key's scopes do not reach. */
+interface Refusal {
+  label: string;
+  scope: string;
+  /** The section shown instead; the note goes once the user moves on. */
+  shownAt: string;
+}
+
+function Shell({ me, loc }: { me: Me; loc: Location }) {
   const allowed = nav.filter((n) => session.can(n.scope));
   const [section = '', id, sub] = loc.path.split('/');
-  // A key without analytics:read sees the link pages only.
-  if (section === '' && !session.can('analytics:read')) {
-    navigate(href('links'), { replace: true });
-    return null;
-  }
+  // A section the key may not read (a key without analytics:read sees the link
+  // pages only): its address, typed or bookmarked, lands on the first section the
+  // key may read, with a note why, never on a page of 403 errors.
+  const guard = nav.find((n) => n.path === section);
+  const refused = guard !== undefined && !session.can(guard.scope);
+  const home = allowed[0];
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  useEffect(() => {
+    if (!refused || !guard || !home) return;
+    setRefusal({ label: guard.label, scope: guard.scope, shownAt: home.path });
+    navigate(href(home.path), { replace: true });
+  }, [refused, section]);
+  useEffect(() => {
+    if (refusal && !refused && loc.path !== refusal.shownAt) setRefusal(null);
+  }, [loc.path]);
 
   let view;
-  if (section === '') view = <OverviewView loc={loc} />;
+  if (refused) view = home ? null : <p>This API key may read none of the dashboard's pages. Sign out and sign in with a key that has the links:read or analytics:read scope.</p>;
+  else if (section === '') view = <OverviewView loc={loc} />;
   else if (section === 'links' && id === 'new') view = <LinkFormView loc={loc} linkId={null} />;
   else if (section === 'links' && id && sub === 'edit') view = <LinkFormView loc={loc} linkId={id} />;
   else if (section === 'links' && id) view = <LinkPageView loc={loc} linkId={id} />;
@@ -91,7 +115,8 @@ export function App() {
   else if (section === 'conversions') view = <ConversionsView loc={loc} />;
   else if (section === 'campaigns') view = <CampaignsView loc={loc} />;
   else if (section === 'domains') view = <DomainsView />;
-  else view = <p>There is no page here. <a href={href('')}>Go to the overview</a>.</p>;
+  else view = <p>There is no page here. <a href={href(home?.path ?? '')}>Go to {home?.label.toLowerCase() ?? 'the start'}</a>.</p>;
+  const note = refusal && !refused && refusal.shownAt === loc.path ? refusal : null;
 
   return (
     <div class="shell" onClick={onLinkClick}>
@@ -99,7 +124,7 @@ export function App() {
         Skip to content
       </a>
       <header class="topbar">
-        <a class="brand" href={href(session.can('analytics:read') ? '' : 'links')}>
+        <a class="brand" href={href(home?.path ?? '')}>
           linkroute
         </a>
         <nav aria-label="Sections">
@@ -137,7 +162,12 @@ export function App() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {view}
+        {note && (
+          <p class="notice" role="status" data-refused={note.scope}>
+            This API key cannot open {note.label}: it lacks the <code>{note.scope}</code> scope. Here is {nav.find((n) => n.path === note.shownAt)?.label ?? 'what it may read'} instead.
+          </p>
+        )}
+        <ErrorBoundary resetKey={`${loc.path}?${loc.query.toString()}`}>{view}</ErrorBoundary>
       </main>
     </div>
   );

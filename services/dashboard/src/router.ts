@@ -46,6 +46,8 @@ export function useLocation(): Location {
   useEffect(() => {
     const update = () => setLoc(read());
     listeners.add(update);
+    // A child's effect runs before this one: a navigation it made is not missed.
+    update();
     return () => void listeners.delete(update);
   }, []);
   return loc;

@@ -5,21 +5,8 @@ import { countryName, fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 import { BreakdownCard } from './breakdown-card.tsx';
+import type { BreakdownGroup } from '../breakdown-groups.ts';
 import { ErrorBox } from './error-box.tsx';
-
-export interface BreakdownGroup {
-  id: string;
-  title: string;
-  dimensions: Dimension[];
-}
-
-/** Plausible's arrangement: four cards, each a tab per related dimension, one request per card. */
-export const breakdownGroups: BreakdownGroup[] = [
-  { id: 'locations', title: 'Locations', dimensions: ['country', 'region', 'city'] },
-  { id: 'devices', title: 'Devices', dimensions: ['device', 'os', 'browser'] },
-  { id: 'sources', title: 'Sources', dimensions: ['referrer', 'utm_source', 'utm_medium', 'utm_campaign', 'utm_term', 'utm_content', 'source'] },
-  { id: 'links', title: 'Links', dimensions: ['link', 'campaign', 'tag', 'rule', 'destination'] },
-];
 
 export type BreakdownScope = Record<string, string | undefined>;
 

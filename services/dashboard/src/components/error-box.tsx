@@ -40,7 +40,7 @@ export function ErrorBox({ error, onRetry }: { error: ApiFailure; onRetry?: () =
   return (
     <div class="error-box" role="alert" data-status={error.status}>
       <p>
-        <strong>{error.status === 0 ? 'No connection.' : error.status >= 500 ? 'The service could not answer.' : 'Request refused.'}</strong> {explain(error)}
+        <strong>{error.code === 'NETWORK_ERROR' ? 'No connection.' : error.status === 0 ? 'Something went wrong.' : error.status >= 500 ? 'The service could not answer.' : 'Request refused.'}</strong> {explain(error)}
       </p>
       {error.details.length > 0 && (
         <ul>

@@ -23,7 +23,7 @@ export function RealtimeStrip({ scope }: { scope: Record<string, string | undefi
         Last 60 minutes <span class="live-dot" aria-hidden="true" />
       </h2>
       <p class="realtime-figures">
-        <strong data-realtime-clicks>{fmtInt(data.summary.clicks)}</strong> clicks · <strong>{fmtInt(data.summary.uniqueVisitors)}</strong> visitors · {fmtInt(lastFive)} in the last 5 minutes
+        <strong data-realtime-clicks>{fmtInt(data.summary.clicks)}</strong> clicks · <strong data-realtime-visitors>{fmtInt(data.summary.uniqueVisitors)}</strong> visitors · <span data-realtime-last5>{fmtInt(lastFive)}</span> in the last 5 minutes
       </p>
       <div class="sparkbars" aria-hidden="true">
         {data.minutes.map((m) => (

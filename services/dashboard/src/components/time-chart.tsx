@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { fmtInt } from '../format.ts';
+import { TableScroll } from './table-scroll.tsx';
 
 export interface Series {
   label: string;
@@ -50,7 +51,7 @@ export function TimeChart({ dates, series, title }: { dates: string[]; series: S
       <div ref={box} class="chart-canvas" aria-hidden="true" data-ready={plot ? 'true' : 'false'} />
       <details>
         <summary>Show as a table</summary>
-        <div class="table-scroll">
+        <TableScroll label={title}>
           <table>
             <caption class="visually-hidden">{title}</caption>
             <thead>
@@ -76,7 +77,7 @@ export function TimeChart({ dates, series, title }: { dates: string[]; series: S
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       </details>
     </figure>
   );

@@ -1,6 +1,7 @@
 import { useMemo, useRef } from 'preact/hooks';
 import { api, unwrap, type Dimension, type Overview } from '../api.ts';
-import { BreakdownTabs, breakdownGroups } from '../components/breakdown-tabs.tsx';
+import { breakdownGroups } from '../breakdown-groups.ts';
+import { BreakdownTabs } from '../components/breakdown-tabs.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { RealtimeStrip } from '../components/realtime-strip.tsx';

@@ -7,6 +7,7 @@ import { fmtDate } from '../format.ts';
 import { href, pageOf, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 const statuses: Array<Campaign['status']> = ['active', 'paused', 'archived'];
 
@@ -46,7 +47,7 @@ export function CampaignsView({ loc }: { loc: Location }) {
       {campaigns.error && <ErrorBox error={campaigns.error} onRetry={campaigns.reload} />}
       {campaigns.data && (
         <>
-          <div class="table-scroll">
+          <TableScroll label={'Campaigns'}>
             <table>
               <caption class="visually-hidden">Campaigns</caption>
               <thead>
@@ -92,7 +93,7 @@ export function CampaignsView({ loc }: { loc: Location }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
           <Pager pagination={campaigns.data.pagination} label="campaigns" />
         </>
       )}

@@ -8,6 +8,7 @@ import { Pager } from '../components/pager.tsx';
 import { countryName, fmtDateTime } from '../format.ts';
 import { pageOf, setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 const LIVE_INTERVAL_MS = 5_000;
 
@@ -110,7 +111,7 @@ export function ClicksView({ loc }: { loc: Location }) {
           <p class="total" aria-live="polite">
             <span data-total>{(clicks.data.pagination?.total ?? 0).toLocaleString()}</span> clicks
           </p>
-          <div class="table-scroll">
+          <TableScroll label={'Clicks, newest first'}>
             <table class="clicks-table">
               <caption class="visually-hidden">Clicks, newest first</caption>
               <thead>
@@ -151,7 +152,7 @@ export function ClicksView({ loc }: { loc: Location }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
           <Pager pagination={clicks.data.pagination} label="clicks" />
           <GeoAttribution />
         </>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
+import { ApiFailure, api, downloadCsv, unwrap, type ConversionEvent } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { Kpis } from '../components/kpis.tsx';
 import { Pager } from '../components/pager.tsx';
@@ -7,15 +7,17 @@ import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { pageOf, setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
-const events = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
-type Event = (typeof events)[number];
+/** Every event the API records, from its enum: an event added to the API and not named here fails the typecheck. */
+const eventNames: Record<ConversionEvent, true> = { purchase: true, signup: true, lead: true, install: true, conversion: true };
+const events = Object.keys(eventNames) as ConversionEvent[];
 
 /** SPEC 2.5: summary, events, and the records, with an event filter and CSV. */
 export function ConversionsView({ loc }: { loc: Location }) {
   const range = rangeFrom(loc.query);
   const eventParam = loc.query.get('event');
-  const event = (events as readonly string[]).includes(eventParam ?? '') ? (eventParam as Event) : undefined;
+  const event = (events as readonly string[]).includes(eventParam ?? '') ? (eventParam as ConversionEvent) : undefined;
   const linkId = loc.query.get('linkId') || undefined;
   const campaignId = loc.query.get('campaignId') || undefined;
   const page = pageOf(loc.query);
@@ -42,9 +44,9 @@ export function ConversionsView({ loc }: { loc: Location }) {
         <RangeControls range={range} />
       </header>
       <div class="filters">
-        <label>
-          Event{' '}
-          <select value={event ?? ''} onChange={(e) => setQuery({ event: e.currentTarget.value })}>
+        <span class="inline-field">
+          <label for="conversion-event">Event</label>
+          <select id="conversion-event" value={event ?? ''} onChange={(e) => setQuery({ event: e.currentTarget.value })}>
             <option value="">All events</option>
             {events.map((e) => (
               <option key={e} value={e}>
@@ -52,7 +54,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
               </option>
             ))}
           </select>
-        </label>
+        </span>
         {linkId && (
           <span class="chip">
             Link {linkId}{' '}
@@ -79,7 +81,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
             ]}
           />
           <div class="cards">
-            <section class="card" aria-labelledby="by-event">
+            <section class="card" aria-labelledby="by-event" data-by-event>
               <h2 id="by-event">By event</h2>
               <table>
                 <thead>
@@ -105,8 +107,8 @@ export function ConversionsView({ loc }: { loc: Location }) {
               </table>
             </section>
           </div>
-          <div class="table-scroll">
-            <table>
+          <TableScroll label={'Conversion records'}>
+            <table class="conversions-table">
               <caption class="visually-hidden">Conversion records</caption>
               <thead>
                 <tr>
@@ -130,7 +132,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
                   </tr>
                 )}
                 {report.data.data.conversions.map((c) => (
-                  <tr key={c.conversionId}>
+                  <tr key={c.conversionId} data-conversion-id={c.conversionId}>
                     <td>{fmtDateTime(c.timestamp)}</td>
                     <td>{c.event}</td>
                     <td class="num">{fmtMoney(c.value)}</td>
@@ -146,7 +148,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
           <Pager pagination={report.data.pagination} label="conversions" />
         </>
       )}

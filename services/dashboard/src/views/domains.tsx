@@ -6,6 +6,7 @@ import { InlineForm } from '../components/inline-form.tsx';
 import { fmtDateTime } from '../format.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 const statusText: Record<Domain['status'], string> = { pending: 'Waiting for DNS', verified: 'Verified', failed: 'Verification failed' };
 
@@ -114,7 +115,7 @@ export function DomainsView() {
               <span class={`status-badge ${d.status}`}>{statusText[d.status]}</span>
             </div>
             {d.status !== 'verified' ? <p>Publish these DNS records at your DNS provider, then verify:</p> : <p>Keep these DNS records published: a later verification checks the TXT record again.</p>}
-            <div class="table-scroll">
+            <TableScroll label={`DNS records of ${d.hostname}`}>
               <table class="dns-record">
                 <thead>
                   <tr>
@@ -139,7 +140,7 @@ export function DomainsView() {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableScroll>
             <ZoneLines domain={d} records={recordsOf(d)} />
             <p class="muted">
               {!d.routing && `Also point ${d.hostname} at the machines running the redirector (a CNAME, or A/AAAA records): this server’s default redirect domain is local, so linkroute cannot name the record. `}

@@ -3,6 +3,7 @@ import { ErrorBox } from '../components/error-box.tsx';
 import type { Range } from '../components/range-controls.tsx';
 import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 interface Variant {
   comparison: {
@@ -15,7 +16,10 @@ interface Variant {
   } | null;
 }
 
-const points = (n: number) => `${n > 0 ? '+' : n < 0 ? '−' : '±'}${Math.abs(n).toFixed(2)} points`;
+const signed = (n: number) => `${n > 0 ? '+' : n < 0 ? '−' : '±'}${Math.abs(n).toFixed(2)}`;
+const points = (n: number) => `${signed(n)} points`;
+/** Three decimals say nothing of a p value below them. */
+const pValue = (p: number) => (p < 0.001 ? 'p < 0.001' : `p = ${p.toFixed(3)}`);
 
 /** What the comparison with the control means, in words an analyst would use. */
 export function verdict(v: Variant): string {
@@ -24,10 +28,10 @@ export function verdict(v: Variant): string {
   // The API says why, in a sentence of its own.
   if (c.insufficientSample) return `${c.insufficientSample[0]!.toUpperCase()}${c.insufficientSample.slice(1)}.`;
   const [lo = 0, hi = 0] = c.confidenceInterval;
-  const range = `the true difference is between ${points(lo)} and ${points(hi)} (95 % confidence)`;
+  const range = `the true difference is between ${signed(lo)} and ${points(hi)} (95 % confidence)`;
   const uplift = c.uplift === null ? '' : ` (${c.uplift > 0 ? '+' : c.uplift < 0 ? '−' : ''}${Math.abs(c.uplift).toFixed(1)} % relative)`;
-  if (!c.significant) return `No clear difference from the control: ${points(c.difference)}${uplift}, but ${range}, p = ${c.pValue.toFixed(3)}.`;
-  return `${c.difference > 0 ? 'Converts better' : 'Converts worse'} than the control: ${points(c.difference)}${uplift}; ${range}, p = ${c.pValue.toFixed(3)}.`;
+  if (!c.significant) return `No clear difference from the control: ${points(c.difference)}${uplift}, but ${range}, ${pValue(c.pValue)}.`;
+  return `${c.difference > 0 ? 'Converts better' : 'Converts worse'} than the control: ${points(c.difference)}${uplift}; ${range}, ${pValue(c.pValue)}.`;
 }
 
 /** The link's rules as experiments: each variant's conversion rate against the control. */
@@ -49,7 +53,7 @@ export function ExperimentsSection({ linkId, range }: { linkId: string; range: R
       </p>
       {report.error && <ErrorBox error={report.error} onRetry={report.reload} />}
       {data && (
-        <div class="table-scroll">
+        <TableScroll label={'Variants of this link against the control'}>
           <table class="experiments-table">
             <caption class="visually-hidden">Variants of this link against the control</caption>
             <thead>
@@ -99,7 +103,7 @@ export function ExperimentsSection({ linkId, range }: { linkId: string; range: R
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
     </section>
   );

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap, type Rule } from '../api.ts';
+import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
@@ -14,6 +15,7 @@ import { FilterChips } from '../components/filter-chips.tsx';
 import { filtersFrom } from '../filters.ts';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
 function byEvaluationOrder(a: Rule, b: Rule): number {
@@ -119,6 +121,8 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
   );
 }
 
+const ruleName = (rule: Rule) => rule.name || rule.type;
+
 function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: string }) {
   const rules = useLoad(
     async (signal) => {
@@ -131,6 +135,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
     [linkId, campaignId],
   );
   const [editing, setEditing] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<Rule | null>(null);
   const { error, run } = useAction(rules.reload);
   const canWrite = session.can('rules:write');
   const patchRule = (rule: Rule, body: { enabled?: boolean; priority?: number }) => unwrap(api.PATCH('/rules/{id}', { params: { path: { id: rule.id } }, body }));
@@ -162,7 +167,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
       {rules.error && <ErrorBox error={rules.error} onRetry={rules.reload} />}
       {editing === 'new' && <RuleEditor linkId={linkId} campaignId={campaignId} onDone={(saved) => (setEditing(null), saved && rules.reload())} />}
       {rules.data && (
-        <div class="table-scroll">
+        <TableScroll label={'Rules in evaluation order'}>
           <table class="rules-table">
             <caption class="visually-hidden">Rules in evaluation order</caption>
             <thead>
@@ -197,7 +202,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
                   <tr key={rule.id} data-rule-id={rule.id}>
                     <td>{i + 1}</td>
                     <td>
-                      {rule.name || rule.type}
+                      {ruleName(rule)}
                       {rule.linkId === null && <span class="badge">campaign-wide</span>}
                     </td>
                     <td>{describeConditions(rule)}</td>
@@ -208,19 +213,19 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
                     <td>{rule.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
                     {canWrite && (
                       <td class="row-actions">
-                        <button type="button" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${rule.name || rule.type} rule up`}>
+                        <button type="button" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${ruleName(rule)} rule up`}>
                           ↑
                         </button>
-                        <button type="button" disabled={i === rules.data!.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${rule.name || rule.type} rule down`}>
+                        <button type="button" disabled={i === rules.data!.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${ruleName(rule)} rule down`}>
                           ↓
                         </button>
-                        <button type="button" onClick={() => setEditing(rule.id)}>
+                        <button type="button" onClick={() => setEditing(rule.id)} aria-label={`Edit ${ruleName(rule)} rule`}>
                           Edit
                         </button>
-                        <button type="button" onClick={() => patch(rule, { enabled: !rule.enabled })}>
+                        <button type="button" onClick={() => patch(rule, { enabled: !rule.enabled })} aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${ruleName(rule)} rule`}>
                           {rule.enabled ? 'Disable' : 'Enable'}
                         </button>
-                        <button type="button" class="danger" onClick={() => run(() => unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } })))}>
+                        <button type="button" class="danger" onClick={() => setDeleting(rule)} aria-label={`Delete ${ruleName(rule)} rule`}>
                           Delete
                         </button>
                       </td>
@@ -230,8 +235,23 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
               )}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
+      <Confirm
+        open={deleting !== null}
+        title="Delete this rule?"
+        confirmLabel="Delete rule"
+        onCancel={() => setDeleting(null)}
+        onConfirm={() => {
+          const rule = deleting!;
+          setDeleting(null);
+          void run(() => unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } })));
+        }}
+      >
+        <p>
+          <strong>{deleting && ruleName(deleting)}</strong> stops routing visitors at once{deleting?.linkId === null ? ' on every link of its campaign' : ''}. The clicks it decided stay in the analytics.
+        </p>
+      </Confirm>
     </section>
   );
 }

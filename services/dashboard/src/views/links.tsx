@@ -10,6 +10,7 @@ import { fmtDate, fmtInt } from '../format.ts';
 import { href, pageOf, setQuery, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
+import { TableScroll } from '../components/table-scroll.tsx';
 
 /** Enable/disable and delete, shared by the list and the link page. */
 export function useLinkMutations(onChanged: () => void) {
@@ -91,7 +92,7 @@ export function LinksView({ loc }: { loc: Location }) {
       {!links.data && !links.error && <p class="loading">Loading links…</p>}
       {links.data && (
         <>
-          <div class="table-scroll" aria-busy={links.loading ? 'true' : 'false'}>
+          <TableScroll label={'Links'} busy={links.loading}>
             <table class="links-table">
               <caption class="visually-hidden">Links</caption>
               <thead>
@@ -155,7 +156,7 @@ export function LinksView({ loc }: { loc: Location }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
           <Pager pagination={links.data.pagination} label="links" />
         </>
       )}

@@ -1,0 +1,310 @@
+import { readFile } from 'node:fs/promises';
+import jsQRModule from 'jsqr';
+import type { BrowserContext, Page } from 'playwright-core';
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiRequests, digits, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+import type { GetData } from '../shared/client/client.ts';
+
+type Link = GetData<'/links/{id}'>;
+type Rule = GetData<'/rules/{id}'>;
+
+// jsqr is CommonJS with an ESM-style `export default` in its types: NodeNext sees the module object.
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
+/** The text a PNG's QR code carries (null when unreadable). */
+function decodeQr(png: Buffer): string | null {
+  const image = PNG.sync.read(png);
+  return jsQR(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height)?.data ?? null;
+}
+const browserUa = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36';
+
+/**
+ * The link manager's side of the dashboard in chromium against linkroute as
+ * `npm start` runs it: what a key without analytics:read sees, and every action
+ * on links and rules, each checked against the API's state afterwards.
+ */
+describe('dashboard: links, rules and scopes in chromium', () => {
+  let t: DashboardTest;
+  let context: BrowserContext;
+  let page: Page;
+  let link: Link;
+
+  beforeAll(async () => {
+    t = await startDashboardTest();
+    // Copying the short URL asks for the clipboard; a user grants it once.
+    context = await t.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+    page = await t.newPage(context);
+    link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/autumn', shortCode: 'autumn', title: 'Autumn' } })).data!.data;
+  }, 180_000);
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('a key without analytics:read sees the link pages only: analytics addresses land on the links, never on a 403', async () => {
+    const key = await t.createKey({ scopes: ['links:read', 'links:write', 'rules:write', 'qr:write', 'campaigns:write', 'domains:write'] });
+    const own = await t.newContext();
+    const p = await t.newPage(own);
+    const requests = new ApiRequests(p);
+    try {
+      await t.signIn(p, key);
+      await p.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+      expect(new URL(p.url()).pathname).toBe('/dashboard/links');
+      expect(await p.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents()).toEqual(['Links', 'Campaigns', 'Domains']);
+
+      // Typed or bookmarked analytics addresses: the links, with a note saying why.
+      for (const [path, label] of [
+        ['', 'Overview'],
+        ['clicks?country=DE', 'Click log'],
+        ['conversions?event=purchase', 'Conversions'],
+      ] as const) {
+        await p.goto(`${t.linkroute.apiUrl}/dashboard/${path}`);
+        await p.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+        expect(new URL(p.url()).pathname, path).toBe('/dashboard/links');
+        const note = p.locator('[data-refused="analytics:read"]');
+        await note.waitFor();
+        expect(await note.textContent()).toBe(`This API key cannot open ${label}: it lacks the analytics:read scope. Here is Links instead.`);
+        await p.locator(`tr[data-link-id="${link.id}"]`).waitFor();
+        expect(await p.locator('.error-box').count(), path).toBe(0);
+      }
+      // The note goes once the user moves on.
+      await p.getByRole('link', { name: 'Campaigns', exact: true }).click();
+      await p.getByRole('heading', { name: 'Campaigns', exact: true }).waitFor();
+      expect(await p.locator('[data-refused]').count()).toBe(0);
+
+      // The link page: its facts and rules, no analytics and no experiments.
+      await p.goto(`${t.linkroute.apiUrl}/dashboard/links/${link.id}`);
+      await p.getByRole('heading', { name: 'Routing rules' }).waitFor();
+      expect(await p.getByRole('heading', { name: 'Analytics' }).count()).toBe(0);
+      expect(await p.getByRole('heading', { name: 'Experiments' }).count()).toBe(0);
+      expect(await p.locator('.error-box').count()).toBe(0);
+      // Nothing ever asked the API for analytics (each would have been a 403).
+      expect(requests.paths().filter((path) => path.startsWith('/analytics'))).toEqual([]);
+      await t.expectAccessible(p, 'links, key without analytics:read');
+      await t.shot(p, 'link-page-no-analytics');
+    } finally {
+      await own.close();
+    }
+  }, 90_000);
+
+  const linkNow = async (id: string) => (await t.client.GET('/links/{id}', { params: { path: { id } } })).data!.data;
+  const follow = async (code: string) => {
+    const res = await fetch(`${t.linkroute.redirectUrl}/${code}`, { redirect: 'manual', headers: { 'user-agent': browserUa } });
+    await res.arrayBuffer();
+    return { status: res.status, location: res.headers.get('location') };
+  };
+
+  it('edits a link: the form holds its fields, only the changed ones are sent, and the redirect follows', async () => {
+    await t.signIn(page);
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    await page.getByRole('link', { name: 'Edit /autumn' }).click();
+    await page.getByRole('heading', { name: 'Edit /autumn' }).waitFor();
+    expect(await page.getByLabel('Destination URL').inputValue()).toBe('https://example.com/autumn');
+    expect(await page.getByLabel('Title').inputValue()).toBe('Autumn');
+    await page.getByLabel('Destination URL').fill('https://example.com/autumn-2026');
+    await page.getByLabel('Title').fill('Autumn 2026');
+    await page.getByLabel('Clicks limit').fill('500');
+    await t.expectAccessible(page, 'link edit form');
+    await t.shot(page, 'link-edit');
+    const [patch] = await Promise.all([page.waitForRequest((r) => r.method() === 'PATCH'), page.getByRole('button', { name: 'Save changes' }).click()]);
+    expect(JSON.parse(patch.postData()!)).toEqual({ destinationUrl: 'https://example.com/autumn-2026', title: 'Autumn 2026', clicksLimit: 500 });
+    await page.getByRole('heading', { name: 'Autumn 2026' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/links/${link.id}`);
+    expect(await linkNow(link.id)).toMatchObject({ destinationUrl: 'https://example.com/autumn-2026', title: 'Autumn 2026', clicksLimit: 500, shortCode: 'autumn', enabled: true });
+    expect(await page.locator('.facts').textContent()).toContain('500');
+    await expect.poll(async () => (await follow('autumn')).location, { timeout: 15_000 }).toBe('https://example.com/autumn-2026');
+  });
+
+  it('copies the short URL to the clipboard and downloads its QR code as PNG and SVG, both carrying the QR-marked short URL', async () => {
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    const row = page.locator(`tr[data-link-id="${link.id}"]`);
+    await row.getByRole('button', { name: `Copy short URL ${link.shortUrl}` }).click();
+    await row.getByRole('status').filter({ hasText: 'Short URL copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(link.shortUrl);
+
+    for (const format of ['png', 'svg'] as const) {
+      const [download, answer] = await Promise.all([
+        page.waitForEvent('download'),
+        page.waitForResponse((r) => r.url().endsWith('/qr') && r.request().method() === 'POST'),
+        row.getByRole('button', { name: `QR ${format.toUpperCase()} of /autumn: download` }).click(),
+      ]);
+      expect(download.suggestedFilename()).toBe(`autumn-qr.${format}`);
+      const file = await readFile((await download.path())!);
+      // The file is the image the API made for this request, byte for byte.
+      const made = (await answer.json()) as { data: { dataUri: string; encodedUrl: string } };
+      expect(made.data.encodedUrl).toBe(`${link.shortUrl}?qr=1`);
+      expect(file.equals(Buffer.from(made.data.dataUri.split(',')[1]!, 'base64'))).toBe(true);
+      let png = file;
+      if (format === 'svg') {
+        expect(file.toString('utf8')).toContain('<svg');
+        // Drawn by the browser, an SVG must scan as well as the PNG does.
+        const viewer = await t.newPage(context);
+        await viewer.setContent(`<img src="${made.data.dataUri}" width="400" height="400" style="display:block">`);
+        png = await viewer.locator('img').screenshot();
+        await viewer.close();
+      } else expect(file.subarray(1, 4).toString('latin1')).toBe('PNG');
+      expect(decodeQr(png), format).toBe(`${link.shortUrl}?qr=1`);
+      await row.getByRole('status').filter({ hasText: `QR code ${format.toUpperCase()} downloaded` }).waitFor();
+    }
+  });
+
+  it('disables and enables a link from the list: its redirect stops and comes back', async () => {
+    const row = page.locator(`tr[data-link-id="${link.id}"]`);
+    await row.getByRole('button', { name: 'Disable /autumn' }).click();
+    await row.getByRole('button', { name: 'Enable /autumn' }).waitFor();
+    expect(await row.textContent()).toContain('Disabled');
+    expect((await linkNow(link.id)).enabled).toBe(false);
+    await expect.poll(async () => (await follow('autumn')).status, { timeout: 15_000 }).toBe(404);
+
+    await row.getByRole('button', { name: 'Enable /autumn' }).click();
+    await row.getByRole('button', { name: 'Disable /autumn' }).waitFor();
+    expect((await linkNow(link.id)).enabled).toBe(true);
+    await expect.poll(async () => (await follow('autumn')).status, { timeout: 15_000 }).toBe(302);
+  });
+
+  it('deletes a link only once the dialog is confirmed (Escape and Cancel keep it)', async () => {
+    const doomed = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/old', shortCode: 'old-offer', title: 'Old offer' } })).data!.data;
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    const row = page.locator(`tr[data-link-id="${doomed.id}"]`);
+    const dialog = page.getByRole('dialog', { name: 'Delete this link?' });
+    await row.getByRole('button', { name: 'Delete /old-offer' }).click();
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('/old-offer will stop redirecting at once');
+    await t.expectAccessible(page, 'link delete dialog');
+    await t.shot(page, 'link-delete-dialog');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    await row.getByRole('button', { name: 'Delete /old-offer' }).click();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await t.client.GET('/links/{id}', { params: { path: { id: doomed.id } } })).response.status).toBe(200);
+
+    await row.getByRole('button', { name: 'Delete /old-offer' }).click();
+    await dialog.getByRole('button', { name: 'Delete link' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await t.client.GET('/links/{id}', { params: { path: { id: doomed.id } } })).response.status).toBe(404);
+    expect((await follow('old-offer')).status).not.toBe(302);
+  });
+
+  it('edits, disables, reorders and deletes (confirmed) the rules of a link', async () => {
+    const rule = async (body: Record<string, unknown>) => (await t.client.POST('/rules', { body: { linkId: link.id, campaignId: link.campaignId, enabled: true, ...body } as never })).data!.data;
+    const germany = await rule({ type: 'geo', name: 'Germany', destinationUrl: 'https://example.com/de', priority: 60, conditions: { countries: ['DE'], operator: 'in' } });
+    const half = await rule({ type: 'percentage', name: 'Half', destinationUrl: 'https://example.com/half', priority: 40, conditions: { percentage: 50 } });
+    const rulesNow = async () => (await t.client.GET('/rules', { params: { query: { linkId: link.id } } })).data!.data;
+    const ruleNow = async (id: string) => (await rulesNow()).find((r: Rule) => r.id === id);
+    const order = () => page.locator('.rules-table tbody tr[data-rule-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-rule-id')));
+
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${link.id}`);
+    await expect.poll(order).toEqual([germany.id, half.id]);
+
+    // Edit: the form holds the rule; the saved rule is the API's.
+    await page.getByRole('button', { name: 'Edit Half rule' }).click();
+    const editor = page.getByRole('form', { name: 'Edit rule Half' });
+    expect(await editor.getByLabel('Share of visitors (%)').inputValue()).toBe('50');
+    await editor.getByRole('textbox', { name: 'Name', exact: true }).fill('Half B');
+    await editor.getByLabel('Share of visitors (%)').fill('30');
+    await t.expectAccessible(page, 'rule editor, percentage');
+    await editor.getByRole('button', { name: 'Save rule' }).click();
+    await editor.waitFor({ state: 'detached' });
+    expect(await ruleNow(half.id)).toMatchObject({ name: 'Half B', conditions: { percentage: 30 }, priority: 40, enabled: true });
+    await page.locator(`tr[data-rule-id="${half.id}"]`).filter({ hasText: '30 % of visitors' }).waitFor();
+
+    // The new-rule editor, with each type's fields.
+    await page.getByRole('button', { name: 'Add rule' }).click();
+    const creating = page.getByRole('form', { name: 'New rule' });
+    for (const type of ['geo', 'device', 'time'] as const) {
+      await creating.getByLabel('Type').selectOption(type);
+      await t.expectAccessible(page, `rule editor, ${type}`);
+    }
+    await t.shot(page, 'rule-editor');
+    await creating.getByRole('button', { name: 'Cancel' }).click();
+    await creating.waitFor({ state: 'detached' });
+
+    // Disable and enable.
+    await page.getByRole('button', { name: 'Disable Germany rule' }).click();
+    await page.getByRole('button', { name: 'Enable Germany rule' }).waitFor();
+    expect((await ruleNow(germany.id))!.enabled).toBe(false);
+    await page.getByRole('button', { name: 'Enable Germany rule' }).click();
+    await page.getByRole('button', { name: 'Disable Germany rule' }).waitFor();
+    expect((await ruleNow(germany.id))!.enabled).toBe(true);
+
+    // Reorder: up puts Half B first, in the table and in the API's evaluation order (priority).
+    await page.getByRole('button', { name: 'Move Half B rule up' }).click();
+    await expect.poll(order).toEqual([half.id, germany.id]);
+    const [a, b] = [await ruleNow(half.id), await ruleNow(germany.id)];
+    expect(a!.priority).toBeGreaterThan(b!.priority);
+    await page.getByRole('button', { name: 'Move Half B rule down' }).click();
+    await expect.poll(order).toEqual([germany.id, half.id]);
+    expect((await ruleNow(germany.id))!.priority).toBeGreaterThan((await ruleNow(half.id))!.priority);
+
+    // Delete asks first; Cancel keeps the rule.
+    const dialog = page.getByRole('dialog', { name: 'Delete this rule?' });
+    await page.getByRole('button', { name: 'Delete Germany rule' }).click();
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Germany stops routing visitors at once');
+    await t.expectAccessible(page, 'rule delete dialog');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await ruleNow(germany.id)).toBeDefined();
+    await page.getByRole('button', { name: 'Delete Germany rule' }).click();
+    await dialog.getByRole('button', { name: 'Delete rule' }).click();
+    await expect.poll(order).toEqual([half.id]);
+    expect((await rulesNow()).map((r: Rule) => r.id)).toEqual([half.id]);
+  });
+
+  it('the click log in live mode shows a new click without a reload, marked as new', async () => {
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/clicks?linkId=${link.id}`);
+    const total = async () => digits(await page.locator('[data-total]').textContent());
+    await page.locator('[data-total]').waitFor();
+    const before = await total();
+    await page.getByLabel('Live (every 5 s)').check();
+    await expect.poll(() => new URL(page.url()).searchParams.get('live')).toBe('1');
+    expect((await follow('autumn')).status).toBe(302);
+    // The next polls bring it in: one more click, its row marked new.
+    await expect.poll(total, { timeout: 30_000, interval: 500 }).toBe(before + 1);
+    await page.locator('.clicks-table tbody tr.fresh').first().waitFor();
+    expect(await page.locator('.clicks-table tbody tr.fresh').count()).toBe(1);
+    expect(await page.locator('.clicks-table tbody tr.fresh code').textContent()).toBe(link.id);
+  });
+
+  it('searches the links and pages through them, as GET /links answers', async () => {
+    for (let i = 1; i <= 23; i++) {
+      const res = await t.client.POST('/links', { body: { destinationUrl: `https://example.com/item-${i}`, title: `Catalogue item ${i}` } });
+      expect(res.response.status).toBe(201);
+    }
+    const requests = new ApiRequests(page);
+    const rowIds = () => page.locator('.links-table tbody tr[data-link-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-link-id')));
+    const apiIds = async (params: Record<string, string | null>) => (await t.apiGet<{ data: Link[] }>(requests.last('/links', params))).data.map((l) => l.id);
+
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    await page.getByLabel('Search links').fill('Catalogue item 1');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('q')).toBe('Catalogue item 1');
+    const found = await apiIds({ q: 'Catalogue item 1' });
+    expect(found.length).toBeGreaterThan(1);
+    await expect.poll(rowIds).toEqual(found);
+    expect(await page.locator('.links-table tbody tr[data-link-id]').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('Catalogue item 1')]));
+
+    // Every link, 20 a page.
+    await page.getByLabel('Search links').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('q')).toBeNull();
+    const pager = page.getByRole('navigation', { name: 'links pages' });
+    await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 24 links');
+    await expect.poll(rowIds).toEqual(await apiIds({ q: null, page: '1' }));
+    expect(await rowIds()).toHaveLength(20);
+    await pager.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe('2');
+    await expect.poll(() => pager.locator('span').textContent()).toBe('Page 2 of 2 · 24 links');
+    const second = await apiIds({ page: '2' });
+    expect(second).toHaveLength(4);
+    await expect.poll(rowIds).toEqual(second);
+    expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Previous' }).click();
+    await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 24 links');
+  });
+
+  it('no page error and no request beyond loopback in any of it', () => {
+    expect(t.errors).toEqual([]);
+    expect(t.offOrigin).toEqual([]);
+  });
+});
