@@ -41,6 +41,13 @@ describe.each(backends)('hostile request bodies on %s', (backend) => {
       expect(new Set(created.body.error.details.map((d: { path: string }) => d.path)), expiresAt).toEqual(new Set(['expiresAt']));
       const patched = await api.request('PATCH', `/links/${linkId}`, { key, body: { expiresAt } });
       expect(patched.status, expiresAt).toBe(400);
+      // In bulk, the item fails alone, naming the field.
+      for (const [method, body] of [['POST', { links: [{ destinationUrl: 'https://e.com', expiresAt }] }], ['PATCH', { links: [{ id: linkId, patch: { expiresAt } }] }]] as const) {
+        const bulk = await api.request(method, '/links/bulk', { key, body });
+        expect(bulk.status, `${method} /links/bulk ${expiresAt}`).toBe(200);
+        expect(bulk.body.data[0].error.code, `${method} /links/bulk ${expiresAt}`).toBe('VALIDATION_ERROR');
+        expect(new Set(bulk.body.data[0].error.details.map((d: { path: string }) => d.path)), `${method} /links/bulk ${expiresAt}`).toEqual(new Set(['expiresAt']));
+      }
     }
     const later = await api.request('PATCH', `/links/${linkId}`, { key, body: { expiresAt: '2999-12-31T23:59:59+14:00' } });
     expect(later.status).toBe(200);
