@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import { answerClientErrors } from '../../shared/http/client-error.ts';
 
 export interface RunningServer {
   url: string;
@@ -14,6 +15,7 @@ export function listen(app: Koa, port: number, host: string): Promise<RunningSer
   // Behind load balancers keep-alive must outlive theirs; and never hang on slow headers.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  answerClientErrors(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

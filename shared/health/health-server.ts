@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { CheckResult } from './dependency-checks.ts';
 import { AppError } from '../errors.ts';
+import { answerClientErrors } from '../http/client-error.ts';
 import { errorFields, type Logger } from '../logger.ts';
 import { METRICS_CONTENT_TYPE } from '../metrics/metrics-registry.ts';
 
@@ -69,6 +70,7 @@ export function startHealthServer(deps: HealthServerDeps): Promise<HealthServer>
   // Probes and scrapes are short; never hold a socket for a slow client.
   server.requestTimeout = 10_000;
   server.headersTimeout = 10_000;
+  answerClientErrors(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(deps.port, deps.host, () => {

@@ -21,22 +21,46 @@ export interface RawResponse {
 }
 
 export function rawHttp(port: string | number, request: RawRequest | Uint8Array, timeoutMs = 10_000): Promise<RawResponse> {
+  return rawExchange(port, request, timeoutMs).then((answer) => {
+    if (answer === 'timeout') throw new Error(`no complete answer within ${timeoutMs} ms`);
+    if (answer === 'closed') throw new Error('the server closed the connection without an answer');
+    return answer;
+  });
+}
+
+/**
+ * The same, for a server that may refuse a request without answering (uWS closes
+ * the connection on what it cannot parse, or waits for its idle timeout): `closed`
+ * when it closed (or reset) the connection before a byte came back, `timeout` when
+ * nothing came back within `timeoutMs`.
+ */
+export function rawExchange(port: string | number, request: RawRequest | Uint8Array, timeoutMs = 10_000): Promise<RawResponse | 'closed' | 'timeout'> {
   const bytes = request instanceof Uint8Array ? request : encode(request);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => socket.destroy(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
+    const settle = (answer: () => RawResponse | 'closed' | 'timeout') => {
+      clearTimeout(timer);
+      socket.destroy();
+      try {
+        resolve(answer());
+      } catch (err) {
+        reject(err);
+      }
+    };
+    const received = () => (chunks.length === 0 ? 'closed' : parse(Buffer.concat(chunks)));
+    const timer = setTimeout(() => settle(() => (chunks.length === 0 ? 'timeout' : parse(Buffer.concat(chunks)))), timeoutMs);
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('error', (err) => {
-      clearTimeout(timer);
-      // A server may reset a connection it refused after answering: keep what it said.
-      if (chunks.length > 0 && (err as NodeJS.ErrnoException).code === 'ECONNRESET') resolve(parse(Buffer.concat(chunks)));
-      else reject(err);
+      // A server may reset a connection it refused, after answering or instead of it:
+      // keep what it said. The write side fails too when it stops reading (EPIPE).
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ECONNRESET' || code === 'EPIPE') settle(received);
+      else settle(() => {
+        throw err;
+      });
     });
-    socket.on('end', () => {
-      clearTimeout(timer);
-      resolve(parse(Buffer.concat(chunks)));
-    });
+    socket.on('end', () => settle(received));
     socket.write(bytes);
   });
 }

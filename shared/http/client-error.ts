@@ -1,0 +1,49 @@
+import { maxHeaderSize, STATUS_CODES, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError } from '../errors.ts';
+
+/**
+ * Node's HTTP parser refuses some requests before any handler runs (headers over
+ * `maxHeaderSize`, bytes that are not HTTP, a header timeout). Left to Node, the
+ * client gets a bare status line with no body; every linkroute HTTP server answers
+ * them instead with the error envelope, as it answers everything else.
+ */
+export function answerClientErrors(server: Server): void {
+  server.on('clientError', answerClientError);
+}
+
+/** The error a refused request gets, by the parser's code (llhttp's `HPE_*`, or Node's own). */
+export function clientErrorOf(err: Error & { code?: string; reason?: string }): AppError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError('REQUEST_HEADER_FIELDS_TOO_LARGE', `Request headers are too large: at most ${maxHeaderSize} bytes in all`);
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new AppError('PAYLOAD_TOO_LARGE', 'Chunk extensions are too large');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError('REQUEST_TIMEOUT', 'The request did not arrive in time');
+    default:
+      // llhttp's reasons are fixed texts ("Invalid method encountered"), never request bytes.
+      return new AppError('BAD_REQUEST', `Malformed HTTP request${typeof err.reason === 'string' ? `: ${err.reason}` : ''}`);
+  }
+}
+
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection, or one whose answer has already begun, has no one to answer:
+  // writing then would corrupt the response in flight (as Node's own handler avoids).
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const error = clientErrorOf(err);
+  const body = JSON.stringify({ success: false, error: error.toJSON() });
+  const head = [
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? ''}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+  ].join('\r\n');
+  // The rest of what the client sends is not read: close once the answer is written.
+  socket.end(`${head}\r\n\r\n${body}`, () => socket.destroy());
+}
