@@ -19,6 +19,8 @@ export const errorStatus = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   /** An Idempotency-Key sent again with a different request. */
+  /** An `Expect` header other than 100-continue. */
+  EXPECTATION_FAILED: 417,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
   /** The request's headers exceed what the server parses (16 KiB in all). */

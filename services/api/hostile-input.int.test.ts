@@ -121,6 +121,21 @@ describe('requests the HTTP parser refuses', () => {
     }
   });
 
+  it('what Node would answer on its own (no Host, an unmet Expect, CONNECT) is in the envelope too', async () => {
+    const cases: Array<[string, Uint8Array, number, string]> = [
+      ['no Host', Buffer.from('GET /links HTTP/1.1\r\n\r\n', 'latin1'), 400, 'BAD_REQUEST'],
+      ['Expect: 200-ok', Buffer.from('POST /links HTTP/1.1\r\nhost: x\r\nexpect: 200-ok\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}', 'latin1'), 417, 'EXPECTATION_FAILED'],
+      ['CONNECT', Buffer.from('CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n', 'latin1'), 405, 'METHOD_NOT_ALLOWED'],
+    ];
+    for (const [label, bytes, status, code] of cases) {
+      const res = await rawHttp(port, bytes);
+      expect(res.status, label).toBe(status);
+      expect(envelope(res.body).error.code, label).toBe(code);
+    }
+    // HTTP/1.0 needs no Host.
+    expect((await rawHttp(port, Buffer.from('GET /health HTTP/1.0\r\n\r\n', 'latin1'))).status).toBe(200);
+  });
+
   it('the server keeps answering after refusing them', async () => {
     expect((await api.request('GET', '/health')).status).toBe(200);
   });

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
-import { answerClientErrors } from '../../shared/http/client-error.ts';
+import { answerClientErrors, hostCheckedOptions, requiringHost } from '../../shared/http/client-error.ts';
 
 export interface RunningServer {
   url: string;
@@ -11,7 +11,7 @@ export interface RunningServer {
 }
 
 export function listen(app: Koa, port: number, host: string): Promise<RunningServer> {
-  const server = createServer(app.callback());
+  const server = createServer(hostCheckedOptions, requiringHost(app.callback()));
   // Behind load balancers keep-alive must outlive theirs; and never hang on slow headers.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
