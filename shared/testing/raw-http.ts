@@ -65,6 +65,19 @@ export function rawExchange(port: string | number, request: RawRequest | Uint8Ar
   });
 }
 
+/**
+ * A request byte for byte, nothing added: the method, target and header values may
+ * hold any bytes, names may repeat. Give `content-length` yourself when there is a body.
+ */
+export function wireRequest(method: string | Uint8Array, target: string | Uint8Array, headers: ReadonlyArray<readonly [string, string | Uint8Array]>, body?: Uint8Array, version = 'HTTP/1.1'): Buffer {
+  const bytes = (part: string | Uint8Array) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part));
+  const parts: Buffer[] = [bytes(method), Buffer.from(' '), bytes(target), Buffer.from(` ${version}\r\n`)];
+  for (const [name, value] of headers) parts.push(Buffer.from(`${name}: `, 'latin1'), bytes(value), Buffer.from('\r\n'));
+  parts.push(Buffer.from('\r\n'));
+  if (body !== undefined) parts.push(Buffer.from(body));
+  return Buffer.concat(parts);
+}
+
 function encode(request: RawRequest): Buffer {
   const body = request.body === undefined ? Buffer.alloc(0) : Buffer.from(request.body);
   const lines = [`${request.method} ${request.path} HTTP/1.1`, `host: ${request.host ?? 'localhost'}`, 'connection: close'];
@@ -73,6 +86,12 @@ function encode(request: RawRequest): Buffer {
 }
 
 function parse(raw: Buffer): RawResponse {
+  // Interim answers (100 Continue) come before the real one.
+  while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1'))) {
+    const interimEnd = raw.indexOf('\r\n\r\n');
+    if (interimEnd === -1) break;
+    raw = raw.subarray(interimEnd + 4);
+  }
   const end = raw.indexOf('\r\n\r\n');
   if (end === -1) throw new Error(`incomplete HTTP response: ${JSON.stringify(raw.subarray(0, 200).toString('latin1'))}`);
   const [statusLine, ...headerLines] = raw.subarray(0, end).toString('latin1').split('\r\n');
