@@ -7,10 +7,14 @@
  */
 export const errorStatus = {
   VALIDATION_ERROR: 400,
+  /** Bytes that are not an HTTP request the server can parse (answered before any route runs). */
+  BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  /** The request's headers did not arrive within the server's headers timeout. */
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   /** A request with the same Idempotency-Key is still running. */
   IDEMPOTENCY_KEY_IN_USE: 409,
@@ -18,8 +22,12 @@ export const errorStatus = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   /** An Idempotency-Key sent again with a different request. */
+  /** An `Expect` header other than 100-continue. */
+  EXPECTATION_FAILED: 417,
   IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMITED: 429,
+  /** The request's headers exceed what the server parses (16 KiB in all). */
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;

@@ -118,6 +118,12 @@ describe('server-to-server conversions', () => {
       [{ clickId, currency: 'US' }, ['currency']],
       [{ clickId, event: 'refund' }, ['event']],
       [{ clickId, timestamp: 'yesterday' }, ['timestamp']],
+      // Outside what ClickHouse's DateTime64 and the epoch hold (1970-01-01 .. 2299-12-31, UTC).
+      [{ clickId, timestamp: '2300-01-01T00:00:00Z' }, ['timestamp']],
+      [{ clickId, timestamp: '2299-12-31T23:59:59-14:00' }, ['timestamp']],
+      [{ clickId, timestamp: '1969-12-31T23:59:59.999Z' }, ['timestamp']],
+      [{ clickId, timestamp: '1970-01-01T00:30:00+01:00' }, ['timestamp']],
+      [{ clickId, timestamp: '9999-12-31T23:59:59Z' }, ['timestamp']],
       [{ clickId, orderId: '' }, ['orderId']],
       [{ clickId, coupon: 'X' }, ['coupon']],
       [{ clickId, click_id: clickId }, ['click_id (duplicate of clickId)']],
@@ -126,6 +132,16 @@ describe('server-to-server conversions', () => {
       const res = await post(body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toEqual(paths);
+    }
+  });
+
+  it('takes a conversion time at either end of what the stores hold, and stores it as sent', async () => {
+    for (const timestamp of ['1970-01-01T00:00:00.000Z', '2299-12-31T23:59:59.999Z', '2300-01-01T13:59:59.999+14:00']) {
+      const res = await post({ clickId: createClickId(secret, linkId, Date.now()), timestamp });
+      expect(res.status, timestamp).toBe(201);
+      expect(res.body.data.attributed, timestamp).toBe(false);
+      const rows = await eventually(() => stored(res.body.data.conversionId), (r) => r.length > 0);
+      expect(Date.parse(`${String(rows[0]!.ts).replace(' ', 'T')}Z`), timestamp).toBe(Date.parse(timestamp));
     }
   });
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import { answerClientErrors, hostCheckedOptions, requiringHost } from '../../shared/http/client-error.ts';
 
 export interface RunningServer {
   url: string;
@@ -10,10 +11,11 @@ export interface RunningServer {
 }
 
 export function listen(app: Koa, port: number, host: string): Promise<RunningServer> {
-  const server = createServer(app.callback());
+  const server = createServer(hostCheckedOptions, requiringHost(app.callback()));
   // Behind load balancers keep-alive must outlive theirs; and never hang on slow headers.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  answerClientErrors(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -33,13 +33,14 @@ describe('store outages', () => {
   let linkId: string;
   let campaignId: string;
 
-  const request = async (method: string, path: string, body?: unknown) => {
+  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(server.url + path, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
       body: body ? JSON.stringify(body) : undefined,
     });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: (res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text) as any };
   };
 
   const eventually = async (read: () => Promise<number>, want: number): Promise<number> => {
@@ -113,18 +114,45 @@ describe('store outages', () => {
     expect((await request('GET', '/ready')).status).toBe(200);
   });
 
-  it('ClickHouse unreachable: analytics answer 503 with Retry-After; link reads degrade to unavailable counters', async () => {
+  it('ClickHouse unreachable: every analytics route and CSV export answers 503 with Retry-After, then recovers; link reads degrade to unavailable counters', async () => {
+    // Every analytics route, and each export both ways (format=csv, Accept: text/csv).
+    const routes: Array<[string, Record<string, string>?]> = [
+      ['/analytics'],
+      ['/analytics?compare=previous&granularity=hour&from=2026-03-01&to=2026-03-02'],
+      [`/analytics/${linkId}`],
+      ['/analytics/breakdown?dimension=country'],
+      ['/analytics/breakdown?dimension=tag'],
+      ['/analytics/breakdown?dimension=country&format=csv'],
+      ['/analytics/breakdown?dimension=link', { accept: 'text/csv' }],
+      ['/analytics/realtime'],
+      [`/analytics/experiments/${linkId}`],
+      ['/analytics/clicks'],
+      ['/analytics/clicks?format=csv'],
+      ['/analytics/clicks', { accept: 'text/csv' }],
+      ['/analytics/conversions'],
+      ['/analytics/conversions?format=csv'],
+      ['/analytics/conversions', { accept: 'text/csv' }],
+    ];
     await chProxy.cut();
-    for (const path of ['/analytics', `/analytics/${linkId}`, '/analytics/clicks', '/analytics/conversions']) {
-      const res = await request('GET', path);
-      expect(res.status, path).toBe(503);
-      expect(res.body.error.code, path).toBe('SERVICE_UNAVAILABLE');
-      expect(Number(res.headers.get('retry-after')), path).toBeGreaterThan(0);
+    for (const [path, headers] of routes) {
+      const label = `${path} ${JSON.stringify(headers ?? {})}`;
+      const res = await request('GET', path, undefined, headers);
+      expect(res.status, label).toBe(503);
+      expect(res.headers.get('content-type'), label).toMatch(/^application\/json/);
+      expect(res.body.error.code, label).toBe('SERVICE_UNAVAILABLE');
+      expect(Number(res.headers.get('retry-after')), label).toBeGreaterThan(0);
     }
     const link = await request('GET', `/links/${linkId}`);
     expect(link.status).toBe(200);
     expect(link.headers.get('x-linkroute-counters')).toBe('unavailable');
     await chProxy.restore();
     expect(await eventually(async () => (await request('GET', '/analytics')).status, 200)).toBe(200);
+    for (const [path, headers] of routes) {
+      const res = await request('GET', path, undefined, headers);
+      const label = `${path} ${JSON.stringify(headers ?? {})}`;
+      expect(res.status, label).toBe(200);
+      if (path.includes('format=csv') || headers?.accept === 'text/csv') expect(res.headers.get('content-type'), label).toMatch(/^text\/csv/);
+      else expect(res.body.success, label).toBe(true);
+    }
   });
 });

@@ -14,6 +14,7 @@ import { startHealthServer, type HealthServer } from '../../shared/health/health
 import type { IngesterStats } from './ingester.ts';
 import { registerIngesterMetrics } from './ingester-metrics.ts';
 import { sample } from '../../shared/testing/prometheus-sample.ts';
+import { rawHttp } from '../../shared/testing/raw-http.ts';
 
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -92,6 +93,21 @@ describe('ingester health server', () => {
 
     clicks.inserted = 10;
     expect(sample(await scrape(), 'linkroute_ingester_rows_inserted_total{kind="clicks"}')).toBe(10);
+  });
+
+  it('requests the HTTP parser refuses, odd methods and paths: a 4xx in the envelope, never a 5xx', async () => {
+    const port = server.port;
+    const big = await rawHttp(port, { method: 'GET', path: '/health', headers: { 'x-big': 'a'.repeat(20_000) } });
+    expect(big.status).toBe(431);
+    expect(JSON.parse(big.body)).toEqual({ success: false, error: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: expect.any(String) } });
+    const bad = await rawHttp(port, Buffer.from('GET /health\xff HTTP/1.1\r\nhost: x\r\n\r\n', 'latin1'));
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).error.code).toBe('BAD_REQUEST');
+    for (const [method, path, status] of [['OPTIONS', '/health', 405], ['PROPFIND', '/ready', 405], ['GET', '/%ff%00', 404], ['GET', `/${'x'.repeat(8000)}`, 404], ['GET', '/metrics?%zz', 200]] as const) {
+      const res = await rawHttp(port, { method, path });
+      expect(res.status, `${method} ${path.slice(0, 20)}`).toBe(status);
+      if (status >= 400) expect(JSON.parse(res.body).success, `${method} ${path.slice(0, 20)}`).toBe(false);
+    }
   });
 
   it('a ClickHouse that is not there fails the check within its timeout', async () => {

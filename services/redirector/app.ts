@@ -31,8 +31,16 @@ import { registerRequestMetrics } from './metrics/redirector-metrics.ts';
 
 export type { RedirectorDeps } from './context.ts';
 
+/** A route as uWS takes it; `any` is every method. */
+export interface RedirectorRoute {
+  method: 'get' | 'head' | 'post' | 'any';
+  pattern: string;
+}
+
 export interface RedirectorApp {
   listen(port: number, host: string): Promise<{ port: number; url: string }>;
+  /** The routes it serves, in matching order (for the generated bad-input test). */
+  readonly routes: readonly RedirectorRoute[];
   close(): void;
   /** This instance's metrics, served on the admin port; the caller adds what it owns (events, snapshot). */
   readonly metrics: Registry;
@@ -125,30 +133,33 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     }
   }
 
-  const app: ClosableApp = uWS.App();
   const passwordPost = createPasswordPostHandler(ctx, server);
-  app
-    .get('/health', guarded('health', false, (res, _req, head) => sendJson(res, '200 OK', '{"status":"ok"}', head)))
-    .head('/health', guarded('health', true, (res, _req, head) => sendJson(res, '200 OK', '{"status":"ok"}', head)))
-    .get('/p.gif', guarded('pixel', false, onPixel))
-    .head('/p.gif', guarded('pixel', true, onPixel))
-    .get('/i/:code', guarded('impression', false, onImpression))
-    .head('/i/:code', guarded('impression', true, onImpression))
-    .get('/:code', guarded('redirect', false, onLink))
-    .head('/:code', guarded('redirect', true, onLink))
-    .post('/:code', guarded('password', false, passwordPost))
-    .any(
-      '/*',
-      guarded('not found', false, (res, req) => {
-        counters.notFound++;
-        sendPage(res, notFoundPage, req.getMethod() === 'head');
-      }),
-    );
+  const health = (res: HttpResponse, _req: HttpRequest, head: boolean) => sendJson(res, '200 OK', '{"status":"ok"}', head);
+  const notFound = (res: HttpResponse, req: HttpRequest) => {
+    counters.notFound++;
+    sendPage(res, notFoundPage, req.getMethod() === 'head');
+  };
+  // Everything the public port answers; uWS picks static segments over :code, and :code over the catch-all.
+  const routes: Array<RedirectorRoute & { handler: (res: HttpResponse, req: HttpRequest) => void }> = [
+    { method: 'get', pattern: '/health', handler: guarded('health', false, health) },
+    { method: 'head', pattern: '/health', handler: guarded('health', true, health) },
+    { method: 'get', pattern: '/p.gif', handler: guarded('pixel', false, onPixel) },
+    { method: 'head', pattern: '/p.gif', handler: guarded('pixel', true, onPixel) },
+    { method: 'get', pattern: '/i/:code', handler: guarded('impression', false, onImpression) },
+    { method: 'head', pattern: '/i/:code', handler: guarded('impression', true, onImpression) },
+    { method: 'get', pattern: '/:code', handler: guarded('redirect', false, onLink) },
+    { method: 'head', pattern: '/:code', handler: guarded('redirect', true, onLink) },
+    { method: 'post', pattern: '/:code', handler: guarded('password', false, passwordPost) },
+    { method: 'any', pattern: '/*', handler: guarded('not found', false, notFound) },
+  ];
+  const app: ClosableApp = uWS.App();
+  for (const route of routes) app[route.method](route.pattern, route.handler);
 
   let listenSocket: us_listen_socket | null = null;
 
   return {
     metrics,
+    routes: routes.map(({ method, pattern }) => ({ method, pattern })),
     listen(port: number, host: string) {
       return new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {

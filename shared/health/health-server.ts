@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { CheckResult } from './dependency-checks.ts';
 import { AppError } from '../errors.ts';
+import { answerClientErrors, hostCheckedOptions, requiringHost } from '../http/client-error.ts';
 import { errorFields, type Logger } from '../logger.ts';
 import { METRICS_CONTENT_TYPE } from '../metrics/metrics-registry.ts';
 
@@ -65,16 +66,20 @@ export function startHealthServer(deps: HealthServerDeps): Promise<HealthServer>
     }
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      deps.logger.error('health server request failed', { path: req.url, ...errorFields(err) });
-      if (!res.headersSent) sendError(res, new AppError('INTERNAL_ERROR', 'Internal error'));
-      else res.destroy();
-    });
-  });
+  const server = createServer(
+    hostCheckedOptions,
+    requiringHost((req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        deps.logger.error('health server request failed', { path: req.url, ...errorFields(err) });
+        if (!res.headersSent) sendError(res, new AppError('INTERNAL_ERROR', 'Internal error'));
+        else res.destroy();
+      });
+    }),
+  );
   // Probes and scrapes are short; never hold a socket for a slow client.
   server.requestTimeout = 10_000;
   server.headersTimeout = 10_000;
+  answerClientErrors(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(deps.port, deps.host, () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationQuery, queryBoolean, queryInteger } from './common.ts';
+import { eventDay, paginationQuery, queryBoolean, queryInteger } from './common.ts';
 import { isValidTimeZone } from './rule-conditions.ts';
 import { conversionEvents } from './conversion.ts';
 import { dimensionFilterFields, dimensionNames } from './analytics-dimensions.ts';
@@ -14,15 +14,6 @@ export const maxRangeDays: Record<Granularity, number> = { hour: 31, day: 366, w
 
 /** Overview defaults to the last 30 days ending today (DESIGN.md "Analytics"). */
 export const DEFAULT_RANGE_DAYS = 30;
-
-/** `YYYY-MM-DD` that names a real calendar day (2026-02-30 is refused, not rolled over). */
-export const calendarDate = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date as YYYY-MM-DD')
-  .refine((value) => {
-    const ms = Date.parse(`${value}T00:00:00Z`);
-    return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === value;
-  }, 'must be a real calendar date');
 
 /** Days are compared and stepped as UTC midnights; these are calendar dates, not instants. */
 export const dateToMs = (date: string): number => Date.parse(`${date}T00:00:00Z`);
@@ -57,8 +48,8 @@ const filterFields = {
 const formatField = { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() };
 
 const overviewFields = {
-  from: calendarDate.optional(),
-  to: calendarDate.optional(),
+  from: eventDay.optional(),
+  to: eventDay.optional(),
   ...filterFields,
   granularity: z.enum(granularities).default('day'),
   timezone: timeZone.default('UTC'),
@@ -105,8 +96,8 @@ export type AnalyticsQuery = z.output<typeof analyticsQuerySchema>;
 export const clickLogQuerySchema = z
   .strictObject({
     ...paginationQuery,
-    from: calendarDate.optional(),
-    to: calendarDate.optional(),
+    from: eventDay.optional(),
+    to: eventDay.optional(),
     ...filterFields,
     ...formatField,
   })
@@ -147,8 +138,8 @@ export type AnalyticsOverview = z.infer<typeof analyticsOverviewSchema>;
 export const breakdownQuerySchema = z
   .strictObject({
     dimension: z.enum(dimensionNames as [string, ...string[]], { error: `must be one of ${dimensionNames.join(', ')}` }),
-    from: calendarDate.optional(),
-    to: calendarDate.optional(),
+    from: eventDay.optional(),
+    to: eventDay.optional(),
     timezone: timeZone.default('UTC'),
     ...filterFields,
     page: paginationQuery.page,
@@ -196,8 +187,8 @@ export type Realtime = z.infer<typeof realtimeSchema>;
 /** `GET /analytics/experiments/{linkId}`. */
 export const experimentQuerySchema = z
   .strictObject({
-    from: calendarDate.optional(),
-    to: calendarDate.optional(),
+    from: eventDay.optional(),
+    to: eventDay.optional(),
     timezone: timeZone.default('UTC'),
     /** The variant the others are compared with: `default` (the default destination) or a rule id. */
     control: z.string().regex(/^(default|rule_[A-Za-z0-9]{1,64})$/, 'must be default or a rule id').default('default'),
@@ -274,8 +265,8 @@ export type ClickLogEntry = z.infer<typeof clickLogEntrySchema>;
 /** `GET /analytics/conversions` (SPEC 4.8): the conversion records are paginated. */
 export const conversionReportQuerySchema = z
   .strictObject({
-    from: calendarDate.optional(),
-    to: calendarDate.optional(),
+    from: eventDay.optional(),
+    to: eventDay.optional(),
     ...filterFields,
     event: z.enum(conversionEvents).optional(),
     timezone: timeZone.default('UTC'),

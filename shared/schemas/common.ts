@@ -34,6 +34,21 @@ export const appUrl = urlString((url) => !codeRunningSchemes.has(url.protocol.sl
 export const isoTimestamp = z.iso.datetime({ offset: true, abort: true });
 
 /**
+ * The instants the stores hold, declared once for every date and timestamp a
+ * client sends. Nothing is recorded before 1970 (clicks are stamped by the
+ * redirector, and Unix time starts there); ClickHouse's DateTime64(3) ends with
+ * 2299-12-31 (and starts in 1900), so anything that reaches the event tables
+ * (a conversion's time, an analytics range) stays inside these; Postgres
+ * timestamptz and JS Dates hold all four-digit years, which is what the ISO
+ * syntax can write.
+ */
+export const timeBounds = {
+  earliest: '1970-01-01T00:00:00.000Z',
+  latestEvent: '2299-12-31T23:59:59.999Z',
+  latestStored: '9999-12-31T23:59:59.999Z',
+} as const;
+
+/**
  * A timestamp a client sends, as an instant between `min` and `max` (UTC): the syntax
  * allows years 0000-9999 with any offset, which can name instants a store refuses
  * with a 500 (postgres.js writes through a JS Date, ClickHouse DateTime64 ends in 2299).
@@ -47,9 +62,27 @@ function timestampBetween(min: string, max: string) {
 }
 
 /** Stored in Postgres (e.g. expiresAt). */
-export const storedTimestamp = timestampBetween('1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z');
+export const storedTimestamp = timestampBetween(timeBounds.earliest, timeBounds.latestStored);
 /** Stored with events in ClickHouse (e.g. a conversion's time). */
-export const eventTimestamp = timestampBetween('1970-01-01T00:00:00.000Z', '2299-12-31T23:59:59.999Z');
+export const eventTimestamp = timestampBetween(timeBounds.earliest, timeBounds.latestEvent);
+
+/**
+ * `YYYY-MM-DD` that names a real calendar day (2026-02-30 is refused, not rolled
+ * over) on which events can exist: an analytics range is queried from the day
+ * before `from` to the days after `to` (zones, the attribution window), all of
+ * which ClickHouse must parse.
+ */
+export const eventDay = (() => {
+  const [first, last] = [timeBounds.earliest.slice(0, 10), timeBounds.latestEvent.slice(0, 10)];
+  return z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date as YYYY-MM-DD', abort: true })
+    .refine((value) => {
+      const ms = Date.parse(`${value}T00:00:00Z`);
+      return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === value;
+    }, { message: 'must be a real calendar date', abort: true })
+    .refine((value) => value >= first && value <= last, `must be a date from ${first} to ${last}`);
+})();
 
 /** Query-string booleans arrive as text; anything but the two words is a client error. */
 export const queryBoolean = documented(

@@ -21,24 +21,61 @@ export interface RawResponse {
 }
 
 export function rawHttp(port: string | number, request: RawRequest | Uint8Array, timeoutMs = 10_000): Promise<RawResponse> {
+  return rawExchange(port, request, timeoutMs).then((answer) => {
+    if (answer === 'timeout') throw new Error(`no complete answer within ${timeoutMs} ms`);
+    if (answer === 'closed') throw new Error('the server closed the connection without an answer');
+    return answer;
+  });
+}
+
+/**
+ * The same, for a server that may refuse a request without answering (uWS closes
+ * the connection on what it cannot parse, or waits for its idle timeout): `closed`
+ * when it closed (or reset) the connection before a byte came back, `timeout` when
+ * nothing came back within `timeoutMs`.
+ */
+export function rawExchange(port: string | number, request: RawRequest | Uint8Array, timeoutMs = 10_000): Promise<RawResponse | 'closed' | 'timeout'> {
   const bytes = request instanceof Uint8Array ? request : encode(request);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
     const chunks: Buffer[] = [];
-    const timer = setTimeout(() => socket.destroy(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
+    const settle = (answer: () => RawResponse | 'closed' | 'timeout') => {
+      clearTimeout(timer);
+      socket.destroy();
+      try {
+        resolve(answer());
+      } catch (err) {
+        reject(err);
+      }
+    };
+    const received = () => (chunks.length === 0 ? 'closed' : parse(Buffer.concat(chunks)));
+    const timer = setTimeout(() => settle(() => (chunks.length === 0 ? 'timeout' : parse(Buffer.concat(chunks)))), timeoutMs);
     socket.on('data', (chunk) => chunks.push(chunk));
     socket.on('error', (err) => {
-      clearTimeout(timer);
-      // A server may reset a connection it refused after answering: keep what it said.
-      if (chunks.length > 0 && (err as NodeJS.ErrnoException).code === 'ECONNRESET') resolve(parse(Buffer.concat(chunks)));
-      else reject(err);
+      // A server may reset a connection it refused, after answering or instead of it:
+      // keep what it said. The write side fails too when it stops reading (EPIPE).
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ECONNRESET' || code === 'EPIPE') settle(received);
+      else settle(() => {
+        throw err;
+      });
     });
-    socket.on('end', () => {
-      clearTimeout(timer);
-      resolve(parse(Buffer.concat(chunks)));
-    });
+    socket.on('end', () => settle(received));
     socket.write(bytes);
   });
+}
+
+/**
+ * A request byte for byte, nothing added: the method, target and header values may
+ * hold any bytes, names may repeat. Give `content-length` yourself when there is a body.
+ */
+export function wireRequest(method: string | Uint8Array, target: string | Uint8Array, headers: ReadonlyArray<readonly [string, string | Uint8Array]>, body?: Uint8Array, version = 'HTTP/1.1'): Buffer {
+  const bytes = (part: string | Uint8Array) => (typeof part === 'string' ? Buffer.from(part, 'latin1') : Buffer.from(part));
+  const parts: Buffer[] = [bytes(method), Buffer.from(' '), bytes(target), Buffer.from(` ${version}\r\n`)];
+  for (const [name, value] of headers) parts.push(Buffer.from(`${name}: `, 'latin1'), bytes(value), Buffer.from('\r\n'));
+  parts.push(Buffer.from('\r\n'));
+  if (body !== undefined) parts.push(Buffer.from(body));
+  return Buffer.concat(parts);
 }
 
 function encode(request: RawRequest): Buffer {
@@ -49,6 +86,12 @@ function encode(request: RawRequest): Buffer {
 }
 
 function parse(raw: Buffer): RawResponse {
+  // Interim answers (100 Continue) come before the real one.
+  while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1'))) {
+    const interimEnd = raw.indexOf('\r\n\r\n');
+    if (interimEnd === -1) break;
+    raw = raw.subarray(interimEnd + 4);
+  }
   const end = raw.indexOf('\r\n\r\n');
   if (end === -1) throw new Error(`incomplete HTTP response: ${JSON.stringify(raw.subarray(0, 200).toString('latin1'))}`);
   const [statusLine, ...headerLines] = raw.subarray(0, end).toString('latin1').split('\r\n');

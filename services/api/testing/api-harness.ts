@@ -32,10 +32,14 @@ export interface TestApi {
 
 export const REDIRECT_BASE_URL = 'http://go.test:8080';
 
-export async function startTestApi(backend: Backend, options: Pick<ApiDeps, 'counters' | 'analytics' | 'bus' | 'secret' | 'metrics'> = {}): Promise<TestApi> {
+export async function startTestApi(
+  backend: Backend,
+  options: Pick<ApiDeps, 'counters' | 'analytics' | 'bus' | 'secret' | 'metrics'> & Partial<Pick<ApiDeps, 'logger'>> & { /** More configuration, as environment variables. */ env?: Record<string, string> } = {},
+): Promise<TestApi> {
   const db = await createTestDatabase(backend);
-  const config = loadApiConfig({ REDIRECT_BASE_URL, API_MAX_BODY_BYTES: '65536' });
-  const server = await listen(createApiApp({ sql: db.sql, config, logger: createLogger('api-test', 'silent'), ...options }), 0, '127.0.0.1');
+  const config = loadApiConfig({ REDIRECT_BASE_URL, API_MAX_BODY_BYTES: '65536', ...options.env });
+  const { env: _env, ...deps } = options;
+  const server = await listen(createApiApp({ sql: db.sql, config, logger: createLogger('api-test', 'silent'), ...deps }), 0, '127.0.0.1');
 
   return {
     url: server.url,
