@@ -101,7 +101,7 @@ describe('generated bad input on the redirector', () => {
   afterAll(() => app?.close());
 
   it('every route, broken thousands of ways: never a 5xx, every 4xx one of its own pages', async () => {
-    expect(app.routes.length).toBeGreaterThan(10);
+    expect(app.routes.map((r) => `${r.method} ${r.pattern}`)).toEqual(expect.arrayContaining(['get /:code', 'head /:code', 'post /:code', 'get /i/:code', 'get /p.gif', 'any /*']));
     const cases = generateRedirectorCases(mulberry32(SEED), app.routes, fixtures, CASES);
     // What uWS may leave unanswered waits NO_ANSWER_MS: those all at once, the rest in small batches.
     const answered = cases.filter((c) => !c.mayGoUnanswered);
