@@ -230,8 +230,9 @@ export const experimentVariantSchema = z.strictObject({
       /** Difference of conversion rates (this minus control), percentage points, with its 95 % interval (Newcombe hybrid score). */
       difference: z.number(),
       confidenceInterval: z.tuple([z.number(), z.number()]),
-      /** Two-sided two-proportion z-test. */
+      /** Two-sided two-proportion z-test (pooled), for reference. */
       pValue: z.number(),
+      /** The minimum sample met and the 95 % interval, as shown, wholly above or below 0 (the verdict follows the interval, not pValue). */
       significant: z.boolean(),
       /** Why no verdict is given (too few clicks or conversions); null when the sample suffices. */
       insufficientSample: z.string().nullable(),
