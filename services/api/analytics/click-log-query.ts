@@ -4,6 +4,7 @@ import { addDays, type ClickLogEntry, type ClickLogQuery } from '../../../shared
 import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
 import { queryRows } from './query-rows.ts';
 import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
+import { neutralisedSql } from './csv.ts';
 
 /** A click_log row as the log selects it: the timestamp as epoch ms. */
 type ClickRow = Omit<EventRow, 'ts' | 'bot' | 'workspace_id' | 'kind' | 'visitor_id' | 'destination'> & { ts_ms: number; bot: boolean | number };
@@ -113,10 +114,15 @@ async function newestClicks(
   }
 }
 
-/** The log's CSV columns: the JSON fields, in their order. */
-const CSV_COLUMNS = `click_id AS clickId, link_id AS linkId, campaign_id AS campaignId, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp,
-  country, device_class AS device, os, browser, referrer_host AS referrerHost, utm_source AS utmSource, utm_medium AS utmMedium,
-  utm_campaign AS utmCampaign, utm_term AS utmTerm, utm_content AS utmContent, source, rule_id AS ruleId, bot`;
+/** The log's CSV columns: the JSON fields, in their order; text neutralised against formulas (csv.ts). */
+const CSV_COLUMNS = [
+  ['click_id', 'clickId'], ['link_id', 'linkId'], ['campaign_id', 'campaignId'], [`concat(replaceOne(toString(ts), ' ', 'T'), 'Z')`, 'timestamp'],
+  ['country', 'country'], ['device_class', 'device'], ['os', 'os'], ['browser', 'browser'], ['referrer_host', 'referrerHost'], ['utm_source', 'utmSource'],
+  ['utm_medium', 'utmMedium'], ['utm_campaign', 'utmCampaign'], ['utm_term', 'utmTerm'], ['utm_content', 'utmContent'], ['source', 'source'], ['rule_id', 'ruleId'],
+]
+  .map(([column, name]) => `${neutralisedSql(`toString(${column})`)} AS ${name}`)
+  .concat('bot')
+  .join(', ');
 
 /**
  * Every click of the log's range and filters as CSV, newest first, streamed from
