@@ -53,6 +53,9 @@ const filterFields = {
   ...dimensionFilterFields,
 };
 
+/** The filters of an endpoint whose link is in its path. */
+const { linkId: _linkFilter, ...linkFilterFields } = filterFields;
+
 /** `format=csv` (or `Accept: text/csv`) streams the answer as CSV. */
 const formatField = { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() };
 
@@ -203,7 +206,8 @@ export const experimentQuerySchema = z
     timezone: timeZone.default('UTC'),
     /** The variant the others are compared with: `default` (the default destination) or a rule id. */
     control: z.string().regex(/^(default|rule_[A-Za-z0-9]{1,64})$/, 'must be default or a rule id').default('default'),
-    ...filterFields,
+    // The link comes from the path, so a linkId parameter is an unknown one (as for /analytics/{linkId}).
+    ...linkFilterFields,
   })
   .transform((value, ctx) => withRange({ ...value, granularity: 'day' as const }, ctx as never));
 export type ExperimentQuery = z.output<typeof experimentQuerySchema>;

@@ -386,5 +386,34 @@ describe('analytics by dimension', () => {
       const res = await api.request('GET', path, { key: b.key });
       expect(res.status, path).toBe(404);
     }
+    // A's rule ids as B's rule= filter (alone or beside default) are 404 on every endpoint, as link and campaign ids are.
+    const linkOfB = (await api.request('POST', '/links', { key: b.key, body: { destinationUrl: 'https://example.org/x' } })).body.data;
+    for (const qs of [`rule=${rules[0]!.id}`, `rule=default,${rules[1]!.id}`]) {
+      for (const path of ['/analytics?', '/analytics/breakdown?dimension=os&', '/analytics/clicks?', '/analytics/conversions?', '/analytics/realtime?', `/analytics/${linkOfB.id}?`, `/analytics/experiments/${linkOfB.id}?`]) {
+        const res = await api.request('GET', `${path}${qs}`, { key: b.key });
+        expect(res.status, `${path}${qs}`).toBe(404);
+        expect(res.body.error, `${path}${qs}`).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('Rule not found') });
+      }
+    }
+    // A's own: its rules, and a deleted rule's id (its clicks are history, as the breakdown shows them), filter as before.
+    const deleted = await get(`/analytics/breakdown?dimension=os&from=${FROM}&to=${TO}&limit=1000&rule=rule_deleted1`);
+    expect(figures(deleted.data)).toEqual(expectedBreakdown('os', { filter: { rule: ['rule_deleted1'] } }));
+    expect((await api.request('GET', `/analytics/breakdown?dimension=os&rule=${rules[0]!.id}`, { key: a.key })).status).toBe(200);
+  }, HEAVY);
+
+  it('experiments: control must be a rule of this link (or default); another link\'s rule is 404', async () => {
+    const body = { campaignId: links[1]!.campaignId, linkId: links[1]!.id, name: 'elsewhere', type: 'percentage', conditions: { percentage: 10 }, destinationUrl: 'https://example.com/elsewhere' };
+    const elsewhere = (await api.request('POST', '/rules', { key: a.key, body })).body.data;
+    const res = await api.request('GET', `/analytics/experiments/${links[0]!.id}?from=${FROM}&to=${TO}&control=${elsewhere.id}`, { key: a.key });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining(elsewhere.id) });
+    // The same rule is a valid control on its own link, even with no click decided in the range.
+    const own = experimentReportSchema.parse((await get(`/analytics/experiments/${links[1]!.id}?from=${FROM}&to=${TO}&control=${elsewhere.id}`)).data);
+    expect(own.control).toBe(elsewhere.id);
+    // A campaign-wide rule (no link) of the link's campaign is a rule of the link too.
+    const wide = (await api.request('POST', '/rules', { key: a.key, body: { ...body, linkId: null, campaignId: links[0]!.campaignId, name: 'campaign-wide' } })).body.data;
+    expect((await api.request('GET', `/analytics/experiments/${links[0]!.id}?from=${FROM}&to=${TO}&control=${wide.id}`, { key: a.key })).status).toBe(200);
+    await api.request('DELETE', `/rules/${wide.id}`, { key: a.key });
+    await api.request('DELETE', `/rules/${elsewhere.id}`, { key: a.key });
   }, HEAVY);
 });

@@ -65,9 +65,11 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   }
 
   /**
-   * The clicks a request is about. Another workspace's link or campaign, as a scope
-   * (linkId, campaignId) or a filter value (link, campaign), answers 404 as it does
-   * everywhere else; a deleted link's history stays readable.
+   * The clicks a request is about. Another workspace's link, campaign or rule, as a
+   * scope (linkId, campaignId) or a filter value (link, campaign, rule), answers 404
+   * as it does everywhere else; a deleted link's history stays readable, and so does
+   * a deleted rule's: rules are deleted for good, so a rule id that names no rule at
+   * all is taken as one of the workspace's deleted rules (its clicks keep the id).
    */
   async function scopeOf(ctx: Context, q: ScopeQuery, extra: Dimension[] = []): Promise<ClickScope> {
     const workspaceId = principalOf(ctx).workspaceId;
@@ -83,6 +85,11 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
       const found = new Set((await sql<{ id: string }[]>`SELECT id FROM campaigns WHERE workspace_id = ${workspaceId} AND id IN ${sql(campaignIds)}`).map((r) => r.id));
       const missing = campaignIds.find((id) => !found.has(id));
       if (missing !== undefined) throw new AppError('NOT_FOUND', `Campaign not found: ${missing}`);
+    }
+    const ruleIds = [...new Set((filters.rule ?? []).filter((v): v is string => v !== null && v !== 'default'))];
+    if (ruleIds.length > 0) {
+      const [foreign] = await sql<{ id: string }[]>`SELECT id FROM rules WHERE id IN ${sql(ruleIds)} AND workspace_id <> ${workspaceId} LIMIT 1`;
+      if (foreign) throw new AppError('NOT_FOUND', `Rule not found: ${foreign.id}`);
     }
     const wanted = [...dimensionNames.filter((d) => filters[d] !== undefined), ...extra];
     return {
@@ -126,10 +133,9 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   router.get('/analytics/experiments/:linkId', requireScope('analytics:read'), async (ctx) => {
     const query = parseInput(experimentQuerySchema, ctx.query, 'query');
     const linkId = await liveLink(ctx);
-    if (query.linkId !== undefined && query.linkId !== linkId) throw new AppError('VALIDATION_ERROR', 'Invalid query', [{ path: 'linkId', message: 'is the link of the path; leave it out' }]);
     const scope = await scopeOf(ctx, { ...query, linkId });
     const report = await experimentReport(store(), sql, { ...query, ...scope, linkId });
-    if ('missingControl' in report) throw new AppError('NOT_FOUND', `Rule not found: ${report.missingControl}`);
+    if ('missingControl' in report) throw new AppError('NOT_FOUND', `Rule not found on link ${linkId}: ${report.missingControl}`);
     ok(ctx, report);
   });
 
