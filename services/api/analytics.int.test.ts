@@ -340,7 +340,8 @@ describe('analytics from ClickHouse', () => {
 
   it('a key without analytics:read is 403; no key is 401', async () => {
     const limited = await api.tenant({ scopes: ['links:read'] });
-    for (const path of ['/analytics', '/analytics/clicks', `/analytics/${linksA[0]!.id}`]) {
+    const paths = ['/analytics', '/analytics/clicks', `/analytics/${linksA[0]!.id}`, '/analytics/breakdown?dimension=country', '/analytics/realtime', `/analytics/experiments/${linksA[0]!.id}`, '/analytics/conversions'];
+    for (const path of paths) {
       expect((await api.request('GET', path, { key: limited.key })).status, path).toBe(403);
       expect((await api.request('GET', path)).status, path).toBe(401);
     }

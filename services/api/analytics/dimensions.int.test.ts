@@ -267,6 +267,51 @@ describe('analytics by dimension', () => {
     }
   }, HEAVY);
 
+  it('compare=previous on /analytics/{linkId}: the link\'s previous period, exact uniques and conversions per day', async () => {
+    const link = links[0]!;
+    for (const [qs, filter] of [['', {}], ['&os=ios,android', { os: ['ios', 'android'] }]] as Array<[string, Filter]>) {
+      const data = analyticsOverviewSchema.parse((await get(`/analytics/${link.id}?from=2026-05-04&to=2026-05-10&compare=previous${qs}`)).data);
+      expect(data.previous, qs).toBeDefined();
+      expect([data.previous!.from, data.previous!.to]).toEqual(['2026-04-27', '2026-05-03']);
+      const before = clicksOf({ from: '2026-04-27', to: '2026-05-03', filter, linkId: link.id });
+      const conv = conversionsOf({ from: '2026-04-27', to: '2026-05-03', filter, linkId: link.id });
+      expect(data.previous!.summary, qs).toEqual({ totalClicks: before.length, uniqueClicks: new Set(before.map((r) => r.visitor_id)).size, conversions: conv.length, revenue: money(conv.map((v) => v.value)), conversionRate: rate(conv.length, before.length) });
+      const days = ['2026-04-27', '2026-04-28', '2026-04-29', '2026-04-30', '2026-05-01', '2026-05-02', '2026-05-03'];
+      expect(data.previous!.timeSeries, qs).toEqual(days.map((d) => {
+        const inDay = before.filter((r) => day(r.ts) === d);
+        return { date: d, clicks: inDay.length, uniqueClicks: new Set(inDay.map((r) => r.visitor_id)).size, conversions: conv.filter((v) => day(v.ts) === d).length };
+      }));
+      expect(before.length, qs).toBeGreaterThan(20);
+      const { previous: _p, ...alone } = data;
+      expect(analyticsOverviewSchema.parse((await get(`/analytics/${link.id}?from=2026-05-04&to=2026-05-10${qs}`)).data), qs).toEqual(alone);
+    }
+  }, HEAVY);
+
+  it('filters on the other dimensions (utm_medium, utm_term, utm_campaign, utm_content, campaign, link, destination), exact', async () => {
+    const dest = `https://example.com/${rules[0]!.id}`;
+    const cases: Array<[string, Filter]> = [
+      ['utm_medium=email&utm_term=shoes', { utm_medium: ['email'], utm_term: ['shoes'] }],
+      ['utm_campaign=spring&utm_content=hero,(none)', { utm_campaign: ['spring'], utm_content: ['hero', '(none)'] }],
+      ['utm_medium=(none)&utm_campaign=(none)', { utm_medium: ['(none)'], utm_campaign: ['(none)'] }],
+      [`campaign=${campaigns[0]!.id}&device=mobile`, { campaign: [campaigns[0]!.id], device: ['mobile'] }],
+      [`link=${links[0]!.id},${links[3]!.id}&utm_source=ads`, { link: [links[0]!.id, links[3]!.id], utm_source: ['ads'] }],
+      [`destination=${encodeURIComponent(dest)},${encodeURIComponent('https://example.com/default')}&country=DE`, { destination: [dest, 'https://example.com/default'], country: ['DE'] }],
+    ];
+    for (const [qs, filter] of cases) {
+      const rows = clicksOf({ filter });
+      const conv = conversionsOf({ filter });
+      expect(rows.length, qs).toBeGreaterThan(10);
+      for (const dimension of ['browser', 'link']) {
+        const body = await get(`/analytics/breakdown?dimension=${dimension}&from=${FROM}&to=${TO}&limit=1000&${qs}`);
+        expect(figures(body.data), `${dimension} ${qs}`).toEqual(expectedBreakdown(dimension, { filter }));
+      }
+      const data = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&${qs}`)).data);
+      expect(data.summary, qs).toEqual({ totalClicks: rows.length, uniqueClicks: new Set(rows.map((r) => r.visitor_id)).size, conversions: conv.length, revenue: money(conv.map((v) => v.value)), conversionRate: rate(conv.length, rows.length) });
+      expect((await get(`/analytics/clicks?from=${FROM}&to=${TO}&limit=1&${qs}`)).pagination.total, qs).toBe(rows.length);
+      expect((await get(`/analytics/conversions?from=${FROM}&to=${TO}&limit=1&${qs}`)).data.summary.totalConversions, qs).toBe(conv.length);
+    }
+  }, HEAVY);
+
   it('CSV of a breakdown, the click log and the conversions, parsed back, equals the JSON', async () => {
     for (const dimension of ['link', 'rule', 'referrer']) {
       const path = `/analytics/breakdown?dimension=${dimension}&from=${FROM}&to=${TO}&limit=1000`;
@@ -342,6 +387,45 @@ describe('analytics by dimension', () => {
     }
     const other = realtimeSchema.parse((await get('/analytics/realtime', b.key)).data);
     expect(other.summary.clicks).toBe(1);
+  }, HEAVY);
+
+  it('realtime: top 5 links and top 5 countries cut from more, with two filters', async () => {
+    // A workspace of its own, so no other test's recent clicks count here.
+    const c = await api.tenant();
+    const own: Array<{ id: string; shortCode: string }> = [];
+    for (let i = 0; i < 7; i++) own.push((await api.request('POST', '/links', { key: c.key, body: { destinationUrl: `https://example.com/rt${i}` } })).body.data);
+    const now = Date.now();
+    const countries = ['US', 'DE', 'FR', 'GB', 'JP', 'BR', 'IN'];
+    const recent: Click[] = [];
+    // Link i and country i get 8 - i clicks (ties impossible), some on tablets, a few unknown countries; all within the last 40 minutes.
+    for (let i = 0; i < 7; i++) {
+      for (let k = 0; k < 8 - i; k++) {
+        recent.push({
+          ...clicks[0]!, workspace_id: c.workspaceId, link_id: own[i]!.id, campaign_id: '', ts: now - (2 + ((i * 7 + k * 3) % 38)) * 60_000, click_id: `ck_rt5_${i}_${k}`,
+          kind: 'click', bot: false, visitor_id: `rt5_${k}`, country: k === 5 ? '' : countries[(i + k) % 7]!, device_class: k % 3 === 0 ? 'tablet' : 'mobile', os: k % 2 ? 'ios' : 'android',
+        });
+      }
+    }
+    await client.insert({ table: 'events', values: recent, format: 'JSONEachRow' });
+    for (const [qs, keep] of [['', () => true], ['?device=mobile&os=ios', (x: Click) => x.device_class === 'mobile' && x.os === 'ios']] as const) {
+      const data = realtimeSchema.parse((await get(`/analytics/realtime${qs}`, c.key)).data);
+      const kept = recent.filter(keep);
+      expect(data.summary, qs).toEqual({ clicks: kept.length, uniqueVisitors: new Set(kept.map((x) => x.visitor_id)).size });
+      const top = <K extends string>(key: (x: Click) => string, name: K) => {
+        const counts = new Map<string, number>();
+        for (const x of kept) if (key(x) !== '') counts.set(key(x), (counts.get(key(x)) ?? 0) + 1);
+        return [...counts].sort((p, q) => q[1] - p[1] || (p[0] < q[0] ? -1 : 1)).slice(0, 5).map(([v, n]) => ({ [name]: v, clicks: n }));
+      };
+      expect(data.topLinks.map(({ linkId, clicks: n }) => ({ linkId, clicks: n })), qs).toEqual(top((x) => x.link_id, 'linkId'));
+      expect(data.topLinks.every((l) => l.shortCode === own.find((o) => o.id === l.linkId)!.shortCode)).toBe(true);
+      expect(data.topCountries, qs).toEqual(top((x) => x.country, 'country'));
+      if (qs === '') {
+        expect(new Set(kept.map((x) => x.link_id)).size).toBe(7);
+        expect(data.topLinks).toHaveLength(5);
+        expect(new Set(kept.map((x) => x.country).filter(Boolean)).size).toBe(7);
+        expect(data.topCountries).toHaveLength(5);
+      }
+    }
   }, HEAVY);
 
   it('bad inputs are 400 naming the parameter; unknown dimensions too', async () => {
