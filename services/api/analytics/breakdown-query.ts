@@ -49,8 +49,8 @@ function valueExpression(f: BreakdownFilter): { expression: string; perClick: st
 }
 
 /**
- * Clicks of the range by one dimension, sorted by clicks (then value), one page,
- * with conversions and revenue under the value of their click. One statement:
+ * Clicks of the range by one dimension, with conversions and revenue under the value
+ * of their click: one row per value, unsorted. One statement:
  *
  *   - clicks and unique visitors of each value, from click_facts in the range;
  *   - counted conversions of the range (conversion-filter.ts) joined to their click
@@ -59,16 +59,16 @@ function valueExpression(f: BreakdownFilter): { expression: string; perClick: st
  *     has no value and is in no row.
  *
  * A value with conversions but no click in the range (its clicks came earlier) is a
- * row with 0 clicks. `total` is the number of rows before the page is cut.
+ * row with 0 clicks.
  */
-export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilter): Promise<{ rows: BreakdownRow[]; total: number }> {
+function rowsStatement(f: BreakdownFilter): { query: string; params: Record<string, unknown> } {
   const range = hourRange(f.from, f.to, f.timezone);
   const value = valueExpression(f);
   const clicks = factsRange(f, range, 'b');
   const counted = countedConversions({ ...f, filters: {} }, 'click_id, value');
   const convClicks = clickConditions({ ...f, includeBots: true }, 'click_facts', 'bc');
   const query = `
-    SELECT value, sum(clicks) AS clicks, sum(uniques) AS uniques, sum(conversions) AS conversions, sum(revenue) AS revenue, count() OVER () AS total
+    SELECT value, sum(clicks) AS clicks, sum(uniques) AS uniques, sum(conversions) AS conversions, sum(revenue) AS revenue
     FROM (
       SELECT ${value.expression} AS value, count() AS clicks, ${uniquesOf(f)} AS uniques, 0 AS conversions, toDecimal128(0, 4) AS revenue
       FROM click_facts WHERE ${clicks.where} GROUP BY value
@@ -83,27 +83,35 @@ export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilt
       ) AS k ON c.h = k.click
       GROUP BY kv
     )
-    GROUP BY value
-    ORDER BY clicks DESC, conversions DESC, value
-    LIMIT {bLimit:UInt32} OFFSET {bOffset:UInt32}`;
-  const rows = await queryRows<Row>(ch, query, {
+    GROUP BY value`;
+  const params = {
     ...value.params,
     ...clicks.params,
     ...counted.params,
     ...convClicks.params,
     bClickLo: dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS,
     bClickHi: dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS,
+  };
+  return { query, params };
+}
+
+/**
+ * The rows of rowsStatement sorted by clicks (then conversions, then value), one page.
+ * `total` is the number of rows before the page is cut, the same count on every page.
+ */
+export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilter): Promise<{ rows: BreakdownRow[]; total: number }> {
+  const all = rowsStatement(f);
+  const rows = await queryRows<Row>(ch, `SELECT *, count() OVER () AS total FROM (${all.query}) ORDER BY clicks DESC, conversions DESC, value LIMIT {bLimit:UInt32} OFFSET {bOffset:UInt32}`, {
+    ...all.params,
     bLimit: f.limit,
     bOffset: (f.page - 1) * f.limit,
   });
-  return { rows: await labelled(sql, f, rows), total: Number(rows[0]?.total ?? (f.page > 1 ? await countValues(ch, f) : 0)) };
+  return { rows: await labelled(sql, f, rows), total: Number(rows[0]?.total ?? (f.page > 1 ? await countRows(ch, all) : 0)) };
 }
 
-/** A page past the last has no rows to carry the total: count the values alone. */
-async function countValues(ch: ClickHouseClient, f: BreakdownFilter): Promise<number> {
-  const value = valueExpression(f);
-  const clicks = factsRange(f, hourRange(f.from, f.to, f.timezone), 'b');
-  const [row] = await queryRows<{ n: number }>(ch, `SELECT uniqExact(${value.expression}) AS n FROM click_facts WHERE ${clicks.where}`, { ...value.params, ...clicks.params });
+/** A page past the last has no rows to carry the total: count the same rows alone. */
+async function countRows(ch: ClickHouseClient, all: { query: string; params: Record<string, unknown> }): Promise<number> {
+  const [row] = await queryRows<{ n: number }>(ch, `SELECT count() AS n FROM (${all.query})`, all.params);
   return Number(row?.n ?? 0);
 }
 

@@ -192,6 +192,18 @@ describe('analytics by dimension', () => {
     expect(past.data).toEqual([]);
     expect(past.pagination.total).toBe(expectedBreakdown('utm_content').length);
     expect(clicksOf({ includeBots: true }).length).toBeGreaterThan(clicksOf().length);
+    // Days after the last click: every row is a value with conversions only. A page past the
+    // end reports the same total as the first page, and the reference's.
+    for (const dimension of ['utm_content', 'link', 'city']) {
+      const want = expectedBreakdown(dimension, { from: '2026-05-12', to: '2026-05-14' });
+      expect(want.length, dimension).toBeGreaterThan(1);
+      expect(want.every((r) => r.clicks === 0 && r.conversions > 0), dimension).toBe(true);
+      const first = await get(`/analytics/breakdown?dimension=${dimension}&from=2026-05-12&to=2026-05-14&limit=1`);
+      expect(figures(first.data), dimension).toEqual(want.slice(0, 1));
+      const beyond = await get(`/analytics/breakdown?dimension=${dimension}&from=2026-05-12&to=2026-05-14&limit=1&page=99`);
+      expect(beyond.data, dimension).toEqual([]);
+      expect([first.pagination.total, beyond.pagination.total], dimension).toEqual([want.length, want.length]);
+    }
   }, HEAVY);
 
   const combos: Array<[string, Filter]> = [
