@@ -193,6 +193,29 @@ describe('analytics by tag', () => {
     expect(aEmail.summary.totalClicks).toBe(clicksOf(a.workspaceId, ['email']).length);
   }, HEAVY);
 
+  it('thousands of tagged links: link sets too long for a URL still reach ClickHouse (breakdown and filter)', async () => {
+    // A workspace of its own with 3,000 links tagged `bulk` (ids ~27 characters: the link
+    // set is ~90 KB, where a URL stops at ~16 KB), a few of them clicked.
+    const c = await api.tenant();
+    const ids = Array.from({ length: 3000 }, (_, i) => `link_bulktag${String(i).padStart(6, '0')}`);
+    const sql = api.db.sql;
+    const [campaign] = await sql<{ id: string }[]>`SELECT id FROM campaigns WHERE workspace_id = ${c.workspaceId} AND is_default`;
+    await sql`INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url, tags)
+      SELECT id, ${c.workspaceId}, ${campaign!.id}, '', 'bulk' || n, 'https://example.com/bulk', ARRAY['bulk', 'tag ' || (n % 7)]
+      FROM unnest(${ids}::text[]) WITH ORDINALITY AS x(id, n)`;
+    const bulkClicks = ids.filter((_, i) => i % 100 === 0).map((id, n): Click => ({
+      workspace_id: c.workspaceId, link_id: id, ts: Date.parse('2026-03-03T12:00:00Z') + n * 1000, click_id: `ck_bulktag_${n}`, kind: 'click', campaign_id: campaign!.id,
+      visitor_id: `bv${n % 7}`, country: 'DE', device_class: 'mobile', source: 'link', bot: false,
+    }));
+    await client.insert({ table: 'events', values: bulkClicks, format: 'JSONEachRow' });
+    const byTag = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100`, c.key);
+    expect(byTag.data.find((r: any) => r.value === 'bulk')).toMatchObject({ clicks: bulkClicks.length, uniqueClicks: 7 });
+    expect(byTag.pagination.total).toBe(8);
+    const filtered = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=bulk`, c.key)).data);
+    expect(filtered.summary.totalClicks).toBe(bulkClicks.length);
+    expect((await get(`/analytics/breakdown?dimension=link&from=${FROM}&to=${TO}&tag=(none)`, c.key)).data).toEqual([]);
+  }, HEAVY);
+
   it('bad tag filters are 400 naming the parameter', async () => {
     for (const path of [
       '/analytics?tag=',
