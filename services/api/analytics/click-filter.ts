@@ -20,13 +20,15 @@ export interface Conditions {
   params: Record<string, unknown>;
 }
 
-export type ClickTable = 'click_facts' | 'click_log' | 'events';
+/** converted_clicks (clickhouse/0011) has click_facts' columns. */
+export type ClickTable = 'click_facts' | 'converted_clicks' | 'click_log' | 'events';
 
 /** The column of `dimension` in `table`; null when that table does not keep it. */
 export function columnOf(dimension: Dimension, table: ClickTable): string | null {
   const source = dimensionSources[dimension];
   if (source.kind !== 'column') return 'link_id';
-  return table === 'click_facts' ? source.column : table === 'click_log' ? source.logColumn : source.eventsColumn;
+  if (table === 'click_facts' || table === 'converted_clicks') return source.column;
+  return table === 'click_log' ? source.logColumn : source.eventsColumn;
 }
 
 /** Whether every filter of `scope` can be answered from `table`. */

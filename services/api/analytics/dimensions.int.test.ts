@@ -109,16 +109,18 @@ describe('analytics by dimension', () => {
 
   type Filter = Record<string, string[]>;
   const matches = (c: Click, filter: Filter) => Object.entries(filter).every(([d, vs]) => vs.map((v) => (v === '(none)' ? '' : v)).includes(valueOf[d]!(c)));
-  const inRange = (ms: number, from: string, to: string) => day(ms) >= from && day(ms) <= to;
-  const clicksOf = (opts: { workspaceId?: string; from?: string; to?: string; filter?: Filter; includeBots?: boolean; campaignId?: string; linkId?: string } = {}) =>
-    clicks.filter((c) => c.workspace_id === (opts.workspaceId ?? a.workspaceId) && c.kind === 'click' && (opts.includeBots || !c.bot) && inRange(c.ts, opts.from ?? FROM, opts.to ?? TO) &&
+  /** The calendar day of an instant in a zone (UTC unless given), via ICU. */
+  const localDay = (ms: number, tz?: string) => (tz ? new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms) : day(ms));
+  const inRange = (ms: number, from: string, to: string, tz?: string) => localDay(ms, tz) >= from && localDay(ms, tz) <= to;
+  const clicksOf = (opts: { workspaceId?: string; from?: string; to?: string; tz?: string; filter?: Filter; includeBots?: boolean; campaignId?: string; linkId?: string } = {}) =>
+    clicks.filter((c) => c.workspace_id === (opts.workspaceId ?? a.workspaceId) && c.kind === 'click' && (opts.includeBots || !c.bot) && inRange(c.ts, opts.from ?? FROM, opts.to ?? TO, opts.tz) &&
       matches(c, opts.filter ?? {}) && (opts.campaignId === undefined || c.campaign_id === opts.campaignId) && (opts.linkId === undefined || c.link_id === opts.linkId));
   /** Attributed, each order once (its first), in the range, whose stored click passes the filter. */
-  const conversionsOf = (opts: { from?: string; to?: string; filter?: Filter; campaignId?: string; linkId?: string } = {}) => {
+  const conversionsOf = (opts: { from?: string; to?: string; tz?: string; filter?: Filter; campaignId?: string; linkId?: string } = {}) => {
     const byClick = new Map(clicks.filter((c) => c.workspace_id === a.workspaceId && c.kind === 'click').map((c) => [c.click_id, c]));
     const seen = new Set<string>();
     return conversions
-      .filter((v) => v.workspace_id === a.workspaceId && v.attributed && inRange(v.ts, opts.from ?? FROM, opts.to ?? TO))
+      .filter((v) => v.workspace_id === a.workspaceId && v.attributed && inRange(v.ts, opts.from ?? FROM, opts.to ?? TO, opts.tz))
       .filter((v) => (opts.campaignId === undefined || v.campaign_id === opts.campaignId) && (opts.linkId === undefined || v.link_id === opts.linkId))
       .sort((x, y) => x.ts - y.ts || (x.conversion_id < y.conversion_id ? -1 : 1))
       .filter((v) => (seen.has(v.order_id) ? false : (seen.add(v.order_id), true)))
@@ -166,6 +168,20 @@ describe('analytics by dimension', () => {
     }
     // Some conversions fall in the range while their click came before it: a value may then have conversions without clicks.
     expect(conversionsOf().some((v) => v.click && day(v.click.ts) < FROM)).toBe(true);
+  }, HEAVY);
+
+  it('in other zones: whole UTC days from the daily rollup, the hours at the edges from the clicks, exact either way', async () => {
+    // Each local day straddles two UTC days: New York is UTC-4 in May, Tokyo UTC+9.
+    for (const tz of ['America/New_York', 'Asia/Tokyo']) {
+      for (const dimension of ['country', 'city', 'link', 'rule', 'utm_content']) {
+        const body = await get(`/analytics/breakdown?dimension=${dimension}&from=${FROM}&to=${TO}&limit=1000&timezone=${encodeURIComponent(tz)}`);
+        const want = expectedBreakdown(dimension, { tz });
+        expect(figures(body.data), `${tz} ${dimension}`).toEqual(want);
+        expect(body.pagination.total, `${tz} ${dimension}`).toBe(want.length);
+      }
+    }
+    // The edges matter: a day earlier or later would count other clicks.
+    expect(clicksOf({ tz: 'America/New_York' }).length).not.toBe(clicksOf().length);
   }, HEAVY);
 
   it('labels: (none), short codes, campaign names, rule names and types, the default row, country names', async () => {
