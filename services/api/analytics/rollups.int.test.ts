@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
+import { createClickId } from '../../../shared/click-id.ts';
 
 /** Every rollup the analytics read, each as a canonical, merged listing (order-independent of parts and merges). */
 const listings: Record<string, string> = {
@@ -122,6 +123,21 @@ describe('analytics rollups (clickhouse/0002, 0005, 0010, 0011)', () => {
       const row = rows.find((r) => String(r.click) === h.h)!;
       expect({ link_id: row.link_id, t: Number(row.t), country: row.country }).toEqual({ link_id: clickOf.get(h.click_id)!.link_id, t: Math.floor(clickOf.get(h.click_id)!.ts / 1000), country: clickOf.get(h.click_id)!.country });
     }
+  });
+
+  it('converted_clicks: a conversion finds its click by the time its click id carries (ids as the redirector makes them)', async () => {
+    const secret = Buffer.from('rollups-test-secret');
+    const linkId = `link_${'R'.repeat(22)}`;
+    const batch = events('ws_conv_ids', 120, 11).map((e) => ({ ...e, link_id: linkId, click_id: createClickId(secret, linkId, e.ts) }));
+    // A second click of the same link in the same second: the key finds both, the click id tells them apart.
+    batch.push({ ...batch[1]!, click_id: createClickId(secret, linkId, batch[1]!.ts), visitor_id: 'v_twin', kind: 'click' });
+    await client.insert({ table: 'events', values: batch, format: 'JSONEachRow' });
+    const conversions = conversionsOf(batch);
+    expect(conversions.length).toBeGreaterThan(5);
+    await client.insert({ table: 'conversions', values: conversions, format: 'JSONEachRow' });
+    const rows = await (await client.query({ query: `SELECT DISTINCT toString(click) AS click FROM converted_clicks WHERE workspace_id = 'ws_conv_ids'`, format: 'JSONEachRow' })).json<{ click: string }>();
+    const hashes = await (await client.query({ query: `SELECT toString(cityHash64(arrayJoin({ids:Array(String)}))) AS h`, query_params: { ids: conversions.map((c) => c.click_id) }, format: 'JSONEachRow' })).json<{ h: string }>();
+    expect(rows.map((r) => r.click).sort()).toEqual(hashes.map((h) => h.h).sort());
   });
 
   it('0010 and 0011 fill their tables from clicks and conversions stored before them, once', async () => {
