@@ -260,6 +260,9 @@ export const clickLogEntrySchema = z.strictObject({
   campaignId: z.string().nullable(),
   timestamp: z.string(),
   country: z.string().nullable(),
+  /** Region and city by geo-IP (README "Geo-IP"); null when unknown. */
+  region: z.string().nullable(),
+  city: z.string().nullable(),
   device: z.string(),
   os: z.string().nullable(),
   browser: z.string().nullable(),
@@ -271,6 +274,8 @@ export const clickLogEntrySchema = z.strictObject({
   utmContent: z.string().nullable(),
   source: z.string(),
   ruleId: z.string().nullable(),
+  /** The URL the visitor was sent to (as configured, before their query and the click id were added). */
+  destination: z.string().nullable(),
   bot: z.boolean(),
 });
 export type ClickLogEntry = z.infer<typeof clickLogEntrySchema>;

@@ -21,14 +21,14 @@ export interface Conditions {
 }
 
 /** converted_clicks (clickhouse/0011) has click_facts' columns. */
-export type ClickTable = 'click_facts' | 'converted_clicks' | 'click_log' | 'events';
+export type ClickTable = 'click_facts' | 'converted_clicks' | 'clicks_by_time' | 'events';
 
 /** The column of `dimension` in `table`; null when that table does not keep it. */
 export function columnOf(dimension: Dimension, table: ClickTable): string | null {
   const source = dimensionSources[dimension];
   if (source.kind !== 'column') return 'link_id';
   if (table === 'click_facts' || table === 'converted_clicks') return source.column;
-  return table === 'click_log' ? source.logColumn : source.eventsColumn;
+  return table === 'clicks_by_time' ? source.logColumn : source.eventsColumn;
 }
 
 /** Whether every filter of `scope` can be answered from `table`. */

@@ -8,7 +8,7 @@ import type { Dimension, DimensionFilters } from '../../../shared/schemas/analyt
  * a breakdown row of it is labelled. Adding a dimension is one entry here (and
  * its declaration there) once its column exists in click_facts (clickhouse/0007):
  *
- *   - `column`: a column of click_facts (and of click_log / events for the click log),
+ *   - `column`: a column of click_facts (and of clicks_by_time / events for the click log),
  *     '' meaning "none";
  *   - or `linkValues`: a dimension of links kept in Postgres (tags, say): it names,
  *     per workspace, the values of each link; filters become link id sets and a
@@ -19,7 +19,7 @@ export type DimensionSource =
       kind: 'column';
       /** Column of click_facts. */
       column: string;
-      /** Column of click_log and events, for the click log; absent: not in click_log, the log reads events. */
+      /** Column of clicks_by_time and events, for the click log; absent: not in clicks_by_time, the log reads events. */
       logColumn: string | null;
       eventsColumn: string;
       /** What the stored '' means as a value (rule: 'default'); absent: null, "(none)". */
@@ -95,9 +95,8 @@ const few = (source: DimensionSource): DimensionSource => ({ ...source, fewValue
 
 export const dimensionSources: Record<Dimension, DimensionSource> = {
   country: few({ ...column('country'), label: countryLabel } as DimensionSource),
-  // Not in click_log: the click log reads events for these two filters.
-  region: column('region', null, 'region'),
-  city: column('city', null, 'city'),
+  region: column('region'),
+  city: column('city'),
   device: few(column('device', 'device_class')),
   os: few(column('os')),
   browser: few(column('browser')),
@@ -111,7 +110,7 @@ export const dimensionSources: Record<Dimension, DimensionSource> = {
   link: { ...column('link_id'), label: linkLabel } as DimensionSource,
   campaign: { ...column('campaign_id'), label: campaignLabel } as DimensionSource,
   rule: { ...column('rule_id'), emptyValue: 'default', label: ruleLabel } as DimensionSource,
-  destination: column('destination', null, 'destination'),
+  destination: column('destination'),
   tag: { kind: 'linkValues', linkValues: linkTags },
 };
 
