@@ -25,9 +25,13 @@ export type DimensionSource =
       /** What the stored '' means as a value (rule: 'default'); absent: null, "(none)". */
       emptyValue?: string;
       /**
-       * Whether the dimension has a few hundred values at most, whatever the traffic
-       * (device, os, browser, source, country): a breakdown then computes every value's
-       * uniques in the same pass as its clicks, instead of a second pass for the page's.
+       * Whether the dimension has at most a few hundred values in practice (device, os,
+       * browser, source, country, referrer host, utm source, medium, campaign and
+       * content): a breakdown then computes every value's uniques in the same pass as
+       * its clicks. Otherwise (region, city, utm term, link, rule, destination: thousands
+       * of values) a first pass counts clicks, a second the page's uniques: a sketch
+       * for each of 10k values cost three times the clicks alone, a second pass over
+       * the filtered clicks less. Speed only: the answer is the same either way.
        */
       fewValues?: boolean;
       label?: Labeller;
@@ -100,12 +104,12 @@ export const dimensionSources: Record<Dimension, DimensionSource> = {
   device: few(column('device', 'device_class')),
   os: few(column('os')),
   browser: few(column('browser')),
-  referrer: column('referrer', 'referrer_host'),
-  utm_source: column('utm_source'),
-  utm_medium: column('utm_medium'),
-  utm_campaign: column('utm_campaign'),
+  referrer: few(column('referrer', 'referrer_host')),
+  utm_source: few(column('utm_source')),
+  utm_medium: few(column('utm_medium')),
+  utm_campaign: few(column('utm_campaign')),
   utm_term: column('utm_term'),
-  utm_content: column('utm_content'),
+  utm_content: few(column('utm_content')),
   source: few(column('source')),
   link: { ...column('link_id'), label: linkLabel } as DimensionSource,
   campaign: { ...column('campaign_id'), label: campaignLabel } as DimensionSource,
