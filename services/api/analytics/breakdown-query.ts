@@ -40,18 +40,19 @@ interface PageRow {
  * each row carries that empty uniques state, to sit beside the clicks' rows.
  */
 function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: string; params: Record<string, unknown> } {
-  const value = breakdownValue(f.dimension, f.resolved, 'clicks', 'bk');
+  const value = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'bk');
   const counted = countedConversions({ ...f, filters: {} }, 'click_id, value');
   // Bots too: the conversion happened whatever the click looked like.
   const clicks = clickConditions({ ...f, includeBots: true }, 'converted_clicks', 'bkc');
   return {
-    sql: `SELECT ${value.fromPerClick('k.value')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, sum(c.value) AS revenue
+    sql: `SELECT ${value.of('k.key')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, sum(c.value) AS revenue
       FROM (SELECT cityHash64(click_id) AS h, value FROM ${counted.subquery}) AS c
       ANY INNER JOIN (
-        SELECT click, ${value.perClick} AS value FROM converted_clicks
+        SELECT click, ${value.key} AS key FROM converted_clicks
         WHERE ${clicks.sql.join(' AND ')}
           AND ts >= fromUnixTimestamp64Milli({bkLo:Int64}) AND ts < fromUnixTimestamp64Milli({bkHi:Int64})
       ) AS k ON c.h = k.click
+      ${value.join('k.key')}
       GROUP BY value`,
     params: {
       ...value.params,

@@ -1,7 +1,7 @@
 import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
 import { addDays, dateToMs } from '../../../shared/schemas/analytics.ts';
 import { dimensionSources, hasDimensionFilters } from './dimensions.ts';
-import { breakdownValue, pageCondition } from './breakdown-value.ts';
+import { breakdownValue, pageCondition, type BreakdownValue } from './breakdown-value.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { sqlDateTime, type HourRange } from './hour-range.ts';
 
@@ -85,19 +85,38 @@ function factsWhere(f: ClickScope, r: HourRange, p: string, edgesOnly: boolean):
 
 /** `AND <condition>` keeping the rows of the given values, or '' for all rows. */
 function restricted(f: SourceFilter, values: string[] | null, table: 'clicks' | 'rollup', p: string) {
-  const page = values === null ? null : pageCondition(f.dimension, f.resolved, values, table, p);
+  const page = values === null ? null : pageCondition(f.dimension, f.workspaceId, f.linkValues, values, table, p);
   return { sql: page ? ` AND ${page.sql}` : '', params: page?.params ?? {} };
 }
 
+/**
+ * `(value, ...)` rows of a click table grouped by value, each aggregate as `expression
+ * AS name`; a link-valued dimension's rows grouped by link first, then joined to its values.
+ */
+function fromClicks(value: BreakdownValue, where: string, aggregates: Array<[string, string]>): string {
+  const aggs = aggregates.map(([expression, name]) => `${expression} AS ${name}`).join(', ');
+  if (!value.linkValued) return `SELECT ${value.of(value.key)} AS value, ${aggs} FROM click_facts WHERE ${where} GROUP BY value`;
+  return `SELECT ${value.of('g.key')} AS value, ${aggregates.map(([, name]) => `g.${name} AS ${name}`).join(', ')}
+    FROM (SELECT ${value.key} AS key, ${aggs} FROM click_facts WHERE ${where} GROUP BY key) AS g ${value.join('g.key')}`;
+}
+
+/** dimension_daily's `(value, clicks[, v])` rows: a row per day, or for a link-valued dimension per link, joined to its values. */
+function fromRollup(value: BreakdownValue, where: string, withStates: boolean): string {
+  if (!value.linkValued) return `SELECT ${value.of(value.key)} AS value, clicks${withStates ? ', visitors AS v' : ''} FROM dimension_daily WHERE ${where}`;
+  return `SELECT ${value.of('g.key')} AS value, g.clicks AS clicks${withStates ? ', g.v AS v' : ''}
+    FROM (SELECT ${value.key} AS key, sum(clicks) AS clicks${withStates ? ', uniqCombined64MergeState(12)(visitors) AS v' : ''} FROM dimension_daily WHERE ${where} GROUP BY key) AS g
+    ${value.join('g.key')}`;
+}
+
 function clicksSource(f: SourceFilter, r: HourRange): BreakdownSource {
-  const value = breakdownValue(f.dimension, f.resolved, 'clicks', 'bc');
+  const value = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'bc');
   const facts = factsWhere(f, r, 'bc', false)!;
   const uniques = f.linkId !== undefined ? exact : sketch;
   return {
-    clicks: `SELECT ${value.expression} AS value, count() AS clicks FROM click_facts WHERE ${facts.where} GROUP BY value`,
+    clicks: fromClicks(value, facts.where, [['count()', 'clicks']]),
     rows(values) {
       const page = restricted(f, values, 'clicks', 'bcu');
-      return { sql: `SELECT ${value.expression} AS value, count() AS clicks, ${uniques.state} AS v FROM click_facts WHERE ${facts.where}${page.sql} GROUP BY value`, params: page.params };
+      return { sql: fromClicks(value, `${facts.where}${page.sql}`, [['count()', 'clicks'], [uniques.state, 'v']]), params: page.params };
     },
     uniques,
     params: { ...value.params, ...facts.params },
@@ -105,8 +124,8 @@ function clicksSource(f: SourceFilter, r: HourRange): BreakdownSource {
 }
 
 function rollupSource(f: SourceFilter, r: HourRange): BreakdownSource {
-  const rollupValue = breakdownValue(f.dimension, f.resolved, 'rollup', 'br');
-  const edgeValue = breakdownValue(f.dimension, f.resolved, 'clicks', 'be');
+  const rollupValue = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'rollup', 'br');
+  const edgeValue = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'be');
   const edges = factsWhere(f, r, 'be', true);
   // A link-valued dimension (tag) reads the rows of its links.
   const days = r.whole ? `workspace_id = {brWs:String} AND dimension = {brDim:String} AND day >= {brFirst:Date} AND day <= {brLast:Date}` : null;
@@ -118,18 +137,12 @@ function rollupSource(f: SourceFilter, r: HourRange): BreakdownSource {
   };
   const union = (rollupRows: string, edgeRows: string) => [...(days ? [rollupRows] : []), ...(edges ? [edgeRows] : [])].join(' UNION ALL ');
   return {
-    clicks: union(
-      `SELECT ${rollupValue.expression} AS value, clicks FROM dimension_daily WHERE ${days}`,
-      `SELECT ${edgeValue.expression} AS value, count() AS clicks FROM click_facts WHERE ${edges?.where} GROUP BY value`,
-    ),
+    clicks: union(fromRollup(rollupValue, days!, false), fromClicks(edgeValue, edges?.where ?? '', [['count()', 'clicks']])),
     rows(values) {
       const page = restricted(f, values, 'rollup', 'bru');
       const edgePage = restricted(f, values, 'clicks', 'beu');
       return {
-        sql: union(
-          `SELECT ${rollupValue.expression} AS value, clicks, visitors AS v FROM dimension_daily WHERE ${days}${page.sql}`,
-          `SELECT ${edgeValue.expression} AS value, count() AS clicks, ${sketch.state} AS v FROM click_facts WHERE ${edges?.where}${edgePage.sql} GROUP BY value`,
-        ),
+        sql: union(fromRollup(rollupValue, `${days}${page.sql}`, true), fromClicks(edgeValue, `${edges?.where}${edgePage.sql}`, [['count()', 'clicks'], [sketch.state, 'v']])),
         params: { ...page.params, ...edgePage.params },
       };
     },

@@ -1,5 +1,5 @@
 import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
-import type { ResolvedLinkValues } from './dimensions.ts';
+import { linkValueRows, type LinkValueSnapshots } from './link-values.ts';
 import { dimensionSources } from './dimensions.ts';
 
 /**
@@ -12,18 +12,22 @@ export type ValueTable = 'clicks' | 'rollup';
 /**
  * The value a breakdown groups rows by.
  *
- *   - A column dimension: the column as text ('' is "none").
- *   - A link-valued one (tag): the link's values, a row counting once under each (none:
- *     ''). `perClick` names them as one text per row (values joined by commas, which tag
- *     names never contain) and `fromPerClick` splits it, so a join on the click finds the
- *     click's one row before it becomes a row per value (an ANY join made after the split
- *     would keep one tag of a link tagged a and b). The link -> values lookup is a
- *     `transform` over two arrays: a hash lookup per row.
+ *   - A column dimension: the column (`key`) as text ('' is "none"); no join.
+ *   - A link-valued one (tag): `key` is the link column, and rows are joined to the
+ *     snapshot of link values in link_values by it (`join`), a row then counting once
+ *     under each of its link's values (none: ''). Callers group rows by link first, so
+ *     the join and the split run once per link, not once per click; a join on the click
+ *     (conversions) finds the click's one row before it becomes a row per value (an ANY
+ *     join made after the split would keep one tag of a link tagged a and b).
  */
 export interface BreakdownValue {
-  expression: string;
-  perClick: string;
-  fromPerClick: (column: string) => string;
+  linkValued: boolean;
+  /** The column of the source table the value comes from. */
+  key: string;
+  /** A JOIN clause to add after the FROM whose `column` holds the key ('' for a column dimension). */
+  join(column: string): string;
+  /** The value, with the join made. */
+  of(column: string): string;
   params: Record<string, unknown>;
 }
 
@@ -35,20 +39,17 @@ function columnIn(dimension: Dimension, table: ValueTable): string {
   return source.kind === 'column' ? source.column : 'link_id';
 }
 
-export function breakdownValue(dimension: Dimension, resolved: ResolvedLinkValues | undefined, table: ValueTable, p: string): BreakdownValue {
-  const column = columnIn(dimension, table);
-  if (dimensionSources[dimension].kind === 'column') {
-    const expression = `toString(${column})`;
-    return { expression, perClick: expression, fromPerClick: (c) => c, params: {} };
-  }
-  const map = resolved?.[dimension] ?? new Map<string, string[]>();
-  const perClick = `transform(toString(${column}), {${p}Links:Array(String)}, {${p}Values:Array(String)}, '')`;
-  const fromPerClick = (c: string) => `arrayJoin(splitByChar(',', ${c}))`;
+export function breakdownValue(dimension: Dimension, workspaceId: string, snapshots: LinkValueSnapshots | undefined, table: ValueTable, p: string): BreakdownValue {
+  const key = columnIn(dimension, table);
+  if (dimensionSources[dimension].kind === 'column') return { linkValued: false, key, join: () => '', of: (c) => `toString(${c})`, params: {} };
+  const rows = linkValueRows(workspaceId, dimension, snapshots?.[dimension], p);
+  const alias = `${p}_lv`;
   return {
-    expression: fromPerClick(perClick),
-    perClick,
-    fromPerClick,
-    params: { [`${p}Links`]: [...map.keys()], [`${p}Values`]: [...map.values()].map((vs) => vs.join(',')) },
+    linkValued: true,
+    key,
+    join: (c) => `LEFT JOIN ${rows.sql} AS ${alias} ON toString(${c}) = ${alias}.link_id`,
+    of: () => `arrayJoin(if(empty(${alias}.link_values), [''], ${alias}.link_values))`,
+    params: rows.params,
   };
 }
 
@@ -60,7 +61,8 @@ export function breakdownValue(dimension: Dimension, resolved: ResolvedLinkValue
  */
 export function pageCondition(
   dimension: Dimension,
-  resolved: ResolvedLinkValues | undefined,
+  workspaceId: string,
+  snapshots: LinkValueSnapshots | undefined,
   values: string[],
   table: ValueTable,
   p: string,
@@ -68,7 +70,6 @@ export function pageCondition(
   const column = columnIn(dimension, table);
   if (dimensionSources[dimension].kind === 'column') return { sql: `${column} IN {${p}Page:Array(String)}`, params: { [`${p}Page`]: values } };
   if (values.includes('')) return null;
-  const wanted = new Set(values);
-  const links = [...(resolved?.[dimension] ?? new Map<string, string[]>())].filter(([, vs]) => vs.some((v) => wanted.has(v))).map(([link]) => link);
-  return { sql: `${column} IN {${p}Page:Array(String)}`, params: { [`${p}Page`]: links } };
+  const rows = linkValueRows(workspaceId, dimension, snapshots?.[dimension], p);
+  return { sql: `${column} IN (SELECT link_id FROM ${rows.sql} WHERE hasAny(link_values, {${p}Page:Array(String)}))`, params: { ...rows.params, [`${p}Page`]: values } };
 }

@@ -11,8 +11,9 @@ import type { Dimension, DimensionFilters } from '../../../shared/schemas/analyt
  *   - `column`: a column of click_facts (and of clicks_by_time / events for the click log),
  *     '' meaning "none";
  *   - or `linkValues`: a dimension of links kept in Postgres (tags, say): it names,
- *     per workspace, the values of each link; filters become link id sets and a
- *     breakdown counts a click once under each value of its link.
+ *     per workspace, the values of each link, copied into ClickHouse (link-values.ts);
+ *     filters become link id sets and a breakdown counts a click once under each value
+ *     of its link.
  */
 export type DimensionSource =
   | {
@@ -40,6 +41,8 @@ export type DimensionSource =
       kind: 'linkValues';
       /** link id -> its values (none: the link has no value, counted under null). */
       linkValues(sql: Sql, workspaceId: string): Promise<Map<string, string[]>>;
+      /** A digest of linkValues' answer, cheaper to get: it changes whenever the answer does. */
+      fingerprint(sql: Sql, workspaceId: string): Promise<string>;
       label?: Labeller;
     };
 
@@ -94,6 +97,18 @@ const linkTags = async (sql: Sql, workspaceId: string): Promise<Map<string, stri
   return new Map(rows.map((r) => [r.id, r.tags]));
 };
 
+/**
+ * The tagged links and a 64-bit hash of each one's id and tags, summed: a tag added,
+ * removed or changed anywhere changes it (up to hash collisions, ~2^-64). Not updated_at:
+ * two transactions can commit in the other order than their timestamps.
+ */
+const linkTagsFingerprint = async (sql: Sql, workspaceId: string): Promise<string> => {
+  const [row] = await sql<{ n: number; h: string }[]>`
+    SELECT count(*)::int AS n, coalesce(sum(hashtextextended(id || '|' || array_to_string(tags, ','), 0)), 0)::text AS h
+    FROM links WHERE workspace_id = ${workspaceId} AND cardinality(tags) > 0`;
+  return `${row!.n}:${row!.h}`;
+};
+
 const column = (name: string, logColumn: string | null = name, eventsColumn = logColumn ?? name): DimensionSource => ({ kind: 'column', column: name, logColumn, eventsColumn });
 const few = (source: DimensionSource): DimensionSource => ({ ...source, fewValues: true }) as DimensionSource;
 
@@ -115,7 +130,7 @@ export const dimensionSources: Record<Dimension, DimensionSource> = {
   campaign: { ...column('campaign_id'), label: campaignLabel } as DimensionSource,
   rule: { ...column('rule_id'), emptyValue: 'default', label: ruleLabel } as DimensionSource,
   destination: column('destination'),
-  tag: { kind: 'linkValues', linkValues: linkTags },
+  tag: { kind: 'linkValues', linkValues: linkTags, fingerprint: linkTagsFingerprint },
 };
 
 /** A filter's values as stored: null is the empty value, and so is a dimension's emptyValue. */
@@ -123,18 +138,6 @@ export function storedValues(dimension: Dimension, values: Array<string | null>)
   const source = dimensionSources[dimension];
   const empty = source.kind === 'column' ? source.emptyValue : undefined;
   return values.map((v) => (v === null || v === empty ? '' : v));
-}
-
-/** Link sets of the link-valued dimensions a request filters or breaks down by, resolved once per request. */
-export type ResolvedLinkValues = Partial<Record<Dimension, Map<string, string[]>>>;
-
-export async function resolveLinkValues(sql: Sql, workspaceId: string, wanted: Dimension[]): Promise<ResolvedLinkValues> {
-  const out: ResolvedLinkValues = {};
-  for (const d of new Set(wanted)) {
-    const source = dimensionSources[d];
-    if (source.kind === 'linkValues') out[d] = await source.linkValues(sql, workspaceId);
-  }
-  return out;
 }
 
 export const hasDimensionFilters = (filters: DimensionFilters): boolean => Object.values(filters).some((v) => v !== undefined);

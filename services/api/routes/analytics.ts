@@ -23,7 +23,7 @@ import { breakdown } from '../analytics/breakdown-query.ts';
 import { realtime } from '../analytics/realtime-query.ts';
 import { experimentReport } from '../analytics/experiment-query.ts';
 import type { ClickScope } from '../analytics/click-filter.ts';
-import { resolveLinkValues } from '../analytics/dimensions.ts';
+import { LinkValueStore } from '../analytics/link-values.ts';
 import { sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { ok, okList } from '../respond.ts';
@@ -64,6 +64,10 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     return deps.analytics;
   }
 
+  let linkValueStore: LinkValueStore | undefined;
+  /** Tags and the like, copied into ClickHouse as queries need them (one store per API instance). */
+  const linkValues = () => (linkValueStore ??= new LinkValueStore(store(), sql));
+
   /**
    * The clicks a request is about. Another workspace's link, campaign or rule, as a
    * scope (linkId, campaignId) or a filter value (link, campaign, rule), answers 404
@@ -98,7 +102,7 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
       linkId: q.linkId,
       includeBots: q.includeBots,
       filters,
-      resolved: await resolveLinkValues(sql, workspaceId, wanted),
+      linkValues: await linkValues().snapshots(workspaceId, wanted),
     };
   }
 
