@@ -115,7 +115,7 @@ describe('store outages', () => {
 
   it('ClickHouse unreachable: analytics answer 503 with Retry-After; link reads degrade to unavailable counters', async () => {
     await chProxy.cut();
-    for (const path of ['/analytics', `/analytics/${linkId}`, '/analytics/clicks', '/analytics/conversions']) {
+    for (const path of ['/analytics', `/analytics/${linkId}`, '/analytics/clicks', '/analytics/conversions', '/analytics/breakdown?dimension=country', '/analytics/breakdown?dimension=tag', '/analytics/realtime', `/analytics/experiments/${linkId}`]) {
       const res = await request('GET', path);
       expect(res.status, path).toBe(503);
       expect(res.body.error.code, path).toBe('SERVICE_UNAVAILABLE');
