@@ -1,6 +1,6 @@
 /**
- * The click events of the ingest benchmarks (the ingest suite, its fast-path row and
- * bench/before-after.ts's backlog drains): deterministic, plain ASCII, keys in
+ * The click events of bench/before-after.ts's backlog drains (the ingest suite draws
+ * realistic ones of its own): deterministic, plain ASCII, keys in
  * declaration order, a mix of kinds, countries, devices and empty fields (a field not
  * named here is empty, see sampleClickEvent).
  */

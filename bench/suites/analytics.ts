@@ -4,10 +4,11 @@
  * (`GET /analytics/clicks`) through the real API over HTTP, over 1M and then 10M
  * generated events of one workspace (10k links, 50 campaigns, last 30 days).
  *
- * Data is generated inside ClickHouse (`INSERT INTO events SELECT ... FROM numbers()`,
- * deterministic cityHash64 columns), so the materialized views fill the rollups
- * (link_hourly, and the overview rollups of 0005) exactly as ingestion
- * does. Conversions are generated too: by default 1 in 1000 clicks converts
+ * Data is generated inside ClickHouse (bench/analytics-data.ts: every dimension varies,
+ * places drawn from the shipped geo-IP data, tagged links with rules), so the
+ * materialized views fill the rollups (link_hourly, the overview rollups of 0005, the
+ * breakdown rollup of 0010, converted_clicks of 0011) exactly as ingestion does.
+ * Conversions are generated too: by default 1 in 1000 clicks converts
  * (ANALYTICS_BENCH_CONVERSION_RATE), 3 in 4 with an order id, 1 in 10 of those
  * fired twice (a pixel repeat the reports fold), so the overview's conversions
  * part reads a realistic table. Each tier's rows are inserted in time order
@@ -39,6 +40,7 @@ import { addDays } from '../../shared/schemas/analytics.ts';
 import { dimensionNames } from '../../shared/schemas/analytics-dimensions.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
+import { BENCH_TAG, benchCampaignId, benchLinkId, CAMPAIGNS, generateConversionsStatement, generateStatement, generationParams, LINKS, seedBenchWorkspace, storeBenchPlaces } from '../analytics-data.ts';
 import { median, percentile } from '../stats.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { cpuMeter } from '../process-cpu.ts';
@@ -46,10 +48,8 @@ import { cpuMeter } from '../process-cpu.ts';
 export const name = 'analytics';
 export const description = 'analytics overview / per-link report / click log latency over HTTP at 1M and 10M events (vs GET /health)';
 
-export const LINKS = 10_000;
-/** The rollups the overview reads without a linkId filter (clickhouse/0005_overview_rollups.sql). */
-const OVERVIEW_TABLES = ['overview_clicks', 'overview_link_clicks'];
-export const CAMPAIGNS = 50;
+/** The rollups the overview and breakdowns read without a linkId filter (clickhouse/0005, 0010), and converted_clicks (0011). */
+const OVERVIEW_TABLES = ['overview_clicks', 'overview_link_clicks', 'dimension_daily', 'converted_clicks'];
 const DAYS = 30;
 const CHUNK = 1_000_000;
 /** Events of the workspace under test after each tier (the other workspaces get 10 % on top). */
@@ -81,83 +81,6 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 async function scalar(ch: ClickHouseClient, query: string, params: Record<string, unknown> = {}): Promise<number> {
   const rows = await (await ch.query({ query, query_params: params, format: 'JSONEachRow' })).json<{ v: number | string }>();
   return Number(rows[0]!.v);
-}
-
-/**
- * Rows number `offset .. offset+count-1`. Every 11th row (number % 11 = 10) belongs to
- * one of three other workspaces; the rest to the workspace under test, so a tier of
- * N events for it needs N * 11/10 rows. Link popularity is skewed (u^3: link_bench_0 is
- * the busiest), a link's campaign is fixed (link % 50), ~2 % bots, ~10 % impressions,
- * visitors drawn from a pool of 2M so they repeat. Times fall in the chunk's slice
- * of the 30 days (see run()).
- */
-const generatedRows = `
-    SELECT
-      n,
-      if(n % 11 = 10, concat('ws_bench_other_', toString(h1 % 3)), {ws:String}) AS workspace_id,
-      concat('link_bench_', toString(link)) AS link_id,
-      fromUnixTimestamp64Milli({sliceStartMs:Int64} + toInt64(h2 % {sliceSpanMs:UInt64}), 'UTC') AS ts,
-      concat('ck_bench_', toString(n)) AS click_id,
-      if(h3 % 100 < 10, 'impression', 'click') AS kind,
-      {campaigns:Array(String)}[1 + link % ${CAMPAIGNS}] AS campaign_id,
-      concat('v', toString(h4 % 2000000)) AS visitor_id,
-      ['US','US','US','DE','DE','GB','FR','IN','BR','JP','CA',''][1 + bitShiftRight(h3, 8) % 12] AS country,
-      ['mobile','mobile','desktop','desktop','tablet'][1 + bitShiftRight(h3, 16) % 5] AS device_class,
-      ['ios','android','windows','macos','linux'][1 + bitShiftRight(h3, 24) % 5] AS os,
-      ['Chrome','Safari','Firefox','Edge'][1 + bitShiftRight(h3, 32) % 4] AS browser,
-      if(bitShiftRight(h1, 8) % 3 = 0, '', ['news.example.com','t.co','google.com','facebook.com'][1 + bitShiftRight(h1, 16) % 4]) AS referrer_host,
-      if(bitShiftRight(h1, 24) % 5 = 0, '', 'newsletter') AS utm_source,
-      '' AS utm_medium,
-      'spring' AS utm_campaign,
-      '' AS utm_term,
-      '' AS utm_content,
-      if(bitShiftRight(h1, 32) % 7 = 0, 'qr', 'link') AS source,
-      if(link = 0, ['', 'rule_bench_1', 'rule_bench_2', 'rule_bench_3', 'rule_bench_4'][1 + bitShiftRight(h4, 40) % 5], '') AS rule_id,
-      if(link = 0, concat('https://example.com/variant/', toString(bitShiftRight(h4, 40) % 5)), 'https://example.com/landing') AS destination,
-      bitShiftRight(h3, 40) % 50 = 0 AS bot
-    FROM (
-      SELECT number + {offset:UInt64} AS n, cityHash64(n) AS h1, cityHash64(n, 2) AS h2, cityHash64(n, 3) AS h3, cityHash64(n, 4) AS h4,
-        toUInt32(floor(pow((cityHash64(n, 5) % 1000000) / 1000000, 3) * ${LINKS})) AS link
-      FROM numbers({count:UInt64})
-    )`;
-
-/**
- * Postgres: CAMPAIGNS campaigns and LINKS links in `workspaceId` with the ids the
- * generated events use, so /analytics/{linkId} finds its link and the overview's top
- * links get short codes. Returns the campaign ids.
- */
-export async function seedBenchLinks(sql: Sql, workspaceId: string): Promise<string[]> {
-  const campaigns = Array.from({ length: CAMPAIGNS }, (_, i) => `campaign_bench_${i}`);
-  await sql`INSERT INTO campaigns (id, workspace_id, name) SELECT c, ${workspaceId}, c FROM unnest(${campaigns}::text[]) AS c`;
-  await sql`
-    INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url)
-    SELECT 'link_bench_' || i, ${workspaceId}, 'campaign_bench_' || (i % ${CAMPAIGNS}), '', 'bench' || i, 'https://example.com/' || i
-    FROM generate_series(0, ${LINKS - 1}) AS i`;
-  return campaigns;
-}
-
-export function generateStatement(): string {
-  return `
-    INSERT INTO events (workspace_id, link_id, ts, click_id, kind, campaign_id, visitor_id, country, device_class, os,
-      browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, destination, bot)
-    SELECT workspace_id, link_id, ts, click_id, kind, campaign_id, visitor_id, country, device_class, os,
-      browser, referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, destination, bot
-    FROM (${generatedRows})`;
-}
-
-/**
- * Conversions of the same rows: CONVERSION_RATE of the non-bot clicks of every
- * workspace, minutes after their click, 95 % attributed; 3 in 4 carry an order id
- * and 1 in 10 of those is stored twice, 5 s apart (a repeated pixel: counted once).
- */
-export function generateConversionsStatement(): string {
-  return `
-    INSERT INTO conversions (workspace_id, link_id, ts, conversion_id, click_id, campaign_id, event, value, currency, order_id, attributed, source)
-    SELECT workspace_id, link_id, ts + toIntervalSecond(60 + c % 3000 + 5 * (copy - 1)), concat('conv_bench_', toString(n), '_', toString(copy)),
-      click_id, campaign_id, ['purchase', 'signup', 'lead', 'purchase'][1 + c % 4], toDecimal64((c % 10000) / 100, 4), 'USD',
-      if(c % 4 = 0, '', concat('order_', toString(n))), c % 20 != 0, if(copy = 2 OR c % 3 = 0, 'pixel', 's2s')
-    FROM (SELECT *, cityHash64(n, 9) AS c FROM (${generatedRows}) WHERE kind = 'click' AND NOT bot AND cityHash64(n, 8) % 1000000 < {perMillion:UInt64})
-    ARRAY JOIN if(c % 4 != 0 AND c % 40 < 4, [1, 2], [1]) AS copy`;
 }
 
 interface Query {
@@ -292,7 +215,7 @@ async function diagnose(ch: ClickHouseClient, sql: Sql, workspaceId: string, fro
   const before = `SELECT sum(events) AS clicks, uniqExactMerge(visitors) AS uniques FROM link_hourly
     WHERE workspace_id = {workspaceId:String} AND kind = 'click' AND NOT bot AND hour >= toDateTime({lo:String}, 'UTC') AND hour < toDateTime({hi:String}, 'UTC')`;
   add('before 0004: totals with exact uniques from link_hourly (1 of ~8 statements)', await medianMs(run(before, { workspaceId, lo: `${from} 00:00:00`, hi: `${addDays(to, 1)} 00:00:00` }), 1));
-  const ids = Array.from({ length: 10 }, (_, i) => `link_bench_${i}`);
+  const ids = Array.from({ length: 10 }, (_, i) => benchLinkId(i));
   add('Postgres short-code lookup (10 ids)', await medianMs(() => sql`SELECT id, short_code FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(ids)}`, 10));
   add('zero-fill labels (bucketLabels, 30 days)', await medianMs(async () => bucketLabels(from, to, 'day', 'UTC'), 10));
   notes.unshift(`diag rows (${tier}): each statement alone through the ClickHouse client, median of 3 after 1 warm-up; the parts of the overview statement run in parallel within it`);
@@ -311,7 +234,7 @@ async function measureCsvExport(url: string, key: string, ch: ClickHouseClient, 
   let from = to;
   for (let days = 1; days <= DAYS; days++) {
     from = addDays(to, -(days - 1));
-    const n = await scalar(ch, `SELECT count() AS v FROM click_log WHERE workspace_id = {ws:String} AND NOT bot AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)}`, {
+    const n = await scalar(ch, `SELECT count() AS v FROM clicks_by_time WHERE workspace_id = {ws:String} AND NOT bot AND ts >= {from:DateTime64(3)} AND ts < {to:DateTime64(3)}`, {
       ws: workspaceId, from: `${from} 00:00:00`, to: `${addDays(to, 1)} 00:00:00`,
     });
     if (n >= 1_000_000) break;
@@ -325,7 +248,11 @@ async function measureCsvExport(url: string, key: string, ch: ClickHouseClient, 
   const res = await fetch(`${url}/analytics/clicks?format=csv&from=${from}&to=${to}`, { headers: { authorization: `Bearer ${key}` } });
   if (res.status !== 200) throw new Error(`CSV export: ${res.status} ${await res.text()}`);
   let lines = 0;
-  for await (const chunk of res.body!) for (const byte of chunk as Uint8Array) if (byte === 10) lines++;
+  // Newlines counted natively: a byte loop in JS here cost as much CPU as the export, in the API's process.
+  for await (const chunk of res.body!) {
+    const buf = Buffer.from(chunk as Uint8Array);
+    for (let at = buf.indexOf(10); at !== -1; at = buf.indexOf(10, at + 1)) lines++;
+  }
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
   const after = process.memoryUsage().rss;
@@ -404,41 +331,50 @@ export async function run(): Promise<SuiteResult> {
     api = await startTestApi('postgres', { analytics: counted });
     const { workspaceId, key } = await api.tenant({ scopes: ['analytics:read'] });
 
+    // Postgres: 50 campaigns, 10k tagged links and their rules with the ids the generated
+    // events use, so link rows get short codes, rule rows names, tag filters links.
     const sql = api.db.sql;
-    const campaigns = await seedBenchLinks(sql, workspaceId);
-    // The busiest link's experiment: four percentage rules and the default, 5 variants (see generatedRows).
-    await sql`
-      INSERT INTO rules (id, workspace_id, campaign_id, link_id, name, type, conditions, destination_url, priority)
-      SELECT 'rule_bench_' || i, ${workspaceId}, 'campaign_bench_0', 'link_bench_0', 'variant ' || i, 'percentage', '{"percentage": 20}'::jsonb,
-        'https://example.com/variant/' || i, 50
-      FROM generate_series(1, 4) AS i`;
-    log(`Postgres: ${CAMPAIGNS} campaigns, ${fmt(LINKS)} links in workspace ${workspaceId}, 4 rules on link_bench_0`);
+    const { rules } = await seedBenchWorkspace(sql, workspaceId);
+    const places = await storeBenchPlaces(clickhouse);
+    log(`Postgres: ${CAMPAIGNS} campaigns, ${fmt(LINKS)} links (tagged), ${fmt(rules)} rules (4 on ${benchLinkId(0)}) in workspace ${workspaceId}; ${fmt(places.places)} places of ${fmt(places.cities)} cities from the geo-IP data`);
 
     const nowMs = Date.now();
     const today = new Date(nowMs).toISOString().slice(0, 10);
     const from30 = new Date(nowMs - (DAYS - 1) * MS_DAY).toISOString().slice(0, 10);
     const from7 = new Date(nowMs - 6 * MS_DAY).toISOString().slice(0, 10);
+    const filterPairs = [
+      { query: 'country=US,DE&device=mobile', dimensions: ['country', 'device'] },
+      { query: 'utm_source=newsletter,google&os=ios', dimensions: ['utm_source', 'os'] },
+      { query: `tag=${BENCH_TAG}&source=qr`, dimensions: ['tag', 'source'] },
+      { query: `campaign=${benchCampaignId(1)},${benchCampaignId(2)}&browser=Chrome`, dimensions: ['campaign', 'browser'] },
+      { query: 'referrer=t.co,google.com&utm_medium=email,cpc', dimensions: ['referrer', 'utm_medium'] },
+      { query: 'city=(none)&utm_content=hero', dimensions: ['city', 'utm_content'] },
+    ];
     const queries: Query[] = [
       { label: 'overview, 30 days, day, UTC', path: `/analytics?from=${from30}&to=${today}&granularity=day` },
       { label: 'overview, 30 days, day, Europe/Berlin', path: `/analytics?from=${from30}&to=${today}&granularity=day&timezone=Europe/Berlin` },
       { label: 'overview, 7 days, hour, UTC', path: `/analytics?from=${from7}&to=${today}&granularity=hour` },
-      { label: 'overview, 30 days, day, UTC, one campaign', path: `/analytics?from=${from30}&to=${today}&granularity=day&campaignId=campaign_bench_0` },
-      { label: 'per-link report, busiest link, 30 days', path: `/analytics/link_bench_0?from=${from30}&to=${today}&granularity=day` },
+      { label: 'overview, 30 days, day, UTC, one campaign', path: `/analytics?from=${from30}&to=${today}&granularity=day&campaignId=${benchCampaignId(0)}` },
+      { label: 'per-link report, busiest link, 30 days', path: `/analytics/${benchLinkId(0)}?from=${from30}&to=${today}&granularity=day` },
       { label: 'click log, first page (limit 50)', path: '/analytics/clicks?limit=50' },
       { label: 'conversions report, 30 days (first page)', path: `/analytics/conversions?from=${from30}&to=${today}` },
       { label: 'overview, 30 days, compare=previous', path: `/analytics?from=${from30}&to=${today}&granularity=day&compare=previous`, ratioOf: { label: 'overview, 30 days, day, UTC', max: COMPARE_RATIO } },
       { label: 'realtime, last 60 minutes', path: '/analytics/realtime', budgetMs: REALTIME_BUDGET_MS },
-      { label: 'experiments, busiest link, 5 variants, 30 days', path: `/analytics/experiments/link_bench_0?from=${from30}&to=${today}`, budgetMs: EXPERIMENT_BUDGET_MS },
+      { label: 'experiments, busiest link, 5 variants, 30 days', path: `/analytics/experiments/${benchLinkId(0)}?from=${from30}&to=${today}`, budgetMs: EXPERIMENT_BUDGET_MS },
       ...dimensionNames.flatMap((d) => [
         { label: `breakdown by ${d}, 30 days`, path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}`, budgetMs: BREAKDOWN_BUDGET_MS, samples: BREAKDOWN_SAMPLES },
-        { label: `breakdown by ${d}, 30 days, one campaign`, path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}&campaignId=campaign_bench_0`, budgetMs: BREAKDOWN_BUDGET_MS, samples: BREAKDOWN_SAMPLES },
+        { label: `breakdown by ${d}, 30 days, one campaign`, path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}&campaignId=${benchCampaignId(0)}`, budgetMs: BREAKDOWN_BUDGET_MS, samples: BREAKDOWN_SAMPLES },
       ]),
-      ...(['browser', 'link', 'utm_source'] as const).map((d) => ({
-        label: `breakdown by ${d}, 30 days, two filters (country=US,DE & device=mobile)`,
-        path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}&country=US,DE&device=mobile`,
-        budgetMs: FILTERED_BREAKDOWN_BUDGET_MS,
-        samples: BREAKDOWN_SAMPLES,
-      })),
+      // Every dimension with two filters, on pairs of other dimensions in turn.
+      ...dimensionNames.map((d, i) => {
+        const pair = filterPairs.filter((p) => !p.dimensions.includes(d))[i % (filterPairs.length - 1)]!;
+        return {
+          label: `breakdown by ${d}, 30 days, two filters (${pair.query})`,
+          path: `/analytics/breakdown?dimension=${d}&from=${from30}&to=${today}&${pair.query}`,
+          budgetMs: FILTERED_BREAKDOWN_BUDGET_MS,
+          samples: BREAKDOWN_SAMPLES,
+        };
+      }),
     ];
 
     const rows: Row[] = [];
@@ -499,7 +435,7 @@ export async function run(): Promise<SuiteResult> {
         const count = Math.min(CHUNK, totalRows - offset);
         const sliceStartMs = nowMs - spanMs + Math.floor(((offset - generated) / tierRows) * spanMs);
         const sliceSpanMs = Math.max(1, Math.floor((count / tierRows) * spanMs));
-        const query_params = { ws: workspaceId, sliceStartMs, sliceSpanMs, campaigns, offset, count, perMillion: Math.round(CONVERSION_RATE * 1_000_000) };
+        const query_params = generationParams({ ws: workspaceId, sliceStartMs, sliceSpanMs, offset, count, perMillion: Math.round(CONVERSION_RATE * 1_000_000) });
         await clickhouse.command({ query: generateStatement(), query_params });
         await clickhouse.command({ query: generateConversionsStatement(), query_params });
         log(`generated ${fmt(offset + count)} / ${fmt(totalRows)} rows (${((performance.now() - started) / 1000).toFixed(1)} s)`);
@@ -524,7 +460,7 @@ export async function run(): Promise<SuiteResult> {
       const tables = await (
         await clickhouse.query({
           query: `SELECT table, sum(rows) AS rows, count() AS parts FROM system.parts
-            WHERE database = currentDatabase() AND active AND table IN ('link_hourly', ${OVERVIEW_TABLES.map((t) => `'${t}'`).join(', ')}) GROUP BY table ORDER BY table`,
+            WHERE database = currentDatabase() AND active AND table IN ('link_hourly', 'click_facts', ${OVERVIEW_TABLES.map((t) => `'${t}'`).join(', ')}) GROUP BY table ORDER BY table`,
           format: 'JSONEachRow',
         })
       ).json<{ table: string; rows: string; parts: string }>();
@@ -547,7 +483,7 @@ export async function run(): Promise<SuiteResult> {
       for (let i = 0; i < RECENT_INSERTS; i++) {
         const count = Math.floor(recentRows / RECENT_INSERTS);
         const sliceSpanMs = Math.floor(recentMs / RECENT_INSERTS);
-        const query_params = { ws: workspaceId, sliceStartMs: nowMs - recentMs + i * sliceSpanMs, sliceSpanMs, campaigns, offset: generated, count, perMillion: Math.round(CONVERSION_RATE * 1_000_000) };
+        const query_params = generationParams({ ws: workspaceId, sliceStartMs: nowMs - recentMs + i * sliceSpanMs, sliceSpanMs, offset: generated, count, perMillion: Math.round(CONVERSION_RATE * 1_000_000) });
         await clickhouse.command({ query: generateStatement(), query_params });
         await clickhouse.command({ query: generateConversionsStatement(), query_params });
         generated += count;

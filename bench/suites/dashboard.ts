@@ -34,7 +34,7 @@ import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts
 import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestApi } from '../../services/api/testing/api-harness.ts';
 import { launchChromium } from '../../services/dashboard/testing/chromium.ts';
-import { CAMPAIGNS, generateConversionsStatement, generateStatement, seedBenchLinks } from './analytics.ts';
+import { benchCampaignId, CAMPAIGNS, generateConversionsStatement, generateStatement, generationParams, seedBenchWorkspace, storeBenchPlaces } from '../analytics-data.ts';
 import { percentile } from '../stats.ts';
 import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 
@@ -135,7 +135,9 @@ export async function run(): Promise<SuiteResult> {
     await migrateClickHouse(clickhouse);
     api = await startTestApi('postgres', { analytics: clickhouse });
     const { workspaceId, key } = await api.tenant();
-    const campaigns = await seedBenchLinks(api.db.sql, workspaceId);
+    const sql = api.db.sql;
+    await seedBenchWorkspace(sql, workspaceId);
+    await storeBenchPlaces(clickhouse);
 
     // The analytics bench's rows, in time order over the 30 days (every 11th for other workspaces).
     const totalRows = Math.ceil((EVENTS * 11) / 10);
@@ -144,15 +146,14 @@ export async function run(): Promise<SuiteResult> {
     const started = performance.now();
     for (let offset = 0; offset < totalRows; offset += CHUNK) {
       const count = Math.min(CHUNK, totalRows - offset);
-      const query_params = {
+      const query_params = generationParams({
         ws: workspaceId,
         sliceStartMs: nowMs - spanMs + Math.floor((offset / totalRows) * spanMs),
         sliceSpanMs: Math.max(1, Math.floor((count / totalRows) * spanMs)),
-        campaigns,
         offset,
         count,
         perMillion: CONVERSION_PER_MILLION,
-      };
+      });
       await clickhouse.command({ query: generateStatement(), query_params });
       await clickhouse.command({ query: generateConversionsStatement(), query_params });
       log(`generated ${fmt(offset + count)} / ${fmt(totalRows)} rows (${((performance.now() - started) / 1000).toFixed(0)} s)`);
@@ -179,7 +180,7 @@ export async function run(): Promise<SuiteResult> {
     const from = new Date(nowMs - (DAYS - 1) * MS_DAY).toISOString().slice(0, 10);
     const overview = `/analytics?from=${from}&to=${today}&granularity=day&timezone=UTC&compare=previous`;
     const apiOverview = await timeFetches(apiServer.url, key, [overview], SAMPLES);
-    const apiFiltered = await timeFetches(apiServer.url, key, [`${overview}&campaignId=campaign_bench_7`], SAMPLES);
+    const apiFiltered = await timeFetches(apiServer.url, key, [`${overview}&campaignId=${benchCampaignId(7)}`], SAMPLES);
     const apiCountry = await timeFetches(apiServer.url, key, [`${overview}&country=DE`], SAMPLES);
 
     const signIn = await browser.newContext();
@@ -210,7 +211,7 @@ export async function run(): Promise<SuiteResult> {
     // Filter change: a campaign from the filter, a different one each time.
     await page.locator('select').filter({ hasText: 'All campaigns' }).waitFor();
     // Preact sets option values as properties, not attributes.
-    await page.waitForFunction(() => [...document.querySelectorAll('option')].filter((o: { value: string }) => o.value.startsWith('campaign_bench_')).length > 10);
+    await page.waitForFunction(() => [...document.querySelectorAll('option')].filter((o: { value: string }) => o.value.startsWith('campaign_b')).length > 10);
     const filter: number[] = [];
     for (let i = 0; i <= SAMPLES; i++) {
       const previousKey = await page.evaluate(() => (window as unknown as { __renders: Array<{ key: string }> }).__renders.at(-1)!.key);
@@ -220,7 +221,7 @@ export async function run(): Promise<SuiteResult> {
         select.value = campaign;
         select.dispatchEvent(new Event('change', { bubbles: true }));
         return t0;
-      }, `campaign_bench_${(i * 7) % CAMPAIGNS}`);
+      }, benchCampaignId((i * 7) % CAMPAIGNS));
       const { t } = await renderedAfter(page, since, previousKey);
       await settled(page);
       if (i > 0) filter.push(t - since);

@@ -15,6 +15,8 @@ interface EventRow {
   campaign_id: string;
   visitor_id: string;
   country: string;
+  region: string;
+  city: string;
   device_class: string;
   os: string;
   browser: string;
@@ -160,7 +162,9 @@ describe('analytics from ClickHouse', () => {
         country: pick(['US', 'US', 'DE', 'DE', 'FR', 'GB', '']), device_class: pick(['mobile', 'mobile', 'desktop', 'desktop', 'desktop', 'tablet']),
         os: pick(['ios', 'android', 'windows', '']), browser: pick(['chrome', 'safari', '']), referrer_host: pick(['news.example', '']),
         utm_source: pick(['newsletter', '']), utm_medium: pick(['email', '']), utm_campaign: pick(['spring', '']), utm_term: '', utm_content: pick(['hero', '']),
-        source: pick(['link', 'link', 'qr']), rule_id: pick(['', 'rule_x']), destination: 'https://example.com', bot,
+        source: pick(['link', 'link', 'qr']), rule_id: pick(['', 'rule_x']), destination: `https://example.com/${n % 4}`, bot,
+        // Derived from n, not drawn: the draws above stay as they were.
+        region: ['Bavaria', '', 'Texas'][n % 3]!, city: ['Munich', 'Berlin', ''][n % 3]!,
       };
     };
     // Skewed link choice so top links have distinct, meaningful counts.
@@ -345,7 +349,8 @@ describe('analytics from ClickHouse', () => {
 
   it('a key without analytics:read is 403; no key is 401', async () => {
     const limited = await api.tenant({ scopes: ['links:read'] });
-    for (const path of ['/analytics', '/analytics/clicks', `/analytics/${linksA[0]!.id}`]) {
+    const paths = ['/analytics', '/analytics/clicks', `/analytics/${linksA[0]!.id}`, '/analytics/breakdown?dimension=country', '/analytics/realtime', `/analytics/experiments/${linksA[0]!.id}`, '/analytics/conversions'];
+    for (const path of paths) {
       expect((await api.request('GET', path, { key: limited.key })).status, path).toBe(403);
       expect((await api.request('GET', path)).status, path).toBe(401);
     }
@@ -367,11 +372,15 @@ describe('analytics from ClickHouse', () => {
       const r = all[0]!;
       expect(clickLogEntrySchema.parse(first)).toEqual({
         clickId: r.click_id, linkId: r.link_id, campaignId: r.campaign_id, timestamp: new Date(r.ts).toISOString(),
-        country: r.country || null, device: r.device_class, os: r.os || null, browser: r.browser || null,
+        country: r.country || null, region: r.region || null, city: r.city || null, device: r.device_class, os: r.os || null, browser: r.browser || null,
         referrerHost: r.referrer_host || null, utmSource: r.utm_source || null, utmMedium: r.utm_medium || null,
         utmCampaign: r.utm_campaign || null, utmTerm: r.utm_term || null, utmContent: r.utm_content || null,
-        source: r.source, ruleId: r.rule_id || null, bot: false,
+        source: r.source, ruleId: r.rule_id || null, destination: r.destination, bot: false,
       });
+      // Region, city and destination are on every row as stored, and filter the log.
+      const rows = (await api.request('GET', '/analytics/clicks?limit=100', { key: a.key })).body.data;
+      expect(rows.map((c: { clickId: string; region: string | null; city: string | null; destination: string | null }) => [c.clickId, c.region, c.city, c.destination]))
+        .toEqual(all.slice(0, 100).map((x) => [x.click_id, x.region || null, x.city || null, x.destination]));
       const last = await api.request('GET', `/analytics/clicks?page=${Math.ceil(all.length / 100)}&limit=100`, { key: a.key });
       expect(last.body.data.map((c: { clickId: string }) => c.clickId)).toEqual(all.slice(Math.floor((all.length - 1) / 100) * 100).map((x) => x.click_id));
     });
@@ -383,6 +392,7 @@ describe('analytics from ClickHouse', () => {
         [`campaignId=${secondCampaign}`, (r) => !r.bot && r.campaign_id === secondCampaign],
         ['from=2026-03-29&to=2026-03-30', (r) => !r.bot && r.ts >= Date.parse('2026-03-29T00:00:00Z') && r.ts < Date.parse('2026-03-31T00:00:00Z')],
         ['includeBots=true&device=tablet', (r) => r.device_class === 'tablet'],
+        ['city=Munich,(none)&region=Bavaria&destination=https://example.com/1', (r) => !r.bot && ['Munich', ''].includes(r.city) && r.region === 'Bavaria' && r.destination === 'https://example.com/1'],
       ];
       for (const [qs, keep] of cases) {
         const want = clicksOf(a.workspaceId, keep);

@@ -30,6 +30,17 @@ describe('OpenAPI document', () => {
     expect(documented).toEqual(routed);
   });
 
+  it('no operation names a parameter twice (a path parameter is not also a query parameter)', () => {
+    const ops = document.paths as unknown as Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>;
+    for (const [path, methods] of Object.entries(ops)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const names = (op.parameters ?? []).map((p) => p.name);
+        expect(names.filter((n, i) => names.indexOf(n) !== i), `${method} ${path}`).toEqual([]);
+      }
+    }
+    expect(ops['/analytics/experiments/{linkId}']!.get!.parameters!.filter((p) => p.name === 'linkId')).toEqual([expect.objectContaining({ in: 'path' })]);
+  });
+
   it('every example request validates against the schema its route uses', () => {
     const withBodies = operations.filter((op) => op.body);
     expect(withBodies.length).toBeGreaterThan(5);

@@ -13,6 +13,10 @@ export function connectClickHouse(url: string, options: { requestTimeoutMs?: num
     url,
     request_timeout: options.requestTimeoutMs ?? 30_000,
     log: { level: ClickHouseLogLevel.OFF },
+    // Parameters too long for a URL (a link set of thousands of ids, a tag filter, say)
+    // go in a multipart body, which ClickHouse and the embedded endpoint both read;
+    // in the URL they would be refused (414/431) before reaching the engine.
+    use_multipart_params_auto: true,
     clickhouse_settings: {
       date_time_input_format: 'best_effort',
       output_format_json_quote_64bit_integers: 0,

@@ -44,6 +44,9 @@ const filterFields = {
   ...dimensionFilterFields,
 };
 
+/** The filters of an endpoint whose link is in its path. */
+const { linkId: _linkFilter, ...linkFilterFields } = filterFields;
+
 /** `format=csv` (or `Accept: text/csv`) streams the answer as CSV. */
 const formatField = { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() };
 
@@ -192,7 +195,8 @@ export const experimentQuerySchema = z
     timezone: timeZone.default('UTC'),
     /** The variant the others are compared with: `default` (the default destination) or a rule id. */
     control: z.string().regex(/^(default|rule_[A-Za-z0-9]{1,64})$/, 'must be default or a rule id').default('default'),
-    ...filterFields,
+    // The link comes from the path, so a linkId parameter is an unknown one (as for /analytics/{linkId}).
+    ...linkFilterFields,
   })
   .transform((value, ctx) => withRange({ ...value, granularity: 'day' as const }, ctx as never));
 export type ExperimentQuery = z.output<typeof experimentQuerySchema>;
@@ -219,8 +223,9 @@ export const experimentVariantSchema = z.strictObject({
       /** Difference of conversion rates (this minus control), percentage points, with its 95 % interval (Newcombe hybrid score). */
       difference: z.number(),
       confidenceInterval: z.tuple([z.number(), z.number()]),
-      /** Two-sided two-proportion z-test. */
+      /** Two-sided two-proportion z-test (pooled), for reference. */
       pValue: z.number(),
+      /** The minimum sample met and the 95 % interval, as shown, wholly above or below 0 (the verdict follows the interval, not pValue). */
       significant: z.boolean(),
       /** Why no verdict is given (too few clicks or conversions); null when the sample suffices. */
       insufficientSample: z.string().nullable(),
@@ -246,6 +251,9 @@ export const clickLogEntrySchema = z.strictObject({
   campaignId: z.string().nullable(),
   timestamp: z.string(),
   country: z.string().nullable(),
+  /** Region and city by geo-IP (README "Geo-IP"); null when unknown. */
+  region: z.string().nullable(),
+  city: z.string().nullable(),
   device: z.string(),
   os: z.string().nullable(),
   browser: z.string().nullable(),
@@ -257,6 +265,8 @@ export const clickLogEntrySchema = z.strictObject({
   utmContent: z.string().nullable(),
   source: z.string(),
   ruleId: z.string().nullable(),
+  /** The URL the visitor was sent to (as configured, before their query and the click id were added). */
+  destination: z.string().nullable(),
   bot: z.boolean(),
 })
   .meta({ id: 'ClickLogEntry' });

@@ -4,10 +4,11 @@ import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts'
 import { NONE } from '../../../shared/schemas/analytics-dimensions.ts';
 import { addDays, dateToMs, type BreakdownRow } from '../../../shared/schemas/analytics.ts';
 import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
+import { breakdownSource, type BreakdownSource } from './breakdown-source.ts';
+import { breakdownValue } from './breakdown-value.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { conversionRate, countedConversions } from './conversion-filter.ts';
 import { dimensionSources } from './dimensions.ts';
-import { factsRange, uniquesOf } from './facts-click-statement.ts';
 import { hourRange } from './hour-range.ts';
 import { queryRows } from './query-rows.ts';
 
@@ -20,9 +21,10 @@ export interface BreakdownFilter extends ClickScope {
   limit: number;
 }
 
-interface Row {
+interface PageRow {
   value: string;
   clicks: number | string;
+  /** Every value's unique visitors in one pass; 0 when the page's are read after. */
   uniques: number | string;
   conversions: number | string;
   revenue: number | string;
@@ -30,84 +32,97 @@ interface Row {
 }
 
 /**
- * The dimension's value of a click_facts row: `expression` gives it per row (a
- * link-valued one is a row per value of the click's link), `perClick` and
- * `fromPerClick` give it in two steps, so a join on the click finds the one row
- * of the click and only then makes a row per value (an ANY join made after the
- * split would keep one value of a link tagged a and b).
+ * Conversions of the range by the value of their click: the counted conversions
+ * (conversion-filter.ts) joined, by the click id's hash, to their click in
+ * converted_clicks (clickhouse/0011: the converted clicks with their dimensions) among
+ * those of the attribution window before the range that pass the same filters. A
+ * conversion whose click was never stored has no value and is in no row. With `empty`,
+ * each row carries that empty uniques state, to sit beside the clicks' rows.
  */
-function valueExpression(f: BreakdownFilter): { expression: string; perClick: string; fromPerClick: (column: string) => string; params: Record<string, unknown> } {
-  const source = dimensionSources[f.dimension];
-  if (source.kind === 'column') {
-    const expression = `toString(${source.column})`;
-    return { expression, perClick: expression, fromPerClick: (column) => column, params: {} };
-  }
-  const map = Object.fromEntries(f.resolved?.[f.dimension] ?? new Map());
-  const perClick = `{bValues:Map(String, Array(String))}[link_id]`;
-  const fromPerClick = (vs: string) => `arrayJoin(if(empty(${vs}), [''], ${vs}))`;
-  return { expression: fromPerClick(perClick), perClick, fromPerClick, params: { bValues: map } };
+function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: string; params: Record<string, unknown> } {
+  const value = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'bk');
+  const counted = countedConversions({ ...f, filters: {} }, 'click_id, value');
+  // Bots too: the conversion happened whatever the click looked like.
+  const clicks = clickConditions({ ...f, includeBots: true }, 'converted_clicks', 'bkc');
+  return {
+    sql: `SELECT ${value.of('k.key')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, sum(c.value) AS revenue
+      FROM (SELECT cityHash64(click_id) AS h, value FROM ${counted.subquery}) AS c
+      ANY INNER JOIN (
+        SELECT click, ${value.key} AS key FROM converted_clicks
+        WHERE ${clicks.sql.join(' AND ')}
+          AND ts >= fromUnixTimestamp64Milli({bkLo:Int64}) AND ts < fromUnixTimestamp64Milli({bkHi:Int64})
+      ) AS k ON c.h = k.click
+      ${value.join('k.key')}
+      GROUP BY value`,
+    params: {
+      ...value.params,
+      ...counted.params,
+      ...clicks.params,
+      bkLo: dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS,
+      bkHi: dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS,
+    },
+  };
 }
 
 /**
- * Clicks of the range by one dimension, sorted by clicks (then value), one page,
- * with conversions and revenue under the value of their click. One statement:
+ * Clicks of the range by one dimension, with conversions and revenue under the value
+ * of their click, sorted by clicks (then conversions, then value), one page, with the
+ * page's unique visitors (breakdown-source.ts says where each is read).
  *
- *   - clicks and unique visitors of each value, from click_facts in the range;
- *   - counted conversions of the range (conversion-filter.ts) joined to their click
- *     by the click id's hash, among the clicks of the attribution window before the
- *     range that pass the same filters; a conversion whose click was never stored
- *     has no value and is in no row.
+ * One statement when the dimension has few values or the scope is one link (every
+ * value's uniques in the same pass as its clicks); else two: the page from every
+ * value's clicks and conversions, then the uniques of its values alone.
  *
- * A value with conversions but no click in the range (its clicks came earlier) is a
- * row with 0 clicks. `total` is the number of rows before the page is cut.
+ * A value with conversions but no click in the range (its clicks came earlier) is a row
+ * with 0 clicks. `total` is the number of rows before the page is cut, the same count
+ * on every page.
  */
 export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilter): Promise<{ rows: BreakdownRow[]; total: number }> {
-  const range = hourRange(f.from, f.to, f.timezone);
-  const value = valueExpression(f);
-  const clicks = factsRange(f, range, 'b');
-  const counted = countedConversions({ ...f, filters: {} }, 'click_id, value');
-  const convClicks = clickConditions({ ...f, includeBots: true }, 'click_facts', 'bc');
-  const query = `
-    SELECT value, sum(clicks) AS clicks, sum(uniques) AS uniques, sum(conversions) AS conversions, sum(revenue) AS revenue, count() OVER () AS total
-    FROM (
-      SELECT ${value.expression} AS value, count() AS clicks, ${uniquesOf(f)} AS uniques, 0 AS conversions, toDecimal128(0, 4) AS revenue
-      FROM click_facts WHERE ${clicks.where} GROUP BY value
-      UNION ALL
-      SELECT ${value.fromPerClick('k.value')} AS kv, 0, 0, count(), sum(c.value)
-      FROM (SELECT cityHash64(click_id) AS h, value FROM ${counted.subquery}) AS c
-      ANY INNER JOIN (
-        SELECT click, ${value.perClick} AS value FROM click_facts
-        WHERE ${convClicks.sql.join(' AND ')}
-          AND ts >= fromUnixTimestamp64Milli({bClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({bClickHi:Int64})
-          AND click IN (SELECT cityHash64(click_id) FROM ${counted.subquery})
-      ) AS k ON c.h = k.click
-      GROUP BY kv
-    )
-    GROUP BY value
-    ORDER BY clicks DESC, conversions DESC, value
-    LIMIT {bLimit:UInt32} OFFSET {bOffset:UInt32}`;
-  const rows = await queryRows<Row>(ch, query, {
-    ...value.params,
-    ...clicks.params,
-    ...counted.params,
-    ...convClicks.params,
-    bClickLo: dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS,
-    bClickHi: dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS,
+  const source = breakdownSource(f, hourRange(f.from, f.to, f.timezone));
+  const declared = dimensionSources[f.dimension];
+  const onePass = (declared.kind === 'column' && declared.fewValues === true) || f.linkId !== undefined;
+  // Two passes: no uniques here (0), the page's are read after.
+  const conversions = conversionsByValue(f, onePass ? source.uniques.empty : null);
+  const clicks = onePass ? source.rows(null) : { sql: source.clicks, params: {} };
+  const v = onePass ? 'v, ' : '';
+  const all = {
+    query: `SELECT value, sum(clicks) AS clicks, ${onePass ? `${source.uniques.merge}(v)` : '0'} AS uniques, sum(conversions) AS conversions, sum(revenue) AS revenue
+      FROM (
+        SELECT value, clicks, ${v}0 AS conversions, toDecimal128(0, 4) AS revenue FROM (${clicks.sql})
+        UNION ALL
+        SELECT value, clicks, ${v}conversions, revenue FROM (${conversions.sql})
+      )
+      GROUP BY value`,
+    params: { ...source.params, ...clicks.params, ...conversions.params },
+  };
+  const page = await queryRows<PageRow>(ch, `SELECT *, count() OVER () AS total FROM (${all.query}) ORDER BY clicks DESC, conversions DESC, value LIMIT {bLimit:UInt32} OFFSET {bOffset:UInt32}`, {
+    ...all.params,
     bLimit: f.limit,
     bOffset: (f.page - 1) * f.limit,
   });
-  return { rows: await labelled(sql, f, rows), total: Number(rows[0]?.total ?? (f.page > 1 ? await countValues(ch, f) : 0)) };
+  if (page.length === 0) return { rows: [], total: f.page > 1 ? await countRows(ch, all) : 0 };
+  const uniques = onePass ? new Map(page.map((r) => [r.value, Number(r.uniques)])) : await pageUniques(ch, source, page.map((r) => r.value));
+  return { rows: await labelled(sql, f, page, uniques), total: Number(page[0]!.total) };
 }
 
-/** A page past the last has no rows to carry the total: count the values alone. */
-async function countValues(ch: ClickHouseClient, f: BreakdownFilter): Promise<number> {
-  const value = valueExpression(f);
-  const clicks = factsRange(f, hourRange(f.from, f.to, f.timezone), 'b');
-  const [row] = await queryRows<{ n: number }>(ch, `SELECT uniqExact(${value.expression}) AS n FROM click_facts WHERE ${clicks.where}`, { ...value.params, ...clicks.params });
+/** Unique visitors of the given values, from their rows alone. */
+async function pageUniques(ch: ClickHouseClient, source: BreakdownSource, values: string[]): Promise<Map<string, number>> {
+  const rows = source.rows(values);
+  const counted = await queryRows<{ value: string; uniques: number | string }>(
+    ch,
+    `SELECT value, ${source.uniques.merge}(v) AS uniques FROM (${rows.sql}) WHERE value IN {bPage:Array(String)} GROUP BY value`,
+    { ...source.params, ...rows.params, bPage: values },
+  );
+  return new Map(counted.map((r) => [r.value, Number(r.uniques)]));
+}
+
+/** A page past the last has no rows to carry the total: count the same rows alone. */
+async function countRows(ch: ClickHouseClient, all: { query: string; params: Record<string, unknown> }): Promise<number> {
+  const [row] = await queryRows<{ n: number }>(ch, `SELECT count() AS n FROM (${all.query})`, all.params);
   return Number(row?.n ?? 0);
 }
 
-async function labelled(sql: Sql, f: BreakdownFilter, rows: Row[]): Promise<BreakdownRow[]> {
+async function labelled(sql: Sql, f: BreakdownFilter, rows: PageRow[], uniques: Map<string, number>): Promise<BreakdownRow[]> {
   const source = dimensionSources[f.dimension];
   const empty = source.kind === 'column' ? source.emptyValue : undefined;
   const values = rows.map((r) => (r.value === '' ? (empty ?? null) : r.value));
@@ -121,7 +136,7 @@ async function labelled(sql: Sql, f: BreakdownFilter, rows: Row[]): Promise<Brea
       value: v,
       ...(v === null ? { label: NONE } : labels.get(v) ?? {}),
       clicks,
-      uniqueClicks: Number(r.uniques),
+      uniqueClicks: uniques.get(r.value) ?? 0,
       conversions,
       revenue: Number(r.revenue),
       conversionRate: conversionRate(conversions, clicks),

@@ -1,5 +1,6 @@
 import { dimensionNames, type Dimension, type DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
-import { dimensionSources, storedValues, type ResolvedLinkValues } from './dimensions.ts';
+import { dimensionSources, storedValues } from './dimensions.ts';
+import { linkValueRows, type LinkValueSnapshots } from './link-values.ts';
 
 /**
  * Which clicks a request counts: its workspace, scope (campaignId, linkId), bots or
@@ -11,8 +12,8 @@ export interface ClickScope {
   linkId?: string | undefined;
   includeBots: boolean;
   filters: DimensionFilters;
-  /** Link values of the link-valued dimensions among the filters (dimensions.ts). */
-  resolved?: ResolvedLinkValues;
+  /** Snapshots of the link-valued dimensions the request reads (link-values.ts). */
+  linkValues?: LinkValueSnapshots;
 }
 
 export interface Conditions {
@@ -20,31 +21,26 @@ export interface Conditions {
   params: Record<string, unknown>;
 }
 
-export type ClickTable = 'click_facts' | 'click_log' | 'events';
+/** converted_clicks (clickhouse/0011) has click_facts' columns. */
+export type ClickTable = 'click_facts' | 'converted_clicks' | 'clicks_by_time' | 'events';
 
 /** The column of `dimension` in `table`; null when that table does not keep it. */
 export function columnOf(dimension: Dimension, table: ClickTable): string | null {
   const source = dimensionSources[dimension];
   if (source.kind !== 'column') return 'link_id';
-  return table === 'click_facts' ? source.column : table === 'click_log' ? source.logColumn : source.eventsColumn;
+  if (table === 'click_facts' || table === 'converted_clicks') return source.column;
+  return table === 'clicks_by_time' ? source.logColumn : source.eventsColumn;
 }
 
 /** Whether every filter of `scope` can be answered from `table`. */
 export const tableHasFilters = (scope: ClickScope, table: ClickTable): boolean =>
   dimensionNames.every((d) => scope.filters[d] === undefined || columnOf(d, table) !== null);
 
-/** Links whose values include one of `wanted` (null: links with no value). */
-function linksWith(values: Map<string, string[]>, wanted: Array<string | null>): string[] {
-  const keep = new Set(wanted.filter((v): v is string => v !== null));
-  const none = wanted.includes(null);
-  return [...values].filter(([, vs]) => (none && vs.length === 0) || vs.some((v) => keep.has(v))).map(([link]) => link);
-}
-
 /**
  * WHERE conditions on a click table for a scope; parameter names start with
- * `prefix` so several scopes can share a statement. Links without any value of a
- * link-valued dimension (no tag at all) are not in its map: `(none)` selects them
- * by exclusion.
+ * `prefix` so several scopes can share a statement. A link-valued dimension's filter
+ * is a set of links read from its snapshot in link_values; links without any value (no
+ * tag at all) are not in the snapshot: `(none)` selects them by exclusion.
  */
 export function clickConditions(scope: ClickScope, table: ClickTable, prefix = 'k'): Conditions {
   const sql = [`workspace_id = {${prefix}Ws:String}`];
@@ -65,13 +61,11 @@ export function clickConditions(scope: ClickScope, table: ClickTable, prefix = '
     const name = `${prefix}_${d}`;
     const source = dimensionSources[d];
     if (source.kind === 'linkValues') {
-      const map = scope.resolved?.[d] ?? new Map<string, string[]>();
-      const tagged = [...map.keys()];
-      const matching = linksWith(map, values.filter((v) => v !== null));
-      // (none): links outside the map (they have no value at all).
-      sql.push(values.includes(null) ? `(link_id IN {${name}:Array(String)} OR link_id NOT IN {${name}_all:Array(String)})` : `link_id IN {${name}:Array(String)}`);
-      params[name] = matching;
-      if (values.includes(null)) params[`${name}_all`] = tagged;
+      const rows = linkValueRows(scope.workspaceId, d, scope.linkValues?.[d], name);
+      const matching = `link_id IN (SELECT link_id FROM ${rows.sql} WHERE hasAny(link_values, {${name}:Array(String)}))`;
+      // (none): links outside the snapshot (they have no value at all).
+      sql.push(values.includes(null) ? `(${matching} OR link_id NOT IN (SELECT link_id FROM ${rows.sql}))` : matching);
+      Object.assign(params, rows.params, { [name]: values.filter((v): v is string => v !== null) });
       continue;
     }
     const column = columnOf(d, table);

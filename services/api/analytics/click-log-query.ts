@@ -4,9 +4,10 @@ import { addDays, type ClickLogEntry, type ClickLogQuery } from '../../../shared
 import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
 import { queryRows } from './query-rows.ts';
 import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
+import { neutralisedSql } from './csv.ts';
 
-/** A click_log row as the log selects it: the timestamp as epoch ms. */
-type ClickRow = Omit<EventRow, 'ts' | 'bot' | 'workspace_id' | 'kind' | 'visitor_id' | 'destination'> & { ts_ms: number; bot: boolean | number };
+/** A clicks_by_time row as the log selects it: the timestamp as epoch ms. */
+type ClickRow = Omit<EventRow, 'ts' | 'bot' | 'workspace_id' | 'kind' | 'visitor_id'> & { ts_ms: number; bot: boolean | number };
 
 /** Events store "unknown" as ''; the API says null. */
 const orNull = (value: string): string | null => (value === '' ? null : value);
@@ -21,11 +22,11 @@ const FOLD_SLACK = 16;
  */
 const MAX_FOLDED_HERE = 1_000;
 
-const COLUMNS = `click_id, link_id, campaign_id, toUnixTimestamp64Milli(ts) AS ts_ms, country, device_class, os, browser,
-  referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, bot`;
+const COLUMNS = `click_id, link_id, campaign_id, toUnixTimestamp64Milli(ts) AS ts_ms, country, region, city, device_class, os, browser,
+  referrer_host, utm_source, utm_medium, utm_campaign, utm_term, utm_content, source, rule_id, destination, bot`;
 
 /**
- * The raw click log of a workspace, newest first, from click_log (clickhouse/0006):
+ * The raw click log of a workspace, newest first, from clicks_by_time (clickhouse/0012):
  * ordered by time within the workspace, so the newest clicks are read backwards in
  * the table's order instead of every event of the workspace being sorted. A click
  * is listed, and counted in the total, once: the total with FINAL, which folds any
@@ -46,6 +47,8 @@ export async function clickLog(ch: ClickHouseClient, scope: ClickScope, q: Click
     campaignId: orNull(r.campaign_id),
     timestamp: new Date(Number(r.ts_ms)).toISOString(),
     country: orNull(r.country),
+    region: orNull(r.region),
+    city: orNull(r.city),
     device: r.device_class,
     os: orNull(r.os),
     browser: orNull(r.browser),
@@ -57,6 +60,7 @@ export async function clickLog(ch: ClickHouseClient, scope: ClickScope, q: Click
     utmContent: orNull(r.utm_content),
     source: r.source,
     ruleId: orNull(r.rule_id),
+    destination: orNull(r.destination),
     bot: Boolean(r.bot),
   }));
   return { items, total: Number(count?.total ?? 0) };
@@ -64,12 +68,12 @@ export async function clickLog(ch: ClickHouseClient, scope: ClickScope, q: Click
 
 /**
  * Where the log reads: one link's clicks are one key range of events (workspace, link,
- * time, click id), already in time order; in click_log they are scattered over the
- * workspace's range. A filter on a dimension click_log does not keep (destination)
- * reads events too.
+ * time, click id), already in time order; in clicks_by_time they are scattered over
+ * the workspace's range. A filter on a dimension clicks_by_time did not keep would
+ * read events too (none today: it keeps every dimension column).
  */
-export function clickLogSource(scope: ClickScope, q: { from?: string | undefined; to?: string | undefined }): { table: 'events' | 'click_log'; where: string; params: Record<string, unknown> } {
-  const table = scope.linkId !== undefined || !tableHasFilters(scope, 'click_log') ? 'events' : 'click_log';
+export function clickLogSource(scope: ClickScope, q: { from?: string | undefined; to?: string | undefined }): { table: 'events' | 'clicks_by_time'; where: string; params: Record<string, unknown> } {
+  const table = scope.linkId !== undefined || !tableHasFilters(scope, 'clicks_by_time') ? 'events' : 'clicks_by_time';
   const c = clickConditions(scope, table);
   const parts = [...c.sql];
   const params: Record<string, unknown> = { ...c.params };
@@ -93,7 +97,7 @@ export function clickLogSource(scope: ClickScope, q: { from?: string | undefined
  */
 async function newestClicks(
   ch: ClickHouseClient,
-  table: 'events' | 'click_log',
+  table: 'events' | 'clicks_by_time',
   where: string,
   params: Record<string, unknown>,
   offset: number,
@@ -113,10 +117,16 @@ async function newestClicks(
   }
 }
 
-/** The log's CSV columns: the JSON fields, in their order. */
-const CSV_COLUMNS = `click_id AS clickId, link_id AS linkId, campaign_id AS campaignId, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp,
-  country, device_class AS device, os, browser, referrer_host AS referrerHost, utm_source AS utmSource, utm_medium AS utmMedium,
-  utm_campaign AS utmCampaign, utm_term AS utmTerm, utm_content AS utmContent, source, rule_id AS ruleId, bot`;
+/** The log's CSV columns: the JSON fields, in their order; text neutralised against formulas (csv.ts). */
+const CSV_COLUMNS = [
+  ['click_id', 'clickId'], ['link_id', 'linkId'], ['campaign_id', 'campaignId'], [`concat(replaceOne(toString(ts), ' ', 'T'), 'Z')`, 'timestamp'],
+  ['country', 'country'], ['region', 'region'], ['city', 'city'], ['device_class', 'device'], ['os', 'os'], ['browser', 'browser'], ['referrer_host', 'referrerHost'],
+  ['utm_source', 'utmSource'], ['utm_medium', 'utmMedium'], ['utm_campaign', 'utmCampaign'], ['utm_term', 'utmTerm'], ['utm_content', 'utmContent'], ['source', 'source'],
+  ['rule_id', 'ruleId'], ['destination', 'destination'],
+]
+  .map(([column, name]) => `${neutralisedSql(`toString(${column})`)} AS ${name}`)
+  .concat('bot')
+  .join(', ');
 
 /**
  * Every click of the log's range and filters as CSV, newest first, streamed from

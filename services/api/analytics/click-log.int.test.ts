@@ -5,7 +5,7 @@ import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
 
 /**
- * The click log (clickhouse/0006) lists and counts a click stored twice once, whether
+ * The click log (clickhouse/0012, clicks_by_time) lists and counts a click stored twice once, whether
  * or not its copies are merged yet, on every page; and it holds the clicks stored
  * before its migration ran.
  */
@@ -20,8 +20,9 @@ describe('click log', () => {
 
   const click = (n: number) => ({
     workspace_id: workspaceId, link_id: linkId, ts: Date.parse('2026-06-10T00:00:00Z') + n * 60_000, click_id: `ck_log_${String(n).padStart(3, '0')}`,
-    kind: 'click', campaign_id: '', visitor_id: `v${n}`, country: 'DE', device_class: 'mobile', os: '', browser: '', referrer_host: '',
-    utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '', source: 'link', rule_id: '', destination: '', bot: false,
+    kind: 'click', campaign_id: '', visitor_id: `v${n}`, country: 'DE', region: n % 2 ? 'Bavaria' : '', city: n % 2 ? 'Munich' : '', device_class: 'mobile', os: '',
+    browser: '', referrer_host: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '', source: 'link', rule_id: '',
+    destination: 'https://example.com/log', bot: false,
   });
   /** Click ids of a page, newest first. */
   const page = async (qs: string) => {
@@ -49,7 +50,7 @@ describe('click log', () => {
   it('lists and counts each click once, however many of the newest are stored twice', async () => {
     // The 40 newest again, as a retried batch that slipped past deduplication: more copies than a page reads to spare.
     await client.insert({ table: 'events', values: Array.from({ length: 40 }, (_, n) => click(20 + n)), format: 'JSONEachRow', clickhouse_settings: { insert_deduplicate: 0 } });
-    const stored = await (await client.query({ query: `SELECT count() AS n FROM click_log WHERE workspace_id = {w:String}`, query_params: { w: workspaceId }, format: 'JSONEachRow' })).json<{ n: number }>();
+    const stored = await (await client.query({ query: `SELECT count() AS n FROM clicks_by_time WHERE workspace_id = {w:String}`, query_params: { w: workspaceId }, format: 'JSONEachRow' })).json<{ n: number }>();
     expect(Number(stored[0]!.n)).toBe(100);
     expect(await page('limit=10')).toEqual({ ids: newest(0, 10), total: 60 });
     expect(await page('limit=10&page=3')).toEqual({ ids: newest(20, 10), total: 60 });
@@ -58,7 +59,7 @@ describe('click log', () => {
     expect(await page(`limit=10&page=3&linkId=${linkId}`)).toEqual({ ids: newest(20, 10), total: 60 });
     expect(await page(`limit=25&page=3&linkId=${linkId}`)).toEqual({ ids: newest(50, 10), total: 60 });
     // Merged, the same answers.
-    await client.command({ query: 'OPTIMIZE TABLE click_log FINAL' });
+    await client.command({ query: 'OPTIMIZE TABLE clicks_by_time FINAL' });
     expect(await page('limit=10&page=3')).toEqual({ ids: newest(20, 10), total: 60 });
   });
 
@@ -76,24 +77,34 @@ describe('click log', () => {
     expect(last.body.data.map((c: { clickId: string }) => c.clickId)).toEqual(Array.from({ length: 50 }, (_, i) => deep(49 - i).click_id));
   });
 
-  it('0006 copies the clicks stored before it, once', async () => {
+  it('0012 copies the clicks stored before it, once, with region, city and destination', async () => {
     const before = await page('limit=100');
-    await client.command({ query: 'DROP VIEW IF EXISTS click_log_mv' });
-    await client.command({ query: 'DROP TABLE IF EXISTS click_log' });
-    const forget = () => client.command({ query: `DELETE FROM schema_migrations WHERE version = '0006_click_log'` });
+    await client.command({ query: 'DROP VIEW IF EXISTS clicks_by_time_mv' });
+    await client.command({ query: 'DROP TABLE IF EXISTS clicks_by_time' });
+    const forget = () => client.command({ query: `DELETE FROM schema_migrations WHERE version = '0012_clicks_by_time'` });
     const stored = async () =>
-      Number((await (await client.query({ query: `SELECT count() AS n FROM click_log WHERE workspace_id = {w:String}`, query_params: { w: workspaceId }, format: 'JSONEachRow' })).json<{ n: number }>())[0]!.n);
+      Number((await (await client.query({ query: `SELECT count() AS n FROM clicks_by_time WHERE workspace_id = {w:String}`, query_params: { w: workspaceId }, format: 'JSONEachRow' })).json<{ n: number }>())[0]!.n);
     await forget();
-    expect(await migrateClickHouse(client)).toEqual(['0006_click_log']);
+    expect(await migrateClickHouse(client)).toEqual(['0012_clicks_by_time']);
     expect(await page('limit=100')).toEqual(before);
     const copied = await stored();
     expect(copied).toBeGreaterThanOrEqual(60);
+    const placed = (await api.request('GET', '/analytics/clicks?limit=1&city=Munich', { key })).body;
+    expect(placed.data[0]).toMatchObject({ region: 'Bavaria', city: 'Munich', destination: 'https://example.com/log' });
+    expect(placed.pagination.total).toBe(30);
     // A second instance that did not see the record: the table is not empty, nothing is copied again.
     await forget();
-    expect(await migrateClickHouse(client)).toEqual(['0006_click_log']);
+    expect(await migrateClickHouse(client)).toEqual(['0012_clicks_by_time']);
     expect(await stored()).toBe(copied);
     // And the view is back.
     await client.insert({ table: 'events', values: [click(60)], format: 'JSONEachRow' });
     expect((await page('limit=1')).ids).toEqual([click(60).click_id]);
+  });
+
+  it('0012 drops 0006\'s click_log and its view', async () => {
+    const tables = await (await client.query({ query: `SELECT name FROM system.tables WHERE database = currentDatabase()`, format: 'JSONEachRow' })).json<{ name: string }>();
+    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['clicks_by_time', 'clicks_by_time_mv']));
+    expect(tables.map((t) => t.name)).not.toContain('click_log');
+    expect(tables.map((t) => t.name)).not.toContain('click_log_mv');
   });
 });

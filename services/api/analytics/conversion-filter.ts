@@ -21,7 +21,7 @@ export interface ConversionFilter {
   event?: string | undefined;
   /** Only conversions whose click matches these (source, country, utm_..., see click-filter.ts). */
   filters?: DimensionFilters;
-  resolved?: ClickScope['resolved'];
+  linkValues?: ClickScope['linkValues'];
 }
 
 /**
@@ -91,13 +91,13 @@ export function countedConversions(
     params[`${p}Event`] = f.event;
   }
   if (f.filters !== undefined && hasDimensionFilters(f.filters)) {
-    // A conversion does not record its click's dimensions; its click does. Its click lies
-    // within the attribution window before it, so only that time range of click_facts is
-    // searched, by the click id's hash. A conversion whose click was never stored (a click
-    // id shown to a HEAD request, say) matches no filter. Bots are not excluded here: the
-    // conversion happened whatever the click looked like.
-    const clicks = clickConditions({ workspaceId: f.workspaceId, campaignId: f.campaignId, linkId: f.linkId, includeBots: true, filters: f.filters, ...(f.resolved ? { resolved: f.resolved } : {}) }, 'click_facts', `${p}c`);
-    parts.push(`cityHash64(click_id) IN (SELECT click FROM click_facts WHERE ${clicks.sql.join(' AND ')}
+    // A conversion does not record its click's dimensions; its click does, in
+    // converted_clicks (clickhouse/0011: the clicks that converted). Its click lies within
+    // the attribution window before it, found by the click id's hash. A conversion whose
+    // click was never stored (a click id shown to a HEAD request, say) matches no filter.
+    // Bots are not excluded here: the conversion happened whatever the click looked like.
+    const clicks = clickConditions({ workspaceId: f.workspaceId, campaignId: f.campaignId, linkId: f.linkId, includeBots: true, filters: f.filters, ...(f.linkValues ? { linkValues: f.linkValues } : {}) }, 'converted_clicks', `${p}c`);
+    parts.push(`cityHash64(click_id) IN (SELECT click FROM converted_clicks WHERE ${clicks.sql.join(' AND ')}
       AND ts >= fromUnixTimestamp64Milli({${p}ClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({${p}ClickHi:Int64}))`);
     Object.assign(params, clicks.params);
     params[`${p}ClickLo`] = dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS;

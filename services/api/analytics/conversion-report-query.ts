@@ -8,6 +8,7 @@ import { hourRange } from './hour-range.ts';
 import { hasDimensionFilters } from './dimensions.ts';
 import { factsRange } from './facts-click-statement.ts';
 import { queryRows } from './query-rows.ts';
+import { neutralisedSql } from './csv.ts';
 
 interface RecordRow {
   conversion_id: string;
@@ -78,12 +79,15 @@ function clickTotal(f: ConversionFilter & { includeBots: boolean }): { query: st
   return { query: `SELECT count() AS clicks FROM click_facts WHERE ${where}`, params };
 }
 
-/** Every counted conversion of the range as CSV, newest first, streamed from ClickHouse; columns as the JSON records. */
+/** A text column of the CSV, neutralised against formulas (csv.ts). */
+const text = (column: string) => neutralisedSql(`toString(${column})`);
+
+/** Every counted conversion of the range as CSV, newest first, streamed from ClickHouse; columns as the JSON records, text neutralised. */
 export async function conversionsCsv(ch: ClickHouseClient, f: ConversionFilter, signal?: AbortSignal): Promise<Readable> {
   const { subquery, params } = countedConversions(f);
   const result = await ch.exec({
-    query: `SELECT conversion_id AS conversionId, click_id AS clickId, link_id AS linkId, event, toFloat64(value) AS value, currency,
-        concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp, order_id AS orderId
+    query: `SELECT ${text('conversion_id')} AS conversionId, ${text('click_id')} AS clickId, ${text('link_id')} AS linkId, ${text('event')} AS event,
+        toFloat64(value) AS value, ${text('currency')} AS currency, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp, ${text('order_id')} AS orderId
       FROM ${subquery} ORDER BY ts DESC, conversion_id DESC FORMAT CSVWithNames`,
     query_params: params,
     ...(signal ? { abort_signal: signal } : {}),

@@ -17,12 +17,33 @@ export function sendCsv(ctx: Context, name: string, body: string | Readable): vo
 }
 
 /**
+ * CSV injection (OWASP "CSV Injection"): a spreadsheet opening an export reads a cell
+ * starting with one of these as a formula (`=HYPERLINK(...)` in a visitor's
+ * utm_source, say). Every text cell of every export starting with one is prefixed
+ * with a single quote, which spreadsheets show as text and hide. The one rule, for
+ * the exports built here (neutralisedCell) and those ClickHouse formats (neutralisedSql).
+ * Numbers are never text cells, so a negative revenue stays a number.
+ */
+export const FORMULA_STARTS = ['=', '+', '-', '@', '\t', '\r'] as const;
+
+export function neutralisedCell(cell: string): string {
+  return (FORMULA_STARTS as readonly string[]).includes(cell.charAt(0)) ? `'${cell}` : cell;
+}
+
+const sqlStarts = FORMULA_STARTS.map((c) => `'${c === '\t' ? '\\t' : c === '\r' ? '\\r' : c}'`).join(', ');
+
+/** A ClickHouse String expression neutralised as neutralisedCell does, for exports ClickHouse formats. */
+export function neutralisedSql(expression: string): string {
+  return `if(substring(${expression}, 1, 1) IN (${sqlStarts}), concat('''', ${expression}), ${expression})`;
+}
+
+/**
  * Rows as CSV with the given columns, in order; null and absent are empty cells, as
- * ClickHouse writes them in the streamed exports.
+ * ClickHouse writes them in the streamed exports; text cells neutralised.
  */
 export function toCsv(columns: string[], rows: Array<Record<string, unknown>>): string {
   return stringify(
-    rows.map((r) => columns.map((c) => r[c] ?? '')),
+    rows.map((r) => columns.map((c) => (typeof r[c] === 'string' ? neutralisedCell(r[c]) : (r[c] ?? '')))),
     { header: true, columns, cast: { boolean: (b) => (b ? 'true' : 'false') } },
   );
 }

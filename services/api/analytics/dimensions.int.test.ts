@@ -109,16 +109,18 @@ describe('analytics by dimension', () => {
 
   type Filter = Record<string, string[]>;
   const matches = (c: Click, filter: Filter) => Object.entries(filter).every(([d, vs]) => vs.map((v) => (v === '(none)' ? '' : v)).includes(valueOf[d]!(c)));
-  const inRange = (ms: number, from: string, to: string) => day(ms) >= from && day(ms) <= to;
-  const clicksOf = (opts: { workspaceId?: string; from?: string; to?: string; filter?: Filter; includeBots?: boolean; campaignId?: string; linkId?: string } = {}) =>
-    clicks.filter((c) => c.workspace_id === (opts.workspaceId ?? a.workspaceId) && c.kind === 'click' && (opts.includeBots || !c.bot) && inRange(c.ts, opts.from ?? FROM, opts.to ?? TO) &&
+  /** The calendar day of an instant in a zone (UTC unless given), via ICU. */
+  const localDay = (ms: number, tz?: string) => (tz ? new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms) : day(ms));
+  const inRange = (ms: number, from: string, to: string, tz?: string) => localDay(ms, tz) >= from && localDay(ms, tz) <= to;
+  const clicksOf = (opts: { workspaceId?: string; from?: string; to?: string; tz?: string; filter?: Filter; includeBots?: boolean; campaignId?: string; linkId?: string } = {}) =>
+    clicks.filter((c) => c.workspace_id === (opts.workspaceId ?? a.workspaceId) && c.kind === 'click' && (opts.includeBots || !c.bot) && inRange(c.ts, opts.from ?? FROM, opts.to ?? TO, opts.tz) &&
       matches(c, opts.filter ?? {}) && (opts.campaignId === undefined || c.campaign_id === opts.campaignId) && (opts.linkId === undefined || c.link_id === opts.linkId));
   /** Attributed, each order once (its first), in the range, whose stored click passes the filter. */
-  const conversionsOf = (opts: { from?: string; to?: string; filter?: Filter; campaignId?: string; linkId?: string } = {}) => {
+  const conversionsOf = (opts: { from?: string; to?: string; tz?: string; filter?: Filter; campaignId?: string; linkId?: string } = {}) => {
     const byClick = new Map(clicks.filter((c) => c.workspace_id === a.workspaceId && c.kind === 'click').map((c) => [c.click_id, c]));
     const seen = new Set<string>();
     return conversions
-      .filter((v) => v.workspace_id === a.workspaceId && v.attributed && inRange(v.ts, opts.from ?? FROM, opts.to ?? TO))
+      .filter((v) => v.workspace_id === a.workspaceId && v.attributed && inRange(v.ts, opts.from ?? FROM, opts.to ?? TO, opts.tz))
       .filter((v) => (opts.campaignId === undefined || v.campaign_id === opts.campaignId) && (opts.linkId === undefined || v.link_id === opts.linkId))
       .sort((x, y) => x.ts - y.ts || (x.conversion_id < y.conversion_id ? -1 : 1))
       .filter((v) => (seen.has(v.order_id) ? false : (seen.add(v.order_id), true)))
@@ -168,6 +170,20 @@ describe('analytics by dimension', () => {
     expect(conversionsOf().some((v) => v.click && day(v.click.ts) < FROM)).toBe(true);
   }, HEAVY);
 
+  it('in other zones: whole UTC days from the daily rollup, the hours at the edges from the clicks, exact either way', async () => {
+    // Each local day straddles two UTC days: New York is UTC-4 in May, Tokyo UTC+9.
+    for (const tz of ['America/New_York', 'Asia/Tokyo']) {
+      for (const dimension of ['country', 'city', 'link', 'rule', 'utm_content']) {
+        const body = await get(`/analytics/breakdown?dimension=${dimension}&from=${FROM}&to=${TO}&limit=1000&timezone=${encodeURIComponent(tz)}`);
+        const want = expectedBreakdown(dimension, { tz });
+        expect(figures(body.data), `${tz} ${dimension}`).toEqual(want);
+        expect(body.pagination.total, `${tz} ${dimension}`).toBe(want.length);
+      }
+    }
+    // The edges matter: a day earlier or later would count other clicks.
+    expect(clicksOf({ tz: 'America/New_York' }).length).not.toBe(clicksOf().length);
+  }, HEAVY);
+
   it('labels: (none), short codes, campaign names, rule names and types, the default row, country names', async () => {
     const ref = (await get(`/analytics/breakdown?dimension=referrer&from=${FROM}&to=${TO}`)).data;
     expect(ref.find((r: any) => r.value === null)).toMatchObject({ label: '(none)' });
@@ -192,6 +208,18 @@ describe('analytics by dimension', () => {
     expect(past.data).toEqual([]);
     expect(past.pagination.total).toBe(expectedBreakdown('utm_content').length);
     expect(clicksOf({ includeBots: true }).length).toBeGreaterThan(clicksOf().length);
+    // Days after the last click: every row is a value with conversions only. A page past the
+    // end reports the same total as the first page, and the reference's.
+    for (const dimension of ['utm_content', 'link', 'city']) {
+      const want = expectedBreakdown(dimension, { from: '2026-05-12', to: '2026-05-14' });
+      expect(want.length, dimension).toBeGreaterThan(1);
+      expect(want.every((r) => r.clicks === 0 && r.conversions > 0), dimension).toBe(true);
+      const first = await get(`/analytics/breakdown?dimension=${dimension}&from=2026-05-12&to=2026-05-14&limit=1`);
+      expect(figures(first.data), dimension).toEqual(want.slice(0, 1));
+      const beyond = await get(`/analytics/breakdown?dimension=${dimension}&from=2026-05-12&to=2026-05-14&limit=1&page=99`);
+      expect(beyond.data, dimension).toEqual([]);
+      expect([first.pagination.total, beyond.pagination.total], dimension).toEqual([want.length, want.length]);
+    }
   }, HEAVY);
 
   const combos: Array<[string, Filter]> = [
@@ -243,7 +271,7 @@ describe('analytics by dimension', () => {
       expect(report.summary.totalConversions, qs).toBe(conv.length);
       expect(report.summary.conversionRate, qs).toBe(rate(conv.length, rows.length));
     }
-    // A filter on a dimension click_log does not keep (destination) reads events: same answer.
+    // The log filtered by destination (in clicks_by_time since 0012).
     const dest = `https://example.com/${rules[1]!.id}`;
     const log = await get(`/analytics/clicks?from=${FROM}&to=${TO}&limit=5&destination=${encodeURIComponent(dest)}`);
     expect(log.pagination.total).toBe(clicksOf({ filter: { destination: [dest] } }).length);
@@ -264,6 +292,51 @@ describe('analytics by dimension', () => {
       // The current period is unchanged by the comparison.
       const { previous: _p, ...alone } = data;
       expect(analyticsOverviewSchema.parse((await get(`/analytics?from=2026-05-06&to=2026-05-10${qs}`)).data)).toEqual(alone);
+    }
+  }, HEAVY);
+
+  it('compare=previous on /analytics/{linkId}: the link\'s previous period, exact uniques and conversions per day', async () => {
+    const link = links[0]!;
+    for (const [qs, filter] of [['', {}], ['&os=ios,android', { os: ['ios', 'android'] }]] as Array<[string, Filter]>) {
+      const data = analyticsOverviewSchema.parse((await get(`/analytics/${link.id}?from=2026-05-04&to=2026-05-10&compare=previous${qs}`)).data);
+      expect(data.previous, qs).toBeDefined();
+      expect([data.previous!.from, data.previous!.to]).toEqual(['2026-04-27', '2026-05-03']);
+      const before = clicksOf({ from: '2026-04-27', to: '2026-05-03', filter, linkId: link.id });
+      const conv = conversionsOf({ from: '2026-04-27', to: '2026-05-03', filter, linkId: link.id });
+      expect(data.previous!.summary, qs).toEqual({ totalClicks: before.length, uniqueClicks: new Set(before.map((r) => r.visitor_id)).size, conversions: conv.length, revenue: money(conv.map((v) => v.value)), conversionRate: rate(conv.length, before.length) });
+      const days = ['2026-04-27', '2026-04-28', '2026-04-29', '2026-04-30', '2026-05-01', '2026-05-02', '2026-05-03'];
+      expect(data.previous!.timeSeries, qs).toEqual(days.map((d) => {
+        const inDay = before.filter((r) => day(r.ts) === d);
+        return { date: d, clicks: inDay.length, uniqueClicks: new Set(inDay.map((r) => r.visitor_id)).size, conversions: conv.filter((v) => day(v.ts) === d).length };
+      }));
+      expect(before.length, qs).toBeGreaterThan(20);
+      const { previous: _p, ...alone } = data;
+      expect(analyticsOverviewSchema.parse((await get(`/analytics/${link.id}?from=2026-05-04&to=2026-05-10${qs}`)).data), qs).toEqual(alone);
+    }
+  }, HEAVY);
+
+  it('filters on the other dimensions (utm_medium, utm_term, utm_campaign, utm_content, campaign, link, destination), exact', async () => {
+    const dest = `https://example.com/${rules[0]!.id}`;
+    const cases: Array<[string, Filter]> = [
+      ['utm_medium=email&utm_term=shoes', { utm_medium: ['email'], utm_term: ['shoes'] }],
+      ['utm_campaign=spring&utm_content=hero,(none)', { utm_campaign: ['spring'], utm_content: ['hero', '(none)'] }],
+      ['utm_medium=(none)&utm_campaign=(none)', { utm_medium: ['(none)'], utm_campaign: ['(none)'] }],
+      [`campaign=${campaigns[0]!.id}&device=mobile`, { campaign: [campaigns[0]!.id], device: ['mobile'] }],
+      [`link=${links[0]!.id},${links[3]!.id}&utm_source=ads`, { link: [links[0]!.id, links[3]!.id], utm_source: ['ads'] }],
+      [`destination=${encodeURIComponent(dest)},${encodeURIComponent('https://example.com/default')}&country=DE`, { destination: [dest, 'https://example.com/default'], country: ['DE'] }],
+    ];
+    for (const [qs, filter] of cases) {
+      const rows = clicksOf({ filter });
+      const conv = conversionsOf({ filter });
+      expect(rows.length, qs).toBeGreaterThan(10);
+      for (const dimension of ['browser', 'link']) {
+        const body = await get(`/analytics/breakdown?dimension=${dimension}&from=${FROM}&to=${TO}&limit=1000&${qs}`);
+        expect(figures(body.data), `${dimension} ${qs}`).toEqual(expectedBreakdown(dimension, { filter }));
+      }
+      const data = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&${qs}`)).data);
+      expect(data.summary, qs).toEqual({ totalClicks: rows.length, uniqueClicks: new Set(rows.map((r) => r.visitor_id)).size, conversions: conv.length, revenue: money(conv.map((v) => v.value)), conversionRate: rate(conv.length, rows.length) });
+      expect((await get(`/analytics/clicks?from=${FROM}&to=${TO}&limit=1&${qs}`)).pagination.total, qs).toBe(rows.length);
+      expect((await get(`/analytics/conversions?from=${FROM}&to=${TO}&limit=1&${qs}`)).data.summary.totalConversions, qs).toBe(conv.length);
     }
   }, HEAVY);
 
@@ -344,6 +417,45 @@ describe('analytics by dimension', () => {
     expect(other.summary.clicks).toBe(1);
   }, HEAVY);
 
+  it('realtime: top 5 links and top 5 countries cut from more, with two filters', async () => {
+    // A workspace of its own, so no other test's recent clicks count here.
+    const c = await api.tenant();
+    const own: Array<{ id: string; shortCode: string }> = [];
+    for (let i = 0; i < 7; i++) own.push((await api.request('POST', '/links', { key: c.key, body: { destinationUrl: `https://example.com/rt${i}` } })).body.data);
+    const now = Date.now();
+    const countries = ['US', 'DE', 'FR', 'GB', 'JP', 'BR', 'IN'];
+    const recent: Click[] = [];
+    // Link i and country i get 8 - i clicks (ties impossible), some on tablets, a few unknown countries; all within the last 40 minutes.
+    for (let i = 0; i < 7; i++) {
+      for (let k = 0; k < 8 - i; k++) {
+        recent.push({
+          ...clicks[0]!, workspace_id: c.workspaceId, link_id: own[i]!.id, campaign_id: '', ts: now - (2 + ((i * 7 + k * 3) % 38)) * 60_000, click_id: `ck_rt5_${i}_${k}`,
+          kind: 'click', bot: false, visitor_id: `rt5_${k}`, country: k === 5 ? '' : countries[(i + k) % 7]!, device_class: k % 3 === 0 ? 'tablet' : 'mobile', os: k % 2 ? 'ios' : 'android',
+        });
+      }
+    }
+    await client.insert({ table: 'events', values: recent, format: 'JSONEachRow' });
+    for (const [qs, keep] of [['', () => true], ['?device=mobile&os=ios', (x: Click) => x.device_class === 'mobile' && x.os === 'ios']] as const) {
+      const data = realtimeSchema.parse((await get(`/analytics/realtime${qs}`, c.key)).data);
+      const kept = recent.filter(keep);
+      expect(data.summary, qs).toEqual({ clicks: kept.length, uniqueVisitors: new Set(kept.map((x) => x.visitor_id)).size });
+      const top = <K extends string>(key: (x: Click) => string, name: K) => {
+        const counts = new Map<string, number>();
+        for (const x of kept) if (key(x) !== '') counts.set(key(x), (counts.get(key(x)) ?? 0) + 1);
+        return [...counts].sort((p, q) => q[1] - p[1] || (p[0] < q[0] ? -1 : 1)).slice(0, 5).map(([v, n]) => ({ [name]: v, clicks: n }));
+      };
+      expect(data.topLinks.map(({ linkId, clicks: n }) => ({ linkId, clicks: n })), qs).toEqual(top((x) => x.link_id, 'linkId'));
+      expect(data.topLinks.every((l) => l.shortCode === own.find((o) => o.id === l.linkId)!.shortCode)).toBe(true);
+      expect(data.topCountries, qs).toEqual(top((x) => x.country, 'country'));
+      if (qs === '') {
+        expect(new Set(kept.map((x) => x.link_id)).size).toBe(7);
+        expect(data.topLinks).toHaveLength(5);
+        expect(new Set(kept.map((x) => x.country).filter(Boolean)).size).toBe(7);
+        expect(data.topCountries).toHaveLength(5);
+      }
+    }
+  }, HEAVY);
+
   it('bad inputs are 400 naming the parameter; unknown dimensions too', async () => {
     const cases: Array<[string, string]> = [
       ['/analytics/breakdown?dimension=colour', 'dimension'],
@@ -386,5 +498,34 @@ describe('analytics by dimension', () => {
       const res = await api.request('GET', path, { key: b.key });
       expect(res.status, path).toBe(404);
     }
+    // A's rule ids as B's rule= filter (alone or beside default) are 404 on every endpoint, as link and campaign ids are.
+    const linkOfB = (await api.request('POST', '/links', { key: b.key, body: { destinationUrl: 'https://example.org/x' } })).body.data;
+    for (const qs of [`rule=${rules[0]!.id}`, `rule=default,${rules[1]!.id}`]) {
+      for (const path of ['/analytics?', '/analytics/breakdown?dimension=os&', '/analytics/clicks?', '/analytics/conversions?', '/analytics/realtime?', `/analytics/${linkOfB.id}?`, `/analytics/experiments/${linkOfB.id}?`]) {
+        const res = await api.request('GET', `${path}${qs}`, { key: b.key });
+        expect(res.status, `${path}${qs}`).toBe(404);
+        expect(res.body.error, `${path}${qs}`).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('Rule not found') });
+      }
+    }
+    // A's own: its rules, and a deleted rule's id (its clicks are history, as the breakdown shows them), filter as before.
+    const deleted = await get(`/analytics/breakdown?dimension=os&from=${FROM}&to=${TO}&limit=1000&rule=rule_deleted1`);
+    expect(figures(deleted.data)).toEqual(expectedBreakdown('os', { filter: { rule: ['rule_deleted1'] } }));
+    expect((await api.request('GET', `/analytics/breakdown?dimension=os&rule=${rules[0]!.id}`, { key: a.key })).status).toBe(200);
+  }, HEAVY);
+
+  it('experiments: control must be a rule of this link (or default); another link\'s rule is 404', async () => {
+    const body = { campaignId: links[1]!.campaignId, linkId: links[1]!.id, name: 'elsewhere', type: 'percentage', conditions: { percentage: 10 }, destinationUrl: 'https://example.com/elsewhere' };
+    const elsewhere = (await api.request('POST', '/rules', { key: a.key, body })).body.data;
+    const res = await api.request('GET', `/analytics/experiments/${links[0]!.id}?from=${FROM}&to=${TO}&control=${elsewhere.id}`, { key: a.key });
+    expect(res.status).toBe(404);
+    expect(res.body.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining(elsewhere.id) });
+    // The same rule is a valid control on its own link, even with no click decided in the range.
+    const own = experimentReportSchema.parse((await get(`/analytics/experiments/${links[1]!.id}?from=${FROM}&to=${TO}&control=${elsewhere.id}`)).data);
+    expect(own.control).toBe(elsewhere.id);
+    // A campaign-wide rule (no link) of the link's campaign is a rule of the link too.
+    const wide = (await api.request('POST', '/rules', { key: a.key, body: { ...body, linkId: null, campaignId: links[0]!.campaignId, name: 'campaign-wide' } })).body.data;
+    expect((await api.request('GET', `/analytics/experiments/${links[0]!.id}?from=${FROM}&to=${TO}&control=${wide.id}`, { key: a.key })).status).toBe(200);
+    await api.request('DELETE', `/rules/${wide.id}`, { key: a.key });
+    await api.request('DELETE', `/rules/${elsewhere.id}`, { key: a.key });
   }, HEAVY);
 });

@@ -30,8 +30,11 @@ export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: Experi
   const variants = rows.filter((r) => r.value !== null);
   const control = variants.find((r) => r.value === f.control) ?? (f.control === 'default' ? undefined : null);
   if (control === null) {
-    // A rule id that decided no click of the link in the range: check it exists at all.
-    const [rule] = await sql<{ id: string }[]>`SELECT id FROM rules WHERE workspace_id = ${f.workspaceId} AND id = ${f.control}`;
+    // A rule id that decided no click of the link in the range: it must be one of the
+    // link's rules (its own, or a campaign-wide rule of the link's campaign).
+    const [rule] = await sql<{ id: string }[]>`
+      SELECT r.id FROM rules r JOIN links l ON l.id = ${f.linkId} AND l.workspace_id = r.workspace_id
+      WHERE r.workspace_id = ${f.workspaceId} AND r.id = ${f.control} AND (r.link_id = l.id OR (r.link_id IS NULL AND r.campaign_id = l.campaign_id))`;
     if (!rule) return { missingControl: f.control };
   }
   const controlCounts = { clicks: control?.clicks ?? 0, conversions: control?.conversions ?? 0 };

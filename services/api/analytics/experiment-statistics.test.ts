@@ -30,6 +30,8 @@ describe('experiment statistics against published worked examples', () => {
       [0, 10, 0, 10, -0.2775, 0.2775],
       [10, 10, 0, 20, 0.6791, 1],
       [10, 10, 0, 10, 0.6075, 1],
+      [6, 7, 2, 7, 0.0582, 0.8062],
+      [5, 56, 0, 29, -0.0381, 0.1926],
     ];
     for (const [x1, n1, x2, n2, lo, hi] of cases) {
       const [l, u] = newcombeInterval(x1, n1, x2, n2);
@@ -73,5 +75,33 @@ describe('experiment statistics against published worked examples', () => {
     expect(small.significant).toBe(false);
     expect(small.insufficientSample).toContain(`${MINIMUM_SAMPLE.clicks} clicks`);
     expect(compareWithControl({ clicks: 500, conversions: 20 }, { clicks: 500, conversions: 0 }).uplift).toBeNull();
+  });
+
+  it('verdict follows the interval the row shows, not the z-test, where the two disagree at the 5 % boundary', () => {
+    // 25/100 against 14/100: the pooled z-test gives p = 0.0496 (z = 1.963), but the
+    // Newcombe interval of the difference is [-0.04, +21.80] points: it spans 0, so no verdict.
+    const near = compareWithControl({ clicks: 100, conversions: 25 }, { clicks: 100, conversions: 14 });
+    expect(near.pValue).toBeCloseTo(0.0496, 4);
+    expect(near.confidenceInterval).toEqual([-0.0357, 21.7951]);
+    expect(near.significant).toBe(false);
+    // The other way round: 85/200 against 66/200, p = 0.0500 (not below 0.05) while the
+    // interval [+0.0033, +18.76] points excludes 0: significant, as the interval says.
+    const other = compareWithControl({ clicks: 200, conversions: 85 }, { clicks: 200, conversions: 66 });
+    expect(other.pValue).toBeGreaterThanOrEqual(0.05);
+    expect(other.confidenceInterval[0]).toBeGreaterThan(0);
+    expect(other.significant).toBe(true);
+    // A worse variant whose whole interval is below 0 is significant too.
+    const worse = compareWithControl({ clicks: 100, conversions: 14 }, { clicks: 100, conversions: 30 });
+    expect(worse.confidenceInterval[1]).toBeLessThan(0);
+    expect(worse.significant).toBe(true);
+    // Everywhere on a grid of arms above the minimum sample: significant iff the shown interval excludes 0.
+    for (const n of [100, 200, 500]) {
+      for (let x1 = 10; x1 <= n / 2; x1 += 3) {
+        for (let x2 = 10; x2 <= n / 2; x2 += 3) {
+          const c = compareWithControl({ clicks: n, conversions: x1 }, { clicks: n, conversions: x2 });
+          expect(c.significant, `${x1}/${n} vs ${x2}/${n}`).toBe(c.confidenceInterval[0] > 0 || c.confidenceInterval[1] < 0);
+        }
+      }
+    }
   });
 });

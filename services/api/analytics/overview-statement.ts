@@ -6,7 +6,7 @@ import { hasDimensionFilters } from './dimensions.ts';
 import { factsClickParts } from './facts-click-statement.ts';
 import type { HourRange } from './hour-range.ts';
 
-export interface OverviewFilter extends Omit<ClickFilter, 'source'>, Pick<ClickScope, 'filters' | 'resolved'> {
+export interface OverviewFilter extends Omit<ClickFilter, 'source'>, Pick<ClickScope, 'filters' | 'linkValues'> {
   /** Calendar days in `timezone`, both included. */
   from: string;
   to: string;

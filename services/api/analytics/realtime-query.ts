@@ -9,7 +9,7 @@ const MINUTE_MS = 60_000;
 export const REALTIME_MINUTES = 60;
 const TOP = 5;
 
-interface Row {
+export interface RealtimeRow {
   part: 'minute' | 'link' | 'country';
   key: string;
   clicks: number | string;
@@ -17,11 +17,12 @@ interface Row {
 }
 
 /**
- * The last 60 minutes (the current one included, so a click shows as soon as it is
- * stored), per minute, with the top links and countries: one statement over
- * click_facts, whose rows of the last hour are those the ingester wrote last.
+ * The statement of GET /analytics/realtime at `nowMs`: the last 60 minutes (the current
+ * one included, so a click shows as soon as it is stored), per minute, with the top
+ * links and countries, in one statement over click_facts, whose rows of the last hour
+ * are those the ingester wrote last. Rows: `part` minute (key '' the total), link, country.
  */
-export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope, nowMs = Date.now()): Promise<Realtime> {
+export function realtimeStatement(scope: ClickScope, nowMs: number): { query: string; params: Record<string, unknown>; startMs: number; endMs: number } {
   const endMs = Math.floor(nowMs / MINUTE_MS) * MINUTE_MS + MINUTE_MS;
   const startMs = endMs - REALTIME_MINUTES * MINUTE_MS;
   const c = clickConditions(scope, 'click_facts', 'r');
@@ -34,10 +35,19 @@ export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope
     SELECT * FROM (SELECT 'link', link_id, count() AS n, 0 FROM click_facts WHERE ${where} GROUP BY link_id ORDER BY n DESC, link_id LIMIT ${TOP})
     UNION ALL
     SELECT * FROM (SELECT 'country', toString(country) AS c, count() AS n, 0 FROM click_facts WHERE ${where} AND country != '' GROUP BY c ORDER BY n DESC, c LIMIT ${TOP})`;
-  const rows = await queryRows<Row>(ch, query, { ...c.params, rStart: startMs / 1000, rEnd: endMs / 1000 });
+  return { query, params: { ...c.params, rStart: startMs / 1000, rEnd: endMs / 1000 }, startMs, endMs };
+}
+
+/** Clicks of the realtime statement's rows: the total row's. */
+export const realtimeTotal = (rows: RealtimeRow[]): number => Number(rows.find((r) => r.part === 'minute' && r.key === '')?.clicks ?? 0);
+
+/** GET /analytics/realtime: realtimeStatement's rows, zero-filled, the top links with their short codes. */
+export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope, nowMs = Date.now()): Promise<Realtime> {
+  const { query, params, startMs, endMs } = realtimeStatement(scope, nowMs);
+  const rows = await queryRows<RealtimeRow>(ch, query, params);
   const perMinute = new Map(rows.filter((r) => r.part === 'minute' && r.key !== '').map((r) => [Number(r.key) * 1000, r]));
   const total = rows.find((r) => r.part === 'minute' && r.key === '');
-  const byClicks = (a: Row, b: Row) => Number(b.clicks) - Number(a.clicks) || (a.key < b.key ? -1 : 1);
+  const byClicks = (a: RealtimeRow, b: RealtimeRow) => Number(b.clicks) - Number(a.clicks) || (a.key < b.key ? -1 : 1);
   const links = rows.filter((r) => r.part === 'link').sort(byClicks);
   const codes = new Map<string, string>();
   if (links.length > 0) {
@@ -47,7 +57,7 @@ export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope
   return {
     from: new Date(startMs).toISOString(),
     to: new Date(endMs).toISOString(),
-    summary: { clicks: Number(total?.clicks ?? 0), uniqueVisitors: Number(total?.uniques ?? 0) },
+    summary: { clicks: realtimeTotal(rows), uniqueVisitors: Number(total?.uniques ?? 0) },
     minutes: Array.from({ length: REALTIME_MINUTES }, (_, i) => {
       const at = startMs + i * MINUTE_MS;
       const r = perMinute.get(at);

@@ -5,6 +5,7 @@ import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate
 import { analyticsOverviewSchema, breakdownRowSchema } from '../../../shared/schemas/analytics.ts';
 import { mulberry32 } from '../../../shared/testing/seeded-random.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
+import { LinkValueStore, linkValueRows } from './link-values.ts';
 
 /**
  * The `tag` dimension: tags live on links (Postgres), clicks in ClickHouse. A click
@@ -191,6 +192,64 @@ describe('analytics by tag', () => {
     expect(summer.summary.totalClicks).toBe(0);
     const aEmail = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=email`)).data);
     expect(aEmail.summary.totalClicks).toBe(clicksOf(a.workspaceId, ['email']).length);
+  }, HEAVY);
+
+  it('thousands of tagged links: link sets too long for a URL still reach ClickHouse (breakdown and filter)', async () => {
+    // A workspace of its own with 3,000 links tagged `bulk` (ids ~27 characters: the link
+    // set is ~90 KB, where a URL stops at ~16 KB), a few of them clicked.
+    const c = await api.tenant();
+    const ids = Array.from({ length: 3000 }, (_, i) => `link_bulktag${String(i).padStart(6, '0')}`);
+    const sql = api.db.sql;
+    const [campaign] = await sql<{ id: string }[]>`SELECT id FROM campaigns WHERE workspace_id = ${c.workspaceId} AND is_default`;
+    await sql`INSERT INTO links (id, workspace_id, campaign_id, domain_key, short_code, destination_url, tags)
+      SELECT id, ${c.workspaceId}, ${campaign!.id}, '', 'bulk' || n, 'https://example.com/bulk', ARRAY['bulk', 'tag ' || (n % 7)]
+      FROM unnest(${ids}::text[]) WITH ORDINALITY AS x(id, n)`;
+    const bulkClicks = ids.filter((_, i) => i % 100 === 0).map((id, n): Click => ({
+      workspace_id: c.workspaceId, link_id: id, ts: Date.parse('2026-03-03T12:00:00Z') + n * 1000, click_id: `ck_bulktag_${n}`, kind: 'click', campaign_id: campaign!.id,
+      visitor_id: `bv${n % 7}`, country: 'DE', device_class: 'mobile', source: 'link', bot: false,
+    }));
+    await client.insert({ table: 'events', values: bulkClicks, format: 'JSONEachRow' });
+    const byTag = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100`, c.key);
+    expect(byTag.data.find((r: any) => r.value === 'bulk')).toMatchObject({ clicks: bulkClicks.length, uniqueClicks: 7 });
+    expect(byTag.pagination.total).toBe(8);
+    const filtered = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}&tag=bulk`, c.key)).data);
+    expect(filtered.summary.totalClicks).toBe(bulkClicks.length);
+    expect((await get(`/analytics/breakdown?dimension=link&from=${FROM}&to=${TO}&tag=(none)`, c.key)).data).toEqual([]);
+  }, HEAVY);
+
+  it('tags reach ClickHouse as a snapshot per content: written once, shared, rewritten when tags change or after a day', async () => {
+    const c = await api.tenant();
+    const link = (await api.request('POST', '/links', { key: c.key, body: { destinationUrl: 'https://example.com/snap', tags: ['one'] } })).body.data;
+    const markers = async () =>
+      (await (await client.query({ query: `SELECT fingerprint, count() AS n FROM link_values WHERE workspace_id = {w:String} AND link_id = '' GROUP BY fingerprint ORDER BY fingerprint`, query_params: { w: c.workspaceId }, format: 'JSONEachRow' })).json<{ fingerprint: string; n: number }>())
+        .map((r) => [r.fingerprint, Number(r.n)] as const);
+    const snapshotOf = async (fingerprint: string) =>
+      (await (await client.query({ query: `SELECT link_id, link_values FROM link_values WHERE workspace_id = {w:String} AND fingerprint = {f:String} AND link_id != '' ORDER BY link_id`, query_params: { w: c.workspaceId, f: fingerprint }, format: 'JSONEachRow' })).json<{ link_id: string; link_values: string[] }>());
+    expect(await markers()).toEqual([]);
+    await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}`, c.key);
+    await get(`/analytics?from=${FROM}&to=${TO}&tag=one`, c.key);
+    const [first] = await markers();
+    expect(first![1]).toBe(1);
+    expect(await snapshotOf(first![0])).toEqual([{ link_id: link.id, link_values: ['one'] }]);
+    // Another API instance (a store of its own, nothing seen yet) finds it: nothing is written twice.
+    expect(await new LinkValueStore(client, api.db.sql).snapshots(c.workspaceId, ['tag'])).toEqual({ tag: first![0] });
+    expect(await markers()).toEqual([first]);
+    // Retagged: a new snapshot, read at once.
+    expect((await api.request('PATCH', `/links/${link.id}`, { key: c.key, body: { tags: ['two'] } })).status).toBe(200);
+    const byTag = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&tag=two`, c.key);
+    expect(byTag.data).toEqual([]);
+    const now = await markers();
+    expect(now).toHaveLength(2);
+    const second = now.find(([f]) => f !== first![0])!;
+    expect(await snapshotOf(second[0])).toEqual([{ link_id: link.id, link_values: ['two'] }]);
+    // A snapshot written over a day ago is written again by the next instance that needs it.
+    await client.command({ query: `ALTER TABLE link_values UPDATE written_at = now() - INTERVAL 2 DAY WHERE workspace_id = {w:String} SETTINGS mutations_sync = 2`, query_params: { w: c.workspaceId } });
+    expect(await new LinkValueStore(client, api.db.sql).snapshots(c.workspaceId, ['tag'])).toEqual({ tag: second[0] });
+    expect((await markers()).find(([f]) => f === second[0])![1]).toBe(2);
+    // Twice written, read once per link.
+    expect((await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}`, c.key)).data).toEqual([]);
+    expect(await snapshotOf(second[0])).toHaveLength(2);
+    expect((await client.query({ query: `SELECT count() AS n FROM ${linkValueRows(c.workspaceId, 'tag', second[0], 't').sql}`, query_params: linkValueRows(c.workspaceId, 'tag', second[0], 't').params, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>()))[0]!.n).toBe(1);
   }, HEAVY);
 
   it('bad tag filters are 400 naming the parameter', async () => {

@@ -23,7 +23,7 @@ import { breakdown } from '../analytics/breakdown-query.ts';
 import { realtime } from '../analytics/realtime-query.ts';
 import { experimentReport } from '../analytics/experiment-query.ts';
 import type { ClickScope } from '../analytics/click-filter.ts';
-import { resolveLinkValues } from '../analytics/dimensions.ts';
+import { LinkValueStore } from '../analytics/link-values.ts';
 import { sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { ok, okList } from '../respond.ts';
@@ -64,10 +64,16 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     return deps.analytics;
   }
 
+  let linkValueStore: LinkValueStore | undefined;
+  /** Tags and the like, copied into ClickHouse as queries need them (one store per API instance). */
+  const linkValues = () => (linkValueStore ??= new LinkValueStore(store(), sql));
+
   /**
-   * The clicks a request is about. Another workspace's link or campaign, as a scope
-   * (linkId, campaignId) or a filter value (link, campaign), answers 404 as it does
-   * everywhere else; a deleted link's history stays readable.
+   * The clicks a request is about. Another workspace's link, campaign or rule, as a
+   * scope (linkId, campaignId) or a filter value (link, campaign, rule), answers 404
+   * as it does everywhere else; a deleted link's history stays readable, and so does
+   * a deleted rule's: rules are deleted for good, so a rule id that names no rule at
+   * all is taken as one of the workspace's deleted rules (its clicks keep the id).
    */
   async function scopeOf(ctx: Context, q: ScopeQuery, extra: Dimension[] = []): Promise<ClickScope> {
     const workspaceId = principalOf(ctx).workspaceId;
@@ -84,6 +90,11 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
       const missing = campaignIds.find((id) => !found.has(id));
       if (missing !== undefined) throw new AppError('NOT_FOUND', `Campaign not found: ${missing}`);
     }
+    const ruleIds = [...new Set((filters.rule ?? []).filter((v): v is string => v !== null && v !== 'default'))];
+    if (ruleIds.length > 0) {
+      const [foreign] = await sql<{ id: string }[]>`SELECT id FROM rules WHERE id IN ${sql(ruleIds)} AND workspace_id <> ${workspaceId} LIMIT 1`;
+      if (foreign) throw new AppError('NOT_FOUND', `Rule not found: ${foreign.id}`);
+    }
     const wanted = [...dimensionNames.filter((d) => filters[d] !== undefined), ...extra];
     return {
       workspaceId,
@@ -91,7 +102,7 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
       linkId: q.linkId,
       includeBots: q.includeBots,
       filters,
-      resolved: await resolveLinkValues(sql, workspaceId, wanted),
+      linkValues: await linkValues().snapshots(workspaceId, wanted),
     };
   }
 
@@ -126,10 +137,9 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   router.get('/analytics/experiments/:linkId', requireScope('analytics:read'), async (ctx) => {
     const query = parseInput(experimentQuerySchema, ctx.query, 'query');
     const linkId = await liveLink(ctx);
-    if (query.linkId !== undefined && query.linkId !== linkId) throw new AppError('VALIDATION_ERROR', 'Invalid query', [{ path: 'linkId', message: 'is the link of the path; leave it out' }]);
     const scope = await scopeOf(ctx, { ...query, linkId });
     const report = await experimentReport(store(), sql, { ...query, ...scope, linkId });
-    if ('missingControl' in report) throw new AppError('NOT_FOUND', `Rule not found: ${report.missingControl}`);
+    if ('missingControl' in report) throw new AppError('NOT_FOUND', `Rule not found on link ${linkId}: ${report.missingControl}`);
     ok(ctx, report);
   });
 

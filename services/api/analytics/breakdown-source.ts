@@ -1,0 +1,152 @@
+import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
+import { addDays, dateToMs } from '../../../shared/schemas/analytics.ts';
+import { dimensionSources, hasDimensionFilters } from './dimensions.ts';
+import { breakdownValue, pageCondition, type BreakdownValue } from './breakdown-value.ts';
+import { clickConditions, type ClickScope } from './click-filter.ts';
+import { sqlDateTime, type HourRange } from './hour-range.ts';
+
+/**
+ * Where a breakdown's clicks and unique visitors come from: SQL yielding
+ * `(value, clicks, v)` rows, several per value, `v` a state of the uniques aggregate
+ * (`uniques.merge` of them is the value's unique visitors; the caller sums and merges).
+ *
+ *   - A whole workspace without filters, campaign, link or bots: dimension_daily
+ *     (clickhouse/0010) for the whole UTC days of the range, click_facts for the hours
+ *     at its edges (a zone's partial days: at most a day of clicks). Uniques: the rows'
+ *     sketches merged with the edge clicks' (uniqCombined64(12)).
+ *   - Anything else: click_facts, where a campaign's or a link's clicks are one key
+ *     range. Uniques as everywhere (facts-click-statement.ts): exact for one link, the
+ *     same sketch otherwise.
+ *
+ * `rows(values)` reads only the rows that can hold those values (a page's), `rows(null)`
+ * all; `clicks` is every value's clicks without uniques, for the page of a dimension
+ * with many values, whose uniques are then read for the page alone (a sketch per value
+ * of a 10k-value dimension, link or destination, cost more than all the clicks).
+ */
+export interface BreakdownSource {
+  clicks: string;
+  rows(values: string[] | null): { sql: string; params: Record<string, unknown> };
+  uniques: Uniques;
+  params: Record<string, unknown>;
+}
+
+/** The uniques aggregate: its state of `visitor`, an empty state, and the merge giving the count. */
+export interface Uniques {
+  state: string;
+  empty: string;
+  merge: string;
+}
+
+const sketch: Uniques = {
+  state: 'uniqCombined64State(12)(visitor)',
+  empty: 'uniqCombined64StateIf(12)(toUInt64(0), false)',
+  merge: 'uniqCombined64Merge(12)',
+};
+/** One link's uniques are exact, as link_hourly's are (README "Unique clicks"). */
+const exact: Uniques = { state: 'uniqExactState(visitor)', empty: 'uniqExactStateIf(toUInt64(0), false)', merge: 'uniqExactMerge' };
+
+export interface SourceFilter extends ClickScope {
+  dimension: Dimension;
+}
+
+/** Whether dimension_daily answers a breakdown: no scope, filter or bots (see the migration for why no more). */
+export const rollupAnswers = (f: SourceFilter): boolean =>
+  !f.includeBots && f.campaignId === undefined && f.linkId === undefined && !hasDimensionFilters(f.filters);
+
+export function breakdownSource(f: SourceFilter, r: HourRange): BreakdownSource {
+  return rollupAnswers(f) ? rollupSource(f, r) : clicksSource(f, r);
+}
+
+/**
+ * Conditions on click_facts for the scope in the hours of `r`, or (`edgesOnly`) in its
+ * hours outside the whole UTC days: at most two time ranges, so the index skips what
+ * it can; null when there are none (a range of whole UTC days).
+ */
+function factsWhere(f: ClickScope, r: HourRange, p: string, edgesOnly: boolean): { where: string; params: Record<string, unknown> } | null {
+  const c = clickConditions(f, 'click_facts', `${p}k`);
+  const range = (from: number, to: number, name: string) => ({
+    sql: `(ts >= toDateTime({${p}${name}From:String}, 'UTC') AND ts < toDateTime({${p}${name}To:String}, 'UTC'))`,
+    params: { [`${p}${name}From`]: sqlDateTime(from), [`${p}${name}To`]: sqlDateTime(to) },
+  });
+  const ranges = [];
+  if (!edgesOnly || !r.whole) ranges.push(range(r.startMs, r.endMs, 'All'));
+  else {
+    const wholeStart = dateToMs(r.whole.first);
+    const wholeEnd = dateToMs(addDays(r.whole.last, 1));
+    if (r.startMs < wholeStart) ranges.push(range(r.startMs, wholeStart, 'Head'));
+    if (wholeEnd < r.endMs) ranges.push(range(wholeEnd, r.endMs, 'Tail'));
+  }
+  if (ranges.length === 0) return null;
+  return {
+    where: [...c.sql, ranges.length === 1 ? ranges[0]!.sql : `(${ranges.map((x) => x.sql).join(' OR ')})`].join(' AND '),
+    params: Object.assign({ ...c.params }, ...ranges.map((x) => x.params)),
+  };
+}
+
+/** `AND <condition>` keeping the rows of the given values, or '' for all rows. */
+function restricted(f: SourceFilter, values: string[] | null, table: 'clicks' | 'rollup', p: string) {
+  const page = values === null ? null : pageCondition(f.dimension, f.workspaceId, f.linkValues, values, table, p);
+  return { sql: page ? ` AND ${page.sql}` : '', params: page?.params ?? {} };
+}
+
+/**
+ * `(value, ...)` rows of a click table grouped by value, each aggregate as `expression
+ * AS name`; a link-valued dimension's rows grouped by link first, then joined to its values.
+ */
+function fromClicks(value: BreakdownValue, where: string, aggregates: Array<[string, string]>): string {
+  const aggs = aggregates.map(([expression, name]) => `${expression} AS ${name}`).join(', ');
+  if (!value.linkValued) return `SELECT ${value.of(value.key)} AS value, ${aggs} FROM click_facts WHERE ${where} GROUP BY value`;
+  return `SELECT ${value.of('g.key')} AS value, ${aggregates.map(([, name]) => `g.${name} AS ${name}`).join(', ')}
+    FROM (SELECT ${value.key} AS key, ${aggs} FROM click_facts WHERE ${where} GROUP BY key) AS g ${value.join('g.key')}`;
+}
+
+/** dimension_daily's `(value, clicks[, v])` rows: a row per day, or for a link-valued dimension per link, joined to its values. */
+function fromRollup(value: BreakdownValue, where: string, withStates: boolean): string {
+  if (!value.linkValued) return `SELECT ${value.of(value.key)} AS value, clicks${withStates ? ', visitors AS v' : ''} FROM dimension_daily WHERE ${where}`;
+  return `SELECT ${value.of('g.key')} AS value, g.clicks AS clicks${withStates ? ', g.v AS v' : ''}
+    FROM (SELECT ${value.key} AS key, sum(clicks) AS clicks${withStates ? ', uniqCombined64MergeState(12)(visitors) AS v' : ''} FROM dimension_daily WHERE ${where} GROUP BY key) AS g
+    ${value.join('g.key')}`;
+}
+
+function clicksSource(f: SourceFilter, r: HourRange): BreakdownSource {
+  const value = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'bc');
+  const facts = factsWhere(f, r, 'bc', false)!;
+  const uniques = f.linkId !== undefined ? exact : sketch;
+  return {
+    clicks: fromClicks(value, facts.where, [['count()', 'clicks']]),
+    rows(values) {
+      const page = restricted(f, values, 'clicks', 'bcu');
+      return { sql: fromClicks(value, `${facts.where}${page.sql}`, [['count()', 'clicks'], [uniques.state, 'v']]), params: page.params };
+    },
+    uniques,
+    params: { ...value.params, ...facts.params },
+  };
+}
+
+function rollupSource(f: SourceFilter, r: HourRange): BreakdownSource {
+  const rollupValue = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'rollup', 'br');
+  const edgeValue = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'be');
+  const edges = factsWhere(f, r, 'be', true);
+  // A link-valued dimension (tag) reads the rows of its links.
+  const days = r.whole ? `workspace_id = {brWs:String} AND dimension = {brDim:String} AND day >= {brFirst:Date} AND day <= {brLast:Date}` : null;
+  const params: Record<string, unknown> = {
+    ...rollupValue.params,
+    ...edgeValue.params,
+    ...edges?.params,
+    ...(r.whole ? { brWs: f.workspaceId, brDim: dimensionSources[f.dimension].kind === 'column' ? f.dimension : 'link', brFirst: r.whole.first, brLast: r.whole.last } : {}),
+  };
+  const union = (rollupRows: string, edgeRows: string) => [...(days ? [rollupRows] : []), ...(edges ? [edgeRows] : [])].join(' UNION ALL ');
+  return {
+    clicks: union(fromRollup(rollupValue, days!, false), fromClicks(edgeValue, edges?.where ?? '', [['count()', 'clicks']])),
+    rows(values) {
+      const page = restricted(f, values, 'rollup', 'bru');
+      const edgePage = restricted(f, values, 'clicks', 'beu');
+      return {
+        sql: union(fromRollup(rollupValue, `${days}${page.sql}`, true), fromClicks(edgeValue, `${edges?.where}${edgePage.sql}`, [['count()', 'clicks'], [sketch.state, 'v']])),
+        params: { ...page.params, ...edgePage.params },
+      };
+    },
+    uniques: sketch,
+    params,
+  };
+}

@@ -1,0 +1,92 @@
+import type { ClickHouseClient } from '@clickhouse/client';
+import { LRUCache } from 'lru-cache';
+import type { Sql } from '../../../shared/db/postgres.ts';
+import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
+import { dimensionSources } from './dimensions.ts';
+
+/**
+ * Link-valued dimensions (tags) in ClickHouse: a request that filters or breaks down by
+ * one makes sure the snapshot of the workspace's link values as Postgres holds them now
+ * is in link_values (clickhouse/0013), and its queries read that snapshot by
+ * fingerprint (linkValueRows). Nothing assumes one API instance: two writing the same
+ * snapshot at once write it twice (readers fold), and each finds another's.
+ */
+
+/** The fingerprints of the snapshots a request reads, by dimension. */
+export type LinkValueSnapshots = Partial<Record<Dimension, string>>;
+
+/** How long a snapshot seen written is taken as written without asking ClickHouse again. */
+const SEEN_MS = 10 * 60_000;
+/** A snapshot older than this is written again (link_values' TTL drops rows after 7 days). */
+const REWRITE_AFTER = 'INTERVAL 1 DAY';
+
+export class LinkValueStore {
+  readonly #seen = new LRUCache<string, true>({ max: 10_000, ttl: SEEN_MS });
+  readonly #ch: ClickHouseClient;
+  readonly #sql: Sql;
+
+  constructor(ch: ClickHouseClient, sql: Sql) {
+    this.#ch = ch;
+    this.#sql = sql;
+  }
+
+  /** The snapshot fingerprint of each link-valued dimension in `wanted`, written to ClickHouse if it was not. */
+  async snapshots(workspaceId: string, wanted: Dimension[]): Promise<LinkValueSnapshots> {
+    const out: LinkValueSnapshots = {};
+    for (const dimension of new Set(wanted)) {
+      const source = dimensionSources[dimension];
+      if (source.kind !== 'linkValues') continue;
+      const fingerprint = await source.fingerprint(this.#sql, workspaceId);
+      const key = `${workspaceId}/${dimension}/${fingerprint}`;
+      if (!this.#seen.has(key)) {
+        const last = await this.#lastWritten(workspaceId, dimension, fingerprint);
+        if (last === null || last.stale) await this.#write(workspaceId, dimension, fingerprint, await source.linkValues(this.#sql, workspaceId), last?.at ?? 'never');
+        this.#seen.set(key, true);
+      }
+      out[dimension] = fingerprint;
+    }
+    return out;
+  }
+
+  /** When the snapshot was last written, and whether that is over a day ago; null: never. */
+  async #lastWritten(workspaceId: string, dimension: Dimension, fingerprint: string): Promise<{ at: string; stale: boolean } | null> {
+    const rows = await (
+      await this.#ch.query({
+        query: `SELECT toString(max(written_at)) AS at, max(written_at) < now() - ${REWRITE_AFTER} AS stale FROM link_values
+          WHERE workspace_id = {ws:String} AND dimension = {dim:String} AND fingerprint = {fp:String} AND link_id = '' HAVING count() > 0`,
+        query_params: { ws: workspaceId, dim: dimension, fp: fingerprint },
+        format: 'JSONEachRow',
+      })
+    ).json<{ at: string; stale: number | boolean }>();
+    return rows[0] ? { at: rows[0].at, stale: Boolean(Number(rows[0].stale)) } : null;
+  }
+
+  /**
+   * The marker row in the same insert: a snapshot is written whole or not at all. The
+   * deduplication token names the snapshot and the state it replaces (never written, or
+   * last written at `replacing`): instances that find the same state write it once.
+   */
+  async #write(workspaceId: string, dimension: Dimension, fingerprint: string, values: Map<string, string[]>, replacing: string): Promise<void> {
+    const rows = [...values].map(([link_id, link_values]) => ({ workspace_id: workspaceId, dimension, fingerprint, link_id, link_values }));
+    rows.push({ workspace_id: workspaceId, dimension, fingerprint, link_id: '', link_values: [] });
+    await this.#ch.insert({
+      table: 'link_values',
+      values: rows,
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplication_token: `link_values/${workspaceId}/${dimension}/${fingerprint}/${replacing}` },
+    });
+  }
+}
+
+/**
+ * A subquery of a snapshot's rows, one per link with any value: (link_id, link_values),
+ * parameters prefixed `p`.
+ */
+export function linkValueRows(workspaceId: string, dimension: Dimension, fingerprint: string | undefined, p: string): { sql: string; params: Record<string, unknown> } {
+  return {
+    sql: `(SELECT link_id, any(link_values) AS link_values FROM link_values
+      WHERE workspace_id = {${p}LvWs:String} AND dimension = {${p}LvDim:String} AND fingerprint = {${p}LvFp:String} AND link_id != ''
+      GROUP BY link_id)`,
+    params: { [`${p}LvWs`]: workspaceId, [`${p}LvDim`]: dimension, [`${p}LvFp`]: fingerprint ?? '' },
+  };
+}
