@@ -243,6 +243,8 @@ export const componentExamples: Record<string, unknown> = {
     campaignId: ids.campaign,
     timestamp: later,
     country: 'US',
+    region: 'California',
+    city: 'San Francisco',
     device: 'mobile',
     os: 'ios',
     browser: 'Mobile Safari',
@@ -254,6 +256,7 @@ export const componentExamples: Record<string, unknown> = {
     utmContent: null,
     source: 'link',
     ruleId: ids.rule,
+    destination: 'https://example.com/spring/ios',
     bot: false,
   },
   ConversionReport: {
