@@ -1,5 +1,5 @@
 # One image for every linkroute service; the command picks the service:
-#   node dist/services/<api|redirector|ingester|clickhouse-embedded|cli>/main.js
+#   node dist/services/<api|redirector|ingester|webhooks|clickhouse-embedded|all-in-one|cli>/main.js
 # Compiled JavaScript only: no TypeScript loader, no dev dependencies in the image.
 
 FROM node:20-bookworm-slim AS build

@@ -243,6 +243,13 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     await expectKpis(answer);
     await expectSeriesTable(answer);
     await expectBreakdowns(false);
+    // Its realtime strip: the link's own last 60 minutes, as the API answered the strip.
+    await page.locator('.realtime').waitFor();
+    const rt = (await requests.answered<{ data: Realtime }>('/analytics/realtime', { linkId: spring.id })).data;
+    expect(rt.summary.clicks).toBe(springVisits);
+    expect(rt.topLinks.map((l) => l.linkId)).toEqual([spring.id]);
+    expect(digits(await page.locator('.realtime [data-realtime-clicks]').textContent())).toBe(springVisits);
+    expect(digits(await page.locator('.realtime [data-realtime-visitors]').textContent())).toBe(rt.summary.uniqueVisitors);
 
     const table = page.locator('.experiments-table');
     await table.locator('tbody tr[data-variant]').first().waitFor();

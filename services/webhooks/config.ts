@@ -8,7 +8,11 @@ export const webhooksEnv = z.object({
   ...commonEnv,
   /** The service's own HTTP port: /health, /ready and /metrics only. */
   WEBHOOKS_PORT: port(8095),
-  /** Unseals endpoints' signing secrets: the same as the API's. */
+  /**
+   * Unseals endpoints' signing secrets: the API's. Unset: $DATA_DIR/secret when another
+   * process of that DATA_DIR wrote it; a standalone sender never generates one and refuses
+   * to start without either (resolveExistingSecret), as its own would unseal nothing.
+   */
   LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
   /** Deliver to loopback, private, link-local and metadata addresses too (tests, private deployments). */
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),

@@ -1,7 +1,7 @@
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { requireSettings } from '../../shared/config/config-error.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
-import { resolveSecret } from '../../shared/config/secret.ts';
+import { resolveExistingSecret } from '../../shared/config/secret.ts';
 import { openDatabase } from '../../shared/db/open-database.ts';
 import { migrate } from '../../shared/db/migrate.ts';
 import { checkBus, checkQuery } from '../../shared/health/dependency-checks.ts';
@@ -17,10 +17,11 @@ const logger = createLogger('webhooks', config.LOG_LEVEL);
 
 try {
   requireSettings(config, ['NATS_URL', 'DATABASE_URL'], 'for a standalone webhooks sender (npm start runs one in its own process)');
+  // Before any store is reached: with a secret of its own it could unseal no endpoint's signing secret.
+  const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone webhooks sender');
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks' });
   await migrate(db.sql);
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger });
-  const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const metrics = createMetricsRegistry();
   // Listening first: a taken port fails the start before any event is taken.
   const http = await startHealthServer({

@@ -1,3 +1,4 @@
+import { uniqueCount } from './unique-count.ts';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
@@ -136,7 +137,7 @@ async function labelled(sql: Sql, f: BreakdownFilter, rows: PageRow[], uniques: 
       value: v,
       ...(v === null ? { label: NONE } : labels.get(v) ?? {}),
       clicks,
-      uniqueClicks: uniques.get(r.value) ?? 0,
+      uniqueClicks: uniqueCount(uniques.get(r.value), clicks),
       conversions,
       revenue: Number(r.revenue),
       conversionRate: conversionRate(conversions, clicks),

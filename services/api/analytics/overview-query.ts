@@ -1,3 +1,4 @@
+import { uniqueCount } from './unique-count.ts';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { addDays, dateToMs, msToDate, type AnalyticsOverview, type Granularity } from '../../../shared/schemas/analytics.ts';
@@ -112,14 +113,15 @@ function summaryAndSeries(rows: OverviewRow[], f: { from: string; to: string; gr
   return {
     summary: {
       totalClicks,
-      uniqueClicks: Number(total?.uniques ?? 0),
+      uniqueClicks: uniqueCount(total?.uniques, totalClicks),
       conversions: totalConversions,
       revenue: Number(convTotal?.revenue ?? 0),
       conversionRate: conversionRate(totalConversions, totalClicks),
     },
     timeSeries: bucketLabels(f.from, f.to, f.granularity, f.timezone).map((date) => {
       const r = series.get(date);
-      return { date, clicks: Number(r?.clicks ?? 0), uniqueClicks: Number(r?.uniques ?? 0), conversions: convByBucket.get(date) ?? 0 };
+      const clicks = Number(r?.clicks ?? 0);
+      return { date, clicks, uniqueClicks: uniqueCount(r?.uniques, clicks), conversions: convByBucket.get(date) ?? 0 };
     }),
   };
 }

@@ -1,3 +1,4 @@
+import { uniqueCount } from './unique-count.ts';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Realtime } from '../../../shared/schemas/analytics.ts';
@@ -57,11 +58,12 @@ export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope
   return {
     from: new Date(startMs).toISOString(),
     to: new Date(endMs).toISOString(),
-    summary: { clicks: realtimeTotal(rows), uniqueVisitors: Number(total?.uniques ?? 0) },
+    summary: { clicks: realtimeTotal(rows), uniqueVisitors: uniqueCount(total?.uniques, realtimeTotal(rows)) },
     minutes: Array.from({ length: REALTIME_MINUTES }, (_, i) => {
       const at = startMs + i * MINUTE_MS;
       const r = perMinute.get(at);
-      return { minute: new Date(at).toISOString(), clicks: Number(r?.clicks ?? 0), uniqueVisitors: Number(r?.uniques ?? 0) };
+      const clicks = Number(r?.clicks ?? 0);
+      return { minute: new Date(at).toISOString(), clicks, uniqueVisitors: uniqueCount(r?.uniques, clicks) };
     }),
     topLinks: links.map((r) => ({ linkId: r.key, shortCode: codes.get(r.key) ?? '', clicks: Number(r.clicks) })),
     topCountries: rows.filter((r) => r.part === 'country').sort(byClicks).map((r) => ({ country: r.key, clicks: Number(r.clicks) })),

@@ -1,6 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { api, unwrap } from '../api.ts';
 import { countryName, fmtInt } from '../format.ts';
+import { ErrorBox } from './error-box.tsx';
 import { useLoad } from '../use-load.ts';
 
 const POLL_MS = 15_000;
@@ -14,6 +15,7 @@ export function RealtimeStrip({ scope }: { scope: Record<string, string | undefi
     return () => clearInterval(timer);
   }, [rt.reload]);
   const data = rt.data?.data;
+  if (rt.error && !data) return <ErrorBox error={rt.error} onRetry={rt.reload} />;
   if (!data) return null;
   const max = Math.max(1, ...data.minutes.map((m) => m.clicks));
   const lastFive = data.minutes.slice(-5).reduce((n, m) => n + m.clicks, 0);

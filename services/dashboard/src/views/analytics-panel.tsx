@@ -61,7 +61,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
     <div class="analytics" aria-busy={loaded.loading ? 'true' : 'false'} data-loaded-key={loaded.loading ? '' : key}>
       {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
       {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
-      {realtime && <RealtimeStrip scope={{ ...shown.current, from: undefined, to: undefined, timezone: undefined, linkId: undefined }} />}
+      {realtime && <RealtimeStrip scope={{ ...shown.current, from: undefined, to: undefined, timezone: undefined }} />}
       <Kpis
         comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined}
         items={[

@@ -108,7 +108,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
             <RangeControls range={range} />
           </div>
           <FilterChips loc={loc} />
-          <AnalyticsPanel range={range} filters={{ linkId: l.id, dimensions: filtersFrom(loc.query) }} loc={loc} />
+          <AnalyticsPanel range={range} filters={{ linkId: l.id, dimensions: filtersFrom(loc.query) }} loc={loc} realtime />
           <p>
             <a href={href('clicks', { linkId: l.id })}>Click log of this link</a> · <a href={href('conversions', { linkId: l.id })}>Its conversions</a>
           </p>
