@@ -3,7 +3,7 @@
  * and of this working tree ("after"), measured in one run, their rounds alternating so
  * that a busy spell of the machine falls on both alike.
  *
- *   npm run bench:against -- <git-rev> [--rounds 3] [--seconds 8] [--warmup 2] [--events 400000] [--keep]
+ *   npm run bench:against -- <git-rev> [--rounds 3] [--seconds 8] [--warmup 2] [--events 400000] [--schema own|after] [--keep]
  *
  * The revision is checked out into a temporary git worktree (detached; removed at the
  * end unless --keep) and installed there with `npm ci` (the npm cache serves the
@@ -13,7 +13,9 @@
  *   both running, loaded in turn by the same wrk script as the redirect suite's;
  * - ingest: per round and tree, a fresh nats-server and that tree's own embedded
  *   ClickHouse, and a backlog drain with that tree's ingester (bench/drain-probe.ts),
- *   as the ingest suite measures it.
+ *   as the ingest suite measures it. With `--schema after` both trees' ingesters drain into
+ *   this tree's ClickHouse schema (its materialized views and all), which separates what
+ *   the ingester's code costs from what new rollups cost the engine.
  * Prints the before/after table (medians, per-round figures, change) and exits 1 when an
  * after figure is more than 5 % worse than before. Loopback only; every load bounded.
  */
@@ -84,11 +86,11 @@ async function install(root: string): Promise<void> {
 }
 
 /** Runs bench/drain-probe.ts with `tree`'s code; its events/s. */
-function drain(tree: Tree, natsUrl: string, clickhouseUrl: string, events: number): Promise<number> {
+function drain(tree: Tree, natsUrl: string, clickhouseUrl: string, events: number, schemaTree: Tree): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./drain-probe.ts', import.meta.url))], {
       cwd: tree.root,
-      env: { ...process.env, TREE: tree.root, NATS_URL: natsUrl, CLICKHOUSE_URL: clickhouseUrl, EVENTS: String(events) },
+      env: { ...process.env, TREE: tree.root, SCHEMA_TREE: schemaTree.root, NATS_URL: natsUrl, CLICKHOUSE_URL: clickhouseUrl, EVENTS: String(events) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -104,7 +106,7 @@ function drain(tree: Tree, natsUrl: string, clickhouseUrl: string, events: numbe
 }
 
 /** One backlog drain of `tree` on a nats-server and an embedded ClickHouse of its own, both gone afterwards. */
-async function ingestRound(tree: Tree, events: number): Promise<number> {
+async function ingestRound(tree: Tree, events: number, schemaTree: Tree): Promise<number> {
   const nats = await startTestNatsServer();
   const dataDir = await mkdtemp(join(tmpdir(), `linkroute-${tree.label}-ch-`));
   const port = await freePort();
@@ -112,7 +114,7 @@ async function ingestRound(tree: Tree, events: number): Promise<number> {
   const clickhouse = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(port), CLICKHOUSE_PASSWORD: 'bench' }, { cwd: tree.root });
   try {
     await clickhouse.waitFor(/listening/, 120_000);
-    return await drain(tree, nats.url, `http://default:bench@127.0.0.1:${port}`, events);
+    return await drain(tree, nats.url, `http://default:bench@127.0.0.1:${port}`, events, schemaTree);
   } finally {
     await clickhouse.kill();
     await nats.destroy();
@@ -131,14 +133,15 @@ async function main(): Promise<number> {
       warmup: { type: 'string', default: '2' },
       events: { type: 'string', default: '400000' },
       keep: { type: 'boolean', default: false },
+      schema: { type: 'string', default: 'own' },
     },
   });
   const rev = positionals[0];
   const rounds = Number(values.rounds);
   const seconds = { warmup: Number(values.warmup), measured: Number(values.seconds) };
   const events = Number(values.events);
-  if (!rev || positionals.length > 1 || ![rounds, seconds.warmup, seconds.measured, events].every((n) => Number.isInteger(n) && n > 0) || events % 500 !== 0) {
-    console.error('usage: npm run bench:against -- <git-rev> [--rounds N] [--seconds N] [--warmup N] [--events N (a multiple of 500)] [--keep]');
+  if (!rev || positionals.length > 1 || ![rounds, seconds.warmup, seconds.measured, events].every((n) => Number.isInteger(n) && n > 0) || events % 500 !== 0 || !['own', 'after'].includes(values.schema)) {
+    console.error('usage: npm run bench:against -- <git-rev> [--rounds N] [--seconds N] [--warmup N] [--events N (a multiple of 500)] [--schema own|after] [--keep]');
     return 2;
   }
   requireWrk();
@@ -188,7 +191,7 @@ async function main(): Promise<number> {
     ]);
     for (let round = 0; round < rounds; round++) {
       for (const tree of round % 2 === 0 ? [before, after] : [after, before]) {
-        const rate = await ingestRound(tree, events);
+        const rate = await ingestRound(tree, events, values.schema === 'after' ? after : tree);
         drains.get(tree)!.push(rate);
         console.log(`  ingest round ${round + 1}/${rounds} ${tree.label}: ${Math.round(rate).toLocaleString('en-US')} events/s`);
       }
@@ -211,7 +214,7 @@ async function main(): Promise<number> {
       figure('redirects/s (median)', (t) => r(t).map((m) => m.rps), 0, true),
       figure('redirector server CPU µs/req (median)', (t) => r(t).map((m) => m.cpuUsPerRequest), 2, false),
       figure('redirect p99 ms (median)', (t) => r(t).map((m) => m.p99Ms), 3, false),
-      figure(`backlog drain of ${events.toLocaleString('en-US')} events, events/s (median)`, (t) => drains.get(t)!, 0, true),
+      figure(`backlog drain of ${events.toLocaleString('en-US')} events, events/s (median)${values.schema === 'after' ? ', both into this tree\'s schema' : ''}`, (t) => drains.get(t)!, 0, true),
     ];
     const rows = figures.map((f) => f.row);
     const otherCpu = Math.max(...[...redirectors.values()].flatMap((x) => x.runs.map((m) => m.otherCpuPercent)));

@@ -42,7 +42,10 @@ const load = (path: string) => import(pathToFileURL(join(tree, path)).href);
 const { createLogger } = await load('shared/logger.ts');
 const { connectNatsBus } = await load('shared/bus/nats-bus.ts');
 const { connectClickHouse } = await load('shared/clickhouse/clickhouse-client.ts');
-const { migrateClickHouse } = await load('shared/clickhouse/clickhouse-migrate.ts');
+// SCHEMA_TREE (default TREE): whose ClickHouse migrations make the tables, so that two
+// trees' ingesters can be timed into the same schema (before-after.ts --schema after).
+const schemaTree = process.env.SCHEMA_TREE || tree;
+const { migrateClickHouse } = await import(pathToFileURL(join(schemaTree, 'shared/clickhouse/clickhouse-migrate.ts')).href);
 const { clickEventSchema, eventSubjects } = await load('shared/schemas/click-event.ts');
 const { loadIngesterConfig } = await load('services/ingester/config.ts');
 const { startIngester } = await load('services/ingester/ingester.ts');
