@@ -23,7 +23,28 @@ export interface LinkrouteProcess {
   stop(): Promise<void>;
 }
 
+/** Ports are picked free, then bound by the child: another process may take one in between. */
+const START_ATTEMPTS = 3;
+
 export async function startLinkroute(env: Record<string, string> = {}): Promise<LinkrouteProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === START_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** A port picked free was taken by someone else before the child listened on it. */
+class PortTaken extends Error {
+  constructor(output: string) {
+    super(`a port picked free was taken before linkroute listened on it:\n${output}`);
+    this.name = 'PortTaken';
+  }
+}
+
+async function startOnce(env: Record<string, string>): Promise<LinkrouteProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-dashboard-'));
   const [apiPort, redirectPort] = [await freePort(), await freePort()];
   const redirectUrl = `http://127.0.0.1:${redirectPort}`;
@@ -46,7 +67,7 @@ export async function startLinkroute(env: Record<string, string> = {}): Promise<
     await service.waitFor(/linkroute dashboard on http/, 120_000);
   } catch (err) {
     await stop();
-    throw err;
+    throw /could not listen on|EADDRINUSE/.test(service.output) ? new PortTaken(service.output) : err;
   }
   const apiKey = /LINKROUTE_API_KEY=(lr_live_\w+)/.exec(service.output)?.[1];
   if (!apiKey) {
