@@ -45,7 +45,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS'>>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'API_KEY_CACHE_MS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: OutboxPublisher;
@@ -69,6 +69,8 @@ export interface ApiDeps {
    * (npm start adds the ingesters' and the webhooks sender's).
    */
   metrics?: Registry;
+  /** The clock kept API key lookups age by (default Date.now): tests move it past API_KEY_CACHE_MS. */
+  now?: () => number;
 }
 
 /** How long a request waits for its change to reach redirectors before answering anyway. */
@@ -79,7 +81,7 @@ export type RouteTable = Array<{ path: string; methods: string[] }>;
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
   const { sql, config, logger } = deps;
-  const requireScope = authenticator(sql, logger, { limiter: deps.rateLimiter, secret: deps.secret });
+  const requireScope = authenticator(sql, logger, { limiter: deps.rateLimiter, secret: deps.secret, keyCacheMs: config.API_KEY_CACHE_MS, now: deps.now });
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql, config.REDIRECT_BASE_URL);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
-import { createApiKey, revokeApiKey } from '../../shared/db/workspaces.ts';
+import { createApiKey, findPrincipalByHash, revokeApiKey } from '../../shared/db/workspaces.ts';
+import { keyCache } from './middleware/key-cache.ts';
 import { scopes, type Scope } from '../../shared/schemas/common.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 
@@ -64,12 +65,74 @@ describe.each(backends)('authentication and tenancy on %s', (backend) => {
     }
   });
 
-  it('a revoked key is refused at once', async () => {
-    const { workspaceId } = await api.tenant();
-    const issued = await createApiKey(api.db.sql, { workspaceId });
-    expect((await api.request('GET', '/links', { key: issued.key })).status).toBe(200);
-    await revokeApiKey(api.db.sql, issued.id);
-    expect((await api.request('GET', '/links', { key: issued.key })).status).toBe(401);
+  it('a revoked key is refused at most API_KEY_CACHE_MS after its revocation (at once with API_KEY_CACHE_MS=0)', async () => {
+    // An instance whose clock the test moves.
+    let clock = 1_000_000_000;
+    const other = await startTestApi(backend, { now: () => clock, env: { API_KEY_CACHE_MS: '60000' } });
+    try {
+      const { workspaceId } = await other.tenant();
+      const issued = await createApiKey(other.db.sql, { workspaceId });
+      expect((await other.request('GET', '/links', { key: issued.key })).status).toBe(200); // looked up at `clock`
+      await revokeApiKey(other.db.sql, issued.id);
+      // Within the bound the kept lookup still admits it (the documented staleness)...
+      clock += 59_999;
+      expect((await other.request('GET', '/links', { key: issued.key })).status).toBe(200);
+      // ...and from the bound on it is refused, and never kept again.
+      clock += 1;
+      expect((await other.request('GET', '/links', { key: issued.key })).status).toBe(401);
+      expect((await other.request('GET', '/links', { key: issued.key })).status).toBe(401);
+    } finally {
+      await other.close();
+    }
+    // With API_KEY_CACHE_MS=0 every request looks its key up: refused at once.
+    const uncached = await startTestApi(backend, { env: { API_KEY_CACHE_MS: '0' } });
+    try {
+      const { workspaceId } = await uncached.tenant();
+      const issued = await createApiKey(uncached.db.sql, { workspaceId });
+      expect((await uncached.request('GET', '/links', { key: issued.key })).status).toBe(200);
+      await revokeApiKey(uncached.db.sql, issued.id);
+      expect((await uncached.request('GET', '/links', { key: issued.key })).status).toBe(401);
+    } finally {
+      await uncached.close();
+    }
+  });
+
+  it('a plan change applies on an instance at most API_KEY_CACHE_MS after it', async () => {
+    let clock = 1_000_000_000;
+    const other = await startTestApi(backend, { now: () => clock, env: { API_KEY_CACHE_MS: '1000' } });
+    try {
+      const { workspaceId, key } = await other.tenant({ plan: 'pro' });
+      expect((await other.request('GET', '/links', { key })).headers.get('x-ratelimit-limit')).toBe('1000');
+      await other.db.sql`UPDATE workspaces SET plan = 'enterprise' WHERE id = ${workspaceId}`;
+      clock += 999;
+      expect((await other.request('GET', '/links', { key })).headers.get('x-ratelimit-limit')).toBe('1000');
+      clock += 1;
+      expect((await other.request('GET', '/links', { key })).headers.get('x-ratelimit-limit')).toBe('10000');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('concurrent requests with a key not kept share one lookup; unknown keys are never kept', async () => {
+    const { key } = await api.tenant();
+    let lookups = 0;
+    const keys = keyCache(
+      (keyHash) => {
+        lookups++;
+        return findPrincipalByHash(api.db.sql, keyHash);
+      },
+      { ttlMs: 1_000, now: () => 0 },
+    );
+    const principals = await Promise.all(Array.from({ length: 8 }, () => keys.principal(key)));
+    expect(lookups).toBe(1);
+    expect(new Set(principals).size).toBe(1);
+    expect(principals[0]).not.toBeNull();
+    expect(await keys.principal(key)).toBe(principals[0]);
+    expect(lookups).toBe(1);
+    const unknown = 'lr_live_unknownunknownunknownunknown12';
+    expect(await keys.principal(unknown)).toBeNull();
+    expect(await keys.principal(unknown)).toBeNull();
+    expect(lookups).toBe(3);
   });
 
   it('keys are stored only as hashes', async () => {

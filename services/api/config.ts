@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { adminEnv, booleanEnv, checkAdminPort, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
+import { API_KEY_CACHE_MS } from './middleware/key-cache.ts';
 
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
@@ -46,6 +47,11 @@ export const apiEnv = z
     SNAPSHOT_COMPACT_AFTER_CHANGES: z.coerce.number().int().min(1).default(10_000),
     /** ...or once it is this old with any change after it (a rewrite reads the whole snapshot bucket). */
     SNAPSHOT_COMPACT_MAX_AGE_MS: z.coerce.number().int().min(1_000).default(600_000),
+    /**
+     * How long an instance reuses a key's lookup (ms): a key revoked (or a plan or scopes
+     * changed) is refused (or applied) by every instance at most this long after. 0: every request looks its key up.
+     */
+    API_KEY_CACHE_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).default(API_KEY_CACHE_MS)),
     /** Webhook endpoints on loopback, private, link-local or metadata addresses: refused unless true (tests, private deployments). */
     WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
     /** The dashboard's built assets, served at /dashboard. */

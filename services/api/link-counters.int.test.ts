@@ -108,7 +108,8 @@ describe('link counters from ClickHouse', () => {
 
   it('keeps an answer at most maxAgeMs (from its query\'s start): a click shows within that, and kept reads cost no query', async () => {
     const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/kept' } })).body.data.id;
-    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_500 });
+    // No reading ahead here (refreshAfterMs = maxAgeMs): the test below has it.
+    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_500, refreshAfterMs: 1_500 });
     const asked = Date.now();
     expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toBeUndefined(); // never clicked
     await client.insert({ table: 'events', values: [event(link, 1)], format: 'JSONEachRow' });
@@ -127,6 +128,37 @@ describe('link counters from ClickHouse', () => {
     const uncached = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 0 });
     await uncached.forLinks(workspaceId, [link]);
     await uncached.forLinks(workspaceId, [link]);
+    expect(queries).toBe(before + 3);
+  });
+
+  it('a link read again after refreshAfterMs answers at once with what is kept and is asked again in the background, once; past maxAgeMs a read waits', async () => {
+    const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/ahead' } })).body.data.id;
+    let clock = 1_000_000;
+    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, now: () => clock });
+    const before = queries;
+    expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toBeUndefined(); // never clicked; asked at 1_000_000
+    await client.insert({ table: 'events', values: [event(link, 1)], format: 'JSONEachRow' });
+    clock += 499;
+    expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toBeUndefined();
+    expect(queries).toBe(before + 1);
+    // 500 ms old: answered with what is kept, and asked again (once, however many reads meanwhile).
+    clock += 1;
+    const [first, second] = await Promise.all([counters.forLinks(workspaceId, [link]), counters.forLinks(workspaceId, [link])]);
+    expect(first.counters.get(link)).toBeUndefined();
+    expect(second.counters.get(link)).toBeUndefined();
+    expect(queries).toBe(before + 2);
+    // The answer asked at 1_000_500 lands in the background; the clock stands still meanwhile.
+    let read = await counters.forLinks(workspaceId, [link]);
+    while (read.counters.get(link) === undefined) {
+      await new Promise((r) => setTimeout(r, 10));
+      read = await counters.forLinks(workspaceId, [link]);
+    }
+    expect(read.counters.get(link)).toMatchObject({ clicks: 1 });
+    expect(queries).toBe(before + 2);
+    // Past maxAgeMs from that query's start (1_000_500 + 1_000), a read waits for a query of its own.
+    await client.insert({ table: 'events', values: [event(link, 2)], format: 'JSONEachRow' });
+    clock = 1_001_500;
+    expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toMatchObject({ clicks: 2 });
     expect(queries).toBe(before + 3);
   });
 

@@ -90,10 +90,15 @@ export async function listApiKeys(sql: Sql, workspaceId: string): Promise<ApiKey
 
 /** The workspace and scopes behind a presented key, or null when unknown or revoked. */
 export async function findPrincipal(sql: Sql, presentedKey: string): Promise<Principal | null> {
+  return findPrincipalByHash(sql, hashApiKey(presentedKey));
+}
+
+/** findPrincipal by the key's hash (hashApiKey), as api_keys stores it. */
+export async function findPrincipalByHash(sql: Sql, keyHash: string): Promise<Principal | null> {
   const [row] = await sql<{ id: string; workspaceId: string; plan: Plan; scopes: Scope[] }[]>`
     SELECT k.id, k.workspace_id, w.plan, k.scopes
     FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-    WHERE k.key_hash = ${hashApiKey(presentedKey)} AND k.revoked_at IS NULL`;
+    WHERE k.key_hash = ${keyHash} AND k.revoked_at IS NULL`;
   return row ? { keyId: row.id, workspaceId: row.workspaceId, plan: row.plan, scopes: new Set(row.scopes) } : null;
 }
 

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { AppError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { iso } from '../../../shared/db/rows.ts';
@@ -20,7 +21,13 @@ function present(row: CampaignRow): Campaign {
   return { ...row, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) };
 }
 
+/** Workspaces whose default campaign one instance remembers (an id each). */
+const DEFAULT_IDS_KEPT = 50_000;
+
 export function campaignStore(sql: Sql) {
+  // A workspace's default campaign is made with it and never changes (nothing moves
+  // is_default, and campaigns are never deleted), so remembering it is exact.
+  const defaultIds = new LRUCache<string, string>({ max: DEFAULT_IDS_KEPT });
   return {
     async create(workspaceId: string, input: CampaignCreate): Promise<Campaign> {
       const [row] = await sql<CampaignRow[]>`
@@ -45,8 +52,11 @@ export function campaignStore(sql: Sql) {
     },
 
     async defaultId(workspaceId: string): Promise<string> {
+      const known = defaultIds.get(workspaceId);
+      if (known !== undefined) return known;
       const [row] = await sql<{ id: string }[]>`SELECT id FROM campaigns WHERE workspace_id = ${workspaceId} AND is_default`;
       if (!row) throw new Error(`workspace ${workspaceId} has no default campaign`);
+      defaultIds.set(workspaceId, row.id);
       return row.id;
     },
 

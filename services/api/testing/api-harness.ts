@@ -34,7 +34,7 @@ export const REDIRECT_BASE_URL = 'http://go.test:8080';
 
 export async function startTestApi(
   backend: Backend,
-  options: Pick<ApiDeps, 'counters' | 'analytics' | 'bus' | 'secret' | 'metrics'> & Partial<Pick<ApiDeps, 'logger'>> & { /** More configuration, as environment variables. */ env?: Record<string, string> } = {},
+  options: Pick<ApiDeps, 'counters' | 'analytics' | 'bus' | 'secret' | 'metrics' | 'now'> & Partial<Pick<ApiDeps, 'logger'>> & { /** More configuration, as environment variables. */ env?: Record<string, string> } = {},
 ): Promise<TestApi> {
   const db = await createTestDatabase(backend);
   const config = loadApiConfig({ REDIRECT_BASE_URL, API_MAX_BODY_BYTES: '65536', ...options.env });
