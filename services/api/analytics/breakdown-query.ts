@@ -70,9 +70,10 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
  * of their click, sorted by clicks (then conversions, then value), one page, with the
  * page's unique visitors (breakdown-source.ts says where each is read).
  *
- * One statement when the dimension has few values or the scope is one link (every
- * value's uniques in the same pass as its clicks); else two: the page from every
- * value's clicks and conversions, then the uniques of its values alone.
+ * One statement when the dimension has few values or the source scans click_facts
+ * narrowed by a link, a campaign or filters (breakdown-source.ts `onePass`): every
+ * value's uniques in the same pass as its clicks; else two: the page from every value's
+ * clicks and conversions, then the uniques of its values alone.
  *
  * A value with conversions but no click in the range (its clicks came earlier) is a row
  * with 0 clicks. `total` is the number of rows before the page is cut, the same count
@@ -81,7 +82,7 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
 export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilter): Promise<{ rows: BreakdownRow[]; total: number }> {
   const source = breakdownSource(f, hourRange(f.from, f.to, f.timezone));
   const declared = dimensionSources[f.dimension];
-  const onePass = (declared.kind === 'column' && declared.fewValues === true) || f.linkId !== undefined;
+  const onePass = (declared.kind === 'column' && declared.fewValues === true) || source.onePass;
   // Two passes: no uniques here (0), the page's are read after.
   const conversions = conversionsByValue(f, onePass ? source.uniques.empty : null);
   const clicks = onePass ? source.rows(null) : { sql: source.clicks, params: {} };
