@@ -145,7 +145,8 @@ export interface BusMessage {
 export interface EventConsumer {
   /**
    * Up to `max` messages: returns once `max` have arrived, or after `expiresMs`
-   * with what has (maybe none). NATS waits at least 1 s for a partial batch.
+   * with what has (maybe none). NATS waits at least 1 s for a partial batch, and
+   * goes on past `expiresMs` while messages are waiting (a backlog fills `max`).
    */
   fetch(max: number, expiresMs: number): Promise<BusMessage[]>;
   /** Stops receiving; unacknowledged messages go back to the bus. */
