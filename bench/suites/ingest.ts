@@ -258,8 +258,9 @@ export async function run(): Promise<SuiteResult> {
     const direct = await directInsertRate(clickhouse, chService, `b${baseRun}`, batchEvents, startedAt - 3 * BACKLOG_SPAN_MS);
     const baselineRate = direct.rate;
     process.stdout.write(`  baseline: ${Math.round(baselineRate).toLocaleString('en-US')} rows/s straight into ClickHouse\n`);
-    const jsonRate = await jsonInsertRate(clickhouse, `j${baseRun}`, startedAt - 1.5 * BACKLOG_SPAN_MS);
-    // Background merges of those parts would otherwise take CPU from the drain below.
+    // Background merges of those parts would otherwise take CPU from the drain below. The
+    // JSON reference runs after the drain and the live rate: its 20 inserts of 20k rows
+    // leave many parts to merge, which the drain would pay for and the baseline did not.
     await mergesDone(clickhouse, 20_000);
 
     // Backlog: published as redirector batches (their own serialiser) before any ingester runs.
@@ -328,6 +329,7 @@ export async function run(): Promise<SuiteResult> {
         format: 'JSONEachRow',
       })
     ).json<{ first_half: number; n: number; p50: number; p99: number }>();
+    const jsonRate = await jsonInsertRate(clickhouse, `j${baseRun}`, startedAt - 1.5 * BACKLOG_SPAN_MS);
     process.stdout.write('  timing the fast line path against JSON.parse + zod in process\n');
     const sampleMessage = encoder.encode(Array.from({ length: EVENTS_PER_MESSAGE }, (_, i) => JSON.stringify(makeEvent(i, 'p', now))).join('\n'));
     const pieces = measureIngestPieces(sampleMessage, EVENTS_PER_MESSAGE, 1e9 / backlogRate);
