@@ -115,8 +115,9 @@ export function makeEvent(i: number, run: string, ts: number): ClickEvent {
  * The same rows as the backlog's: makeEvent's values, stamped as the backlog is (clicked at
  * RATE_PER_SECOND), in a span of time of their own that ends `end` (ms), before the
  * backlog's. Stamped `Date.now()` at encoding instead, as they once were, every row fell
- * in the second or two the encoding took, and into the span that the backlog's duplicate
- * checks then read: those checks returned these rows' ids to the ingester.
+ * in the second or two the encoding took, unlike the backlog's, and the JSON reference's
+ * could fall into the span that the backlog's duplicate checks read (depending on how long
+ * its inserts and the merges after them took): those checks would return its ids.
  * The engine's CPU is measured over the checks and inserts together (it runs the views in
  * parallel, so it may take both cores here; during the drain it shares them with the
  * ingester), and again until the merges they caused have run (engineWithMergesSeconds).
