@@ -58,6 +58,10 @@ const BACKLOG_EVENTS = 400_000;
 const EVENTS_PER_MESSAGE = 500;
 const RATE_PER_SECOND = 20_000;
 const RATE_SECONDS = 15;
+/** The span of time a backlog's clicks cover (they were clicked at RATE_PER_SECOND). */
+const BACKLOG_SPAN_MS = (BACKLOG_EVENTS * 1000) / RATE_PER_SECOND;
+/** When click i of a backlog ending at `end` (ms) was clicked: as a backlog builds up, at RATE_PER_SECOND. */
+const clickedAt = (i: number, end: number) => end - Math.round(((BACKLOG_EVENTS - i) * 1000) / RATE_PER_SECOND);
 const devices = ['desktop', 'mobile', 'tablet'] as const;
 /** Places of the shipped geo-IP data (~1,700 cities), as the analytics bench draws them: the breakdown rollup's cost depends on how many values an insert holds. */
 const places = benchPlaces();
@@ -70,7 +74,7 @@ const referrers = ['news.example.com', 't.co', 'google.com', 'facebook.com', 'ww
  * `ws_<run>_<i % 10>`; in workspace 1 (i % 10 = 1) every event is a non-bot click, which
  * the realtime lag below counts.
  */
-function makeEvent(i: number, run: string, ts: number): ClickEvent {
+export function makeEvent(i: number, run: string, ts: number): ClickEvent {
   const h = (i * 2654435761) >>> 0;
   const place = places[h % places.length]!;
   const link = i % 10_000;
@@ -103,21 +107,33 @@ function makeEvent(i: number, run: string, ts: number): ClickEvent {
 }
 
 /**
- * Baseline: the rows, already in the ingester's insert format (encoding not timed),
- * inserted in the ingester's batch size and with its settings: the ceiling.
- */
-/**
  * The ceiling: the rows inserted straight into ClickHouse, encoded as the ingester sends
  * them, in its batch size and settings. Before each insert, timed apart, the duplicate
  * check the ingester makes for every batch (storedEventIds, nothing found as in the common
  * case): its cost beside the insert's, on the same batches, in the same run.
+ *
+ * The same rows as the backlog's: makeEvent's values, stamped as the backlog is (clicked at
+ * RATE_PER_SECOND), in a span of time of their own that ends `end` (ms), before the
+ * backlog's. Stamped `Date.now()` at encoding instead, as they once were, every row fell
+ * in the second or two the encoding took, unlike the backlog's, and the JSON reference's
+ * could fall into the span that the backlog's duplicate checks read (depending on how long
+ * its inserts and the merges after them took): those checks would return its ids.
+ * The engine's CPU is measured over the checks and inserts together (it runs the views in
+ * parallel, so it may take both cores here; during the drain it shares them with the
+ * ingester), and again until the merges they caused have run (engineWithMergesSeconds).
  */
-async function directInsertRate(clickhouse: ClickHouseClient, run: string, batchEvents: number): Promise<{ rate: number; checkMs: number; insertMs: number; batches: number }> {
+async function directInsertRate(
+  clickhouse: ClickHouseClient,
+  engine: { pid: number },
+  run: string,
+  batchEvents: number,
+  end: number,
+): Promise<{ rate: number; checkMs: number; insertMs: number; batches: number; engineSeconds: number; engineWithMergesSeconds: number; othersSeconds: number; seconds: number }> {
   const batches: Array<{ batch: EventBatch<NativeBlockWriter>; token: string }> = [];
   for (let first = 0; first < BACKLOG_EVENTS; first += batchEvents) {
     const batch = new EventBatch(clickEvents.newBody(batchEvents * 200));
     for (let i = first; i < Math.min(BACKLOG_EVENTS, first + batchEvents); i++) {
-      const row = toEventRow(makeEvent(i, run, Date.now()));
+      const row = toEventRow(makeEvent(i, run, clickedAt(i, end)));
       batch.accepts(row.click_id);
       clickEvents.write(batch.body, row);
       batch.add(row.click_id, row.ts);
@@ -126,6 +142,9 @@ async function directInsertRate(clickhouse: ClickHouseClient, run: string, batch
   }
   let checkMs = 0;
   let insertMs = 0;
+  const cpu = await cpuMeter({ engine: engine.pid });
+  const engineCpu = await cpuMeter({ engine: engine.pid });
+  const started = performance.now();
   for (const { batch, token } of batches) {
     const checkStarted = performance.now();
     const found = await storedEventIds(clickhouse, clickEvents, batch);
@@ -135,7 +154,11 @@ async function directInsertRate(clickhouse: ClickHouseClient, run: string, batch
     await insertBatch(clickhouse, clickEvents, batch.body.bytes(), token);
     insertMs += performance.now() - insertStarted;
   }
-  return { rate: BACKLOG_EVENTS / (insertMs / 1000), checkMs, insertMs, batches: batches.length };
+  const seconds = (performance.now() - started) / 1000;
+  const used = await cpu.stop();
+  await mergesSettled(clickhouse);
+  const withMerges = await engineCpu.stop();
+  return { rate: BACKLOG_EVENTS / (insertMs / 1000), checkMs, insertMs, batches: batches.length, engineSeconds: used.engine!, engineWithMergesSeconds: withMerges.engine!, othersSeconds: used.others!, seconds };
 }
 
 /**
@@ -170,9 +193,9 @@ async function unpublishedAtRate(bus: Bus, logger: Logger): Promise<{ clicks: nu
   return { clicks, ms };
 }
 
-/** Reference: the rows as objects through client.insert() as JSONEachRow, 20k per insert (the ingester's way before). */
-async function jsonInsertRate(clickhouse: ClickHouseClient, run: string): Promise<number> {
-  const rows = Array.from({ length: BACKLOG_EVENTS }, (_, i) => toEventRow(makeEvent(i, run, Date.now())));
+/** Reference: the rows as objects through client.insert() as JSONEachRow, 20k per insert (the ingester's way before); stamped as directInsertRate's, in a span ending `end`. */
+async function jsonInsertRate(clickhouse: ClickHouseClient, run: string, end: number): Promise<number> {
+  const rows = Array.from({ length: BACKLOG_EVENTS }, (_, i) => toEventRow(makeEvent(i, run, clickedAt(i, end))));
   const started = performance.now();
   for (let i = 0; i < rows.length; i += 20_000) await clickhouse.insert({ table: 'events', values: rows.slice(i, i + 20_000), format: 'JSONEachRow' });
   return BACKLOG_EVENTS / ((performance.now() - started) / 1000);
@@ -200,6 +223,16 @@ async function pollRealtime(clickhouse: ClickHouseClient, workspaceId: string, e
     await new Promise((r) => setTimeout(r, REALTIME_POLL_MS));
   }
   return lags;
+}
+
+/**
+ * Until the merges that inserts just made have run (they start a moment after the insert):
+ * engine CPU measured up to here counts them, so the baseline and the drain each pay for
+ * their own parts' merges rather than the drain for the baseline's.
+ */
+async function mergesSettled(clickhouse: ClickHouseClient): Promise<void> {
+  await new Promise((r) => setTimeout(r, 1_000));
+  await mergesDone(clickhouse, 20_000);
 }
 
 async function mergesDone(clickhouse: ClickHouseClient, timeoutMs: number): Promise<void> {
@@ -234,11 +267,14 @@ export async function run(): Promise<SuiteResult> {
     const batchEvents = config.INGEST_MAX_MESSAGES * EVENTS_PER_MESSAGE;
 
     const baseRun = randomBytes(3).toString('hex');
-    const direct = await directInsertRate(clickhouse, `b${baseRun}`, batchEvents);
+    // Three spans of time, one after the other and apart: the baseline's, the JSON reference's, the backlog's (ending now or later).
+    const startedAt = Date.now();
+    const direct = await directInsertRate(clickhouse, chService, `b${baseRun}`, batchEvents, startedAt - 3 * BACKLOG_SPAN_MS);
     const baselineRate = direct.rate;
     process.stdout.write(`  baseline: ${Math.round(baselineRate).toLocaleString('en-US')} rows/s straight into ClickHouse\n`);
-    const jsonRate = await jsonInsertRate(clickhouse, `j${baseRun}`);
-    // Background merges of those parts would otherwise take CPU from the drain below.
+    // Background merges of those parts would otherwise take CPU from the drain below. The
+    // JSON reference runs after the drain and the live rate: its 20 inserts of 20k rows
+    // leave many parts to merge, which the drain would pay for and the baseline did not.
     await mergesDone(clickhouse, 20_000);
 
     // Backlog: published as redirector batches (their own serialiser) before any ingester runs.
@@ -246,15 +282,15 @@ export async function run(): Promise<SuiteResult> {
     // Stamped as if clicked at RATE_PER_SECOND up to now, as a backlog builds up: the
     // ingester's duplicate check reads the span of time a batch covers.
     const now = Date.now();
-    const clickedAt = (i: number) => now - Math.round(((BACKLOG_EVENTS - i) * 1000) / RATE_PER_SECOND);
     for (let m = 0; m < BACKLOG_EVENTS / EVENTS_PER_MESSAGE; m++) {
       let text = '';
-      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += JSON.stringify(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, clickedAt(m * EVENTS_PER_MESSAGE + j))) + '\n';
+      for (let j = 0; j < EVENTS_PER_MESSAGE; j++) text += JSON.stringify(makeEvent(m * EVENTS_PER_MESSAGE + j, backlogRun, clickedAt(m * EVENTS_PER_MESSAGE + j, now))) + '\n';
       await bus.publishEvent(eventSubjects.clicks, encoder.encode(text), `${backlogRun}-${m}`);
     }
     process.stdout.write(`  backlog of ${BACKLOG_EVENTS.toLocaleString('en-US')} events published; ingesting\n`);
     const natsPid = nats.pid;
     const cpu = await cpuMeter({ ingester: process.pid, clickhouse: chService.pid, nats: natsPid });
+    const engineCpu = await cpuMeter({ engine: chService.pid });
     const started = performance.now();
     const consumerName = `bench-${backlogRun}`;
     const ingesterOptions = { kind: clickEvents, bus, clickhouse, logger, consumerName, maxMessages: config.INGEST_MAX_MESSAGES, lingerMs: config.INGEST_LINGER_MS };
@@ -263,8 +299,11 @@ export async function run(): Promise<SuiteResult> {
     // Polled through the ingester's own counter: a count() query would compete for the engine.
     while (ingester.stats().inserted < BACKLOG_EVENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const backlogSeconds = (performance.now() - started) / 1000;
-    const backlogRate = ingester.stats().inserted / backlogSeconds;
+    const drained = ingester.stats();
+    const backlogRate = drained.inserted / backlogSeconds;
     const used = await cpu.stop();
+    await mergesSettled(clickhouse);
+    const drainEngineSeconds = (await engineCpu.stop()).engine!;
     const backlogStored = await count(clickhouse, `ck_${backlogRun}_`);
     await ingester.stop();
 
@@ -307,16 +346,23 @@ export async function run(): Promise<SuiteResult> {
         format: 'JSONEachRow',
       })
     ).json<{ first_half: number; n: number; p50: number; p99: number }>();
+    const jsonRate = await jsonInsertRate(clickhouse, `j${baseRun}`, startedAt - 1.5 * BACKLOG_SPAN_MS);
     process.stdout.write('  timing the fast line path against JSON.parse + zod in process\n');
     const sampleMessage = encoder.encode(Array.from({ length: EVENTS_PER_MESSAGE }, (_, i) => JSON.stringify(makeEvent(i, 'p', now))).join('\n'));
     const pieces = measureIngestPieces(sampleMessage, EVENTS_PER_MESSAGE, 1e9 / backlogRate);
     const stored = latency.reduce((s, r) => s + Number(r.n), 0);
     const p99 = Math.max(...latency.map((r) => Number(r.p99)));
 
+    // The engine's CPU per event, the merges of the parts written included (mergesSettled):
+    // what the views cost, beside throughput (which depends on how the two cores are shared:
+    // the baseline leaves both to the engine).
+    const engineUs = (seconds: number) => Number(((seconds * 1e6) / BACKLOG_EVENTS).toFixed(1));
     const baseline: Row = {
       name: `direct insert of the same rows, ${clickEvents.format}, ${batchEvents.toLocaleString('en-US')} per insert (baseline)`,
       'events/s': Math.round(baselineRate),
       'x baseline': 1,
+      'engine CPU us/event': engineUs(direct.engineWithMergesSeconds),
+      'rows/insert': Math.round(BACKLOG_EVENTS / direct.batches),
     };
     const cpuShare = (seconds: number) => `${Math.round((seconds / backlogSeconds) * 100)}%`;
     const rows: Row[] = [
@@ -327,7 +373,13 @@ export async function run(): Promise<SuiteResult> {
         'ms per batch': Math.round(direct.checkMs / direct.batches),
         'x baseline': Number((direct.checkMs / direct.insertMs).toFixed(3)),
       },
-      { name: `ingester draining a ${BACKLOG_EVENTS.toLocaleString('en-US')}-event backlog`, 'events/s': Math.round(backlogRate), 'x baseline': Number((backlogRate / baselineRate).toFixed(2)) },
+      {
+        name: `ingester draining a ${BACKLOG_EVENTS.toLocaleString('en-US')}-event backlog`,
+        'events/s': Math.round(backlogRate),
+        'x baseline': Number((backlogRate / baselineRate).toFixed(2)),
+        'engine CPU us/event': engineUs(drainEngineSeconds),
+        'rows/insert': Math.round(drained.inserted / Math.max(1, drained.inserts)),
+      },
       ...(['count', 'ms'] as const).map((unit) => {
         const samples = (unit === 'count' ? unpublished.clicks : unpublished.ms).toSorted((a, b) => a - b);
         return {
@@ -369,6 +421,7 @@ export async function run(): Promise<SuiteResult> {
       notes: [
         'processes: this one (event generator, NATS client, ingester), the embedded ClickHouse endpoint (chDB), a private nats-server; loopback',
         `ingester: INGEST_MAX_MESSAGES ${config.INGEST_MAX_MESSAGES}, INGEST_LINGER_MS ${config.INGEST_LINGER_MS} (defaults); events: ${EVENTS_PER_MESSAGE} per bus message (as redirectors batch them), ~${JSON.stringify(makeEvent(1, 'x', 0)).length} bytes of JSON each`,
+        `CPU during the baseline's checks and inserts, share of one core: ClickHouse process ${Math.round((direct.engineSeconds / direct.seconds) * 100)}% (its views run in parallel: up to both cores when free), other tenants of the machine ${Math.round((direct.othersSeconds / direct.seconds) * 100)}%`,
         `CPU while the backlog drained, share of one core: ingester process ${cpuShare(used.ingester!)}, ClickHouse process ${cpuShare(used.clickhouse!)}, nats-server ${cpuShare(used.nats!)}, other tenants of the machine ${cpuShare(used.others!)}`,
         `ClickHouse schema: ${(await readdir(new URL('../../clickhouse/', import.meta.url))).filter((f) => f.endsWith('.sql')).sort().join(', ')}`,
       ],

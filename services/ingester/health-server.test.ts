@@ -19,7 +19,7 @@ import { rawHttp } from '../../shared/testing/raw-http.ts';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 
-const zero = (): IngesterStats => ({ inserted: 0, skippedDuplicates: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 });
+const zero = (): IngesterStats => ({ inserted: 0, inserts: 0, skippedDuplicates: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 });
 
 describe('ingester health server', () => {
   const clicks = zero();
@@ -78,6 +78,7 @@ describe('ingester health server', () => {
     expect(page).toContain('process_cpu_seconds_total');
 
     clicks.inserted = 3;
+    clicks.inserts = 1;
     clicks.skippedDuplicates = 2;
     clicks.insertFailures = 1;
     clicks.lastBatchLagMs = 1500;
@@ -86,6 +87,7 @@ describe('ingester health server', () => {
     page = await scrape();
     expect(sample(page, 'linkroute_ingester_rows_inserted_total{kind="clicks"}')).toBe(3);
     expect(sample(page, 'linkroute_ingester_rows_inserted_total{kind="conversions"}')).toBe(7);
+    expect(sample(page, 'linkroute_ingester_inserts_total{kind="clicks"}')).toBe(1);
     expect(sample(page, 'linkroute_ingester_duplicates_skipped_total{kind="clicks"}')).toBe(2);
     expect(sample(page, 'linkroute_ingester_insert_failures_total{kind="clicks"}')).toBe(1);
     expect(sample(page, 'linkroute_ingester_dead_lettered_total{kind="conversions"}')).toBe(4);

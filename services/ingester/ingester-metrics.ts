@@ -15,6 +15,7 @@ export interface IngesterSource {
 export function registerIngesterMetrics(registry: Registry, sources: readonly IngesterSource[]): void {
   const per = (field: keyof IngesterStats, scale = 1) => () => sources.map(({ kind, ingester }) => [{ kind }, ingester.stats()[field] * scale] as const);
   collectedCounter(registry, { name: 'linkroute_ingester_rows_inserted_total', help: 'Rows inserted into ClickHouse', labelNames: ['kind'], read: per('inserted') });
+  collectedCounter(registry, { name: 'linkroute_ingester_inserts_total', help: 'ClickHouse inserts that stored rows (rows inserted / inserts: rows per insert)', labelNames: ['kind'], read: per('inserts') });
   collectedCounter(registry, {
     name: 'linkroute_ingester_duplicates_skipped_total',
     help: 'Events of redelivered messages skipped because ClickHouse already had them',

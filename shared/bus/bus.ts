@@ -145,7 +145,9 @@ export interface BusMessage {
 export interface EventConsumer {
   /**
    * Up to `max` messages: returns once `max` have arrived, or after `expiresMs`
-   * with what has (maybe none). NATS waits at least 1 s for a partial batch.
+   * with what has (maybe none). NATS waits at least 1 s for a partial batch, and
+   * goes on past `expiresMs` while the stream holds more messages already (a backlog
+   * fills `max`).
    */
   fetch(max: number, expiresMs: number): Promise<BusMessage[]>;
   /** Stops receiving; unacknowledged messages go back to the bus. */
