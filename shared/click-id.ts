@@ -12,7 +12,6 @@
  * Creating one is on the redirect hot path: the HMAC key's midstates are computed once
  * per secret (see hmac-sha256.ts) and random bytes come from a pool (random-pool.ts).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { HmacSha256 } from './hmac-sha256.ts';
 import { randomBytesInto } from './random-pool.ts';
 
@@ -69,9 +68,35 @@ export function createClickId(secret: Buffer, linkId: string, now: number): stri
   return PREFIX + buf.toString('base64url', 0, BINARY_LENGTH);
 }
 
-/** A base64url character, as Buffer's decoder would otherwise skip anything else silently. */
-function isBase64Url(code: number): boolean {
-  return isBase62(code) || code === 45 /* - */ || code === 95 /* _ */;
+/** base64url character code -> its 6 bits, -1 for anything else (Buffer's decoder would skip it silently). */
+const BASE64URL = new Int8Array(128).fill(-1);
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].entries()) BASE64URL[c.charCodeAt(0)] = i;
+
+/**
+ * The bytes a click id's characters spell, or null for a character outside base64url or
+ * set spare bits in the last one: a non-canonical spelling of valid bytes, rejected so a
+ * click id has exactly one spelling, the one we issued. Decoded here rather than by
+ * Buffer.from + a re-encoding to compare: the ingester checks every click event this way,
+ * and that pair cost about half of the ~2.3 µs a check took (measured in process).
+ */
+function decodeClickId(clickId: string): Buffer | null {
+  const bytes = Buffer.allocUnsafe(BINARY_LENGTH);
+  let at = 0;
+  let bits = 0;
+  let held = 0;
+  for (let i = PREFIX.length; i < CLICK_ID_LENGTH; i++) {
+    const code = clickId.charCodeAt(i);
+    const value = code < 128 ? BASE64URL[code]! : -1;
+    if (value < 0) return null;
+    held = (held << 6) | value;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes[at++] = (held >> bits) & 0xff;
+      held &= (1 << bits) - 1;
+    }
+  }
+  return held === 0 ? bytes : null;
 }
 
 /**
@@ -81,16 +106,15 @@ function isBase64Url(code: number): boolean {
  */
 export function verifyClickId(secret: Buffer, clickId: string): { linkId: string; timestamp: number } | null {
   if (typeof clickId !== 'string' || clickId.length !== CLICK_ID_LENGTH || !clickId.startsWith(PREFIX)) return null;
-  for (let i = PREFIX.length; i < CLICK_ID_LENGTH; i++) if (!isBase64Url(clickId.charCodeAt(i))) return null;
-  const bytes = Buffer.from(clickId.slice(PREFIX.length), 'base64url');
-  // Non-canonical spellings (set low bits in the last character) decode to the same bytes:
-  // reject them so a click id has exactly one spelling, the one we issued.
-  if (bytes.length !== BINARY_LENGTH || bytes.toString('base64url') !== clickId.slice(PREFIX.length)) return null;
-  if (bytes[0] !== VERSION) return null;
+  const bytes = decodeClickId(clickId);
+  if (bytes === null || bytes[0] !== VERSION) return null;
   for (let i = LINK_AT; i < MAC_AT; i++) if (!isBase62(bytes[i]!)) return null;
   const expectedMac = Buffer.allocUnsafe(MAC_LENGTH);
   macFor(secret).sign(bytes, 0, MAC_AT, expectedMac, 0, MAC_LENGTH);
-  if (!timingSafeEqual(expectedMac, bytes.subarray(MAC_AT))) return null;
+  // Every byte compared, whatever differs first: no timing tells how much of a forgery matched.
+  let differs = 0;
+  for (let i = 0; i < MAC_LENGTH; i++) differs |= expectedMac[i]! ^ bytes[MAC_AT + i]!;
+  if (differs !== 0) return null;
   return {
     linkId: LINK_PREFIX + bytes.toString('latin1', LINK_AT, MAC_AT),
     timestamp: bytes.readUIntBE(TIME_AT, 6),
