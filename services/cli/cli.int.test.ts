@@ -11,7 +11,8 @@ describe('command-line tool on postgres', () => {
   const cli = (...args: string[]) => runCommand('npm', ['run', '-s', 'cli', '--', ...args], { env: { DATABASE_URL: api.db.url } });
 
   beforeAll(async () => {
-    api = await startTestApi('postgres');
+    // A revoke must show at once here: no key cache (auth.int.test.ts holds the cache to its bound).
+    api = await startTestApi('postgres', { env: { API_KEY_CACHE_MS: '0' } });
   });
   afterAll(() => api?.close());
 
