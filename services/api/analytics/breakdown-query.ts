@@ -1,4 +1,3 @@
-import { uniqueCount } from './unique-count.ts';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
@@ -12,6 +11,7 @@ import { conversionRate, countedConversions } from './conversion-filter.ts';
 import { dimensionSources } from './dimensions.ts';
 import { hourRange } from './hour-range.ts';
 import { queryRows } from './query-rows.ts';
+import { uniqueCount } from './unique-count.ts';
 
 export interface BreakdownFilter extends ClickScope {
   dimension: Dimension;

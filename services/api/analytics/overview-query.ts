@@ -1,4 +1,3 @@
-import { uniqueCount } from './unique-count.ts';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { addDays, dateToMs, msToDate, type AnalyticsOverview, type Granularity } from '../../../shared/schemas/analytics.ts';
@@ -7,6 +6,7 @@ import { conversionRate } from './conversion-filter.ts';
 import { hourRange } from './hour-range.ts';
 import { overviewStatement, type OverviewFilter, type OverviewRow, type PreviousPeriod } from './overview-statement.ts';
 import { queryRows } from './query-rows.ts';
+import { uniqueCount } from './unique-count.ts';
 
 export type { OverviewFilter };
 

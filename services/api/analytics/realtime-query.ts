@@ -1,10 +1,10 @@
-import { uniqueCount } from './unique-count.ts';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Realtime } from '../../../shared/schemas/analytics.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { uniquesOf } from './facts-click-statement.ts';
 import { queryRows } from './query-rows.ts';
+import { uniqueCount } from './unique-count.ts';
 
 const MINUTE_MS = 60_000;
 export const REALTIME_MINUTES = 60;
@@ -48,6 +48,7 @@ export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope
   const rows = await queryRows<RealtimeRow>(ch, query, params);
   const perMinute = new Map(rows.filter((r) => r.part === 'minute' && r.key !== '').map((r) => [Number(r.key) * 1000, r]));
   const total = rows.find((r) => r.part === 'minute' && r.key === '');
+  const totalClicks = realtimeTotal(rows);
   const byClicks = (a: RealtimeRow, b: RealtimeRow) => Number(b.clicks) - Number(a.clicks) || (a.key < b.key ? -1 : 1);
   const links = rows.filter((r) => r.part === 'link').sort(byClicks);
   const codes = new Map<string, string>();
@@ -58,7 +59,7 @@ export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope
   return {
     from: new Date(startMs).toISOString(),
     to: new Date(endMs).toISOString(),
-    summary: { clicks: realtimeTotal(rows), uniqueVisitors: uniqueCount(total?.uniques, realtimeTotal(rows)) },
+    summary: { clicks: totalClicks, uniqueVisitors: uniqueCount(total?.uniques, totalClicks) },
     minutes: Array.from({ length: REALTIME_MINUTES }, (_, i) => {
       const at = startMs + i * MINUTE_MS;
       const r = perMinute.get(at);
