@@ -365,12 +365,15 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     await page.getByRole('radio', { name: '7 d' }).check();
     await expect.poll(() => url().get('range')).toBe('7d');
     expect(days(await shownRange({ granularity: 'day' }))).toBe(7);
-    // Yesterday and today, by hour: what the shortest preset really is (the API takes whole days).
-    await page.getByRole('radio', { name: 'Yesterday and today' }).check();
-    await expect.poll(() => url().get('range')).toBe('2d');
-    const twoDays = await shownRange({ granularity: 'hour' });
-    expect(days(twoDays)).toBe(2);
-    expect(await page.locator('figure.chart details tbody tr').count()).toBe(48);
+    // The last 24 hours, by hour: a range of instants on whole UTC hours, the current hour last.
+    await page.getByRole('radio', { name: '24 h' }).check();
+    await expect.poll(() => url().get('range')).toBe('24h');
+    const lastDay = await shownRange({ granularity: 'hour' });
+    const [from, to] = [Date.parse(lastDay.get('from')!), Date.parse(lastDay.get('to')!)];
+    expect(lastDay.get('to')).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:00:00Z$/);
+    expect(to - from).toBe(24 * 3_600_000);
+    expect(to - 3_600_000 <= Date.now() + 1).toBe(true);
+    expect(await page.locator('figure.chart details tbody tr').count()).toBe(24);
     expect(await page.getByRole('combobox', { name: 'Granularity' }).inputValue()).toBe('hour');
     // 30 days by week.
     await page.getByRole('radio', { name: '30 d' }).check();

@@ -56,6 +56,9 @@ describe('analytics dates at the edges of the stores', () => {
       ['from=1900-01-01&to=1900-01-31', 'from'],
       ['from=2299-12-31&to=2300-01-01', 'to'],
       ['from=2300-01-01', 'from'],
+      // Instants: the same bounds.
+      ['from=1969-12-31T23:00:00Z&to=1970-01-01T05:00:00Z', 'from'],
+      ['from=2299-12-31T00:00:00Z&to=2300-01-01T00:00:00.001Z', 'to'],
     ];
     for (const route of routes()) {
       for (const [qs, parameter] of cases) {
@@ -72,7 +75,15 @@ describe('analytics dates at the edges of the stores', () => {
 
   it('the first and last days of the range are answered, also in the zones furthest from UTC', async () => {
     for (const route of routes()) {
-      for (const qs of ['from=1970-01-01&to=1970-01-31&timezone=Pacific/Kiritimati', 'from=2299-12-01&to=2299-12-31&timezone=Pacific/Pago_Pago', 'from=1970-01-01&to=1970-01-01', 'to=2299-12-31']) {
+      for (const qs of [
+        'from=1970-01-01&to=1970-01-31&timezone=Pacific/Kiritimati',
+        'from=2299-12-01&to=2299-12-31&timezone=Pacific/Pago_Pago',
+        'from=1970-01-01&to=1970-01-01',
+        'to=2299-12-31',
+        // Ranges of instants at both ends; the last rounded up to 2300-01-01T00:00:00Z, the end of the stores' last hour.
+        'from=1970-01-01T00:00:00Z&to=1970-01-02T00:00:00Z&timezone=Pacific/Pago_Pago',
+        'from=2299-12-31T00:00:00Z&to=2299-12-31T23:59:59.999Z&timezone=Pacific/Kiritimati',
+      ]) {
         // The click log takes no time zone (its days are UTC).
         const query = route.startsWith('/analytics/clicks') ? qs.replace(/&timezone=.*$/, '') : qs;
         const res = await api.request('GET', `${route}${query}`, { key });

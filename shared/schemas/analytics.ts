@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { eventDay, paginationQuery, queryBoolean, queryInteger } from './common.ts';
+import { paginationQuery, queryBoolean, queryInteger, rangeBound } from './common.ts';
 import { isValidTimeZone } from './rule-conditions.ts';
 import { conversionEvents } from './conversion.ts';
 import { dimensionFilterFields, dimensionNames } from './analytics-dimensions.ts';
@@ -19,6 +19,24 @@ export const DEFAULT_RANGE_DAYS = 30;
 export const dateToMs = (date: string): number => Date.parse(`${date}T00:00:00Z`);
 export const msToDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 export const addDays = (date: string, days: number): string => msToDate(dateToMs(date) + days * DAY_MS);
+
+const HOUR_MS = 3_600_000;
+
+/** A range end given as an instant (`2026-11-27T13:00:00Z`) rather than a date: see `rangeBound`. */
+export const isInstant = (bound: string): boolean => bound.length > 10;
+
+/** An instant on a whole UTC hour, as a report echoes its range: `2026-11-27T13:00:00Z`. */
+export const hourInstant = (ms: number): string => `${new Date(ms).toISOString().slice(0, 13)}:00:00Z`;
+
+/**
+ * The instants a report's range spans at most, for bounds that prune a scan before the
+ * exact condition: for dates a day either side of the UTC days (every zone's local day
+ * lies within them), for instants the range itself.
+ */
+export function rangeSpanMs(range: { from: string; to: string }): { loMs: number; hiMs: number } {
+  if (isInstant(range.from)) return { loMs: Date.parse(range.from), hiMs: Date.parse(range.to) };
+  return { loMs: dateToMs(addDays(range.from, -1)), hiMs: dateToMs(addDays(range.to, 2)) };
+}
 
 /**
  * Zone names go into ClickHouse as well as ICU, so beyond ICU's check only the
@@ -51,8 +69,8 @@ const { linkId: _linkFilter, ...linkFilterFields } = filterFields;
 const formatField = { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() };
 
 const overviewFields = {
-  from: eventDay.optional(),
-  to: eventDay.optional(),
+  from: rangeBound.optional(),
+  to: rangeBound.optional(),
   ...filterFields,
   granularity: z.enum(granularities).default('day'),
   timezone: timeZone.default('UTC'),
@@ -72,6 +90,7 @@ interface RangeInput {
  * too long is reported, not cut).
  */
 function withRange<T extends RangeInput>(value: T, ctx: z.core.$RefinementCtx<T>): T & { from: string; to: string } {
+  if ([value.from, value.to].some((bound) => bound !== undefined && isInstant(bound))) return withInstantRange(value, ctx);
   const today = new Date().toISOString().slice(0, 10);
   const to = value.to ?? today;
   const from = value.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
@@ -88,6 +107,34 @@ function withRange<T extends RangeInput>(value: T, ctx: z.core.$RefinementCtx<T>
   return { ...value, from, to };
 }
 
+/**
+ * A range of instants: whole UTC hours, `from` rounded down and `to` (exclusive) up,
+ * echoed in that form. Only `from` given: `to` is the end of the current hour; only
+ * `to`: the DEFAULT_RANGE_DAYS before it.
+ */
+function withInstantRange<T extends RangeInput>(value: T, ctx: z.core.$RefinementCtx<T>): T & { from: string; to: string } {
+  for (const field of ['from', 'to'] as const) {
+    const bound = value[field];
+    if (bound !== undefined && !isInstant(bound)) {
+      ctx.addIssue({ code: 'custom', path: [field], message: 'must be an instant as the other end is (or both dates)' });
+      return z.NEVER;
+    }
+  }
+  const endMs = Math.ceil((value.to !== undefined ? Date.parse(value.to) : Date.now()) / HOUR_MS) * HOUR_MS;
+  const startMs = value.from !== undefined ? Math.floor(Date.parse(value.from) / HOUR_MS) * HOUR_MS : endMs - DEFAULT_RANGE_DAYS * DAY_MS;
+  if (startMs >= endMs) {
+    ctx.addIssue({ code: 'custom', path: ['from'], message: 'from must be before to' });
+    return z.NEVER;
+  }
+  const days = Math.ceil((endMs - startMs) / DAY_MS);
+  const max = maxRangeDays[value.granularity];
+  if (days > max) {
+    ctx.addIssue({ code: 'custom', path: ['to'], message: `range spans ${days} days; at most ${max} days for granularity ${value.granularity}` });
+    return z.NEVER;
+  }
+  return { ...value, from: hourInstant(startMs), to: hourInstant(endMs) };
+}
+
 /** `GET /analytics`. */
 export const analyticsQuerySchema = z.strictObject(overviewFields).transform(withRange);
 /** `GET /analytics/{linkId}`: the link comes from the path, so a linkId parameter is an unknown one. */
@@ -95,16 +142,21 @@ const { linkId: _linkId, ...linkOverviewFields } = overviewFields;
 export const analyticsLinkQuerySchema = z.strictObject(linkOverviewFields).transform(withRange);
 export type AnalyticsQuery = z.output<typeof analyticsQuerySchema>;
 
-/** `GET /analytics/clicks`: the raw click log. Dates are UTC days, both ends included; no range cap (paginated). */
+/** Where the click log starts: an instant as given, a date at its UTC midnight. */
+export const clickLogStartMs = (from: string): number => (isInstant(from) ? Date.parse(from) : dateToMs(from));
+/** Where the click log ends (exclusive): an instant as given, a date at the end of its UTC day. */
+export const clickLogEndMs = (to: string): number => (isInstant(to) ? Date.parse(to) : dateToMs(to) + DAY_MS);
+
+/** `GET /analytics/clicks`: the raw click log. Dates are UTC days, both ends included; instants are taken as given (`to` exclusive); no range cap (paginated). */
 export const clickLogQuerySchema = z
   .strictObject({
     ...paginationQuery,
-    from: eventDay.optional(),
-    to: eventDay.optional(),
+    from: rangeBound.optional(),
+    to: rangeBound.optional(),
     ...filterFields,
     ...formatField,
   })
-  .refine((q) => !(q.from && q.to && q.from > q.to), { path: ['from'], message: 'from must not be after to' });
+  .refine((q) => !(q.from && q.to && clickLogStartMs(q.from) >= clickLogEndMs(q.to)), { path: ['from'], message: 'from must be before to' });
 export type ClickLogQuery = z.output<typeof clickLogQuerySchema>;
 
 const count = z.number().int().nonnegative();
@@ -141,8 +193,8 @@ export type AnalyticsOverview = z.infer<typeof analyticsOverviewSchema>;
 export const breakdownQuerySchema = z
   .strictObject({
     dimension: z.enum(dimensionNames as [string, ...string[]], { error: `must be one of ${dimensionNames.join(', ')}` }),
-    from: eventDay.optional(),
-    to: eventDay.optional(),
+    from: rangeBound.optional(),
+    to: rangeBound.optional(),
     timezone: timeZone.default('UTC'),
     ...filterFields,
     page: paginationQuery.page,
@@ -190,8 +242,8 @@ export type Realtime = z.infer<typeof realtimeSchema>;
 /** `GET /analytics/experiments/{linkId}`. */
 export const experimentQuerySchema = z
   .strictObject({
-    from: eventDay.optional(),
-    to: eventDay.optional(),
+    from: rangeBound.optional(),
+    to: rangeBound.optional(),
     timezone: timeZone.default('UTC'),
     /** The variant the others are compared with: `default` (the default destination) or a rule id. */
     control: z.string().regex(/^(default|rule_[A-Za-z0-9]{1,64})$/, 'must be default or a rule id').default('default'),
@@ -275,8 +327,8 @@ export type ClickLogEntry = z.infer<typeof clickLogEntrySchema>;
 /** `GET /analytics/conversions` (SPEC 4.8): the conversion records are paginated. */
 export const conversionReportQuerySchema = z
   .strictObject({
-    from: eventDay.optional(),
-    to: eventDay.optional(),
+    from: rangeBound.optional(),
+    to: rangeBound.optional(),
     ...filterFields,
     event: z.enum(conversionEvents).optional(),
     timezone: timeZone.default('UTC'),

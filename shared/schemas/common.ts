@@ -84,6 +84,27 @@ export const eventDay = (() => {
     .refine((value) => value >= first && value <= last, `must be a date from ${first} to ${last}`);
 })();
 
+/**
+ * One end of an analytics range: a date (`YYYY-MM-DD`, a day in the report's zone)
+ * or an instant with its offset (`2026-11-27T13:00:00Z`), for ranges that are not
+ * whole days, such as the last 24 hours. The two forms are told apart by length.
+ */
+export const rangeBound = documented(
+  z.string().superRefine((value, ctx) => {
+    const form = /^\d{4}-\d{2}-\d{2}$/.test(value) ? eventDay : value.length > 10 && value[10] === 'T' ? eventTimestamp : null;
+    const checked = form?.safeParse(value);
+    if (checked?.success) return;
+    for (const issue of checked?.error.issues ?? [{ code: 'invalid_format' }]) {
+      const message = issue.code === 'invalid_format' ? 'must be a date as YYYY-MM-DD or an instant with its offset, e.g. 2026-11-27T13:00:00Z' : issue.message;
+      ctx.addIssue({ code: 'custom', message });
+    }
+  }),
+  z.string().meta({
+    description: 'A date (YYYY-MM-DD: a whole day in `timezone`) or an instant with its offset (ISO 8601, e.g. 2026-11-27T13:00:00Z: `to` exclusive; reports count whole UTC hours, `from` rounded down and `to` up to the hour, while the click log takes instants as given). A report takes both ends in the same form.',
+    examples: ['2026-11-01', '2026-11-27T13:00:00Z'],
+  }),
+);
+
 /** Query-string booleans arrive as text; anything but the two words is a client error. */
 export const queryBoolean = documented(
   z.enum(['true', 'false']).transform((v) => v === 'true'),

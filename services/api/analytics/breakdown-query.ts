@@ -2,7 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
 import { NONE } from '../../../shared/schemas/analytics-dimensions.ts';
-import { addDays, dateToMs, type BreakdownRow } from '../../../shared/schemas/analytics.ts';
+import { rangeSpanMs, type BreakdownRow } from '../../../shared/schemas/analytics.ts';
 import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
 import { breakdownSource, type BreakdownSource } from './breakdown-source.ts';
 import { breakdownValue } from './breakdown-value.ts';
@@ -59,8 +59,8 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
       ...value.params,
       ...counted.params,
       ...clicks.params,
-      bkLo: dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS,
-      bkHi: dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS,
+      bkLo: rangeSpanMs(f).loMs - ATTRIBUTION_WINDOW_MS,
+      bkHi: rangeSpanMs(f).hiMs + CLOCK_SKEW_MS,
     },
   };
 }

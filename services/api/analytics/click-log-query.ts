@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { addDays, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
+import { clickLogEndMs, clickLogStartMs, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
 import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
 import { queryRows } from './query-rows.ts';
 import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
@@ -77,14 +77,14 @@ export function clickLogSource(scope: ClickScope, q: { from?: string | undefined
   const c = clickConditions(scope, table);
   const parts = [...c.sql];
   const params: Record<string, unknown> = { ...c.params };
-  // UTC days, both ends included.
+  // Dates are UTC days, both ends included; instants as given, `to` exclusive.
   if (q.from !== undefined) {
-    parts.push(`ts >= toDateTime64({from:String}, 3, 'UTC')`);
-    params.from = `${q.from} 00:00:00`;
+    parts.push(`ts >= fromUnixTimestamp64Milli({from:Int64})`);
+    params.from = clickLogStartMs(q.from);
   }
   if (q.to !== undefined) {
-    parts.push(`ts < toDateTime64({to:String}, 3, 'UTC')`);
-    params.to = `${addDays(q.to, 1)} 00:00:00`;
+    parts.push(`ts < fromUnixTimestamp64Milli({to:Int64})`);
+    params.to = clickLogEndMs(q.to);
   }
   return { table, where: parts.join(' AND '), params };
 }

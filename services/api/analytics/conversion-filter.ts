@@ -1,5 +1,5 @@
 import type { Granularity } from '../../../shared/schemas/analytics.ts';
-import { addDays, dateToMs } from '../../../shared/schemas/analytics.ts';
+import { isInstant, rangeSpanMs } from '../../../shared/schemas/analytics.ts';
 import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
 import type { DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
@@ -9,7 +9,7 @@ import { hasDimensionFilters } from './dimensions.ts';
  * The conversions analytics count: attributed ones (within 30 days of their
  * click), each order once (a pixel fired twice for one order, or a postback
  * retried, is one conversion), at most MAX_PIXEL_CONVERSIONS_PER_CLICK pixel ones
- * per click, in the caller's workspace and local-day range.
+ * per click, in the caller's workspace and range (local days, or instants).
  */
 export interface ConversionFilter {
   workspaceId: string;
@@ -63,21 +63,20 @@ export function countedConversions(
   columns = 'conversion_id, click_id, link_id, event, value, currency, ts, order_id',
   p = 'c',
 ): { subquery: string; params: Record<string, unknown> } {
+  const span = rangeSpanMs(f);
   const parts = [
     `workspace_id = {${p}WorkspaceId:String}`,
     'attributed',
-    `ts >= toDateTime64({${p}Lo:String}, 3, 'UTC')`,
-    `ts < toDateTime64({${p}Hi:String}, 3, 'UTC')`,
-    `toDate(toTimeZone(ts, {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`,
+    `ts >= fromUnixTimestamp64Milli({${p}Lo:Int64})`,
+    `ts < fromUnixTimestamp64Milli({${p}Hi:Int64})`,
   ];
-  const params: Record<string, unknown> = {
-    [`${p}WorkspaceId`]: f.workspaceId,
-    [`${p}Lo`]: `${addDays(f.from, -1)} 00:00:00`,
-    [`${p}Hi`]: `${addDays(f.to, 2)} 00:00:00`,
-    [`${p}Tz`]: f.timezone,
-    [`${p}From`]: f.from,
-    [`${p}To`]: f.to,
-  };
+  // `${p}Tz` is also the zone callers bucket the rows in.
+  const params: Record<string, unknown> = { [`${p}WorkspaceId`]: f.workspaceId, [`${p}Lo`]: span.loMs, [`${p}Hi`]: span.hiMs, [`${p}Tz`]: f.timezone };
+  // Dates: local days in the zone, inside the span; instants: the span is the range.
+  if (!isInstant(f.from)) {
+    parts.push(`toDate(toTimeZone(ts, {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`);
+    Object.assign(params, { [`${p}From`]: f.from, [`${p}To`]: f.to });
+  }
   if (f.campaignId !== undefined) {
     parts.push(`campaign_id = {${p}CampaignId:String}`);
     params[`${p}CampaignId`] = f.campaignId;
@@ -100,8 +99,8 @@ export function countedConversions(
     parts.push(`cityHash64(click_id) IN (SELECT click FROM converted_clicks WHERE ${clicks.sql.join(' AND ')}
       AND ts >= fromUnixTimestamp64Milli({${p}ClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({${p}ClickHi:Int64}))`);
     Object.assign(params, clicks.params);
-    params[`${p}ClickLo`] = dateToMs(addDays(f.from, -1)) - ATTRIBUTION_WINDOW_MS;
-    params[`${p}ClickHi`] = dateToMs(addDays(f.to, 2)) + CLOCK_SKEW_MS;
+    params[`${p}ClickLo`] = span.loMs - ATTRIBUTION_WINDOW_MS;
+    params[`${p}ClickHi`] = span.hiMs + CLOCK_SKEW_MS;
   }
   return { subquery: countedConversionRows(parts.join(' AND '), columns), params };
 }

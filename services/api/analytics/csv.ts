@@ -12,7 +12,8 @@ export function wantsCsv(ctx: Context, format: 'json' | 'csv' | undefined): bool
 export function sendCsv(ctx: Context, name: string, body: string | Readable): void {
   ctx.status = 200;
   ctx.type = 'text/csv; charset=utf-8';
-  ctx.set('Content-Disposition', `attachment; filename="${name}.csv"`);
+  // Instants' colons are not allowed in Windows file names: 2026-11-27T13:00:00Z becomes 2026-11-27T130000Z.
+  ctx.set('Content-Disposition', `attachment; filename="${name.replaceAll(':', '')}.csv"`);
   ctx.body = body;
 }
 

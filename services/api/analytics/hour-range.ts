@@ -1,11 +1,12 @@
-import { addDays, dateToMs, msToDate } from '../../../shared/schemas/analytics.ts';
+import { addDays, dateToMs, isInstant, msToDate } from '../../../shared/schemas/analytics.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /**
  * The UTC hours an overview counts: those whose start falls on a local day from
- * `from` to `to` in `timezone`, always one unbroken run. Rollups are per UTC hour,
+ * `from` to `to` in `timezone`, always one unbroken run; for a range of instants,
+ * the hours from `from` up to `to`. Rollups are per UTC hour,
  * so in 30/45-minute zones an hour straddling local midnight belongs wholly to the
  * day its start falls in. `whole` is the run of whole UTC days inside it, which
  * daily rollups can answer; the hours outside it are the edges.
@@ -40,8 +41,9 @@ function firstHourOnOrAfter(date: string, fromMs: number, timeZone: string): num
 }
 
 export function hourRange(from: string, to: string, timeZone: string): HourRange {
-  const startMs = firstHourOnOrAfter(from, dateToMs(from) - DAY_MS, timeZone);
-  const endMs = firstHourOnOrAfter(addDays(to, 1), Math.max(startMs, dateToMs(to) - DAY_MS), timeZone);
+  // Instants are whole UTC hours already (the query schema rounds them): the range is theirs.
+  const startMs = isInstant(from) ? Date.parse(from) : firstHourOnOrAfter(from, dateToMs(from) - DAY_MS, timeZone);
+  const endMs = isInstant(to) ? Date.parse(to) : firstHourOnOrAfter(addDays(to, 1), Math.max(startMs, dateToMs(to) - DAY_MS), timeZone);
   const firstWhole = Math.ceil(startMs / DAY_MS) * DAY_MS;
   const lastWholeEnd = Math.floor(endMs / DAY_MS) * DAY_MS;
   const whole = firstWhole < lastWholeEnd ? { first: msToDate(firstWhole), last: msToDate(lastWholeEnd - DAY_MS) } : null;

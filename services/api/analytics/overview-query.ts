@@ -1,6 +1,6 @@
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Sql } from '../../../shared/db/postgres.ts';
-import { addDays, dateToMs, msToDate, type AnalyticsOverview, type Granularity } from '../../../shared/schemas/analytics.ts';
+import { addDays, dateToMs, hourInstant, isInstant, msToDate, type AnalyticsOverview, type Granularity } from '../../../shared/schemas/analytics.ts';
 import type { ClickRow } from './click-statement.ts';
 import { conversionRate } from './conversion-filter.ts';
 import { hourRange } from './hour-range.ts';
@@ -12,8 +12,17 @@ export type { OverviewFilter };
 
 const HOUR_MS = 3_600_000;
 
-/** Every bucket label of the range, in order, so the series is zero-filled. */
+/**
+ * Every bucket label of the range, in order, so the series is zero-filled. A range of
+ * instants has the buckets its hours fall in: local hours, or the local days, weeks or
+ * months from its first hour's to its last hour's (the first and last may be partial).
+ */
 export function bucketLabels(from: string, to: string, granularity: Granularity, timezone: string): string[] {
+  if (isInstant(from)) {
+    const { startMs, endMs } = hourRange(from, to, timezone);
+    if (granularity === 'hour') return [...new Set(Array.from({ length: (endMs - startMs) / HOUR_MS }, (_, i) => localHour(startMs + i * HOUR_MS, timezone)))];
+    return bucketLabels(localHour(startMs, timezone).slice(0, 10), localHour(endMs - HOUR_MS, timezone).slice(0, 10), granularity, timezone);
+  }
   const labels: string[] = [];
   if (granularity === 'day') {
     for (let d = from; d <= to; d = addDays(d, 1)) labels.push(d);
@@ -25,14 +34,10 @@ export function bucketLabels(from: string, to: string, granularity: Granularity,
   } else {
     // Local hours of the local days: walk UTC hours with margin and label them in the zone.
     // A repeated hour (clocks going back) is one label, a skipped one (clocks going forward) none.
-    const format = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit',
-    });
     const seen = new Set<string>();
     for (let ms = dateToMs(from) - 86_400_000; ms < dateToMs(to) + 2 * 86_400_000; ms += HOUR_MS) {
-      const p = Object.fromEntries(format.formatToParts(ms).map((x) => [x.type, x.value]));
-      const date = `${p.year}-${p.month}-${p.day}`;
-      const label = `${date}T${p.hour}:00`;
+      const label = localHour(ms, timezone);
+      const date = label.slice(0, 10);
       if (date >= from && date <= to && !seen.has(label)) {
         seen.add(label);
         labels.push(label);
@@ -40,6 +45,19 @@ export function bucketLabels(from: string, to: string, granularity: Granularity,
     }
   }
   return labels;
+}
+
+const hourFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The local hour an instant falls in, as a bucket label: `2026-11-27T13:00`. */
+function localHour(ms: number, timeZone: string): string {
+  let format = hourFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit' });
+    hourFormats.set(timeZone, format);
+  }
+  const p = Object.fromEntries(format.formatToParts(ms).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day}T${p.hour}:00`;
 }
 
 function nextMonth(firstOfMonth: string): string {
@@ -126,8 +144,13 @@ function summaryAndSeries(rows: OverviewRow[], f: { from: string; to: string; gr
   };
 }
 
-/** The period of the same number of days just before `from` (compare=previous). */
+/** The period of the same number of days (or, for instants, hours) just before `from` (compare=previous). */
 export function previousPeriod(f: { from: string; to: string; timezone: string }): PreviousPeriod {
+  if (isInstant(f.from)) {
+    const [startMs, endMs] = [Date.parse(f.from), Date.parse(f.to)];
+    const [from, to] = [hourInstant(2 * startMs - endMs), f.from];
+    return { from, to, range: hourRange(from, to, f.timezone) };
+  }
   const days = Math.round((dateToMs(f.to) - dateToMs(f.from)) / 86_400_000) + 1;
   const to = addDays(f.from, -1);
   const from = addDays(f.from, -days);

@@ -1,37 +1,35 @@
 import { setQuery } from '../router.ts';
 
-export const presets = ['2d', '7d', '30d', '90d', 'custom'] as const;
+export const presets = ['24h', '7d', '30d', '90d', 'custom'] as const;
 export type Preset = (typeof presets)[number];
-/**
- * The API reports whole local days (from/to are dates), so the shortest preset is
- * yesterday and today by the hour, up to 48 hours, and is named for what it is
- * rather than "24 h". `range=24h`, its old name, still opens it.
- */
 const presetLabels: Record<Preset, { label: string; title?: string }> = {
-  '2d': { label: 'Yesterday and today', title: 'Yesterday and today, by hour: reports cover whole days, so this is up to 48 hours' },
+  '24h': { label: '24 h', title: 'The last 24 hours, by hour, the current hour included' },
   '7d': { label: '7 d', title: 'The last 7 days, today included' },
   '30d': { label: '30 d', title: 'The last 30 days, today included' },
   '90d': { label: '90 d', title: 'The last 90 days, today included' },
   custom: { label: 'Custom' },
 };
-const presetAliases: Record<string, Preset> = { '24h': '2d' };
+/** `range=2d` (yesterday and today, the shortest preset while reports took whole days only) opens the last 24 hours. */
+const presetAliases: Record<string, Preset> = { '2d': '24h' };
 const granularities = ['hour', 'day', 'week', 'month'] as const;
 type Granularity = (typeof granularities)[number];
 
 export interface Range {
   preset: Preset;
+  /** Dates (whole days in `timezone`), or for `24h` instants on whole UTC hours (`to` exclusive): as the API takes them. */
   from: string;
   to: string;
   granularity: Granularity;
   timezone: string;
-  /** The period of the same length just before, for comparisons. */
-  previousFrom: string;
-  previousTo: string;
 }
 
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
+/** The instant a whole UTC hour starts, as the API echoes it. */
+const hourInstant = (ms: number) => `${new Date(ms).toISOString().slice(0, 13)}:00:00Z`;
 const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
-const todayIn = (timezone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+/** The day an instant (by default now) falls on in the zone. */
+const dayIn = (timezone: string, at: number = Date.now()) => new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
 const isDate = (s: string | null): s is string => !!s && /^\d{4}-\d{2}-\d{2}$/.test(s);
 
 /** The zone's canonical IANA name, or null when Intl knows no such zone. */
@@ -73,24 +71,41 @@ export function rangeFrom(query: URLSearchParams): Range {
   const timezone = (tz && listedZone(tz)) || browserZone();
   const asked = query.get('range') ?? '';
   const preset = presetAliases[asked] ?? ((presets as readonly string[]).includes(asked) ? (asked as Preset) : '30d');
-  const today = todayIn(timezone);
+  const today = dayIn(timezone);
   let from: string;
   let to: string;
+  if (preset === '24h') {
+    // The 24 UTC hours up to the end of the current one, so the series ends with the clicks of this hour.
+    // Computed once per render from the clock: it moves on with the hour, never within one.
+    const end = Math.ceil((Date.now() + 1) / HOUR) * HOUR;
+    const askedGranularity = query.get('granularity') as Granularity | null;
+    const granularity = askedGranularity && granularities.includes(askedGranularity) ? askedGranularity : 'hour';
+    return { preset, from: hourInstant(end - DAY), to: hourInstant(end), granularity, timezone };
+  }
   if (preset === 'custom' && isDate(query.get('from')) && isDate(query.get('to'))) {
     from = query.get('from')!;
     to = query.get('to')!;
   } else {
-    const days = preset === '2d' ? 2 : preset === '7d' ? 7 : preset === '90d' ? 90 : 30;
+    const days = preset === '7d' ? 7 : preset === '90d' ? 90 : 30;
     to = today;
     from = addDays(today, -(days - 1));
   }
   const spanDays = Math.round((Date.parse(to) - Date.parse(from)) / DAY) + 1;
   const askedGranularity = query.get('granularity') as Granularity | null;
-  const fallback: Granularity = preset === '2d' ? 'hour' : spanDays > 120 ? 'week' : 'day';
+  const fallback: Granularity = spanDays > 120 ? 'week' : 'day';
   // Hourly buckets are allowed up to 31 days by the API.
   const granularity = askedGranularity && granularities.includes(askedGranularity) && !(askedGranularity === 'hour' && spanDays > 31) ? askedGranularity : fallback;
-  return { preset, from, to, granularity, timezone, previousTo: addDays(from, -1), previousFrom: addDays(from, -spanDays) };
+  return { preset, from, to, granularity, timezone };
 }
+
+/** The days a custom range starts from: the current range's, or for 24 h the days its hours fall on. */
+function customDays(range: Range): { from: string; to: string } {
+  if (isDate(range.from) && isDate(range.to)) return { from: range.from, to: range.to };
+  return { from: dayIn(range.timezone, Date.parse(range.from)), to: dayIn(range.timezone, Date.parse(range.to) - 1) };
+}
+
+/** The range in words, for titles: the last 24 hours, or its first and last day. */
+export const rangeWords = (range: Range): string => (range.preset === '24h' ? 'the last 24 hours' : `${range.from} to ${range.to}`);
 
 export function RangeControls({ range }: { range: Range }) {
   const zones = allZones();
@@ -106,7 +121,7 @@ export function RangeControls({ range }: { range: Range }) {
               name="range"
               value={p}
               checked={range.preset === p}
-              onChange={() => setQuery(p === 'custom' ? { range: p, from: range.from, to: range.to } : { range: p, from: undefined, to: undefined, granularity: undefined })}
+              onChange={() => setQuery(p === 'custom' ? { range: p, ...customDays(range) } : { range: p, from: undefined, to: undefined, granularity: undefined })}
             />
             {presetLabels[p].label}
           </label>

@@ -6,7 +6,7 @@ import { ErrorBox } from '../components/error-box.tsx';
 import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { RealtimeStrip } from '../components/realtime-strip.tsx';
 import { Kpis } from '../components/kpis.tsx';
-import type { Range } from '../components/range-controls.tsx';
+import { rangeWords, type Range } from '../components/range-controls.tsx';
 import { TimeChart, type Series } from '../components/time-chart.tsx';
 import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import type { Location } from '../router.ts';
@@ -72,7 +72,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
           { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent },
         ]}
       />
-      {series && <TimeChart title={`Clicks by ${range.granularity}, ${range.from} to ${range.to} (${range.timezone})`} dates={dates} series={series} />}
+      {series && <TimeChart title={`Clicks by ${range.granularity}, ${rangeWords(range)} (${range.timezone})`} dates={dates} series={series} />}
       <div class="cards">
         {breakdownGroups.map((g) => (
           <BreakdownTabs key={g.id} group={g} scope={shown.current} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
