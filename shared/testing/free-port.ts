@@ -1,13 +1,50 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** A loopback port free right now (for child processes that must be told their port). */
-export function freePort(): Promise<number> {
+/**
+ * Ports are picked below the kernel's ephemeral range: a port from bind(0) lies inside it,
+ * where every outgoing connection (fetch, postgres.js, nats.js, of any test running beside
+ * this one) also takes its local port, so one could take it in the second or so before the
+ * child process told to use it binds it (a CI run failed so: EADDRINUSE). Below the range,
+ * only another listener picking the same port at random can collide, which the trial bind
+ * catches unless it happens in that same second (about 1 in 10,000 per pair of picks).
+ */
+const PICK_FLOOR = 20_000;
+
+function ephemeralStart(): number | null {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    return Number.isInteger(low) && low! > PICK_FLOOR + 1_000 ? low! : null;
+  } catch (err) {
+    // Not Linux: no such file; bind(0) is all there is.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+const ceiling = ephemeralStart();
+
+/** Binds `port` (0: any) on loopback and closes it again: the port it got, or null when it was taken. */
+function tryPort(port: number): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' || err.code === 'EACCES' ? resolve(null) : reject(err)));
+    server.listen(port, '127.0.0.1', () => {
+      const { port: bound } = server.address() as { port: number };
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/** A loopback port free right now (for child processes that must be told their port). */
+export async function freePort(): Promise<number> {
+  if (ceiling !== null) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = await tryPort(PICK_FLOOR + Math.floor(Math.random() * (ceiling - PICK_FLOOR)));
+      if (port !== null) return port;
+    }
+  }
+  const port = await tryPort(0);
+  if (port === null) throw new Error('no free loopback port');
+  return port;
 }

@@ -1,0 +1,17 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { freePort } from './free-port.ts';
+
+describe('freePort', () => {
+  it('gives a port that can be bound, below the range outgoing connections take theirs from', async () => {
+    const [ephemeralLow] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    const ports = await Promise.all(Array.from({ length: 10 }, () => freePort()));
+    for (const port of ports) {
+      expect(port).toBeLessThan(ephemeralLow!);
+      const server = createServer();
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
