@@ -80,6 +80,11 @@ export function linkStore(sql: Sql) {
       l.deep_link_android, l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.tags, l.forward_query,
       l.created_at, l.updated_at, l.deleted_at`;
   const select = sql`SELECT ${columns} FROM links l LEFT JOIN domains d ON d.id = l.domain_id`;
+  /** What an insert writes, in the order of the rows `insert` builds. */
+  const insertedColumns = sql`
+      id, workspace_id, campaign_id, domain_id, domain_key, short_code, destination_url, default_destination, title,
+      description, enabled, password_hash, expires_at, expired_url, clicks_limit, redirect_behavior, deep_link_enabled,
+      deep_link_ios, deep_link_android, deep_link_fallback_url, conversion_tracking, tracking_type, tags, forward_query`;
 
   async function byId(workspaceId: string, id: string): Promise<LinkRow | undefined> {
     const [row] = await sql<LinkRow[]>`${select} WHERE l.id = ${id} AND l.workspace_id = ${workspaceId}`;
@@ -96,37 +101,43 @@ export function linkStore(sql: Sql) {
    * Inserts the links in one statement; a link whose code is taken on its domain (by
    * a live or deleted link, or earlier in the same statement) is left out, as codes
    * are never reused. Returns the rows inserted, by id.
+   *
+   * The rows travel as one jsonb parameter, not as 24 parameters a row: for 1,000
+   * links, 24,000 bind parameters cost postgres.js and the server ~100 ms more per
+   * statement than parsing one document (issue 18, scratch timing in the same run).
    */
   async function insert(workspaceId: string, links: Array<{ id: string; link: NewLink; shortCode: string }>): Promise<Map<string, LinkRow>> {
     const values = links.map(({ id, link, shortCode }) => ({
       id,
-      workspaceId,
-      campaignId: link.campaignId,
-      domainId: link.domainId,
-      domainKey: link.domainId ?? '',
-      shortCode,
-      destinationUrl: link.destinationUrl,
-      defaultDestination: link.defaultDestination,
+      workspace_id: workspaceId,
+      campaign_id: link.campaignId,
+      domain_id: link.domainId,
+      domain_key: link.domainId ?? '',
+      short_code: shortCode,
+      destination_url: link.destinationUrl,
+      default_destination: link.defaultDestination,
       title: link.title,
       description: link.description,
       enabled: link.enabled,
-      passwordHash: link.passwordHash,
-      expiresAt: link.expiresAt,
-      expiredUrl: link.expiredUrl,
-      clicksLimit: link.clicksLimit,
-      redirectBehavior: link.redirectBehavior,
-      deepLinkEnabled: link.deepLinkEnabled,
-      deepLinkIos: link.deepLinkIos,
-      deepLinkAndroid: link.deepLinkAndroid,
-      deepLinkFallbackUrl: link.deepLinkFallbackUrl,
-      conversionTracking: link.conversionTracking,
-      trackingType: link.trackingType,
+      password_hash: link.passwordHash,
+      expires_at: link.expiresAt,
+      expired_url: link.expiredUrl,
+      clicks_limit: link.clicksLimit,
+      redirect_behavior: link.redirectBehavior,
+      deep_link_enabled: link.deepLinkEnabled,
+      deep_link_ios: link.deepLinkIos,
+      deep_link_android: link.deepLinkAndroid,
+      deep_link_fallback_url: link.deepLinkFallbackUrl,
+      conversion_tracking: link.conversionTracking,
+      tracking_type: link.trackingType,
       tags: link.tags,
-      forwardQuery: storedForwardQuery(link.forwardQuery),
+      forward_query: storedForwardQuery(link.forwardQuery),
     }));
+    // Every column is named: those not listed (created_at, ...) take their defaults.
     const rows = await sql<LinkRow[]>`
       WITH l AS (
-        INSERT INTO links ${sql(values)}
+        INSERT INTO links (${insertedColumns})
+        SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${sql.json(values as never)})
         ON CONFLICT (domain_key, short_code) DO NOTHING
         RETURNING *
       )
