@@ -166,7 +166,7 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
     async kv(bucket) {
       // History 1 everywhere: natsKv's scan relies on it.
       const kv = await js.views.kv(bucket, { history: 1, replicas });
-      return natsKv(js, bucket, kv, () => watchJs.views.kv(bucket, { history: 1, replicas }));
+      return natsKv(nc, js, bucket, kv, () => watchJs.views.kv(bucket, { history: 1, replicas }));
     },
     blobs: (bucket) => natsBlobStore(nc, js, jsm, bucket, replicas),
     async tryLease(name, ttlMs) {

@@ -41,12 +41,12 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
       const compiled = await loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain')));
       const markers = await loadDomainMarkers(t, domainIds);
       const versions = await t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`;
-      await Promise.all(
+      await kv.putMany(
         ids.map((id, i) => {
           const version = Number(versions[i]!.v);
           const hostname = markers.get(id);
-          const entry = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
-          return kv.put(id, entry);
+          const value = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
+          return { key: id, value };
         }),
       );
       await t`
