@@ -15,7 +15,8 @@ interface RuleSnapshotRow extends Omit<RuleRecord, 'createdAt' | 'type'> {
 /**
  * The compiled form of each link, as redirectors must serve it now; null for a
  * link that must not resolve (deleted, or on a domain that is gone or unverified).
- * Reads inside the caller's transaction.
+ * Reads inside the caller's transaction. Ids travel as one array parameter each, not
+ * one parameter an id (a batch is up to 1,000 links).
  */
 export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Promise<Map<string, CompiledLink | null>> {
   const result = new Map<string, CompiledLink | null>(linkIds.map((id) => [id, null]));
@@ -27,7 +28,7 @@ export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Pr
       l.expired_url, l.password_hash, l.deep_link_enabled, l.deep_link_ios, l.deep_link_android,
       l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.forward_query, l.deleted_at
     FROM links l LEFT JOIN domains d ON d.id = l.domain_id
-    WHERE l.id IN ${tx(linkIds as string[])}`;
+    WHERE l.id = ANY(${linkIds as string[]})`;
   const live = links.filter((l) => !l.deletedAt && (l.domainId === null || l.domainLive));
   if (live.length === 0) return result;
   const campaignIds = [...new Set(live.map((l) => l.campaignId))];
@@ -35,7 +36,7 @@ export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Pr
     SELECT id, link_id, campaign_id, type, conditions, destination_url, priority, enabled,
       deep_link_enabled, deep_link_ios, deep_link_android, deep_link_fallback_url, created_at
     FROM rules
-    WHERE link_id IN ${tx(live.map((l) => l.id))} OR (link_id IS NULL AND campaign_id IN ${tx(campaignIds)})`;
+    WHERE link_id = ANY(${live.map((l) => l.id)}) OR (link_id IS NULL AND campaign_id = ANY(${campaignIds}))`;
   const byLink = new Map<string, RuleRecord[]>();
   const byCampaign = new Map<string, RuleRecord[]>();
   for (const row of rules) {

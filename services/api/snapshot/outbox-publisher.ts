@@ -6,8 +6,14 @@ import { hasPrefix } from '../../../shared/ids.ts';
 import { encodeDomainEntry, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
 import { loadCompiledLinks } from './load-compiled-links.ts';
 import { loadDomainMarkers } from './load-domain-markers.ts';
+import { MAX_BULK_LINKS } from '../../../shared/schemas/link-bulk.ts';
 
-const BATCH = 500;
+/**
+ * Outbox rows a pass publishes in one transaction: a bulk request's links (up to
+ * MAX_BULK_LINKS) in one pass. At 500 a bulk create of 1,000 took two passes of six
+ * statements each, one after the other, while the request waited (issue 18).
+ */
+const BATCH = MAX_BULK_LINKS;
 
 export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
