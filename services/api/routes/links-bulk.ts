@@ -54,8 +54,11 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
     const created = await writes.create(principalOf(ctx).workspaceId, valid.map((v) => v.input));
     const results: Array<ItemResult<LinkRow>> = parsed.map((p) => p as AppError);
     valid.forEach((v, i) => (results[v.index] = created[i]!));
-    if (created.some((r) => !isAppError(r))) await deps.onLinkChanged();
-    ok(ctx, results.map((r, index) => answer(index, isAppError(r) ? r : present.fresh(r))));
+    // The answer is built while the snapshot publishes (its wait is mostly I/O).
+    const published = created.some((r) => !isAppError(r)) ? deps.onLinkChanged() : undefined;
+    const answers = results.map((r, index) => answer(index, isAppError(r) ? r : present.fresh(r)));
+    await published;
+    ok(ctx, answers);
   });
 
   router.patch('/links/bulk', requireScope('links:write'), async (ctx) => {

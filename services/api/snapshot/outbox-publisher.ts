@@ -10,10 +10,12 @@ import { MAX_BULK_LINKS } from '../../../shared/schemas/link-bulk.ts';
 
 /**
  * Outbox rows a pass publishes in one transaction: a bulk request's links (up to
- * MAX_BULK_LINKS) in one pass. At 500 a bulk create of 1,000 took two passes of six
- * statements each, one after the other, while the request waited (issue 18).
+ * MAX_BULK_LINKS) in one pass, with room to spare, as a full batch makes the drainer
+ * look again (an empty pass the request would wait for too). At 500 a bulk create of
+ * 1,000 took two passes of six statements each, one after the other, and an empty one,
+ * while the request waited (issue 18).
  */
-const BATCH = MAX_BULK_LINKS;
+const BATCH = 2 * MAX_BULK_LINKS;
 
 export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
