@@ -35,7 +35,7 @@ const duplicateId = () => new AppError('VALIDATION_ERROR', 'Invalid item', [{ pa
  * `{index, success: false, error}`. The envelope itself (not an object, no items,
  * more than 1,000) is a 400 for the whole request. Writes are batched (one INSERT
  * for every new link, one transaction for the updates, one statement for the
- * deletes), and their snapshot updates go out in batches of 500.
+ * deletes), and their snapshot updates go out in one publisher pass (outbox-publisher.ts).
  */
 export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
   const { links, writes, present, requireScope } = deps;
