@@ -71,6 +71,45 @@ function generatedCode(attempt: number): string {
   }
 }
 
+/** A link as inserted: what was sent, and what the database decided (times, the domain's hostname). */
+function insertedRow(
+  workspaceId: string,
+  id: string,
+  shortCode: string,
+  link: NewLink,
+  decided: { domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date },
+): LinkRow {
+  return {
+    id,
+    workspaceId,
+    campaignId: link.campaignId,
+    domainId: link.domainId,
+    domainHostname: decided.domainHostname,
+    shortCode,
+    destinationUrl: link.destinationUrl,
+    defaultDestination: link.defaultDestination,
+    title: link.title,
+    description: link.description,
+    enabled: link.enabled,
+    passwordHash: link.passwordHash,
+    expiresAt: decided.expiresAt,
+    expiredUrl: link.expiredUrl,
+    clicksLimit: link.clicksLimit,
+    redirectBehavior: link.redirectBehavior,
+    deepLinkEnabled: link.deepLinkEnabled,
+    deepLinkIos: link.deepLinkIos,
+    deepLinkAndroid: link.deepLinkAndroid,
+    deepLinkFallbackUrl: link.deepLinkFallbackUrl,
+    conversionTracking: link.conversionTracking,
+    trackingType: link.trackingType,
+    tags: link.tags,
+    forwardQuery: storedForwardQuery(link.forwardQuery),
+    createdAt: decided.createdAt,
+    updatedAt: decided.updatedAt,
+    deletedAt: null,
+  };
+}
+
 export function linkStore(sql: Sql) {
   /** Columns of a LinkRow, from a links row `l` and its domain `d`. */
   const columns = sql`
@@ -133,16 +172,24 @@ export function linkStore(sql: Sql) {
       tags: link.tags,
       forward_query: storedForwardQuery(link.forwardQuery),
     }));
-    // Every column is named: those not listed (created_at, ...) take their defaults.
-    const rows = await sql<LinkRow[]>`
+    // Every column is named: those not listed (created_at, ...) take their defaults. Only
+    // what the database decides comes back (reading every column of 1,000 new rows back
+    // was a fifth of the statement's time, issue 18); the rest is what was sent, stored as is.
+    const stored = await sql<Array<{ id: string; domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date }>>`
       WITH l AS (
         INSERT INTO links (${insertedColumns})
         SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${sql.json(values as never)})
         ON CONFLICT (domain_key, short_code) DO NOTHING
-        RETURNING *
+        RETURNING id, domain_id, expires_at, created_at, updated_at
       )
-      SELECT ${columns} FROM l LEFT JOIN domains d ON d.id = l.domain_id`;
-    return new Map(rows.map((r) => [r.id, r]));
+      SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at FROM l LEFT JOIN domains d ON d.id = l.domain_id`;
+    const decided = new Map(stored.map((row) => [row.id, row]));
+    const rows = new Map<string, LinkRow>();
+    for (const { id, link, shortCode } of links) {
+      const row = decided.get(id);
+      if (row) rows.set(id, insertedRow(workspaceId, id, shortCode, link, row));
+    }
+    return rows;
   }
 
   return {
