@@ -21,22 +21,26 @@ interface RuleSnapshotRow extends Omit<RuleRecord, 'createdAt' | 'type'> {
 export async function loadCompiledLinks(tx: Sql, linkIds: readonly string[]): Promise<Map<string, CompiledLink | null>> {
   const result = new Map<string, CompiledLink | null>(linkIds.map((id) => [id, null]));
   if (linkIds.length === 0) return result;
-  const links = await tx<LinkSnapshotRow[]>`
-    SELECT l.id, l.workspace_id, l.campaign_id, l.short_code, l.domain_id, lower(d.hostname) AS domain_hostname,
-      (d.id IS NOT NULL AND d.status = 'verified' AND d.deleted_at IS NULL) AS domain_live,
-      l.destination_url, l.default_destination, l.enabled, l.redirect_behavior, l.expires_at, l.clicks_limit,
-      l.expired_url, l.password_hash, l.deep_link_enabled, l.deep_link_ios, l.deep_link_android,
-      l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.forward_query, l.deleted_at
-    FROM links l LEFT JOIN domains d ON d.id = l.domain_id
-    WHERE l.id = ANY(${linkIds as string[]})`;
+  // Both reads sent at once (postgres.js pipelines them): the links, and the rules of
+  // these links and of their campaigns (those of a link that does not resolve go unused).
+  const [links, rules] = await Promise.all([
+    tx<LinkSnapshotRow[]>`
+      SELECT l.id, l.workspace_id, l.campaign_id, l.short_code, l.domain_id, lower(d.hostname) AS domain_hostname,
+        (d.id IS NOT NULL AND d.status = 'verified' AND d.deleted_at IS NULL) AS domain_live,
+        l.destination_url, l.default_destination, l.enabled, l.redirect_behavior, l.expires_at, l.clicks_limit,
+        l.expired_url, l.password_hash, l.deep_link_enabled, l.deep_link_ios, l.deep_link_android,
+        l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.forward_query, l.deleted_at
+      FROM links l LEFT JOIN domains d ON d.id = l.domain_id
+      WHERE l.id = ANY(${linkIds as string[]})`,
+    tx<RuleSnapshotRow[]>`
+      SELECT id, link_id, campaign_id, type, conditions, destination_url, priority, enabled,
+        deep_link_enabled, deep_link_ios, deep_link_android, deep_link_fallback_url, created_at
+      FROM rules
+      WHERE link_id = ANY(${linkIds as string[]})
+        OR (link_id IS NULL AND campaign_id IN (SELECT campaign_id FROM links WHERE id = ANY(${linkIds as string[]})))`,
+  ]);
   const live = links.filter((l) => !l.deletedAt && (l.domainId === null || l.domainLive));
   if (live.length === 0) return result;
-  const campaignIds = [...new Set(live.map((l) => l.campaignId))];
-  const rules = await tx<RuleSnapshotRow[]>`
-    SELECT id, link_id, campaign_id, type, conditions, destination_url, priority, enabled,
-      deep_link_enabled, deep_link_ios, deep_link_android, deep_link_fallback_url, created_at
-    FROM rules
-    WHERE link_id = ANY(${live.map((l) => l.id)}) OR (link_id IS NULL AND campaign_id = ANY(${campaignIds}))`;
   const byLink = new Map<string, RuleRecord[]>();
   const byCampaign = new Map<string, RuleRecord[]>();
   for (const row of rules) {

@@ -46,9 +46,13 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
       // Links, and the domains' markers (their ids share the outbox: migration 0012).
       const ids = queued.map((q) => q.linkId);
       const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
-      const compiled = await loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain')));
-      const markers = await loadDomainMarkers(t, domainIds);
-      const versions = await t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`;
+      // Sent together (postgres.js pipelines a transaction's queries): each waits on its own
+      // answer, not on the others'. Versions are drawn while the rows are held, as before.
+      const [compiled, markers, versions] = await Promise.all([
+        loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain'))),
+        loadDomainMarkers(t, domainIds),
+        t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`,
+      ]);
       await kv.putMany(
         ids.map((id, i) => {
           const version = Number(versions[i]!.v);
