@@ -1,5 +1,6 @@
 /**
- * Random bytes for the click id (6 a click), drawn from a pool refilled by
+ * Random bytes for the click id (6 a click), and for ids and short codes (shared/ids.ts),
+ * drawn from a pool refilled by
  * crypto.randomFillSync: a call of randomFillSync costs a fixed ~2 µs here whatever it
  * fills, so filling 6 KiB at once spreads that over a thousand clicks.
  *

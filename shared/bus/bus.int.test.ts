@@ -145,6 +145,19 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     expect(after.generation).not.toBe((await (await bus.kv(kvName())).status()).generation);
   });
 
+  it('KV putMany stores every entry (the last of a key wins) and resolves once all are stored', async () => {
+    const kv = await bus.kv(kvName());
+    await kv.putMany([]);
+    await kv.putMany(Array.from({ length: 600 }, (_, i) => ({ key: `link_${i}`, value: encode(`v${i}`) })));
+    await kv.putMany([{ key: 'link_7', value: encode('w7') }]);
+    const entries = (await collect(kv.scan())).flat();
+    expect(entries).toHaveLength(600);
+    expect((await kv.status()).entries).toBe(600);
+    expect(decode((await kv.get('link_7'))!.value)).toBe('w7');
+    expect(decode((await kv.get('link_599'))!.value)).toBe('v599');
+    if (kind === 'nats') await expect(kv.putMany([{ key: 'bad key', value: encode('x') }])).rejects.toThrow(/invalid key/);
+  });
+
   it('KV scan reads every current value once, deletes included, in revision order, a batch at a time', async () => {
     const kv = await bus.kv(kvName());
     expect(await collect(kv.scan())).toEqual([]);

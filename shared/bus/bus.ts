@@ -51,6 +51,11 @@ export interface KvWatch {
 export interface KvBucket {
   get(key: string): Promise<KvEntry | null>;
   put(key: string, value: Uint8Array): Promise<number>;
+  /**
+   * Puts every entry, all in flight at once. Resolves when all are stored; rejects when
+   * any was not (the others may have been: the caller puts them all again).
+   */
+  putMany(entries: ReadonlyArray<{ key: string; value: Uint8Array }>): Promise<void>;
   delete(key: string): Promise<void>;
   status(): Promise<KvStatus>;
   /**

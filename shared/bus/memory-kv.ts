@@ -30,6 +30,9 @@ export function memoryKv(): KvBucket {
       return e && e.value !== null ? e : null;
     },
     put: async (key, value) => write(key, value),
+    async putMany(entries) {
+      for (const { key, value } of entries) write(key, value);
+    },
     async delete(key) {
       write(key, null);
     },

@@ -1,17 +1,20 @@
-import type { JetStreamClient, JsMsg, KV } from 'nats';
+import type { JetStreamClient, JsMsg, KV, NatsConnection } from 'nats';
 import type { KvBucket, KvEntry, KvWatch } from './bus.ts';
 import { deleteConsumer } from './jetstream-errors.ts';
+import { putMany } from './nats-kv-put-many.ts';
 
 const OPERATION_HEADER = 'KV-Operation';
 /** A scan's pull waits this long for a batch that shrank under it (values replaced meanwhile). */
 const SCAN_FETCH_EXPIRES_MS = 5_000;
+/** How long a putMany waits for its acknowledgements: nats.js's default JetStream request timeout. */
+const PUT_MANY_TIMEOUT_MS = 5_000;
 
 /**
  * A NATS KV bucket behind the KvBucket interface. The bucket must have history 1 (one
  * message per key: scan() relies on it). `openForWatch` opens the same bucket through
  * a client with a longer API timeout, as creating a watch can take seconds.
  */
-export function natsKv(js: JetStreamClient, bucket: string, kv: KV, openForWatch: () => Promise<KV>): KvBucket {
+export function natsKv(nc: NatsConnection, js: JetStreamClient, bucket: string, kv: KV, openForWatch: () => Promise<KV>): KvBucket {
   const stream = `KV_${bucket}`;
   const prefix = `$KV.${bucket}.`;
   const toEntry = (e: { key: string; value: Uint8Array; revision: number; operation: string }): KvEntry => ({
@@ -30,6 +33,7 @@ export function natsKv(js: JetStreamClient, bucket: string, kv: KV, openForWatch
       return e && e.operation === 'PUT' ? toEntry(e) : null;
     },
     put: (key, value) => kv.put(key, value),
+    putMany: (entries) => putMany(nc, prefix, entries, PUT_MANY_TIMEOUT_MS),
     async delete(key) {
       await kv.delete(key);
     },

@@ -35,7 +35,7 @@ const duplicateId = () => new AppError('VALIDATION_ERROR', 'Invalid item', [{ pa
  * `{index, success: false, error}`. The envelope itself (not an object, no items,
  * more than 1,000) is a 400 for the whole request. Writes are batched (one INSERT
  * for every new link, one transaction for the updates, one statement for the
- * deletes), and their snapshot updates go out in batches of 500.
+ * deletes), and their snapshot updates go out in one publisher pass (outbox-publisher.ts).
  */
 export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
   const { links, writes, present, requireScope } = deps;
@@ -54,8 +54,11 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
     const created = await writes.create(principalOf(ctx).workspaceId, valid.map((v) => v.input));
     const results: Array<ItemResult<LinkRow>> = parsed.map((p) => p as AppError);
     valid.forEach((v, i) => (results[v.index] = created[i]!));
-    if (created.some((r) => !isAppError(r))) await deps.onLinkChanged();
-    ok(ctx, results.map((r, index) => answer(index, isAppError(r) ? r : present.fresh(r))));
+    // The answer is built while the snapshot publishes (its wait is mostly I/O).
+    const published = created.some((r) => !isAppError(r)) ? deps.onLinkChanged() : undefined;
+    const answers = results.map((r, index) => answer(index, isAppError(r) ? r : present.fresh(r)));
+    await published;
+    ok(ctx, answers);
   });
 
   router.patch('/links/bulk', requireScope('links:write'), async (ctx) => {

@@ -6,8 +6,16 @@ import { hasPrefix } from '../../../shared/ids.ts';
 import { encodeDomainEntry, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
 import { loadCompiledLinks } from './load-compiled-links.ts';
 import { loadDomainMarkers } from './load-domain-markers.ts';
+import { MAX_BULK_LINKS } from '../../../shared/schemas/link-bulk.ts';
 
-const BATCH = 500;
+/**
+ * Outbox rows a pass publishes in one transaction: a bulk request's links (up to
+ * MAX_BULK_LINKS) in one pass, with room to spare, as a full batch makes the drainer
+ * look again (an empty pass the request would wait for too). At 500 a bulk create of
+ * 1,000 took two passes of six statements each, one after the other, and an empty one,
+ * while the request waited (issue 18).
+ */
+const BATCH = 2 * MAX_BULK_LINKS;
 
 export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
@@ -38,15 +46,19 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
       // Links, and the domains' markers (their ids share the outbox: migration 0012).
       const ids = queued.map((q) => q.linkId);
       const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
-      const compiled = await loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain')));
-      const markers = await loadDomainMarkers(t, domainIds);
-      const versions = await t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`;
-      await Promise.all(
+      // Sent together (postgres.js pipelines a transaction's queries): each waits on its own
+      // answer, not on the others'. Versions are drawn while the rows are held, as before.
+      const [compiled, markers, versions] = await Promise.all([
+        loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain'))),
+        loadDomainMarkers(t, domainIds),
+        t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`,
+      ]);
+      await kv.putMany(
         ids.map((id, i) => {
           const version = Number(versions[i]!.v);
           const hostname = markers.get(id);
-          const entry = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
-          return kv.put(id, entry);
+          const value = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
+          return { key: id, value };
         }),
       );
       await t`

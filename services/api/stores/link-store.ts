@@ -71,6 +71,45 @@ function generatedCode(attempt: number): string {
   }
 }
 
+/** A link as inserted: what was sent, and what the database decided (times, the domain's hostname). */
+function insertedRow(
+  workspaceId: string,
+  id: string,
+  shortCode: string,
+  link: NewLink,
+  decided: { domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date },
+): LinkRow {
+  return {
+    id,
+    workspaceId,
+    campaignId: link.campaignId,
+    domainId: link.domainId,
+    domainHostname: decided.domainHostname,
+    shortCode,
+    destinationUrl: link.destinationUrl,
+    defaultDestination: link.defaultDestination,
+    title: link.title,
+    description: link.description,
+    enabled: link.enabled,
+    passwordHash: link.passwordHash,
+    expiresAt: decided.expiresAt,
+    expiredUrl: link.expiredUrl,
+    clicksLimit: link.clicksLimit,
+    redirectBehavior: link.redirectBehavior,
+    deepLinkEnabled: link.deepLinkEnabled,
+    deepLinkIos: link.deepLinkIos,
+    deepLinkAndroid: link.deepLinkAndroid,
+    deepLinkFallbackUrl: link.deepLinkFallbackUrl,
+    conversionTracking: link.conversionTracking,
+    trackingType: link.trackingType,
+    tags: link.tags,
+    forwardQuery: storedForwardQuery(link.forwardQuery),
+    createdAt: decided.createdAt,
+    updatedAt: decided.updatedAt,
+    deletedAt: null,
+  };
+}
+
 export function linkStore(sql: Sql) {
   /** Columns of a LinkRow, from a links row `l` and its domain `d`. */
   const columns = sql`
@@ -80,6 +119,11 @@ export function linkStore(sql: Sql) {
       l.deep_link_android, l.deep_link_fallback_url, l.conversion_tracking, l.tracking_type, l.tags, l.forward_query,
       l.created_at, l.updated_at, l.deleted_at`;
   const select = sql`SELECT ${columns} FROM links l LEFT JOIN domains d ON d.id = l.domain_id`;
+  /** What an insert writes, in the order of the rows `insert` builds. */
+  const insertedColumns = sql`
+      id, workspace_id, campaign_id, domain_id, domain_key, short_code, destination_url, default_destination, title,
+      description, enabled, password_hash, expires_at, expired_url, clicks_limit, redirect_behavior, deep_link_enabled,
+      deep_link_ios, deep_link_android, deep_link_fallback_url, conversion_tracking, tracking_type, tags, forward_query`;
 
   async function byId(workspaceId: string, id: string): Promise<LinkRow | undefined> {
     const [row] = await sql<LinkRow[]>`${select} WHERE l.id = ${id} AND l.workspace_id = ${workspaceId}`;
@@ -96,42 +140,56 @@ export function linkStore(sql: Sql) {
    * Inserts the links in one statement; a link whose code is taken on its domain (by
    * a live or deleted link, or earlier in the same statement) is left out, as codes
    * are never reused. Returns the rows inserted, by id.
+   *
+   * The rows travel as one jsonb parameter, not as 24 parameters a row: for 1,000
+   * links, 24,000 bind parameters cost postgres.js and the server ~100 ms more per
+   * statement than parsing one document (issue 18, scratch timing in the same run).
    */
   async function insert(workspaceId: string, links: Array<{ id: string; link: NewLink; shortCode: string }>): Promise<Map<string, LinkRow>> {
     const values = links.map(({ id, link, shortCode }) => ({
       id,
-      workspaceId,
-      campaignId: link.campaignId,
-      domainId: link.domainId,
-      domainKey: link.domainId ?? '',
-      shortCode,
-      destinationUrl: link.destinationUrl,
-      defaultDestination: link.defaultDestination,
+      workspace_id: workspaceId,
+      campaign_id: link.campaignId,
+      domain_id: link.domainId,
+      domain_key: link.domainId ?? '',
+      short_code: shortCode,
+      destination_url: link.destinationUrl,
+      default_destination: link.defaultDestination,
       title: link.title,
       description: link.description,
       enabled: link.enabled,
-      passwordHash: link.passwordHash,
-      expiresAt: link.expiresAt,
-      expiredUrl: link.expiredUrl,
-      clicksLimit: link.clicksLimit,
-      redirectBehavior: link.redirectBehavior,
-      deepLinkEnabled: link.deepLinkEnabled,
-      deepLinkIos: link.deepLinkIos,
-      deepLinkAndroid: link.deepLinkAndroid,
-      deepLinkFallbackUrl: link.deepLinkFallbackUrl,
-      conversionTracking: link.conversionTracking,
-      trackingType: link.trackingType,
+      password_hash: link.passwordHash,
+      expires_at: link.expiresAt,
+      expired_url: link.expiredUrl,
+      clicks_limit: link.clicksLimit,
+      redirect_behavior: link.redirectBehavior,
+      deep_link_enabled: link.deepLinkEnabled,
+      deep_link_ios: link.deepLinkIos,
+      deep_link_android: link.deepLinkAndroid,
+      deep_link_fallback_url: link.deepLinkFallbackUrl,
+      conversion_tracking: link.conversionTracking,
+      tracking_type: link.trackingType,
       tags: link.tags,
-      forwardQuery: storedForwardQuery(link.forwardQuery),
+      forward_query: storedForwardQuery(link.forwardQuery),
     }));
-    const rows = await sql<LinkRow[]>`
+    // Every column is named: those not listed (created_at, ...) take their defaults. Only
+    // what the database decides comes back (reading every column of 1,000 new rows back
+    // was a fifth of the statement's time, issue 18); the rest is what was sent, stored as is.
+    const stored = await sql<Array<{ id: string; domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date }>>`
       WITH l AS (
-        INSERT INTO links ${sql(values)}
+        INSERT INTO links (${insertedColumns})
+        SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${sql.json(values as never)})
         ON CONFLICT (domain_key, short_code) DO NOTHING
-        RETURNING *
+        RETURNING id, domain_id, expires_at, created_at, updated_at
       )
-      SELECT ${columns} FROM l LEFT JOIN domains d ON d.id = l.domain_id`;
-    return new Map(rows.map((r) => [r.id, r]));
+      SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at FROM l LEFT JOIN domains d ON d.id = l.domain_id`;
+    const decided = new Map(stored.map((row) => [row.id, row]));
+    const rows = new Map<string, LinkRow>();
+    for (const { id, link, shortCode } of links) {
+      const row = decided.get(id);
+      if (row) rows.set(id, insertedRow(workspaceId, id, shortCode, link, row));
+    }
+    return rows;
   }
 
   return {
