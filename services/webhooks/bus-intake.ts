@@ -33,7 +33,7 @@ export function startBusIntake(deps: {
       }
       let messages: BusMessage[] = [];
       try {
-        messages = await deps.consumer.fetch(deps.maxMessages, 1_000);
+        messages = await deps.consumer.fetchReady(deps.maxMessages, 1_000);
         if (messages.length === 0) continue;
         await deps.handle(messages);
         for (const m of messages) m.ack();
