@@ -2,8 +2,8 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { Webhook as Signer } from 'standardwebhooks';
 import { blockedAddressReason } from '../../shared/webhooks/target-address.ts';
+import type { PayloadSigner } from './payload-signer.ts';
 
 export interface Attempt {
   /** HTTP status, or null when no answer came (refused, timed out, blocked). */
@@ -14,7 +14,7 @@ export interface Attempt {
 }
 
 export interface WebhookSender {
-  send(target: { url: string; signer: Signer }, message: { id: string; body: string }): Promise<Attempt>;
+  send(target: { url: string; signer: PayloadSigner }, message: { id: string; body: string }): Promise<Attempt>;
   close(): void;
 }
 
