@@ -9,6 +9,10 @@
  * Baseline, same run, same receivers, same rate: the bench process itself posting
  * the same signed bodies straight to the endpoints (no bus, no Postgres).
  * Target (issue 18): 1,000 events/s to 10 endpoints with p99 delivery <= 1 s.
+ * CPU per delivery: of the posting process (the bench for the baseline, the senders
+ * together for the service), of the receivers, of nats-server, of the database's Postgres
+ * backends, and what the rest of the machine used meanwhile (other tenants of a shared
+ * machine).
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -25,6 +29,7 @@ import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
 import { createTestDatabase } from '../../shared/testing/test-database.ts';
 import { newSigningSecret, sealSigningSecret } from '../../shared/webhooks/signing-secret.ts';
+import { cpuMeter, processCpuSeconds } from '../process-cpu.ts';
 import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 
 export const name = 'webhooks';
@@ -106,8 +111,17 @@ export async function run(): Promise<SuiteResult> {
       return { stats: s, seconds: (performance.now() - startedAt) / 1000 };
     }
 
+    // CPU seconds of the database's Postgres backends (the senders' connections come and go with their pools).
+    const backendsCpu = async () => {
+      const pids = await db.sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+      return new Map(await Promise.all(pids.map(async ({ pid }) => [pid, await processCpuSeconds(pid)] as const)));
+    };
+    const backendsUsed = (before: Map<number, number>, after: Map<number, number>) =>
+      [...after].reduce((sum, [pid, seconds]) => sum + seconds - (before.get(pid) ?? 0), 0);
+
     const rows: Row[] = [];
-    const row = (label: string, offered: number, d: { stats: Stats; seconds: number }): Row => ({
+    const perDelivery = (seconds: number | undefined, deliveries: number) => Math.round(((seconds ?? 0) * 1e6) / Math.max(1, deliveries));
+    const row = (label: string, offered: number, d: { stats: Stats; seconds: number }, cpu: Record<string, number>): Row => ({
       name: label,
       'events/s offered': Math.round(offered),
       'deliveries/s': Math.round(d.stats.unique / d.seconds),
@@ -116,6 +130,11 @@ export async function run(): Promise<SuiteResult> {
       'p99 ms': d.stats.p99,
       'max ms': d.stats.max,
       'bad signatures': d.stats.badSignatures,
+      'poster CPU µs/delivery': perDelivery(cpu.poster, d.stats.unique),
+      'receivers µs/delivery': perDelivery(cpu.receivers, d.stats.unique),
+      'nats µs/delivery': perDelivery(cpu.nats, d.stats.unique),
+      'postgres µs/delivery': perDelivery(cpu.postgres, d.stats.unique),
+      'others µs/delivery': perDelivery(cpu.others, d.stats.unique),
     });
 
     // Baseline: the same signed bodies posted straight to the endpoints.
@@ -134,16 +153,19 @@ export async function run(): Promise<SuiteResult> {
         req.end(payload);
       });
     await reset();
+    let meter = await cpuMeter({ poster: process.pid, receivers: receivers.pid, nats: nats.pid });
     let started = performance.now();
     let seconds = await paced(total, EVENTS_PER_SECOND, (i) => {
       const id = newId('webhookEvent');
       const payload = body(i);
       return Promise.all(urls.map((url, k) => post(url, signers[k]!, id, payload)));
     });
-    rows.push(row('direct signed POSTs (bench process, keep-alive)', total / seconds, await drained(started)));
+    let done = await drained(started);
+    rows.push(row('direct signed POSTs (bench process, keep-alive)', total / seconds, done, await meter.stop()));
     log(`${rows.at(-1)!['deliveries/s']} deliveries/s, p99 ${rows.at(-1)!['p99 ms']} ms`);
 
     log(`starting ${SENDERS} webhook sender processes`);
+    const senders: ChildService[] = [];
     for (let i = 0; i < SENDERS; i++) {
       const sender = startChildService('services/webhooks/main.ts', {
         DATABASE_URL: db.url,
@@ -154,17 +176,26 @@ export async function run(): Promise<SuiteResult> {
         LOG_LEVEL: 'info',
       });
       children.push(sender);
+      senders.push(sender);
       await sender.waitFor(/webhooks sender running/, 60_000);
     }
     log(`service: ${EVENTS_PER_SECOND} events/s, each to ${ENDPOINTS} endpoints, for ${SECONDS} s`);
     await reset();
     const encoder = new TextEncoder();
+    // The bench process only publishes now: its CPU is left out, the senders' counted as the poster's.
+    meter = await cpuMeter({ bench: process.pid, receivers: receivers.pid, nats: nats.pid, ...Object.fromEntries(senders.map((c, i) => [`sender${i}`, c.pid])) });
+    const backendsBefore = await backendsCpu();
     started = performance.now();
     seconds = await paced(total, EVENTS_PER_SECOND, (i) => {
       const event: WebhookBusEvent = { id: newId('webhookEvent'), workspaceId: ws.id, type: 'link.created', endpointIds, body: body(i) };
       return bus.publishEvent(webhookSubjects.events, encoder.encode(JSON.stringify(event)), event.id);
     });
-    rows.push(row(`webhooks service (${SENDERS} sender processes, JetStream, Postgres)`, total / seconds, await drained(started)));
+    done = await drained(started);
+    const cpu = await meter.stop();
+    cpu.poster = senders.reduce((sum, _, i) => sum + cpu[`sender${i}`]!, 0);
+    cpu.postgres = backendsUsed(backendsBefore, await backendsCpu());
+    cpu.others = Math.max(0, cpu.others! - cpu.postgres);
+    rows.push(row(`webhooks service (${SENDERS} sender processes, JetStream, Postgres)`, total / seconds, done, cpu));
     log(`${rows.at(-1)!['deliveries/s']} deliveries/s, p99 ${rows.at(-1)!['p99 ms']} ms`);
 
     const service = rows[1]!;

@@ -20,6 +20,12 @@ export function startBusIntake(deps: {
   logger: Logger;
   name: string;
   maxMessages: number;
+  /**
+   * `arrival`: messages are handled as they come (a batch is what came meanwhile), for
+   * latency. `batches`: a batch waits up to a second to fill, so messages close together
+   * on the bus are handled together by one sender, in order.
+   */
+  take: 'arrival' | 'batches';
 }): BusIntake {
   let stopped = false;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -33,7 +39,7 @@ export function startBusIntake(deps: {
       }
       let messages: BusMessage[] = [];
       try {
-        messages = await deps.consumer.fetch(deps.maxMessages, 1_000);
+        messages = deps.take === 'arrival' ? await deps.consumer.fetchReady(deps.maxMessages, 1_000) : await deps.consumer.fetch(deps.maxMessages, 1_000);
         if (messages.length === 0) continue;
         await deps.handle(messages);
         for (const m of messages) m.ack();

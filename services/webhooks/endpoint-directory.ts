@@ -1,8 +1,8 @@
-import { Webhook as Signer } from 'standardwebhooks';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { WebhookEventType } from '../../shared/schemas/webhook.ts';
 import { openSigningSecret } from '../../shared/webhooks/signing-secret.ts';
+import { payloadSigner, type PayloadSigner } from './payload-signer.ts';
 
 export interface Endpoint {
   id: string;
@@ -11,7 +11,7 @@ export interface Endpoint {
   events: ReadonlySet<string>;
   enabled: boolean;
   /** Signs with the endpoint's secret (Standard Webhooks). */
-  signer: Signer;
+  signer: PayloadSigner;
 }
 
 interface EndpointRow {
@@ -48,7 +48,7 @@ export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; lo
   const { sql, secret, logger } = deps;
   let byId = new Map<string, Endpoint>();
   let byWorkspace = new Map<string, Endpoint[]>();
-  let signers = new Map<string, Signer>();
+  let signers = new Map<string, PayloadSigner>();
   let refreshing: Promise<void> | null = null;
   let refreshingSince = 0;
   let lastReadStartedAt = 0;
@@ -59,12 +59,12 @@ export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; lo
       SELECT id, workspace_id, url, events, enabled, sealed_secret FROM webhook_endpoints WHERE deleted_at IS NULL`;
     const nextById = new Map<string, Endpoint>();
     const nextByWorkspace = new Map<string, Endpoint[]>();
-    const nextSigners = new Map<string, Signer>();
+    const nextSigners = new Map<string, PayloadSigner>();
     for (const row of rows) {
       let signer = signers.get(row.sealedSecret);
       if (!signer) {
         try {
-          signer = new Signer(openSigningSecret(secret, row.sealedSecret));
+          signer = payloadSigner(openSigningSecret(secret, row.sealedSecret));
         } catch (err) {
           logger.error('webhook endpoint secret cannot be unsealed (is LINKROUTE_SECRET the API\'s?); endpoint skipped', { endpointId: row.id, ...errorFields(err) });
           continue;

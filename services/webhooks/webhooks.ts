@@ -88,6 +88,7 @@ export async function startWebhooks(deps: {
       dispatcher,
       logger,
       maxMessages: 500,
+      take: 'arrival',
       async handle(messages) {
         const events: WebhookBusEvent[] = [];
         for (const m of messages) {
@@ -107,6 +108,10 @@ export async function startWebhooks(deps: {
       dispatcher,
       logger,
       maxMessages: 500,
+      // An order's first conversion is the one announced (the first to claim the order):
+      // a reloaded thank-you page's repeat follows it closely on the bus, and in one batch
+      // it cannot overtake it on another sender.
+      take: 'batches',
       async handle(messages) {
         const events = await toConversionEvents(messages);
         await deliver(events);

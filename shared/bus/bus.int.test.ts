@@ -72,6 +72,55 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     expect(await consumer.fetch(10, 1_000)).toEqual([]);
   });
 
+  it('fetchReady hands over what is here without waiting for its batch to fill, a backlog in batches of at most max', async () => {
+    const subject = `linkroute.events.test.${unique()}`;
+    const consumer = await bus.eventConsumer(`ready-${unique()}`, subject);
+    // Asked for 500 with a minute to wait: one message is enough to return (the test's
+    // own timeout is far below a minute).
+    const waiting = consumer.fetchReady(500, 60_000);
+    await bus.publishEvent(subject, encode('first'), `${subject}-first`);
+    const first = await waiting;
+    expect(first.map((m) => decode(m.data))).toEqual(['first']);
+    first[0]!.ack();
+    for (let i = 0; i < 230; i++) await bus.publishEvent(subject, encode(String(i)), `${subject}-${i}`);
+    const got: string[] = [];
+    while (got.length < 230) {
+      const batch = await consumer.fetchReady(100, 3_000);
+      expect(batch.length).toBeGreaterThan(0);
+      expect(batch.length).toBeLessThanOrEqual(100);
+      for (const m of batch) {
+        got.push(decode(m.data)!);
+        m.ack();
+      }
+    }
+    expect(got).toEqual(Array.from({ length: 230 }, (_, i) => String(i)));
+    expect(await consumer.fetchReady(100, 500)).toEqual([]);
+    consumer.close();
+  });
+
+  it('a closed fetchReady consumer hands back at once what it read ahead and did not return', async () => {
+    const subject = `linkroute.events.test.${unique()}`;
+    const name = `ready-close-${unique()}`;
+    const consumer = await bus.eventConsumer(name, subject);
+    for (let i = 0; i < 10; i++) await bus.publishEvent(subject, encode(String(i)), `${subject}-${i}`);
+    const one = await consumer.fetchReady(1, 3_000);
+    expect(one).toHaveLength(1);
+    one[0]!.ack();
+    consumer.close();
+    // Well within the ack wait (10 s): the rest come back because they were handed back.
+    const other = await bus.eventConsumer(name, subject);
+    const rest: string[] = [];
+    const deadline = Date.now() + 5_000;
+    while (rest.length < 9 && Date.now() < deadline) {
+      for (const m of await other.fetchReady(100, 1_000)) {
+        rest.push(decode(m.data)!);
+        m.ack();
+      }
+    }
+    expect([decode(one[0]!.data)!, ...rest].sort()).toEqual(['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']);
+    other.close();
+  });
+
   it('two consumers sharing a durable name split the work', async () => {
     const subject = `linkroute.events.test.${unique()}`;
     const name = `shared-${unique()}`;

@@ -155,6 +155,14 @@ export interface EventConsumer {
    * fills `max`).
    */
   fetch(max: number, expiresMs: number): Promise<BusMessage[]>;
+  /**
+   * Up to `max` messages that are here already, without waiting for a batch to fill;
+   * waits up to `waitMs` only while none are (for latency: a live trickle is handed
+   * over as it comes, a backlog in batches of `max`). Messages may be read ahead of
+   * the call (a few hundred, against the ack wait); the first call's `max` bounds them.
+   * Use one of `fetch` and `fetchReady` per consumer object.
+   */
+  fetchReady(max: number, waitMs: number): Promise<BusMessage[]>;
   /** Stops receiving; unacknowledged messages go back to the bus. */
   close(): void;
 }

@@ -53,6 +53,16 @@ export function createMemoryBus(): MemoryBus {
     for (const d of durables.values()) d.waiters.splice(0).forEach((w) => w());
   };
 
+  /** Resolves when a message is published (or one is due again), or at `deadline`. */
+  const arrivalOrDeadline = (d: Durable, deadline: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, deadline - Date.now());
+      d.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+
   function take(d: Durable, max: number): BusMessage[] {
     const now = Date.now();
     const out: BusMessage[] = [];
@@ -127,14 +137,17 @@ export function createMemoryBus(): MemoryBus {
           const deadline = Date.now() + expiresMs;
           const out = take(durable, max);
           while (out.length < max && Date.now() < deadline) {
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, deadline - Date.now());
-              durable.waiters.push(() => {
-                clearTimeout(timer);
-                resolve();
-              });
-            });
+            await arrivalOrDeadline(durable, deadline);
             out.push(...take(durable, max - out.length));
+          }
+          return out;
+        },
+        async fetchReady(max, waitMs) {
+          const deadline = Date.now() + waitMs;
+          let out = take(durable, max);
+          while (out.length === 0 && Date.now() < deadline) {
+            await arrivalOrDeadline(durable, deadline);
+            out = take(durable, max);
           }
           return out;
         },

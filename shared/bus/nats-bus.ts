@@ -15,6 +15,7 @@ import { isJetStreamError, jetStreamErrors } from './jetstream-errors.ts';
 import { natsBlobStore } from './nats-blob-store.ts';
 import { natsKv } from './nats-kv.ts';
 import { natsTryLease } from './nats-lease.ts';
+import { natsReadyReader, type ReadyReader } from './nats-ready-reader.ts';
 import type { Logger } from '../logger.ts';
 import type { NatsTarget } from '../config/nats-env.ts';
 import { natsConnectOptions } from './nats-connect-options.ts';
@@ -134,6 +135,7 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
       const consumer = await js.consumers.get(stream, durableName);
       // Pull requests ask for exactly what fetch wants, so no message waits locally
       // (a message held past the ack wait would be redelivered to another ingester).
+      let ready: ReadyReader | null = null;
       const fetcher: EventConsumer = {
         async fetch(max, expiresMs) {
           // Pull requests of at most PULL_MAX_MESSAGES; JetStream holds each open until it is
@@ -159,7 +161,21 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
             if (got < want || out.length >= max || (pending === 0 && Date.now() - started >= expiresMs)) return out;
           }
         },
-        close() {},
+        async fetchReady(max, waitMs) {
+          ready ??= natsReadyReader(consumer, { buffer: max, pullMax: PULL_MAX_MESSAGES }, (m) => toBusMessage(m, connection, () => connection));
+          try {
+            return await ready.take(max, waitMs);
+          } catch (err) {
+            // consume() gave up (its consumer or stream went away): the next call starts anew.
+            ready.close();
+            ready = null;
+            throw err;
+          }
+        },
+        close() {
+          ready?.close();
+          ready = null;
+        },
       };
       return fetcher;
     },
