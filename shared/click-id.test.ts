@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createClickId, verifyClickId } from './click-id.ts';
+import { ClickIdIssuer, createClickId, verifyClickId } from './click-id.ts';
 import { newId } from './ids.ts';
 
 const secret = randomBytes(32);
@@ -101,5 +101,25 @@ describe('click ids', () => {
     expect(verifyClickId(secret, a)).not.toBeNull();
     expect(verifyClickId(other, b)).not.toBeNull();
     expect(verifyClickId(other, a)).toBeNull();
+  });
+});
+
+describe('ClickIdIssuer', () => {
+  it('issues click ids that verify under its secret, each new although its buffer is reused', () => {
+    const secret = randomBytes(32);
+    const issuer = new ClickIdIssuer(secret);
+    const links = [newId('link'), newId('link')];
+    const now = Date.UTC(2030, 5, 1);
+    const ids = Array.from({ length: 200 }, (_, i) => issuer.issue(links[i % 2]!, now + i));
+    expect(new Set(ids).size).toBe(200);
+    ids.forEach((id, i) => expect(verifyClickId(secret, id)).toEqual({ linkId: links[i % 2], timestamp: now + i }));
+    expect(verifyClickId(randomBytes(32), ids[0]!)).toBeNull();
+    expect(createClickId(secret, links[0]!, now).length).toBe(ids[0]!.length);
+  });
+
+  it('refuses what newId could not have made, as createClickId does', () => {
+    const issuer = new ClickIdIssuer(randomBytes(32));
+    expect(() => issuer.issue('link_short', 0)).toThrow(TypeError);
+    expect(() => issuer.issue(newId('link'), -1)).toThrow(TypeError);
   });
 });

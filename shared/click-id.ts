@@ -10,7 +10,8 @@
  *   [35..47)  HMAC-SHA256(secret, bytes [0..35)), first 12 bytes
  *
  * Creating one is on the redirect hot path: the HMAC key's midstates are computed once
- * per secret (see hmac-sha256.ts) and random bytes come from a pool (random-pool.ts).
+ * per secret (see hmac-sha256.ts), random bytes come from a pool (random-pool.ts), and
+ * the redirector holds a ClickIdIssuer, whose key state and buffer are its own.
  */
 import { HmacSha256 } from './hmac-sha256.ts';
 import { randomBytesInto } from './random-pool.ts';
@@ -51,11 +52,34 @@ function isBase62(code: number): boolean {
  * link id that newId('link') could not have produced: that is a programming error.
  */
 export function createClickId(secret: Buffer, linkId: string, now: number): string {
+  return writeClickId(macFor(secret), Buffer.allocUnsafe(BINARY_LENGTH), linkId, now);
+}
+
+/**
+ * createClickId for a server that issues many with one secret (the redirector): the
+ * key's MAC state and a scratch buffer are its own, so an id costs no key lookup and no
+ * allocation but its string (see VisitorHasher in visitor.ts for what the pair saves).
+ * One per server instance; calls run one at a time, as JavaScript does.
+ */
+export class ClickIdIssuer {
+  readonly #mac: HmacSha256;
+  readonly #scratch = Buffer.alloc(BINARY_LENGTH);
+
+  constructor(secret: Buffer) {
+    this.#mac = new HmacSha256(secret);
+  }
+
+  issue(linkId: string, now: number): string {
+    return writeClickId(this.#mac, this.#scratch, linkId, now);
+  }
+}
+
+/** A click id written through `buf` (BINARY_LENGTH bytes). */
+function writeClickId(mac: HmacSha256, buf: Buffer, linkId: string, now: number): string {
   if (linkId.length !== LINK_PREFIX.length + LINK_SUFFIX_LENGTH || !linkId.startsWith(LINK_PREFIX)) {
     throw new TypeError(`not a link id: ${linkId}`);
   }
   if (!Number.isInteger(now) || now < 0 || now >= 2 ** 48) throw new TypeError(`not a click time: ${now}`);
-  const buf = Buffer.allocUnsafe(BINARY_LENGTH);
   buf[0] = VERSION;
   buf.writeUIntBE(now, TIME_AT, 6);
   randomBytesInto(buf, RANDOM_AT, RANDOM_AT + 6);
@@ -64,7 +88,7 @@ export function createClickId(secret: Buffer, linkId: string, now: number): stri
     if (!isBase62(code)) throw new TypeError(`not a link id: ${linkId}`);
     buf[LINK_AT + i] = code;
   }
-  macFor(secret).sign(buf, 0, MAC_AT, buf, MAC_AT, MAC_LENGTH);
+  mac.sign(buf, 0, MAC_AT, buf, MAC_AT, MAC_LENGTH);
   return PREFIX + buf.toString('base64url', 0, BINARY_LENGTH);
 }
 

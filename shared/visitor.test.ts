@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashedVisitorId, hashedVisitorIdFromDigest, userAgentDigest, visitorCookie, visitorFromCookie, visitorFromCookieHeader } from './visitor.ts';
+import { hashedVisitorId, hashedVisitorIdFromDigest, userAgentDigest, VisitorHasher, visitorCookie, visitorFromCookie, visitorFromCookieHeader } from './visitor.ts';
 
 const secret = randomBytes(32);
 const UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
@@ -108,5 +108,29 @@ describe('visitor cookie', () => {
 
   it('is issued for a year, first-party, not readable by scripts', () => {
     expect(visitorCookie('AbCdEfGhIjKlMnOpQrStUv')).toBe('lr_vid=AbCdEfGhIjKlMnOpQrStUv; Max-Age=31536000; Path=/; HttpOnly; SameSite=Lax');
+  });
+});
+
+describe('VisitorHasher', () => {
+  it('gives the ids hashedVisitorIdFromDigest gives, across UTC days and for non-ASCII input, with its buffer reused', () => {
+    const secret = randomBytes(32);
+    const hasher = new VisitorHasher(secret);
+    const digest = userAgentDigest('Mozilla/5.0 (X11; Linux x86_64)');
+    const day = 86_400_000;
+    const start = Date.UTC(2030, 0, 1, 23, 59);
+    const cases: Array<[string, number]> = [
+      ['81.2.69.142', start],
+      ['2001:db8::1', start + 60_000],
+      ['81.2.69.142', start + 2 * 60_000],
+      ['ünïcode', start + day],
+      ['81.2.69.142', start + 3 * day],
+      ['1.2.3.4', start],
+    ];
+    for (const [ip, now] of cases) expect(hasher.hash(ip, digest, now)).toBe(hashedVisitorIdFromDigest(secret, ip, digest, now));
+    expect(hasher.hash('81.2.69.142', digest, start)).not.toBe(hasher.hash('81.2.69.142', digest, start + day));
+  });
+
+  it('refuses what is not a User-Agent digest', () => {
+    expect(() => new VisitorHasher(randomBytes(32)).hash('1.2.3.4', new Uint8Array(31), 0)).toThrow(TypeError);
   });
 });

@@ -12,10 +12,10 @@
  */
 import uWS from 'uWebSockets.js';
 import { randomBytes } from 'node:crypto';
-import { createClickId } from '../../shared/click-id.ts';
+import { ClickIdIssuer } from '../../shared/click-id.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { hashedVisitorIdFromDigest, visitorCookie } from '../../shared/visitor.ts';
+import { VisitorHasher, visitorCookie } from '../../shared/visitor.ts';
 import { UserAgentWorkCache } from '../../services/redirector/serving/user-agent-work.ts';
 import { eventPublisher } from '../../services/redirector/events/event-publisher.ts';
 import { forwardedAddress } from '../../services/redirector/serving/client-address.ts';
@@ -38,6 +38,9 @@ for (let i = 0; i < BENCH_LINK_COUNT; i++) {
 
 const userAgents = new UserAgentWorkCache();
 let events = 0;
+// As the redirector does (serve-link.ts): key state and scratch buffers of its own.
+const clickIds = new ClickIdIssuer(secret);
+const visitors = new VisitorHasher(secret);
 const app = uWS.App();
 app.get('/:code', (res, req) => {
   const link = links.get(req.getParameter(0) ?? '');
@@ -50,8 +53,8 @@ app.get('/:code', (res, req) => {
   const now = Date.now();
   // Digests each distinct User-Agent once, in the redirector's cache (its UA parse runs
   // once per distinct UA too: 20 in the whole run, so a request pays only the hit).
-  const visitorId = hashedVisitorIdFromDigest(secret, ip, userAgents.get(userAgent).digest, now);
-  const clickId = createClickId(secret, link.id, now);
+  const visitorId = visitors.hash(ip, userAgents.get(userAgent).digest, now);
+  const clickId = clickIds.issue(link.id, now);
   res.writeStatus('302 Found').writeHeader('Location', link.destination).writeHeader('Cache-Control', NO_STORE).writeHeader('Set-Cookie', visitorCookie(visitorId)).end();
   events++;
   publisher.emit(floorEvent(link, clickId, visitorId, now));

@@ -8,12 +8,12 @@
  * forms and HEAD never do. Bots are recorded with `bot: true`.
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import { createClickId } from '../../../shared/click-id.ts';
+import { ClickIdIssuer } from '../../../shared/click-id.ts';
 import type { Place } from '../../../shared/request-facts/geo-ip.ts';
 import type { UserAgentFacts } from '../../../shared/request-facts/user-agent.ts';
 import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../../shared/routing/index.ts';
 import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
-import { hashedVisitorIdFromDigest, visitorCookie, visitorFromCookieHeader } from '../../../shared/visitor.ts';
+import { VisitorHasher, visitorCookie, visitorFromCookieHeader } from '../../../shared/visitor.ts';
 import type { RedirectorContext } from '../context.ts';
 import { appendClickId, CLICK_ID_PARAM, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
 import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from '../pages/html-pages.ts';
@@ -68,10 +68,12 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   const notForwardedWhenTracking = [qrParam, CLICK_ID_PARAM];
   /** Parsed UA and its digest for the visitor hash, per UA string: the redirector's one User-Agent cache. */
   const userAgents = new UserAgentWorkCache();
+  const clickIds = new ClickIdIssuer(secret);
+  const visitors = new VisitorHasher(secret);
 
   function visitorOf(info: RequestInfo, now: number, uaDigest = userAgents.get(info.userAgent).digest): Visitor {
     const fromCookie = info.cookie === '' ? null : visitorFromCookieHeader(info.cookie);
-    return fromCookie === null ? { id: hashedVisitorIdFromDigest(secret, info.ip, uaDigest, now), isNew: true } : { id: fromCookie, isNew: false };
+    return fromCookie === null ? { id: visitors.hash(info.ip, uaDigest, now), isNew: true } : { id: fromCookie, isNew: false };
   }
 
   function emit(
@@ -177,7 +179,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const record = !head;
     // The click id is the event id, so every recorded click gets one; HEAD needs one only
     // to show the same Location a GET would.
-    const clickId = record || compiled.conversionTracking ? createClickId(secret, compiled.id, now) : '';
+    const clickId = record || compiled.conversionTracking ? clickIds.issue(compiled.id, now) : '';
 
     if (decision.kind === 'no_content') {
       counters.noContent++;
@@ -211,7 +213,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const now = clock();
     const uaWork = userAgents.get(info.userAgent);
     const visitor = visitorOf(info, now, uaWork.digest);
-    emit('impression', createClickId(secret, compiled.id, now), now, compiled, info, visitor.id, uaWork.facts, placeOf(info, geo), null, null);
+    emit('impression', clickIds.issue(compiled.id, now), now, compiled, info, visitor.id, uaWork.facts, placeOf(info, geo), null, null);
   }
 
   return { serve, recordImpression, visitorOf };
