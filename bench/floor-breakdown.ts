@@ -50,7 +50,7 @@ const EMIT_CHUNK = 500;
 
 /**
  * The in-process cost per click of the Set-Cookie's value, the serialization and the
- * publish (the MACs: the suite's own createClickId and visitor hash timings); publishes
+ * publish (the MACs: the suite's own click id and visitor hash timings); publishes
  * PUBLISH_EVENTS events to the private nats-server.
  */
 export async function measureFloorPieces(natsUrl: string, natsPid: number): Promise<PieceCosts> {
@@ -100,7 +100,7 @@ export interface EndToEnd {
   floorNatsServer: number;
 }
 
-/** `macsNs`: createClickId + hashedVisitorIdFromDigest, in process. */
+/** `macsNs`: ClickIdIssuer.issue + VisitorHasher.hash, in process. */
 export function floorBreakdownRows(pieces: PieceCosts, macsNs: number, e2e: EndToEnd): Row[] {
   const above = (e2e.floor - e2e.bare) * 1000;
   const cookieOnWire = (e2e.bareWithCookie - e2e.bare) * 1000;
@@ -117,7 +117,7 @@ export function floorBreakdownRows(pieces: PieceCosts, macsNs: number, e2e: EndT
   const explained = macsNs + cookie + pieces.serializeNs + publishNs;
   return [
     row('floor server above bare uWS (end to end)', null, above, above, 'server CPU/req: floor - bare, medians of the rounds'),
-    row('MACs: click id + visitor hash', macsNs, null, macsNs, 'createClickId + hashedVisitorIdFromDigest (UA digest cached)'),
+    row('MACs: click id + visitor hash', macsNs, null, macsNs, 'ClickIdIssuer.issue + VisitorHasher.hash (UA digest cached)'),
     row('Set-Cookie', pieces.cookieNs, cookieOnWire, cookie, 'visitorCookie() in process; on the wire: bare + a same-length Set-Cookie - bare'),
     row('event serialization', pieces.serializeNs, null, pieces.serializeNs, 'JSON.stringify of the floor\'s event'),
     row('publish into the NATS client', publishNs, null, publishNs, `event publisher emit + batches through nats.js to the server, acks (${PUBLISH_EVENTS.toLocaleString('en-US')} events, process CPU) - serialization`),
