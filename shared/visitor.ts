@@ -40,7 +40,12 @@ interface DayKey {
 /** One day key per secret Buffer (callers pass the same Buffer and never mutate it). */
 const dayKeys = new WeakMap<Buffer, DayKey>();
 
-/** The MAC of `secret`'s key for the UTC day `day`: derived once a day, its midstates kept. */
+/** `held` if it is the key of `now`'s UTC day, else that day's key (derived once a day, its midstates kept). */
+function dayKeyAt(secret: Buffer, now: number, held: DayKey | null | undefined): DayKey {
+  const day = Math.floor(now / DAY_MS);
+  return held != null && held.day === day ? held : newDayKey(secret, day);
+}
+
 function newDayKey(secret: Buffer, day: number): DayKey {
   const date = new Date(day * DAY_MS).toISOString().slice(0, 10);
   const key = createHmac('sha256', secret).update(`linkroute:visitor-day:${date}`).digest();
@@ -50,12 +55,9 @@ function newDayKey(secret: Buffer, day: number): DayKey {
 }
 
 function dayMac(secret: Buffer, now: number): HmacSha256 {
-  const day = Math.floor(now / DAY_MS);
-  let entry = dayKeys.get(secret);
-  if (entry === undefined || entry.day !== day) {
-    entry = newDayKey(secret, day);
-    dayKeys.set(secret, entry);
-  }
+  const held = dayKeys.get(secret);
+  const entry = dayKeyAt(secret, now, held);
+  if (entry !== held) dayKeys.set(secret, entry);
   return entry.mac;
 }
 
@@ -101,8 +103,7 @@ export class VisitorHasher {
   }
 
   hash(ip: string, uaDigest: Uint8Array, now: number): string {
-    const day = Math.floor(now / DAY_MS);
-    if (this.#day === null || this.#day.day !== day) this.#day = newDayKey(this.#secret, day);
+    this.#day = dayKeyAt(this.#secret, now, this.#day);
     return writeVisitorId(this.#day.mac, this.#scratch, ip, uaDigest);
   }
 }

@@ -80,8 +80,9 @@ export function webhookSender(options: { timeoutMs: number; allowPrivateTargets:
       const status = response.statusCode;
       reading = response.body;
       // The answer's status is all that counts: its body is read (at most MAX_RESPONSE_BYTES)
-      // only so the connection can be reused, and a failure there changes nothing.
-      await response.body.dump({ limit: MAX_RESPONSE_BYTES }).catch((err: unknown) => void err);
+      // only so the connection can be reused. Without a signal dump() never rejects: a body
+      // cut short (reset, over the limit, destroyed at the deadline) just ends it.
+      await response.body.dump({ limit: MAX_RESPONSE_BYTES });
       const ok = status >= 200 && status < 300;
       return { status, ok, error: ok ? null : `answered ${status}` };
     } catch (err) {
