@@ -37,7 +37,13 @@ interface PageRow {
  * (conversion-filter.ts) joined, by the click id's hash, to their click in
  * converted_clicks (clickhouse/0011: the converted clicks with their dimensions) among
  * those of the attribution window before the range that pass the same filters. A
- * conversion whose click was never stored has no value and is in no row. With `empty`,
+ * conversion whose click was never stored has no value and is in no row.
+ *
+ * Every conversion keeps its row (a click may convert several times: two orders, a
+ * signup then a purchase), and each meets one row of its click: converted_clicks may
+ * hold a click twice, so its side is grouped by click. (An ANY join would not do:
+ * ClickHouse's ANY INNER JOIN keeps one row per key on both sides, which counted a
+ * click's conversions once.) With `empty`,
  * each row carries that empty uniques state, to sit beside the clicks' rows.
  */
 function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: string; params: Record<string, unknown> } {
@@ -48,10 +54,11 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
   return {
     sql: `SELECT ${value.of('k.key')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, sum(c.value) AS revenue
       FROM (SELECT cityHash64(click_id) AS h, value FROM ${counted.subquery}) AS c
-      ANY INNER JOIN (
-        SELECT click, ${value.key} AS key FROM converted_clicks
+      ALL INNER JOIN (
+        SELECT click, any(${value.key}) AS key FROM converted_clicks
         WHERE ${clicks.sql.join(' AND ')}
           AND ts >= fromUnixTimestamp64Milli({bkLo:Int64}) AND ts < fromUnixTimestamp64Milli({bkHi:Int64})
+        GROUP BY click
       ) AS k ON c.h = k.click
       ${value.join('k.key')}
       GROUP BY value`,

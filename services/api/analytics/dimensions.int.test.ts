@@ -86,7 +86,8 @@ describe('analytics by dimension', () => {
     await client.insert({ table: 'events', values: clicks, format: 'JSONEachRow' });
 
     // Conversions of some clicks, minutes to days after them (so some fall in the range while
-    // their click did not); one order fired twice; some unattributed; one whose click was never stored.
+    // their click did not); one order fired twice; some clicks with a second order of their own
+    // (each counts: a click may convert more than once); some unattributed; one whose click was never stored.
     let m = 0;
     for (const c of clicks) {
       if (c.kind !== 'click' || rand() > 0.12) continue;
@@ -94,6 +95,7 @@ describe('analytics by dimension', () => {
       const conv = { workspace_id: c.workspace_id, link_id: c.link_id, ts, conversion_id: `conv_dim_${m}`, click_id: c.click_id, campaign_id: c.campaign_id, event: 'purchase', value: 1 + (m % 7) * 2.5, currency: 'EUR', order_id: `o${m}`, attributed: rand() > 0.05, source: 's2s' };
       conversions.push(conv);
       if (m % 25 === 0) conversions.push({ ...conv, conversion_id: `conv_dim_${m}_again`, ts: ts + 5000, source: 'pixel' });
+      if (m % 10 === 3) conversions.push({ ...conv, conversion_id: `conv_dim_${m}_upsell`, ts: ts + 60_000, event: 'upsell', value: 4, order_id: `o${m}_upsell` });
       m++;
     }
     conversions.push({ workspace_id: a.workspaceId, link_id: links[1]!.id, ts: Date.parse('2026-05-05T12:00:00Z'), conversion_id: 'conv_dim_lost', click_id: 'ck_never_stored', campaign_id: links[1]!.campaignId, event: 'purchase', value: 99, currency: 'EUR', order_id: 'lost', attributed: true, source: 's2s' });
