@@ -62,6 +62,28 @@ describe('GET /links/{shortCode} on a custom domain', () => {
     expect((await call('GET', `/links/${onDefault}?domain=${hostname}`)).status).toBe(404);
   });
 
+  it('a hostname deleted and added again: the new domain\'s link answers by hostname, the old one by its id and old domainId', async () => {
+    const hostname = `again-${Date.now().toString(36)}.lookup-example.com`;
+    const addDomain = async () => {
+      const domain = (await call('POST', '/domains', { hostname })).body.data;
+      records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+      expect((await call('POST', `/domains/${domain.id}/verify`)).body.data.status).toBe('verified');
+      return domain.id as string;
+    };
+    const first = await addDomain();
+    const old = (await call('POST', '/links', { destinationUrl: 'https://brand.example/old', domainId: first, shortCode: 'again' })).body.data.id;
+    expect((await call('DELETE', `/domains/${first}`)).status).toBe(200);
+    // While no live domain of the hostname has the code, the deleted domain's link is still found by hostname.
+    expect((await call('GET', `/links/again?domain=${hostname}`)).body.data.id).toBe(old);
+    const second = await addDomain();
+    const renewed = await call('POST', '/links', { destinationUrl: 'https://brand.example/new', domainId: second, shortCode: 'again' });
+    expect(renewed.status).toBe(201);
+    expect((await call('GET', `/links/again?domain=${hostname}`)).body.data).toMatchObject({ id: renewed.body.data.id, domainId: second, destinationUrl: 'https://brand.example/new' });
+    expect((await call('GET', `/links/again?domainId=${second}`)).body.data.id).toBe(renewed.body.data.id);
+    expect((await call('GET', `/links/again?domainId=${first}`)).body.data.id).toBe(old);
+    expect((await call('GET', `/links/${old}`)).body.data).toMatchObject({ domainId: first, destinationUrl: 'https://brand.example/old' });
+  });
+
   it('another domain, an unknown one, or another workspace: 404 NOT_FOUND', async () => {
     const hostname = (await call('GET', `/links/${onDomain}`)).body.data.redirectDomain as string;
     for (const [query, k] of [

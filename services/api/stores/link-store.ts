@@ -224,8 +224,12 @@ export function linkStore(sql: Sql) {
           : on.hostname !== undefined
             ? sql`AND lower(d.hostname) = ${on.hostname.toLowerCase()}`
             : sql`AND l.domain_id IS NULL`;
+      // A hostname deleted and added again is a new domain, whose codes start free: the same
+      // code may then name a link on each. The live domain's link answers; a deleted one's only
+      // while no live domain of that hostname has the code (its history stays readable).
       const [row] = await sql<LinkRow[]>`
-        ${select} WHERE l.workspace_id = ${workspaceId} AND l.short_code = ${shortCode} AND l.deleted_at IS NULL ${domain}`;
+        ${select} WHERE l.workspace_id = ${workspaceId} AND l.short_code = ${shortCode} AND l.deleted_at IS NULL ${domain}
+        ORDER BY d.deleted_at IS NULL DESC, d.created_at DESC LIMIT 1`;
       return row;
     },
 
