@@ -147,6 +147,22 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     }
   });
 
+  it('shows where visitors go: a link\'s own defaultDestination, in the list and on its page', async () => {
+    const split = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/main', defaultDestination: 'https://example.com/fallback', shortCode: 'split-dest', title: 'Split destination' } })).data!.data;
+    await expect.poll(async () => (await follow('split-dest')).location, { timeout: 15_000 }).toBe('https://example.com/fallback');
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    const row = page.locator(`tr[data-link-id="${split.id}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain('https://example.com/fallback');
+    expect(await row.textContent()).not.toContain('https://example.com/main');
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${split.id}`);
+    await expect.poll(() => page.locator('.short-url').textContent()).toContain('→ https://example.com/fallback');
+    // The tests after this one count the links and start on the list.
+    expect((await t.client.DELETE('/links/{id}', { params: { path: { id: split.id } } })).response.status).toBe(200);
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    await row.waitFor({ state: 'detached' });
+  });
+
   it('disables and enables a link from the list: its redirect stops and comes back', async () => {
     const row = page.locator(`tr[data-link-id="${link.id}"]`);
     await row.getByRole('button', { name: 'Disable /autumn' }).click();

@@ -44,7 +44,8 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
             <a href={l.shortUrl} rel="noreferrer">
               {l.shortUrl}
             </a>{' '}
-            → <span class="truncate">{l.destinationUrl}</span>
+            {/* Where visitors go when no rule decides: defaultDestination (the API fills it with destinationUrl when unset). */}
+            → <span class="truncate" title="Where visitors go when no rule decides">{l.defaultDestination}</span>
           </p>
         </div>
         <div class="row-actions">

@@ -125,8 +125,9 @@ export function LinksView({ loc }: { loc: Location }) {
                     <td>
                       <code>/{link.shortCode}</code>
                     </td>
-                    <td class="truncate" title={link.destinationUrl}>
-                      {link.destinationUrl}
+                    {/* What visitors get when no rule decides (defaultDestination, destinationUrl when unset). */}
+                    <td class="truncate" title={link.defaultDestination}>
+                      {link.defaultDestination}
                     </td>
                     <td>
                       <TagLinks tags={link.tags} />
