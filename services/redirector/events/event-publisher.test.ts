@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Bus } from '../../../shared/bus/bus.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { clickEventSchema, eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
@@ -156,20 +156,28 @@ describe('eventPublisher', () => {
   });
 
   it('lets a partial batch linger, and sends a full one at once', async () => {
-    const { bus, sent } = fakeBus();
-    const publisher = eventPublisher({ bus, logger: quiet, instanceId: 'r1', batchSize: 20, lingerMs: 60 });
-    const started = Date.now();
-    for (let i = 0; i < 5; i++) publisher.emit(click(i));
-    await new Promise((r) => setTimeout(r, 20));
-    expect(sent).toHaveLength(0);
-    for (let i = 5; i < 20; i++) publisher.emit(click(i)); // now full: no waiting for the linger
-    await new Promise((r) => setTimeout(r, 20));
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.at - started).toBeLessThan(55);
-    for (let i = 20; i < 25; i++) publisher.emit(click(i));
-    await new Promise((r) => setTimeout(r, 150));
-    expect(received(sent)).toHaveLength(25);
-    expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(50);
-    await publisher.close();
+    // On the fake clock: a loaded machine's timer lateness cannot blur "at once" and "after the linger".
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] });
+    try {
+      const { bus, sent } = fakeBus();
+      const publisher = eventPublisher({ bus, logger: quiet, instanceId: 'r1', batchSize: 20, lingerMs: 60 });
+      const started = Date.now();
+      for (let i = 0; i < 5; i++) publisher.emit(click(i));
+      await vi.advanceTimersByTimeAsync(20);
+      expect(sent).toHaveLength(0);
+      for (let i = 5; i < 20; i++) publisher.emit(click(i)); // now full: no waiting for the linger
+      await vi.advanceTimersByTimeAsync(0);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.at - started).toBe(20);
+      for (let i = 20; i < 25; i++) publisher.emit(click(i));
+      await vi.advanceTimersByTimeAsync(59);
+      expect(sent).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(received(sent)).toHaveLength(25);
+      expect(sent[1]!.at - sent[0]!.at).toBe(60);
+      await publisher.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
