@@ -254,10 +254,18 @@ describe.each(backends)('links API on %s', (backend) => {
 
   it('refuses immutable, unknown and empty updates', async () => {
     const { body } = await post({ destinationUrl: 'https://example.com' });
-    for (const patch of [{ shortCode: 'newcode' }, { domainId: null }, { id: 'link_x' }, { clicks: 5 }, {}]) {
+    for (const [patch, details] of [
+      // Named, as rules name theirs: the one reason, not "unknown field" plus "no field to update".
+      [{ shortCode: 'newcode' }, [{ path: 'shortCode', message: 'shortCode cannot be changed after creation' }]],
+      [{ domainId: null, title: 'x' }, [{ path: 'domainId', message: 'domainId cannot be changed after creation' }]],
+      [{ id: 'link_x' }, [{ path: 'id', message: 'unknown field' }]],
+      [{ clicks: 5 }, [{ path: 'clicks', message: 'unknown field' }]],
+      [{}, [{ path: '(root)', message: 'must contain at least one field to update' }]],
+    ] as const) {
       const res = await api.request('PATCH', `/links/${body.data.id}`, { key, body: patch });
       expect(res.status, JSON.stringify(patch)).toBe(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details, JSON.stringify(patch)).toEqual(details);
     }
   });
 
@@ -299,6 +307,17 @@ describe.each(backends)('links API on %s', (backend) => {
       const res = await api.request('GET', `/links?${query}`, { key });
       expect(res.status, query).toBe(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    }
+    // Out of range says the range, however many digits; not a number says so.
+    for (const [query, detail] of [
+      ['page=0', { path: 'page', message: 'must be 1 to 1000000' }],
+      ['page=10000000', { path: 'page', message: 'must be 1 to 1000000' }],
+      ['page=1000000000000', { path: 'page', message: 'must be 1 to 1000000' }],
+      ['limit=101', { path: 'limit', message: 'must be 1 to 100' }],
+      ['limit=-1', { path: 'limit', message: 'must be a whole number' }],
+      ['page=1e3', { path: 'page', message: 'must be a whole number' }],
+    ] as const) {
+      expect((await api.request('GET', `/links?${query}`, { key })).body.error.details, query).toEqual([detail]);
     }
   });
 });

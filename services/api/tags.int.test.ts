@@ -79,6 +79,14 @@ describe.each(backends)('link tags and query forwarding on %s', (backend) => {
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
       expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
     }
+    // One reason each: an empty tag is empty (not also "contains commas").
+    for (const tags of [[''], ['   ']]) {
+      expect((await post({ tags })).body.error.details, JSON.stringify(tags)).toEqual([{ path: 'tags.0', message: 'must not be empty' }]);
+    }
+    // The limit counts tags after normalising: 21 spellings of one tag are one tag.
+    const spellings = await post({ tags: [...Array.from({ length: 20 }, () => 'Sale'), ' SALE '] });
+    expect(spellings.status).toBe(201);
+    expect(spellings.body.data.tags).toEqual(['sale']);
     for (const query of ['tag=', 'tag=a,,b', `tag=${'x'.repeat(51)}`, 'tag=a&tag=b']) {
       const res = await api.request('GET', `/links?${query}`, { key });
       expect(res.status, query).toBe(400);

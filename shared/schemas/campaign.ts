@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTimestamp, paginationQuery } from './common.ts';
+import { isoTimestamp, paginationQuery, someFieldToUpdate } from './common.ts';
 
 export const campaignStatuses = ['active', 'paused', 'archived'] as const;
 
@@ -32,7 +32,7 @@ export const campaignUpdateSchema = z
     description: description.optional(),
     status: z.enum(campaignStatuses).optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .refine(...someFieldToUpdate)
   .meta({ id: 'CampaignUpdate' });
 export type CampaignUpdate = z.infer<typeof campaignUpdateSchema>;
 

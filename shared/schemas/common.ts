@@ -116,16 +116,30 @@ export const queryBoolean = documented(
  * checked as a number; `fallback` when absent. Documented as an integer.
  */
 export function queryInteger(min: number, max: number, fallback: number) {
+  const range = `must be ${min} to ${max}`;
   return documented(
     z
       .string()
-      .regex(/^\d{1,9}$/, 'must be a whole number')
-      .transform(Number)
-      .pipe(z.number().int().min(min).max(max))
+      .regex(/^\d+$/, 'must be a whole number')
+      // Past 9 digits it is out of range whatever it says (and Number() would round it).
+      .transform((digits) => (digits.length > 9 ? Number.MAX_SAFE_INTEGER : Number(digits)))
+      .pipe(z.number().min(min, range).max(max, range))
       .default(fallback as never),
     z.number().int().min(min).max(max).default(fallback),
   );
 }
+
+/**
+ * An update must change something. Checked only when nothing else is wrong, so a body of
+ * unknown or immutable fields gets its one reason rather than this one beside it.
+ */
+export const someFieldToUpdate = [
+  (body: object) => Object.keys(body).length > 0,
+  { error: 'must contain at least one field to update', when: (payload: { issues: readonly unknown[] }) => payload.issues.length === 0 },
+] as const;
+
+/** A field an update may not carry: saying so by name beats a generic "unknown field". */
+export const immutableField = (what: string) => z.never({ error: `${what} cannot be changed after creation` }).optional();
 
 export const paginationQuery = {
   page: queryInteger(1, 1_000_000, 1),

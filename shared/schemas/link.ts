@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean, storedTimestamp } from './common.ts';
+import { appUrl, httpUrl, immutableField, isoTimestamp, paginationQuery, queryBoolean, someFieldToUpdate, storedTimestamp } from './common.ts';
 import { customShortCode } from './short-code.ts';
 import { tagFilter, tagList } from './tag.ts';
 import { hostname } from './domain.ts';
@@ -156,9 +156,12 @@ export const linkUpdateSchema = z
     trackingType: editableLinkFields.trackingType,
     tags: editableLinkFields.tags,
     forwardQuery: editableLinkFields.forwardQuery,
+    // A short code is the link's address, printed and shared: it never moves (nor its domain).
+    shortCode: immutableField('shortCode'),
+    domainId: immutableField('domainId'),
   })
   .partial()
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .refine(...someFieldToUpdate)
   .meta({ id: 'LinkUpdate' });
 export type LinkUpdate = z.infer<typeof linkUpdateSchema>;
 

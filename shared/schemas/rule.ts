@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appUrl, httpUrl, isoTimestamp, paginationQuery, queryBoolean } from './common.ts';
+import { appUrl, httpUrl, immutableField, isoTimestamp, paginationQuery, queryBoolean, someFieldToUpdate } from './common.ts';
 import { conditionSchemas, ruleTypes, type RuleType } from './rule-conditions.ts';
 import { documented } from './documented-as.ts';
 
@@ -65,8 +65,6 @@ export const ruleCreateSchema = z
   .meta({ id: 'RuleCreate' });
 export type RuleCreate = z.infer<typeof ruleCreateSchema>;
 
-const fixed = (what: string) => z.never({ error: `${what} cannot be changed after creation` }).optional();
-
 /**
  * Spec 4.3: type, linkId and campaignId are not updatable; saying so by name beats
  * a generic "unknown field". Conditions are checked against the stored rule's type.
@@ -76,12 +74,12 @@ export const ruleUpdateSchema = z
     ...editableRuleFields,
     // Documented as the conditions of one of the types: the stored rule's decides which.
     conditions: documented(z.unknown(), z.union(ruleTypes.map((type) => conditionSchemas[type]))),
-    type: fixed('type'),
-    linkId: fixed('linkId'),
-    campaignId: fixed('campaignId'),
+    type: immutableField('type'),
+    linkId: immutableField('linkId'),
+    campaignId: immutableField('campaignId'),
   })
   .partial()
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .refine(...someFieldToUpdate)
   .meta({ id: 'RuleUpdate' });
 export type RuleUpdate = z.infer<typeof ruleUpdateSchema>;
 

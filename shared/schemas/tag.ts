@@ -16,13 +16,16 @@ export const tagName = z
   .overwrite((tag) => tag.replace(/\s+/gu, ' ').toLowerCase())
   .min(1, 'must not be empty')
   .max(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)
-  .regex(/^[^,\p{Cc}]+$/u, 'must not contain commas or control characters');
+  .regex(/^[^,\p{Cc}]*$/u, 'must not contain commas or control characters');
 
-/** A link's tags: normalised, duplicates (after normalising) dropped, first spelling's order kept. */
+/**
+ * A link's tags: normalised, duplicates (after normalising) dropped, first spelling's
+ * order kept; the limit counts the tags that remain (["A", "a"] is one tag).
+ */
 export const tagList = z
   .array(tagName)
-  .max(MAX_TAGS_PER_LINK, `at most ${MAX_TAGS_PER_LINK} tags per link`)
-  .overwrite((tags) => [...new Set(tags)]);
+  .overwrite((tags) => [...new Set(tags)])
+  .max(MAX_TAGS_PER_LINK, `at most ${MAX_TAGS_PER_LINK} tags per link`);
 
 /** `?tag=a,b`: links with any of the tags (comma = OR, as in every filter). */
 export const tagFilter = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpUrl, isoTimestamp, paginationQuery, queryBoolean } from './common.ts';
+import { httpUrl, isoTimestamp, paginationQuery, queryBoolean, someFieldToUpdate } from './common.ts';
 import { linkSchema } from './link.ts';
 import { conversionEventSchema } from './conversion.ts';
 import { clickEventSchema } from './click-event.ts';
@@ -58,7 +58,7 @@ export const webhookUpdateSchema = z
     enabled: z.boolean(),
   })
   .partial()
-  .refine((body) => Object.keys(body).length > 0, 'must contain at least one field to update')
+  .refine(...someFieldToUpdate)
   .meta({ id: 'WebhookUpdate' });
 
 export const webhookListQuerySchema = z.strictObject({ ...paginationQuery, enabled: queryBoolean.optional() });

@@ -181,7 +181,7 @@ function build(operations: Operation[], serverUrl: string) {
       title: 'linkroute',
       version: '1.0.0',
       description:
-        'Link routing and tracking: links, rules, campaigns, conversions and analytics. Every request but /health, /ready, /metrics and this reference carries `Authorization: Bearer <key>`. ' +
+        'Link routing and tracking: links, rules, campaigns, conversions and analytics. Every request but /health, /ready and this reference (/openapi.json, /docs) carries `Authorization: Bearer <key>`; Prometheus metrics are served on the admin port (`ADMIN_PORT`), not here. ' +
         'Answers are `{"success":true,"data":...}` (lists add `pagination`) or `{"success":false,"error":{"code","message","details?"}}`.',
     },
     servers: [{ url: serverUrl }],
