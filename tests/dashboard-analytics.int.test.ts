@@ -414,6 +414,24 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     await expectKpis((await t.apiGet<{ data: Overview }>(before[0]!)).data);
   }, 90_000);
 
+  it('the click log\'s From and To are days in the browser\'s zone, asked of the API as the instants they start and end', async () => {
+    const kolkata = await t.newContext({ timezoneId: 'Asia/Kolkata' });
+    try {
+      const p = await t.newPage(kolkata);
+      const asked = new ApiRequests(p);
+      await t.signIn(p);
+      await p.goto(`${t.linkroute.apiUrl}/dashboard/clicks?from=2026-03-02&to=2026-03-03`);
+      await p.locator('[data-total]').waitFor();
+      // Kolkata is UTC+05:30: its 2 March starts at 18:30 UTC the day before; `to` is the start of 4 March there.
+      const q = new URLSearchParams(asked.last('/analytics/clicks').split('?')[1]);
+      expect([q.get('from'), q.get('to')]).toEqual(['2026-03-01T18:30:00Z', '2026-03-03T18:30:00Z']);
+      expect(await p.getByLabel('From').inputValue()).toBe('2026-03-02');
+      expect(await p.locator('main').textContent()).toMatch(/days are in your time zone \(Asia\/(Kolkata|Calcutta)\)/);
+    } finally {
+      await kolkata.close();
+    }
+  });
+
   it('the time zone picker offers every IANA zone and starts at the browser’s own', async () => {
     const kolkata = await t.newContext({ timezoneId: 'Asia/Kolkata' });
     try {

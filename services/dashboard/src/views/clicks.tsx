@@ -12,6 +12,17 @@ import { TableScroll } from '../components/table-scroll.tsx';
 
 const LIVE_INTERVAL_MS = 5_000;
 
+/**
+ * The instant a calendar day starts in the browser's zone, as the API takes it. The click
+ * log reads a bare date as a UTC day; every other view shows days in the browser's zone,
+ * so the log's From/To pickers do too (`to` is exclusive: the start of the next day).
+ */
+function localDayStart(date: string, plusDays = 0): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  return new Date(y, m - 1, d + plusDays).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+const isDate = (value: string | undefined): value is string => value !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(value);
+
 export function ClicksView({ loc }: { loc: Location }) {
   const q = loc.query;
   const filters = {
@@ -24,7 +35,13 @@ export function ClicksView({ loc }: { loc: Location }) {
   const page = pageOf(q);
   const live = q.get('live') === '1';
   const key = JSON.stringify([filters, page]);
-  const clicks = useLoad((signal) => unwrap(api.GET('/analytics/clicks', { params: { query: { ...filters, page, limit: 50 } }, signal })), [key]);
+  /** What the API is asked: the pickers' days as the instants they start and end in this zone. */
+  const asked = {
+    ...filters,
+    from: isDate(filters.from) ? localDayStart(filters.from) : filters.from,
+    to: isDate(filters.to) ? localDayStart(filters.to, 1) : filters.to,
+  };
+  const clicks = useLoad((signal) => unwrap(api.GET('/analytics/clicks', { params: { query: { ...asked, page, limit: 50 } }, signal })), [key]);
   const seen = useRef<Set<string>>(new Set());
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [exporting, setExporting] = useState<string | null>(null);
@@ -50,7 +67,7 @@ export function ClicksView({ loc }: { loc: Location }) {
     setExportError(undefined);
     setExporting('Exporting…');
     try {
-      await downloadCsv('/analytics/clicks', filters);
+      await downloadCsv('/analytics/clicks', asked);
     } catch (err) {
       if (err instanceof ApiFailure) setExportError(err);
       else throw err;
@@ -102,7 +119,7 @@ export function ClicksView({ loc }: { loc: Location }) {
         {filterField('to', 'To', 'date')}
       </form>
       <FilterChips loc={loc} />
-      <p class="muted">Newest first, bots excluded. The CSV export holds every click the filters keep.</p>
+      <p class="muted">Newest first, bots excluded; days are in your time zone ({Intl.DateTimeFormat().resolvedOptions().timeZone}). The CSV export holds every click the filters keep.</p>
       {exportError && <ErrorBox error={exportError} />}
       {clicks.error && <ErrorBox error={clicks.error} onRetry={clicks.reload} />}
       {!clicks.data && !clicks.error && <p class="loading">Loading clicks…</p>}
