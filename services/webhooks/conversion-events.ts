@@ -2,7 +2,7 @@ import type { BusMessage } from '../../shared/bus/bus.ts';
 import { idPrefixes } from '../../shared/ids.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { conversionEventSchema, type ConversionEvent } from '../../shared/schemas/conversion.ts';
+import { conversionEventSchema, MAX_PIXEL_CONVERSIONS_PER_CLICK, type ConversionEvent } from '../../shared/schemas/conversion.ts';
 import { webhookBody, type WebhookBusEvent, type WebhookConversionData } from '../../shared/schemas/webhook.ts';
 import type { EndpointDirectory } from './endpoint-directory.ts';
 
@@ -35,8 +35,9 @@ export const conversionEventId = (conversionId: string) => `${idPrefixes.webhook
  * conversion passes, by claiming (workspace, orderId) in Postgres: the first
  * conversion of an order is announced, once, whichever sender sees it and however
  * often the bus redelivers it; later ones of the order are not. A conversion
- * without an orderId is its own order. Only workspaces with a subscribed endpoint
- * claim anything.
+ * without an orderId is its own order. Of one click's pixel conversions, the first
+ * MAX_PIXEL_CONVERSIONS_PER_CLICK claimed are announced, as reports count them
+ * (migration 0015). Only workspaces with a subscribed endpoint claim anything.
  */
 export function conversionEvents(deps: { sql: Sql; directory: EndpointDirectory; logger: Logger }) {
   const { sql, directory, logger } = deps;
@@ -60,17 +61,9 @@ export function conversionEvents(deps: { sql: Sql; directory: EndpointDirectory;
       if (endpointIds.length > 0) conversions.push({ ...c, endpointIds });
     }
     if (conversions.length === 0) return [];
-    const orderKey = (c: ConversionEvent) => c.orderId ?? c.id;
-    await sql`
-      INSERT INTO webhook_conversion_claims (workspace_id, order_key, conversion_id)
-      SELECT * FROM unnest(${conversions.map((c) => c.workspaceId)}::text[], ${conversions.map(orderKey)}::text[], ${conversions.map((c) => c.id)}::text[])
-      ON CONFLICT (workspace_id, order_key) DO NOTHING`;
-    const claims = await sql<{ conversionId: string }[]>`
-      SELECT conversion_id FROM webhook_conversion_claims
-      WHERE (workspace_id, order_key) IN (SELECT * FROM unnest(${conversions.map((c) => c.workspaceId)}::text[], ${conversions.map(orderKey)}::text[]))`;
-    const first = new Set(claims.map((c) => c.conversionId));
+    const announced = await claim(sql, conversions);
     return conversions
-      .filter((c) => first.has(c.id))
+      .filter((c) => announced.has(c.id))
       .map((c) => ({
         id: conversionEventId(c.id),
         workspaceId: c.workspaceId,
@@ -79,4 +72,59 @@ export function conversionEvents(deps: { sql: Sql; directory: EndpointDirectory;
         body: webhookBody(TYPE, c.ts, conversionData(c)),
       }));
   };
+}
+
+const orderKey = (c: ConversionEvent) => c.orderId ?? c.id;
+
+/**
+ * Claims the conversions' orders in one transaction and answers the ids to announce: each
+ * the first claim of its order and, for a pixel conversion, within its click's cap. A
+ * redelivered conversion finds its claim as it was decided.
+ */
+async function claim(sql: Sql, conversions: readonly ConversionEvent[]): Promise<Set<string>> {
+  // In time order, so a click's earlier pixel conversions take its cap first.
+  const ordered = [...conversions].sort((x, y) => x.ts - y.ts || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  return sql.begin(async (t) => {
+    const claimed = await t<{ conversionId: string }[]>`
+      INSERT INTO webhook_conversion_claims (workspace_id, order_key, conversion_id)
+      SELECT w, k, c FROM unnest(${ordered.map((c) => c.workspaceId)}::text[], ${ordered.map(orderKey)}::text[], ${ordered.map((c) => c.id)}::text[])
+        WITH ORDINALITY AS b(w, k, c, n)
+      ORDER BY n
+      ON CONFLICT (workspace_id, order_key) DO NOTHING
+      RETURNING conversion_id`;
+    const fresh = new Set(claimed.map((r) => r.conversionId));
+    // Newly claimed pixel conversions by click, each click's in time order.
+    const byClick = new Map<string, ConversionEvent[]>();
+    for (const c of ordered) {
+      if (c.source !== 'pixel' || !fresh.has(c.id)) continue;
+      const key = `${c.workspaceId}\u0000${c.clickId}`;
+      byClick.set(key, [...(byClick.get(key) ?? []), c]);
+    }
+    const overCap: ConversionEvent[] = [];
+    if (byClick.size > 0) {
+      // Keys sorted: concurrent senders lock the counters they share in one order (no deadlock).
+      const clicks = [...byClick.keys()].sort();
+      const counted = await t<{ workspaceId: string; clickId: string; claimed: number }[]>`
+        INSERT INTO webhook_pixel_clicks (workspace_id, click_id, claimed)
+        SELECT w, k, n FROM unnest(${clicks.map((k) => byClick.get(k)![0]!.workspaceId)}::text[], ${clicks.map((k) => byClick.get(k)![0]!.clickId)}::text[],
+          ${clicks.map((k) => byClick.get(k)!.length)}::int[]) WITH ORDINALITY AS b(w, k, n, i)
+        ORDER BY i
+        ON CONFLICT (workspace_id, click_id) DO UPDATE SET claimed = webhook_pixel_clicks.claimed + excluded.claimed
+        RETURNING workspace_id, click_id, claimed`;
+      for (const row of counted) {
+        const mine = byClick.get(`${row.workspaceId}\u0000${row.clickId}`)!;
+        const before = row.claimed - mine.length;
+        mine.forEach((c, i) => before + i + 1 > MAX_PIXEL_CONVERSIONS_PER_CLICK && overCap.push(c));
+      }
+      if (overCap.length > 0) {
+        await t`
+          UPDATE webhook_conversion_claims SET announced = false
+          WHERE (workspace_id, order_key) IN (SELECT * FROM unnest(${overCap.map((c) => c.workspaceId)}::text[], ${overCap.map(orderKey)}::text[]))`;
+      }
+    }
+    const decided = await t<{ conversionId: string }[]>`
+      SELECT conversion_id FROM webhook_conversion_claims
+      WHERE announced AND (workspace_id, order_key) IN (SELECT * FROM unnest(${ordered.map((c) => c.workspaceId)}::text[], ${ordered.map(orderKey)}::text[]))`;
+    return new Set(decided.map((r) => r.conversionId));
+  });
 }

@@ -147,8 +147,9 @@ export function deliveryStore(sql: Sql, claimMs: number) {
 
     /**
      * Forgets what is older than `days`: finished deliveries, then events with no
-     * delivery left, then conversion claims (kept three times as long: an order's late
-     * repeat is still recognised). A batch at a time; returns the rows deleted.
+     * delivery left, then conversion claims and pixel counts per click (kept three times
+     * as long: an order's late repeat is still recognised). A batch at a time; returns the
+     * rows deleted.
      */
     async sweep(days: number, batch = 5_000): Promise<number> {
       const cutoff = sql`now() - make_interval(days => ${days})`;
@@ -162,7 +163,11 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       const claims = await sql`
         DELETE FROM webhook_conversion_claims WHERE (workspace_id, order_key) IN (
           SELECT workspace_id, order_key FROM webhook_conversion_claims WHERE created_at < now() - make_interval(days => ${3 * days}) LIMIT ${batch})`;
-      return deliveries.count + events.count + claims.count;
+      // A click converts within the attribution window: its pixel count is not needed after it.
+      const pixelClicks = await sql`
+        DELETE FROM webhook_pixel_clicks WHERE (workspace_id, click_id) IN (
+          SELECT workspace_id, click_id FROM webhook_pixel_clicks WHERE created_at < now() - make_interval(days => ${3 * days}) LIMIT ${batch})`;
+      return deliveries.count + events.count + claims.count + pixelClicks.count;
     },
 
     /** Gives up deliveries whose endpoint is disabled or deleted. */

@@ -193,6 +193,40 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     expect(all.find((d) => d.data.conversionId === s2s.body.data.conversionId)!.data).toMatchObject({ orderId: 'S-1', event: 'lead', source: 's2s' });
   });
 
+  it('announces at most 10 pixel conversions of a click, as reports count them; s2s ones and other clicks are not capped; redeliveries judged alike', async () => {
+    const hook = await endpoint(['conversion.created']);
+    const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/shop', conversionTracking: true })).body.data;
+    const [clickId, otherClick] = [createClickId(secret, link.id, Date.now() - 60_000), createClickId(secret, link.id, Date.now() - 30_000)];
+    const at = Date.now();
+    const pixel = (click: string, n: number): ConversionEvent => ({
+      id: newId('conversion'), clickId: click, workspaceId, linkId: link.id, campaignId: link.campaignId, event: 'purchase',
+      value: 1, currency: 'EUR', orderId: `P-${click.slice(-6)}-${n}`, ts: at + n, attributed: true, source: 'pixel',
+    });
+    const publish = (c: ConversionEvent, msgId = c.id) => bus.publishEvent(eventSubjects.conversions, encoder.encode(JSON.stringify(c)), msgId);
+    // Twelve orders on one click's public pixel, taken by two senders (which of them claims
+    // first decides which 10; reports keep the 10 earliest: the same ones unless two senders
+    // race on one click's pixels).
+    const pixels = Array.from({ length: 12 }, (_, n) => pixel(clickId, n));
+    for (const c of pixels) await publish(c);
+    const other = pixel(otherClick, 0);
+    await publish(other);
+    const s2s = await call('POST', '/conversions/s2s', { clickId, event: 'lead', orderId: 'S-cap', value: 5 });
+    expect(s2s.status).toBe(201);
+
+    const announced = () => delivered(hook.receiver, hook.secret).map((d) => d.data.conversionId as string);
+    await until('twelve conversions', announced, (ids) => ids.length >= 12);
+    await sleep(1_000);
+    const first = announced();
+    const pixelIds = new Set(pixels.map((c) => c.id));
+    expect(first.filter((id) => pixelIds.has(id))).toHaveLength(10);
+    expect(first).toEqual(expect.arrayContaining([other.id, s2s.body.data.conversionId]));
+    expect(first).toHaveLength(12);
+    // Every pixel of the click on the bus again: judged as the first time, nothing more is announced.
+    for (const c of pixels) await publish(c, `${c.id}-again`);
+    await sleep(1_500);
+    expect(announced().sort()).toEqual([...first].sort());
+  });
+
   it('batches link.clicked, at most one delivery a second per endpoint, only for endpoints that opted in, without bots or impressions', async () => {
     const hook = await endpoint(['link.clicked']);
     const notOptedIn = await endpoint(['link.created', 'link.updated']);

@@ -62,6 +62,14 @@ export const conversionEventSchema = z.object({
 });
 export type ConversionEvent = z.infer<typeof conversionEventSchema>;
 
+/**
+ * Pixel conversions of one click counted at most (distinct events or orders, the earliest
+ * first), by reports and by conversion.created webhooks alike. A pixel is a public URL:
+ * anyone holding a click id can fire it with any order id, so this bounds what one click
+ * can add. s2s conversions need an API key: not limited.
+ */
+export const MAX_PIXEL_CONVERSIONS_PER_CLICK = 10;
+
 /** Conversions count within this long after their click (DESIGN.md "Conversions"). */
 export const ATTRIBUTION_WINDOW_MS = 30 * 24 * 3600_000;
 /** How far a conversion may claim to precede its click and still count: clock skew between hosts. */

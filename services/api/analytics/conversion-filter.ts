@@ -1,6 +1,6 @@
 import type { Granularity } from '../../../shared/schemas/analytics.ts';
 import { isInstant, rangeSpanMs } from '../../../shared/schemas/analytics.ts';
-import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
+import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS, MAX_PIXEL_CONVERSIONS_PER_CLICK } from '../../../shared/schemas/conversion.ts';
 import type { DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { hasDimensionFilters } from './dimensions.ts';
@@ -23,13 +23,6 @@ export interface ConversionFilter {
   filters?: DimensionFilters;
   linkValues?: ClickScope['linkValues'];
 }
-
-/**
- * Pixel conversions of one click counted at most (distinct events or orders, the earliest
- * first). A pixel is a public URL: anyone holding a click id can fire it with any order
- * id, so this bounds what one click can add. s2s conversions need an API key: not limited.
- */
-export const MAX_PIXEL_CONVERSIONS_PER_CLICK = 10;
 
 /** Columns the fold reads besides those the caller keeps. */
 const FOLD_COLUMNS = ['ts', 'conversion_id', 'order_id', 'click_id', 'source'];
