@@ -217,6 +217,10 @@ describe('dashboard in chromium against npm start', () => {
     await shot('click-log');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const rows = parse(await readFile((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    // Saved under the name the API gives the same export.
+    const direct = await fetch(`${linkroute.apiUrl}/analytics/clicks?country=DE&format=csv`, { headers: { authorization: `Bearer ${linkroute.apiKey}` } });
+    await direct.arrayBuffer();
+    expect(`attachment; filename="${download.suggestedFilename()}"`).toBe(direct.headers.get('content-disposition'));
     const api = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE', limit: 100 } } })).data as { data: Array<{ clickId: string }> };
     expect(rows.map((r) => r.clickId).sort()).toEqual(api.data.map((c) => c.clickId).sort());
     expect(new Set(rows.map((r) => r.country))).toEqual(new Set(['DE']));

@@ -84,8 +84,8 @@ export async function unwrap<B>(call: Promise<Result<B>>): Promise<Exclude<B, st
   throw failure;
 }
 
-/** A plain GET outside the typed paths (CSV downloads), with the same auth and failures. */
-export async function fetchText(path: string, signal?: AbortSignal): Promise<string> {
+/** A plain GET outside the typed paths (CSV downloads), with the same auth and failures; its text and the file name the API suggests. */
+export async function fetchText(path: string, signal?: AbortSignal): Promise<{ text: string; fileName: string | null }> {
   let response: Response;
   try {
     response = await fetch(path, { headers: { Authorization: `Bearer ${session.key() ?? ''}` }, ...(signal ? { signal } : {}) });
@@ -94,7 +94,7 @@ export async function fetchText(path: string, signal?: AbortSignal): Promise<str
     throw new ApiFailure(0, 'NETWORK_ERROR', 'The API cannot be reached.');
   }
   const text = await response.text();
-  if (response.ok) return text;
+  if (response.ok) return { text, fileName: attachmentName(response.headers.get('content-disposition')) };
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -108,12 +108,17 @@ export async function fetchText(path: string, signal?: AbortSignal): Promise<str
   throw failure;
 }
 
-/** Downloads what a `format=csv` endpoint streams, under the API's own file name. */
+/** `filename="..."` of a Content-Disposition: attachment (the API's names are plain ASCII), else null. */
+function attachmentName(header: string | null): string | null {
+  return header === null ? null : (/filename="([^"]+)"/.exec(header)?.[1] ?? null);
+}
+
+/** Downloads what a `format=csv` endpoint streams, under the API's own file name (what the range and dimension are). */
 export async function downloadCsv(path: string, query: Record<string, string | undefined>): Promise<void> {
   const params = new URLSearchParams(Object.entries({ ...query, format: 'csv' }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
-  const text = await fetchText(`${path}?${params}`);
+  const { text, fileName } = await fetchText(`${path}?${params}`);
   const { download } = await import('./csv.ts');
-  download(`${path.split('/').filter(Boolean).join('-')}-${new Date().toISOString().slice(0, 10)}.csv`, text);
+  download(fileName ?? `${path.split('/').filter(Boolean).join('-')}-${new Date().toISOString().slice(0, 10)}.csv`, text);
 }
 
 export type Link = paths['/links/{id}']['get']['responses'][200]['content']['application/json']['data'];
