@@ -1,3 +1,5 @@
+import { ConfigError } from './config/config-error.ts';
+
 /** Structured JSON logs, one object per line, to stderr so stdout stays for program output. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -18,6 +20,8 @@ export function createLogger(service: string, level: LogLevel = 'info'): Logger 
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
 
+/** An error as log fields: a bad setting by its message and the settings it names (the operator's fix); anything else with its stack. */
 export function errorFields(err: unknown): Record<string, unknown> {
+  if (err instanceof ConfigError) return { code: err.code, error: err.message, settings: err.details };
   return err instanceof Error ? { error: err.message, stack: err.stack } : { error: String(err) };
 }

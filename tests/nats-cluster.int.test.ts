@@ -41,7 +41,8 @@ describe('on a NATS cluster of three', () => {
     const clicking = stack.click('cluster', CLICKS, { paceMs: 20 });
     while ((await stack.storedCount(linkId)) < CLICKS * 0.3) await sleep(20);
     // The node leading the click stream: its loss moves the stream's leadership.
-    const leader = (await jsm.streams.info('LINKROUTE_EVENTS')).cluster?.leader;
+    // Asked again on a timeout: under load a JetStream API request may go unanswered for its 5 s.
+    const leader = await eventually(async () => (await jsm.streams.info('LINKROUTE_EVENTS')).cluster?.leader);
     const victim = cluster.nodes[Number(/(\d+)$/.exec(leader ?? '')?.[1] ?? 1) - 1]!;
     await victim.kill('SIGKILL');
 

@@ -147,7 +147,10 @@ export async function run(): Promise<SuiteResult> {
     const chClient = connectClickHouse(`http://default:bench@127.0.0.1:${chPort}`);
     await migrateClickHouse(chClient);
     const apiPort = await freePort();
+    // One deployment: the API verifies what the redirector issues.
+    const secret = randomBytes(32).toString('hex');
     const api = startChildService('services/api/main.ts', {
+      LINKROUTE_SECRET: secret,
       DATABASE_URL: db.url,
       NATS_URL: nats.url,
       CLICKHOUSE_URL: `http://default:bench@127.0.0.1:${chPort}`,
@@ -164,7 +167,7 @@ export async function run(): Promise<SuiteResult> {
       NATS_URL: nats.url,
       REDIRECT_PORT: String(redirectPort),
       ADMIN_PORT: String(redirectAdminPort),
-      LINKROUTE_SECRET: randomBytes(32).toString('hex'),
+      LINKROUTE_SECRET: secret,
       LOG_LEVEL: 'warn',
     });
     children.push(redirector);

@@ -35,11 +35,12 @@ import { embeddedClickHousePassword } from '../clickhouse-embedded/password.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { restoreClickCounts } from './restore-click-counts.ts';
+import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
-const config = loadApiConfig();
-const redirectorConfig = loadRedirectorConfig();
-const ingesterConfig = loadIngesterConfig();
-const webhooksConfig = loadWebhooksConfig();
+const config = configOrExit('linkroute', () => loadApiConfig());
+const redirectorConfig = configOrExit('linkroute', () => loadRedirectorConfig());
+const ingesterConfig = configOrExit('linkroute', () => loadIngesterConfig());
+const webhooksConfig = configOrExit('linkroute', () => loadWebhooksConfig());
 const logger = createLogger('linkroute', config.LOG_LEVEL);
 
 try {

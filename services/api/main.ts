@@ -7,7 +7,7 @@ import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
-import { resolveSecret } from '../../shared/config/secret.ts';
+import { resolveExistingSecret, resolveSecret } from '../../shared/config/secret.ts';
 import { listen } from './server.ts';
 import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
 import { startSnapshotPublishing, type SnapshotPublishing } from './snapshot/snapshot-publishing.ts';
@@ -19,11 +19,18 @@ import { startWebhookEventPublishing } from './outbox/webhook-outbox-publisher.t
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startApiAdminServer } from './admin-server.ts';
+import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
-const config = loadApiConfig();
+const config = configOrExit('api', () => loadApiConfig());
 const logger = createLogger('api', config.LOG_LEVEL);
 
 try {
+  // With NATS the API serves redirectors, whose click ids it verifies and whose secret the
+  // webhooks senders share: a secret of its own would match none of theirs (404 "Click not
+  // found" on every conversion), so it takes theirs or refuses. Alone, it makes its own.
+  const secret = config.NATS_URL
+    ? await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'an API serving redirectors (NATS_URL set)')
+    : await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-api' });
   await migrate(db.sql);
   let bus: Bus | null = null;
@@ -44,7 +51,6 @@ try {
   const clickhouse = config.CLICKHOUSE_URL ? connectClickHouse(config.CLICKHOUSE_URL) : null;
   if (!clickhouse) logger.warn('CLICKHOUSE_URL is not set: link counters read 0, analytics answer 503');
   const counters = clickhouse ? clickHouseLinkCounters(clickhouse, logger) : undefined;
-  const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const limiter = rateLimiter(db.sql, logger);
   const metrics = createMetricsRegistry();
   const admin = await startApiAdminServer({ config, registry: metrics, sql: db.sql, bus, clickhouse, logger });

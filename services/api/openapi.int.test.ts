@@ -148,6 +148,12 @@ describe('OpenAPI document', () => {
       if (takesKey) expect(Object.keys(operation.responses), name).toEqual(expect.arrayContaining(['409', '422']));
     }
     expect(operations.filter(takesIdempotencyKey).length).toBeGreaterThanOrEqual(15);
+    // A 403's example names the scope its operation requires, as the API's answer does.
+    const forbidding = Object.values(document.paths as Record<string, Record<string, Json>>).flatMap((methods) => Object.values(methods)).filter((o) => o.responses?.['403'] && o['x-required-scope']);
+    expect(forbidding.length).toBeGreaterThan(30);
+    for (const o of forbidding) {
+      expect(o.responses['403'].content['application/json'].example.error, o.operationId).toEqual({ code: 'FORBIDDEN', message: `This API key lacks the ${o['x-required-scope']} scope` });
+    }
     expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
   });
 

@@ -11,7 +11,14 @@ if (argv.length === 0 || argv.includes('--help')) {
   process.exit(0);
 }
 
-const config = loadCliConfig();
+let config: ReturnType<typeof loadCliConfig>;
+try {
+  config = loadCliConfig();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`error: ${err.message}\n`);
+  process.exit(2);
+}
 let exitCode = 0;
 // Only these two may start from nothing; any other command on a missing database is a wrong DATA_DIR.
 const creates = argv[0] === 'migrate' || (argv[0] === 'workspace' && argv[1] === 'create');

@@ -4,6 +4,7 @@ import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadClickHouseEmbeddedConfig } from './config.ts';
 import { embeddedClickHousePassword } from './password.ts';
+import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 /**
  * The embedded ClickHouse (chDB) endpoint as a process of its own, data under
@@ -11,7 +12,7 @@ import { embeddedClickHousePassword } from './password.ts';
  * logged address with the password in it (`http://default:<password>@host:port`).
  * A local stand-in, never production (see embedded-clickhouse.ts).
  */
-const config = loadClickHouseEmbeddedConfig();
+const config = configOrExit('clickhouse-embedded', () => loadClickHouseEmbeddedConfig());
 const logger = createLogger('clickhouse-embedded', config.LOG_LEVEL);
 
 try {

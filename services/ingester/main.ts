@@ -11,8 +11,9 @@ import { resolveExistingSecret } from '../../shared/config/secret.ts';
 import { loadIngesterConfig } from './config.ts';
 import { startEventIngesters } from './event-ingesters.ts';
 import { startHealthServer } from '../../shared/health/health-server.ts';
+import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
-const config = loadIngesterConfig();
+const config = configOrExit('ingester', () => loadIngesterConfig());
 const logger = createLogger('ingester', config.LOG_LEVEL);
 
 try {

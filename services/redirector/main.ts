@@ -6,8 +6,9 @@ import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown, SHUTDOWN_TIMEOUT_MS } from '../../shared/shutdown.ts';
 import { loadRedirectorConfig } from './config.ts';
 import { startRedirector } from './redirector.ts';
+import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
-const config = loadRedirectorConfig();
+const config = configOrExit('redirector', () => loadRedirectorConfig());
 const logger = createLogger('redirector', config.LOG_LEVEL);
 
 try {

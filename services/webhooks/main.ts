@@ -11,8 +11,9 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { loadWebhooksConfig } from './config.ts';
 import { startWebhooks } from './webhooks.ts';
+import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
-const config = loadWebhooksConfig();
+const config = configOrExit('webhooks', () => loadWebhooksConfig());
 const logger = createLogger('webhooks', config.LOG_LEVEL);
 
 try {

@@ -7,6 +7,7 @@ import {
   type JsMsg,
   type KV,
   type NatsConnection,
+  NatsError,
   type StreamConfig,
 } from 'nats';
 import type { Bus, BusMessage, EventConsumer } from './bus.ts';
@@ -18,7 +19,9 @@ import { natsTryLease } from './nats-lease.ts';
 import { natsReadyReader, type ReadyReader } from './nats-ready-reader.ts';
 import type { Logger } from '../logger.ts';
 import type { NatsTarget } from '../config/nats-env.ts';
-import { natsConnectOptions } from './nats-connect-options.ts';
+import { describeNatsTarget, natsConnectOptions } from './nats-connect-options.ts';
+import { NatsConnectError } from './nats-connect-error.ts';
+import { ConfigError } from '../config/config-error.ts';
 
 const nanos = (ms: number) => ms * 1_000_000;
 const ACK_WAIT_MS = 10_000;
@@ -59,18 +62,33 @@ export interface NatsBusOptions {
  */
 export async function connectNatsBus(target: NatsTarget | string, options: NatsBusOptions): Promise<Bus> {
   const replicas = options.replicas ?? 1;
-  const nc: NatsConnection = await connect({
-    ...(await natsConnectOptions(target)),
-    name: options.name,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 250,
-    pingInterval: 5_000,
-    // Without it every request (each KV put, each JetStream publish) builds two Error
-    // objects up front to carry the caller's stack should it fail: about half the
-    // client's CPU per put (90 -> 45 µs in a same-run micro-benchmark, issue 18), for a
-    // stack that the error's own message and our logs' context already stand in for.
-    noAsyncTraces: true,
-  });
+  let nc: NatsConnection;
+  try {
+    nc = await connect({
+      ...(await natsConnectOptions(target)),
+      name: options.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      pingInterval: 5_000,
+      // Without it every request (each KV put, each JetStream publish) builds two Error
+      // objects up front to carry the caller's stack should it fail: about half the
+      // client's CPU per put (90 -> 45 µs in a same-run micro-benchmark, issue 18), for a
+      // stack that the error's own message and our logs' context already stand in for.
+      noAsyncTraces: true,
+    });
+  } catch (err) {
+    if (!(err instanceof NatsError)) throw err;
+    throw new NatsConnectError('NATS_CONNECT_FAILED', `cannot connect to NATS at ${describeNatsTarget(target)} (NATS_URL): ${err.code}${err.message && err.message !== err.code ? ` (${err.message})` : ''}`);
+  }
+  // A standalone server takes num_replicas above 1 and records it on the shared stream
+  // without any replica to hold: a setting meant for a cluster is refused before it
+  // rewrites anything.
+  if (replicas > 1 && nc.info?.cluster === undefined) {
+    await nc.close();
+    throw new ConfigError(`NATS_STREAM_REPLICAS=${replicas} needs a NATS cluster, and the server at ${describeNatsTarget(target)} is not clustered (1 for a single server)`, [
+      { path: 'NATS_STREAM_REPLICAS', message: `must be 1 on a single NATS server, not ${replicas}` },
+    ]);
+  }
   let isConnected = true;
   /** This connection's incarnation: one more after each disconnect (see BusMessage.connection). */
   let connection = 0;

@@ -26,7 +26,7 @@ describe('resolveSecret', () => {
     expect((await resolveExistingSecret(value, dir, 'an ingester')).equals(Buffer.from(value))).toBe(true);
     const missing = await resolveExistingSecret(undefined, join(dir, 'data'), 'an ingester').catch((err: unknown) => err);
     expect(missing).toBeInstanceOf(ConfigError);
-    expect((missing as ConfigError).message).toMatch(/^LINKROUTE_SECRET is required for an ingester: .*redirectors' secret.*dead-letter every click as forged/);
+    expect((missing as ConfigError).message).toMatch(/^LINKROUTE_SECRET is required for an ingester: .*redirectors' secret.*match no other service's/);
     expect((missing as ConfigError).details).toEqual([{ path: 'LINKROUTE_SECRET', message: expect.stringContaining('required') }]);
     expect(await readdir(dir)).toEqual([]); // nothing generated, not even the data dir
     // A secret file another process of this DATA_DIR wrote (npm start, a redirector) is the deployment's.

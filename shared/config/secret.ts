@@ -103,7 +103,7 @@ export async function resolveExistingSecret(envValue: string | undefined, dataDi
   const path = join(dataDir, SECRET_FILE);
   const existing = await readSecretFile(path);
   if (existing !== null) return fromText(existing, path);
-  const message = `LINKROUTE_SECRET is required for ${who}: set it to the redirectors' secret (or run it with their DATA_DIR, whose secret file it reads; there is none at ${path}). With a secret of its own it would dead-letter every click as forged`;
+  const message = `LINKROUTE_SECRET is required for ${who}: set it to the redirectors' secret (or run it with their DATA_DIR, whose secret file it reads; there is none at ${path}). With a secret of its own it would match no other service's: click ids, visitor hashes and sealed webhook secrets would not verify across them`;
   throw new ConfigError(message, [{ path: 'LINKROUTE_SECRET', message: 'required: the redirectors\' secret' }]);
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorStatus, type ErrorCode } from '../../../shared/errors.ts';
+import { errorStatus, type ErrorCode, type ErrorDetail } from '../../../shared/errors.ts';
 import { paginationSchema } from '../../../shared/schemas/common.ts';
 import { errorEnvelopeSchema } from '../../../shared/schemas/error-envelope.ts';
 import { IDEMPOTENCY_WINDOW_HOURS, KEY_PATTERN } from '../middleware/idempotency.ts';
@@ -64,6 +64,12 @@ const reasons: Record<number, string> = {
 
 const rateLimitHeaders = { 'X-RateLimit-Limit': ref('headers', 'X-RateLimit-Limit'), 'X-RateLimit-Remaining': ref('headers', 'X-RateLimit-Remaining'), 'X-RateLimit-Reset': ref('headers', 'X-RateLimit-Reset') };
 
+/** The example error of a code on an operation: a 403 names the scope the operation requires, as the API does. */
+function exampleError(op: Operation, code: ErrorCode): { message: string; details?: ErrorDetail[] } {
+  if (code === 'FORBIDDEN' && op.scope !== undefined && op.scope !== 'any') return { message: `This API key lacks the ${op.scope} scope` };
+  return errorExamples[code];
+}
+
 function errorResponses(op: Operation): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(op)) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
@@ -81,7 +87,7 @@ function errorResponses(op: Operation): Record<string, unknown> {
       content: {
         'application/json': {
           schema: ref('schemas', 'Error'),
-          example: { success: false, error: { code: codes[0]!, ...errorExamples[codes[0]!] } },
+          example: { success: false, error: { code: codes[0]!, ...exampleError(op, codes[0]!) } },
         },
       },
     };
