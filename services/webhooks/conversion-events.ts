@@ -93,10 +93,13 @@ async function claim(sql: Sql, conversions: readonly ConversionEvent[]): Promise
       ON CONFLICT (workspace_id, order_key) DO NOTHING
       RETURNING conversion_id`;
     const fresh = new Set(claimed.map((r) => r.conversionId));
-    // Newly claimed pixel conversions by click, each click's in time order.
+    // Newly claimed pixel conversions by click, each click's in time order, each once (the
+    // bus may carry one conversion twice in a batch).
     const byClick = new Map<string, ConversionEvent[]>();
+    const counted = new Set<string>();
     for (const c of ordered) {
-      if (c.source !== 'pixel' || !fresh.has(c.id)) continue;
+      if (c.source !== 'pixel' || !fresh.has(c.id) || counted.has(c.id)) continue;
+      counted.add(c.id);
       const key = `${c.workspaceId}\u0000${c.clickId}`;
       byClick.set(key, [...(byClick.get(key) ?? []), c]);
     }
@@ -104,14 +107,14 @@ async function claim(sql: Sql, conversions: readonly ConversionEvent[]): Promise
     if (byClick.size > 0) {
       // Keys sorted: concurrent senders lock the counters they share in one order (no deadlock).
       const clicks = [...byClick.keys()].sort();
-      const counted = await t<{ workspaceId: string; clickId: string; claimed: number }[]>`
+      const totals = await t<{ workspaceId: string; clickId: string; claimed: number }[]>`
         INSERT INTO webhook_pixel_clicks (workspace_id, click_id, claimed)
         SELECT w, k, n FROM unnest(${clicks.map((k) => byClick.get(k)![0]!.workspaceId)}::text[], ${clicks.map((k) => byClick.get(k)![0]!.clickId)}::text[],
           ${clicks.map((k) => byClick.get(k)!.length)}::int[]) WITH ORDINALITY AS b(w, k, n, i)
         ORDER BY i
         ON CONFLICT (workspace_id, click_id) DO UPDATE SET claimed = webhook_pixel_clicks.claimed + excluded.claimed
         RETURNING workspace_id, click_id, claimed`;
-      for (const row of counted) {
+      for (const row of totals) {
         const mine = byClick.get(`${row.workspaceId}\u0000${row.clickId}`)!;
         const before = row.claimed - mine.length;
         mine.forEach((c, i) => before + i + 1 > MAX_PIXEL_CONVERSIONS_PER_CLICK && overCap.push(c));
