@@ -79,6 +79,9 @@ const INSERTED_COLUMNS = [
   'deepLinkIos', 'deepLinkAndroid', 'deepLinkFallbackUrl', 'conversionTracking', 'trackingType', 'tags', 'forwardQuery',
 ] as const satisfies ReadonlyArray<keyof LinkRow>;
 
+/** Each inserted column's name in the table. */
+const snakeColumn = Object.fromEntries(INSERTED_COLUMNS.map((c) => [c, postgres.fromCamel(c)])) as Record<(typeof INSERTED_COLUMNS)[number], string>;
+
 /** What the database decides of an inserted link: its times and its domain's hostname. */
 type DecidedByDatabase = 'domainHostname' | 'expiresAt' | 'createdAt' | 'updatedAt' | 'deletedAt';
 
@@ -119,8 +122,6 @@ function insertedRecord(link: SentLink): Record<string, unknown> {
   for (const column of INSERTED_COLUMNS) record[snakeColumn[column]] = link[column];
   return record;
 }
-
-const snakeColumn = Object.fromEntries(INSERTED_COLUMNS.map((c) => [c, postgres.fromCamel(c)])) as Record<(typeof INSERTED_COLUMNS)[number], string>;
 
 export function linkStore(sql: Sql) {
   /** Columns of a LinkRow, from a links row `l` and its domain `d`. */
