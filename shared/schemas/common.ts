@@ -121,8 +121,8 @@ export function queryInteger(min: number, max: number, fallback: number) {
     z
       .string()
       .regex(/^\d+$/, 'must be a whole number')
-      // Past 9 digits it is out of range whatever it says (and Number() would round it).
-      .transform((digits) => (digits.length > 9 ? Number.MAX_SAFE_INTEGER : Number(digits)))
+      // More digits than `max` has: out of range whatever it says (and Number() might round it).
+      .transform((digits) => (digits.length > String(max).length ? Number.MAX_SAFE_INTEGER : Number(digits)))
       .pipe(z.number().min(min, range).max(max, range))
       .default(fallback as never),
     z.number().int().min(min).max(max).default(fallback),
