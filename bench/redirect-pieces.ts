@@ -10,6 +10,8 @@ import { createHmac, randomBytes, randomFillSync } from 'node:crypto';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { HmacSha256 } from '../shared/hmac-sha256.ts';
+import { clickEventJson } from '../shared/schemas/click-event.ts';
+import { makeEvent } from './bench-events.ts';
 import { randomBytesInto } from '../shared/random-pool.ts';
 import type { Row } from './suite.ts';
 import { nsPerCallEach } from './timing.ts';
@@ -49,6 +51,10 @@ export function measurePieces(redirectCpuNs: number, scale = 1): Row[] {
     ['node:crypto createHmac', () => (createHmac('sha256', key).update(message).digest(), createHmac('sha256', key).update(message).digest())],
     ['@noble/hashes hmac (keyed state cloned)', () => (keyed.clone().update(message).digestInto(digest), keyed.clone().update(message).digestInto(digest))],
   ]);
+
+  // One event per redirect, of the mix the before/after drains use.
+  const events = Array.from({ length: 256 }, (_, i) => makeEvent(i, 'pieces', 1_790_000_000_000 + i));
+  add('click event JSON writer (event-json-writer.ts, built from the declaration)', (i) => clickEventJson(events[i & 255]!), [['JSON.stringify', (i) => JSON.stringify(events[i & 255]!)]]);
 
   add('click id random bytes (random-pool.ts)', () => randomBytesInto(id, 7, 13), [['randomFillSync per click', () => randomFillSync(id, 7, 6)]]);
 

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { epochMs, eventSchema, field, flag, nullable, oneOf, text } from './event-field.ts';
+import { eventJsonWriter } from './event-json-writer.ts';
 import { deviceClasses, operatingSystems } from './rule-conditions.ts';
 
 /**
@@ -8,17 +9,16 @@ import { deviceClasses, operatingSystems } from './rule-conditions.ts';
  * the dedup key end to end: the JetStream message id and ClickHouse's dedup key.
  * Raw IPs never appear here: `visitorId` is a cookie id or a salted hash.
  *
- * The one declaration of the click event: per field (in the order redirectors
- * write them) its kind, its column in the `events` table and that column's type.
- * The zod schema and the ClickEvent type, the ingester's fast path and the rows and
- * Native blocks it inserts (shared/clickhouse/events-table.ts) are all made from it,
- * and a test (events-table.int.test.ts) fails when the migrations' columns disagree
- * with it. The redirector writes JSON.stringify of an event it builds in this order
- * (serve-link.ts), the only order the ingester's fast path reads: a test
- * (services/redirector/app.test.ts) fails when the two orders differ. A new field is
- * one line here, a migration adding its column, and its value in serve-link.ts, at
- * the same place in the object (tests' and benchmarks' events follow from here:
- * shared/testing/click-event-fixture.ts); null is stored as ''.
+ * The one declaration of the click event: per field (in the order redirectors write
+ * them) its kind, its column in the `events` table and that column's type. The zod
+ * schema and the ClickEvent type, the redirector's JSON writer (event-json-writer.ts),
+ * the ingester's fast path and the rows and Native blocks it inserts
+ * (shared/clickhouse/events-table.ts) are all made from it, and a test
+ * (events-table.int.test.ts) fails when the migrations' columns disagree with it. A
+ * new field is one line here, a migration adding its column, and its value where
+ * serve-link.ts builds the event (the type checker asks for it; tests' and
+ * benchmarks' events follow from here: shared/testing/click-event-fixture.ts); null
+ * is stored as ''.
  */
 export const clickEventFields = {
   id: field(text({ startsWith: 'ck_' }), 'click_id', 'String'),
@@ -53,6 +53,9 @@ export const clickEventFields = {
 
 export const clickEventSchema = eventSchema(clickEventFields);
 export type ClickEvent = z.infer<typeof clickEventSchema>;
+
+/** A click event's line on the bus, keys in declaration order: what the ingester's fast path reads. */
+export const clickEventJson: (event: ClickEvent) => string = eventJsonWriter(clickEventFields);
 
 /**
  * Clicks and impressions travel in batches: one bus message carries many events

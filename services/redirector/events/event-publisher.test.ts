@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Bus } from '../../../shared/bus/bus.ts';
 import type { Logger } from '../../../shared/logger.ts';
-import { clickEventSchema, eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
+import { clickEventFields, clickEventSchema, eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
 import { sampleClickEvent } from '../../../shared/testing/click-event-fixture.ts';
 import { eventPublisher } from './event-publisher.ts';
 
@@ -141,6 +141,19 @@ describe('eventPublisher', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(attempts.length).toBeLessThanOrEqual(after + 1);
     expect(publisher.stats().buffered).toBe(50);
+  });
+
+  it('writes each event with its keys in declaration order whatever order the object has them in, the form the ingester reads without JSON.parse', async () => {
+    const { bus, sent } = fakeBus();
+    const publisher = eventPublisher({ bus, logger: quiet, instanceId: 'r1' });
+    const event = click(1);
+    const reversed = Object.fromEntries(Object.entries(event).reverse()) as ClickEvent;
+    publisher.emit(reversed);
+    await publisher.flush();
+    const line = new TextDecoder().decode(sent[0]!.data).trimEnd();
+    expect(Object.keys(JSON.parse(line) as object)).toEqual(Object.keys(clickEventFields));
+    expect(line).toBe(JSON.stringify(event));
+    await publisher.close();
   });
 
   it('never throws from emit: an event JSON cannot hold is dropped and counted', async () => {

@@ -1,6 +1,6 @@
 import type { Bus } from '../../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
-import { eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
+import { clickEventJson, eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
 import type { ClickSink } from '../ports.ts';
 
 export interface EventPublisherStats {
@@ -43,13 +43,9 @@ const DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
  * most `maxBatchBytes` bytes of newline-delimited JSON (one event larger than that
  * still goes, alone).
  *
- * emit() serialises the event (JSON.stringify) straight into the open batch's bytes.
- * Redirectors build events with their keys in declaration order (clickEventFields;
- * app.test.ts holds serve-link to it), so the line is in the form the ingester reads
- * without JSON.parse (fast-line.ts). The hand-written serializer of that form this
- * replaced measured -3.3 to +5.2 % of a redirect's server CPU against JSON.stringify,
- * no gain (in process, batches alternating, busy 2-core machine, 2026-11-26, commit
- * a09dc8d's message); it is gone, so no bench row compares them any more.
+ * emit() serialises the event straight into the open batch's bytes, with the writer
+ * built from the event's declaration (event-json-writer.ts): keys in declaration order,
+ * the only form the ingester reads without JSON.parse (fast-line.ts).
  * Why then and not when the batch goes: the event's strings are still in the CPU cache
  * while its request is being served, and serialising hundreds of events milliseconds
  * later cost a redirect several times more (mostly cache misses); the event object
@@ -118,7 +114,7 @@ export function eventPublisher(deps: {
   }
 
   function append(event: ClickEvent): void {
-    const line = JSON.stringify(event);
+    const line = clickEventJson(event);
     // UTF-8 takes at most 3 bytes per UTF-16 unit; +1 for the newline.
     const worst = 3 * line.length + 1;
     if (openCount > 0 && openBytes + worst > maxBatchBytes) seal();

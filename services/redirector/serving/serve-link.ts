@@ -89,8 +89,6 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     destination: string | null,
   ): void {
     const tracking = parseTracking(info.query, qrParam);
-    // Keys in clickEventFields' order: the ingester's fast path reads no other
-    // (app.test.ts holds this object to it).
     sink.emit({
       id,
       kind,
