@@ -142,21 +142,26 @@ const { linkId: _linkId, ...linkOverviewFields } = overviewFields;
 export const analyticsLinkQuerySchema = z.strictObject(linkOverviewFields).transform(withRange);
 export type AnalyticsQuery = z.output<typeof analyticsQuerySchema>;
 
-/** Where the click log starts: an instant as given, a date at its UTC midnight. */
-export const clickLogStartMs = (from: string): number => (isInstant(from) ? Date.parse(from) : dateToMs(from));
-/** Where the click log ends (exclusive): an instant as given, a date at the end of its UTC day. */
-export const clickLogEndMs = (to: string): number => (isInstant(to) ? Date.parse(to) : dateToMs(to) + DAY_MS);
-
-/** `GET /analytics/clicks`: the raw click log. Dates are UTC days, both ends included; instants are taken as given (`to` exclusive); no range cap (paginated). */
+/**
+ * `GET /analytics/clicks`: the raw click log. Dates are local days in `timezone` (UTC
+ * by default), both ends included; instants are taken as given (`to` exclusive); no
+ * range cap (paginated).
+ */
 export const clickLogQuerySchema = z
   .strictObject({
     ...paginationQuery,
     from: rangeBound.optional(),
     to: rangeBound.optional(),
+    timezone: timeZone.default('UTC'),
     ...filterFields,
     ...formatField,
   })
-  .refine((q) => !(q.from && q.to && clickLogStartMs(q.from) >= clickLogEndMs(q.to)), { path: ['from'], message: 'from must be before to' });
+  // Days compared as UTC days: zones shift both ends alike (a range that is empty only
+  // in its zone, an instant against a date, answers no clicks rather than a 400).
+  .refine((q) => !(q.from && q.to && (isInstant(q.from) ? Date.parse(q.from) : dateToMs(q.from)) >= (isInstant(q.to) ? Date.parse(q.to) : dateToMs(q.to) + DAY_MS)), {
+    path: ['from'],
+    message: 'from must be before to',
+  });
 export type ClickLogQuery = z.output<typeof clickLogQuerySchema>;
 
 const count = z.number().int().nonnegative();

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { clickLogEndMs, clickLogStartMs, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
+import { addDays, isInstant, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
+import { localDayStartMs } from './hour-range.ts';
 import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
 import { queryRows } from './query-rows.ts';
 import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
@@ -72,19 +73,19 @@ export async function clickLog(ch: ClickHouseClient, scope: ClickScope, q: Click
  * the workspace's range. A filter on a dimension clicks_by_time did not keep would
  * read events too (none today: it keeps every dimension column).
  */
-export function clickLogSource(scope: ClickScope, q: { from?: string | undefined; to?: string | undefined }): { table: 'events' | 'clicks_by_time'; where: string; params: Record<string, unknown> } {
+export function clickLogSource(scope: ClickScope, q: { from?: string | undefined; to?: string | undefined; timezone: string }): { table: 'events' | 'clicks_by_time'; where: string; params: Record<string, unknown> } {
   const table = scope.linkId !== undefined || !tableHasFilters(scope, 'clicks_by_time') ? 'events' : 'clicks_by_time';
   const c = clickConditions(scope, table);
   const parts = [...c.sql];
   const params: Record<string, unknown> = { ...c.params };
-  // Dates are UTC days, both ends included; instants as given, `to` exclusive.
+  // Dates are local days, both ends included; instants as given, `to` exclusive.
   if (q.from !== undefined) {
     parts.push(`ts >= fromUnixTimestamp64Milli({from:Int64})`);
-    params.from = clickLogStartMs(q.from);
+    params.from = isInstant(q.from) ? Date.parse(q.from) : localDayStartMs(q.from, q.timezone);
   }
   if (q.to !== undefined) {
     parts.push(`ts < fromUnixTimestamp64Milli({to:Int64})`);
-    params.to = clickLogEndMs(q.to);
+    params.to = isInstant(q.to) ? Date.parse(q.to) : localDayStartMs(addDays(q.to, 1), q.timezone);
   }
   return { table, where: parts.join(' AND '), params };
 }

@@ -101,6 +101,32 @@ describe('click log', () => {
     expect((await page('limit=1')).ids).toEqual([click(60).click_id]);
   });
 
+  it('takes dates as local days of `timezone`, both ends included, and refuses an unknown zone', async () => {
+    const tenant = await api.tenant();
+    // Clicks on either side of the local midnights of 2026-06-10 and 2026-06-11 in Kolkata
+    // (+05:30: 2026-06-09T18:30Z and 2026-06-10T18:30Z) and New York (-04:00 in June).
+    const at = ['2026-06-09T18:29:59.999Z', '2026-06-09T18:30:00Z', '2026-06-10T03:59:59.999Z', '2026-06-10T04:00:00Z', '2026-06-10T18:29:59.999Z', '2026-06-10T18:30:00Z', '2026-06-11T03:59:59.999Z', '2026-06-11T04:00:00Z'];
+    await client.insert({
+      table: 'events',
+      values: at.map((iso, n) => ({ ...click(n), workspace_id: tenant.workspaceId, ts: Date.parse(iso), click_id: `ck_zone_${n}` })),
+      format: 'JSONEachRow',
+    });
+    const ids = async (qs: string) => {
+      const res = await api.request('GET', `/analytics/clicks?limit=100&${qs}`, { key: tenant.key });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.map((c: { clickId: string }) => c.clickId).reverse();
+    };
+    expect(await ids('from=2026-06-10&to=2026-06-10&timezone=Asia/Kolkata')).toEqual(['ck_zone_1', 'ck_zone_2', 'ck_zone_3', 'ck_zone_4']);
+    expect(await ids('from=2026-06-10&to=2026-06-10&timezone=America/New_York')).toEqual(['ck_zone_3', 'ck_zone_4', 'ck_zone_5', 'ck_zone_6']);
+    expect(await ids('from=2026-06-10&to=2026-06-10')).toEqual(['ck_zone_2', 'ck_zone_3', 'ck_zone_4', 'ck_zone_5']);
+    // Instants are taken as given, whatever the zone.
+    expect(await ids('from=2026-06-10T04:00:00Z&to=2026-06-10T18:30:00Z&timezone=Asia/Kolkata')).toEqual(['ck_zone_3', 'ck_zone_4']);
+    const bad = await api.request('GET', '/analytics/clicks?from=2026-06-10&timezone=Mars/Olympus', { key: tenant.key });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('VALIDATION_ERROR');
+    expect(JSON.stringify(bad.body.error)).toContain('timezone');
+  });
+
   it('0012 drops 0006\'s click_log and its view', async () => {
     const tables = await (await client.query({ query: `SELECT name FROM system.tables WHERE database = currentDatabase()`, format: 'JSONEachRow' })).json<{ name: string }>();
     expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['clicks_by_time', 'clicks_by_time_mv']));

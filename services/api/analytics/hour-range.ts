@@ -40,6 +40,20 @@ function firstHourOnOrAfter(date: string, fromMs: number, timeZone: string): num
   return ms;
 }
 
+const QUARTER_HOUR_MS = 900_000;
+
+/**
+ * The first instant of local day `date` in `timeZone`: its local midnight, or where the
+ * day begins when a clock change skips midnight. Offsets and their changes fall on
+ * whole UTC quarter hours in every zone since the 1970s, so a day begins on one: the
+ * first hour on the day, then the quarter hours before it.
+ */
+export function localDayStartMs(date: string, timeZone: string): number {
+  let ms = firstHourOnOrAfter(date, dateToMs(date) - DAY_MS, timeZone);
+  while (localDate(ms - QUARTER_HOUR_MS, timeZone) >= date) ms -= QUARTER_HOUR_MS;
+  return ms;
+}
+
 export function hourRange(from: string, to: string, timeZone: string): HourRange {
   // Instants are whole UTC hours already (the query schema rounds them): the range is theirs.
   const startMs = isInstant(from) ? Date.parse(from) : firstHourOnOrAfter(from, dateToMs(from) - DAY_MS, timeZone);
