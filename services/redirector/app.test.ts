@@ -406,14 +406,19 @@ describe('redirector app', () => {
       expect(sink.events).toEqual([]);
     });
 
-    it('matches paths exactly: one decoded segment, query ignored for lookup', async () => {
+    it('matches paths exactly: one decoded segment (one trailing slash allowed), query ignored for lookup', async () => {
       expect((await send(base, '/plain?utm_source=x&plain=1')).status).toBe(302);
       expect((await send(base, '/%70lain')).status).toBe(302);
-      for (const path of ['/plain/', '/plain/x', '/a/b', '/', '//plain', '/%E0%A4%A']) {
+      const slashed = await send(base, '/plain/?utm_source=y');
+      expect(slashed.status).toBe(302);
+      expect(slashed.headers.location).toBe((await send(base, '/plain?utm_source=y')).headers.location);
+      expect((await send(base, '/plain/', { method: 'HEAD' })).status).toBe(302);
+      for (const path of ['/plain//', '/plain/x', '/plain/x/', '/a/b', '/', '//plain', '/%E0%A4%A', '/nope-nope/']) {
         expect((await send(base, path)).status, path).toBe(404);
       }
       expect((await send(base, '/plain', { method: 'PUT' })).status).toBe(404);
-      expect(sink.events).toHaveLength(2);
+      expect((await send(base, '/plain/', { method: 'PUT' })).status).toBe(404);
+      expect(sink.events.map((e) => e.utmSource)).toEqual(['x', null, 'y', 'y']);
     });
 
     it('never writes CR/LF from a destination into a header', async () => {
@@ -793,6 +798,15 @@ describe('redirector app', () => {
       expect(right.headers.location).toBe('https://example.com/secret-page?utm_source=mail'); // the query is forwarded after the form too
       expect(sink.events).toHaveLength(1);
       expect(sink.events[0]).toMatchObject({ linkId: ids.locked, utmSource: 'mail', destination: 'https://example.com/secret-page' });
+    });
+
+    it('takes the form posted back to a slashed link, as its form has no action', async () => {
+      const agent = { 'user-agent': `${UA} password-slash` };
+      expect((await send(base, '/locked/', { headers: agent })).status).toBe(200);
+      const right = await send(base, '/locked/', form(PASSWORD, agent));
+      expect(right.status).toBe(302);
+      expect(right.headers.location).toBe('https://example.com/secret-page');
+      expect(sink.events).toHaveLength(1);
     });
 
     it('throttles wrong answers per visitor and link with 429 and Retry-After', async () => {

@@ -12,8 +12,10 @@
  * are on the admin port (admin-server.ts), loopback by default. `/ready` and
  * `/metrics` here are short codes, reserved, so never a link: 404.
  *
- * Routing is uWS's: `/:code` matches exactly one non-empty path segment, so `/a/b`,
- * `/a/` and `/` fall through to the 404 catch-all. The GET/HEAD path is synchronous.
+ * Routing is uWS's: `/:code` matches exactly one non-empty path segment, and `/:code/`
+ * the same with one trailing slash (a pasted or typed link often gains one; Dub and
+ * Bitly answer it too), so `/a/b`, `/a//` and `/` fall through to the 404 catch-all.
+ * The GET/HEAD path is synchronous.
  */
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Registry } from 'prom-client';
@@ -147,9 +149,11 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     { method: 'head', pattern: '/p.gif', handler: guarded('pixel', true, onPixel) },
     { method: 'get', pattern: '/i/:code', handler: guarded('impression', false, onImpression) },
     { method: 'head', pattern: '/i/:code', handler: guarded('impression', true, onImpression) },
-    { method: 'get', pattern: '/:code', handler: guarded('redirect', false, onLink) },
-    { method: 'head', pattern: '/:code', handler: guarded('redirect', true, onLink) },
-    { method: 'post', pattern: '/:code', handler: guarded('password', false, passwordPost) },
+    ...['/:code', '/:code/'].flatMap((pattern): typeof routes => [
+      { method: 'get', pattern, handler: guarded('redirect', false, onLink) },
+      { method: 'head', pattern, handler: guarded('redirect', true, onLink) },
+      { method: 'post', pattern, handler: guarded('password', false, passwordPost) },
+    ]),
     { method: 'any', pattern: '/*', handler: guarded('not found', false, notFound) },
   ];
   const app: ClosableApp = uWS.App();
