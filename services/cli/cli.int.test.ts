@@ -39,8 +39,16 @@ describe('command-line tool on postgres', () => {
 
     const revoked = await cli('key', 'revoke', issued.keyId, '--json');
     expect(revoked.code, revoked.stderr).toBe(0);
-    expect(JSON.parse(revoked.stdout).keyId).toBe(issued.keyId);
+    const first = JSON.parse(revoked.stdout) as { keyId: string; revokedAt: string; alreadyRevoked: boolean };
+    expect(first).toMatchObject({ keyId: issued.keyId, alreadyRevoked: false });
     expect((await api.request('GET', '/links', { key: issued.apiKey })).status).toBe(401);
+    // Again: nothing changes, and it says so (the first revocation's time stays).
+    const again = await cli('key', 'revoke', issued.keyId, '--json');
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ ...first, alreadyRevoked: true });
+    const human = await cli('key', 'revoke', issued.keyId);
+    expect(human.stdout).toContain(`${issued.keyId} (`);
+    expect(human.stdout).toContain(`was already revoked at ${first.revokedAt}; nothing changed`);
   }, CLI_TEST_TIMEOUT_MS);
 
   it('human output and clear errors for bad usage', async () => {

@@ -76,7 +76,8 @@ export async function runCommand(sql: Sql, argv: string[]): Promise<string> {
   if (group === 'key' && action === 'revoke') {
     if (!arg) throw usageError('name the key id to revoke: key revoke <key_...>');
     const key = await revokeApiKey(sql, arg);
-    return json ? JSON.stringify({ keyId: key.id, revokedAt: key.revokedAt }) : `Revoked ${key.id} (${key.prefix}…) at ${key.revokedAt}`;
+    if (json) return JSON.stringify({ keyId: key.id, revokedAt: key.revokedAt, alreadyRevoked: key.alreadyRevoked });
+    return key.alreadyRevoked ? `${key.id} (${key.prefix}…) was already revoked at ${key.revokedAt}; nothing changed` : `Revoked ${key.id} (${key.prefix}…) at ${key.revokedAt}`;
   }
 
   throw usageError(`Unknown command: ${positionals.join(' ')}`);

@@ -73,12 +73,18 @@ export async function createApiKey(
   return { id, workspaceId: input.workspaceId, key: generated.key, prefix: generated.prefix, scopes };
 }
 
-export async function revokeApiKey(sql: Sql, keyId: string): Promise<ApiKeyInfo> {
-  const [row] = await sql<ApiKeyRow[]>`
-    UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ${keyId}
-    RETURNING id, workspace_id, name, key_prefix, scopes, created_at, revoked_at`;
+/**
+ * Revokes a key; revoking it again changes nothing (it keeps its first revocation time)
+ * and says so with `alreadyRevoked`.
+ */
+export async function revokeApiKey(sql: Sql, keyId: string): Promise<ApiKeyInfo & { alreadyRevoked: boolean }> {
+  const [row] = await sql<Array<ApiKeyRow & { alreadyRevoked: boolean }>>`
+    WITH before AS (SELECT revoked_at FROM api_keys WHERE id = ${keyId} FOR UPDATE)
+    UPDATE api_keys SET revoked_at = coalesce(api_keys.revoked_at, now()) FROM before WHERE api_keys.id = ${keyId}
+    RETURNING api_keys.id, api_keys.workspace_id, api_keys.name, api_keys.key_prefix, api_keys.scopes, api_keys.created_at,
+      api_keys.revoked_at, before.revoked_at IS NOT NULL AS already_revoked`;
   if (!row) throw new AppError('NOT_FOUND', `API key ${keyId} not found`);
-  return toKeyInfo(row);
+  return { ...toKeyInfo(row), alreadyRevoked: row.alreadyRevoked };
 }
 
 export async function listApiKeys(sql: Sql, workspaceId: string): Promise<ApiKeyInfo[]> {
