@@ -21,9 +21,29 @@ export interface ClickBatches {
   stop(): Promise<void>;
 }
 
+/** A click as the click log shows it (an empty campaign is null there too). */
 function clickData(c: ClickEvent): WebhookClick {
-  const { id, kind: _kind, ts, workspaceId: _workspaceId, visitorId: _visitorId, bot: _bot, ...facts } = c;
-  return { clickId: id, timestamp: new Date(ts).toISOString(), ...facts };
+  return {
+    clickId: c.id,
+    linkId: c.linkId,
+    campaignId: c.campaignId === '' ? null : c.campaignId,
+    timestamp: new Date(c.ts).toISOString(),
+    country: c.country,
+    region: c.region,
+    city: c.city,
+    device: c.deviceClass,
+    os: c.os,
+    browser: c.browser,
+    referrerHost: c.referrerHost,
+    utmSource: c.utmSource,
+    utmMedium: c.utmMedium,
+    utmCampaign: c.utmCampaign,
+    utmTerm: c.utmTerm,
+    utmContent: c.utmContent,
+    source: c.source,
+    ruleId: c.ruleId,
+    destination: c.destination,
+  };
 }
 
 /**

@@ -5,6 +5,7 @@ import { createClickId } from '../../shared/click-id.ts';
 import { newId } from '../../shared/ids.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import type { ConversionEvent } from '../../shared/schemas/conversion.ts';
+import { clickLogEntrySchema } from '../../shared/schemas/analytics.ts';
 import type { ChildService } from '../../shared/testing/child-service.ts';
 import { sampleClickEvent } from '../../shared/testing/click-event-fixture.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
@@ -262,7 +263,9 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     expect(batches.length).toBeGreaterThan(1);
     const arrivals = hook.receiver.received.map((r: ReceivedWebhook) => r.at).sort((a, b) => a - b);
     for (let i = 1; i < arrivals.length; i++) expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(900);
-    expect(clicks[0]).toMatchObject({ linkId: link.id, country: 'DE', utmSource: 'news', source: 'link' });
+    expect(clicks[0]).toMatchObject({ linkId: link.id, country: 'DE', device: 'desktop', utmSource: 'news', source: 'link' });
+    // Named and shaped as the click log's entries, without bot.
+    for (const c of clicks) expect(Object.keys(c).sort()).toEqual(Object.keys(clickLogEntrySchema.shape).filter((k) => k !== 'bot').sort());
     expect(delivered(notOptedIn.receiver, notOptedIn.secret).filter((d) => d.type === 'link.clicked')).toHaveLength(0);
   });
 

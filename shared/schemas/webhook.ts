@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { httpUrl, isoTimestamp, paginationQuery, queryBoolean, someFieldToUpdate } from './common.ts';
 import { linkSchema } from './link.ts';
 import { conversionEventSchema } from './conversion.ts';
-import { clickEventSchema } from './click-event.ts';
+import { clickLogEntrySchema } from './analytics.ts';
 
 /** Events an endpoint can subscribe to. `link.clicked` is opt-in: clicks come in batches, at most one delivery per second per endpoint. */
 export const webhookEventTypes = ['link.created', 'link.updated', 'link.deleted', 'conversion.created', 'link.clicked'] as const;
@@ -116,11 +116,11 @@ export const webhookConversionDataSchema = conversionEventSchema.omit({ id: true
 });
 export type WebhookConversionData = z.infer<typeof webhookConversionDataSchema>;
 
-/** One click of a link.clicked batch: the click event without what stays inside (visitor, workspace, flags). Bots and impressions are not sent. */
-export const webhookClickSchema = clickEventSchema.omit({ id: true, kind: true, ts: true, workspaceId: true, visitorId: true, bot: true }).extend({
-  clickId: z.string(),
-  timestamp: isoTimestamp,
-});
+/**
+ * One click of a link.clicked batch, named and shaped as the click log shows it
+ * (GET /analytics/clicks), without `bot`: bots and impressions are not sent.
+ */
+export const webhookClickSchema = clickLogEntrySchema.omit({ bot: true });
 export type WebhookClick = z.infer<typeof webhookClickSchema>;
 
 /** `data` of link.clicked: the clicks since the endpoint's last batch (at most one batch per second). */
