@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
-import { analyticsOverviewSchema, clickLogEntrySchema } from '../../shared/schemas/analytics.ts';
+import { analyticsOverviewSchema, clickLogEntrySchema, todayIn } from '../../shared/schemas/analytics.ts';
 import { mulberry32 } from '../../shared/testing/seeded-random.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 
@@ -316,6 +316,23 @@ describe('analytics from ClickHouse', () => {
     const last = data.timeSeries.at(-1)!.date;
     expect([before, after]).toContain(last);
     expect(data.timeSeries.map((p) => p.date)).toEqual(days(shift(last, -29), last));
+  });
+
+  it('defaults end today in the asked zone, which for zones far from UTC is another date than UTC\'s for hours a day', async () => {
+    for (const timezone of ['Pacific/Kiritimati', 'Pacific/Pago_Pago', 'Asia/Kolkata']) {
+      const today = () => todayIn(timezone);
+      const before = today();
+      const data = await overview(`/analytics?timezone=${timezone}`);
+      const after = today();
+      const last = data.timeSeries.at(-1)!.date;
+      expect([before, after], timezone).toContain(last);
+      expect(data.timeSeries.map((p) => p.date)).toEqual(days(shift(last, -29), last));
+      // Only `from`: from local today (a date UTC may not have reached yet) is a one-day range, not a 400.
+      const fromToday = await api.request('GET', `/analytics/breakdown?dimension=country&from=${last}&timezone=${timezone}`, { key: a.key });
+      expect(fromToday.status, JSON.stringify(fromToday.body)).toBe(200);
+    }
+    // Kiritimati (UTC+14) and Pago Pago (UTC-11) are never on the same date.
+    expect(todayIn('Pacific/Kiritimati')).not.toBe(todayIn('Pacific/Pago_Pago'));
   });
 
   it('bad inputs are 400 VALIDATION_ERROR naming the parameter', async () => {

@@ -82,17 +82,31 @@ interface RangeInput {
   from?: string | undefined;
   to?: string | undefined;
   granularity: Granularity;
+  /** The zone whose days `from` and `to` are (UTC when the endpoint takes none). */
+  timezone?: string | undefined;
+}
+
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The date it is now in `timeZone` (a zone ahead of UTC is already in tomorrow's for hours a day). */
+export function todayIn(timeZone: string, now = Date.now()): string {
+  let format = dayFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dayFormats.set(timeZone, format);
+  }
+  const p = Object.fromEntries(format.formatToParts(now).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day}`;
 }
 
 /**
  * Fills the default range and checks order and length; errors name the field a
- * client should change. Only `from` given: `to` is today (a range that is then
- * too long is reported, not cut).
+ * client should change. Without `to`, it is today in the range's zone (a range that
+ * is then too long is reported, not cut).
  */
 function withRange<T extends RangeInput>(value: T, ctx: z.core.$RefinementCtx<T>): T & { from: string; to: string } {
   if ([value.from, value.to].some((bound) => bound !== undefined && isInstant(bound))) return withInstantRange(value, ctx);
-  const today = new Date().toISOString().slice(0, 10);
-  const to = value.to ?? today;
+  const to = value.to ?? todayIn(value.timezone ?? 'UTC');
   const from = value.from ?? addDays(to, -(DEFAULT_RANGE_DAYS - 1));
   if (from > to) {
     ctx.addIssue({ code: 'custom', path: ['from'], message: 'from must not be after to' });
