@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { deviceClasses, operatingSystems } from './rule-conditions.ts';
 import { tagName } from './tag.ts';
+import { splitFilterValues } from './filter-values.ts';
 
 /**
  * The dimensions analytics can break clicks down by (GET /analytics/breakdown
@@ -79,7 +80,7 @@ function filterParameter(name: Dimension) {
   return z
     .string()
     .transform((raw, ctx): Array<string | null> => {
-      const parts = raw.split(',');
+      const parts = splitFilterValues(raw);
       if (parts.length > MAX_VALUES) {
         ctx.addIssue({ code: 'custom', message: `at most ${MAX_VALUES} values` });
         return z.NEVER;
@@ -100,7 +101,7 @@ function filterParameter(name: Dimension) {
       return [...new Set(out)];
     })
     .optional()
-    .describe(`Filter: ${declaration.description}. Comma-separated values match any of them${declaration.canBeEmpty ? `; ${NONE} matches clicks without one` : ''}.`);
+    .describe(`Filter: ${declaration.description}. Comma-separated values match any of them (a backslash escapes a comma or a backslash within a value: a\\,b)${declaration.canBeEmpty ? `; ${NONE} matches clicks without one` : ''}.`);
 }
 
 /** Every dimension as an optional filter parameter, for the analytics query schemas. */

@@ -1,11 +1,13 @@
 import type { Dimension } from './api.ts';
 import { countryName } from './format.ts';
 import { setQuery } from './router.ts';
+import { joinFilterValues, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
 
 /**
  * The analytics filters as the URL holds them: one query parameter per
  * dimension, named as the API names it, values comma-separated (OR within a
- * dimension, AND across), "(none)" for the empty value. The URL is the state, so
+ * dimension, AND across; a comma in a value escaped, filter-values.ts), "(none)"
+ * for the empty value. The URL is the state, so
  * a filtered view is a link to share.
  */
 export const NONE = '(none)';
@@ -46,14 +48,14 @@ export function filtersFrom(query: URLSearchParams): Partial<Record<Dimension, s
 /** Adds a value to a dimension's filter (OR with the values already there). */
 export function addFilter(dimension: Dimension, value: string | null): void {
   const current = new URLSearchParams(location.search).get(dimension);
-  const values = new Set(current ? current.split(',') : []);
+  const values = new Set(current ? splitFilterValues(current) : []);
   values.add(value ?? NONE);
-  setQuery({ [dimension]: [...values].join(',') });
+  setQuery({ [dimension]: joinFilterValues(values) });
 }
 
 export function removeFilter(dimension: string, value: string): void {
   const current = new URLSearchParams(location.search).get(dimension) ?? '';
-  setQuery({ [dimension]: current.split(',').filter((v) => v !== value).join(',') || undefined });
+  setQuery({ [dimension]: joinFilterValues(splitFilterValues(current).filter((v) => v !== value)) || undefined });
 }
 
 export function valueLabel(dimension: Dimension, value: string, labels: Map<string, string>): string {

@@ -1,5 +1,6 @@
 import { dimensions, dimensionLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
 import { setQuery, type Location } from '../router.ts';
+import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 
 /** Every active filter as a removable chip; "Clear all" drops them together. */
 export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<{ name: string; label: string }> }) {
@@ -7,7 +8,7 @@ export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<
   for (const d of dimensions) {
     const raw = loc.query.get(d);
     if (!raw) continue;
-    for (const value of raw.split(',')) chips.push({ name: d, value, label: `${dimensionLabels[d]}: ${valueLabel(d, value, seenLabels)}` });
+    for (const value of splitFilterValues(raw)) chips.push({ name: d, value, label: `${dimensionLabels[d]}: ${valueLabel(d, value, seenLabels)}` });
   }
   if (chips.length === 0) return null;
   return (
