@@ -225,4 +225,32 @@ describe.each(backends)('generated bad input on %s', (backend) => {
     expect(nul.status).toBe(400);
     expect(nul.body.error.details).toEqual([{ path: 'title', message: expect.stringMatching(/NUL/) }]);
   });
+
+  it('a lone UTF-16 surrogate anywhere in a body is a 400 naming its path (Postgres cannot store it), on every write; a pair is text like any other', async () => {
+    const json = { 'content-type': 'application/json' };
+    const before = (await api.request('GET', '/links?limit=100', { key })).body.pagination.total;
+    const cases: Array<[string, string, string, string]> = [
+      ['POST', '/links', '{"destinationUrl":"https://example.com/p","title":"a\\ud800b"}', 'title'],
+      ['POST', '/links', '{"destinationUrl":"https://example.com/\\ud800"}', 'destinationUrl'],
+      ['POST', '/links', '{"destinationUrl":"https://example.com/p","tags":["a\\udc00"]}', 'tags.0'],
+      ['POST', '/links/bulk', '{"links":[{"destinationUrl":"https://example.com/ok"},{"destinationUrl":"https://example.com/p","title":"x\\ud800"}]}', 'links.1.title'],
+      ['POST', '/campaigns', '{"name":"a\\ud800"}', 'name'],
+      ['POST', '/links', '{"destinationUrl":"https://example.com/p","\\ud800":1}', ''],
+    ];
+    for (const [method, path, rawBody, at] of cases) {
+      const res = await api.request(method, path, { key, rawBody, headers: json });
+      expect(res.status, `${path} ${rawBody}`).toBe(400);
+      expect(res.body.error.details, rawBody).toEqual([{ path: at || '(root)', message: expect.stringMatching(/lone UTF-16 surrogate/) }]);
+    }
+    const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/s' } })).body.data;
+    const patched = await api.request('PATCH', `/links/${link.id}`, { key, rawBody: '{"description":"a\\udc00"}', headers: json });
+    expect(patched.status).toBe(400);
+    expect((await api.request('GET', `/links/${link.id}`, { key })).body.data.description).toBe('');
+    // Nothing of the refused requests was stored, the bulk's good item included.
+    expect((await api.request('GET', '/links?limit=100', { key })).body.pagination.total).toBe(before + 1);
+    // An escaped pair is one character, stored and answered as it came.
+    const pair = await api.request('POST', '/links', { key, rawBody: '{"destinationUrl":"https://example.com/e","title":"smile \\ud83d\\ude00"}', headers: json });
+    expect(pair.status).toBe(201);
+    expect(pair.body.data.title).toBe('smile 😀');
+  });
 });

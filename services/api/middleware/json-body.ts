@@ -57,8 +57,8 @@ async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new AppError('VALIDATION_ERROR', 'Request body must be a JSON object');
   }
-  const nulAt = findNul(parsed);
-  if (nulAt !== null) throw new AppError('VALIDATION_ERROR', 'Invalid request', [{ path: nulAt || '(root)', message: 'must not contain NUL characters' }]);
+  const bad = findBadText(parsed);
+  if (bad !== null) throw new AppError('VALIDATION_ERROR', 'Invalid request', [{ path: bad.path || '(root)', message: bad.message }]);
   return parsed;
 }
 
@@ -87,17 +87,29 @@ export function nestingDepth(text: string): number {
 }
 
 /**
- * Postgres text cannot hold U+0000, so a NUL anywhere would fail deep in a
- * query as a 500; refuse it here with the path of the first offending string.
- * Walks with its own stack (depth is bounded by MAX_JSON_DEPTH anyway).
+ * A lone UTF-16 surrogate (`"\ud800"` in the JSON text: no UTF-8 can spell it, so
+ * Postgres' json and text refuse it, and I-JSON, RFC 7493, forbids it) or a NUL.
  */
-function findNul(root: unknown): string | null {
-  const stack: Array<{ value: unknown; path: string; key: string }> = [{ value: root, path: '', key: '' }];
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The first string or key (in document order) holding a NUL or a lone surrogate, with
+ * its path and what is wrong, or null. The whole request is refused: it is not text
+ * any store of ours can hold (a bulk request's other items included, as for any
+ * body that is not valid JSON).
+ */
+function findBadText(root: unknown): { path: string; message: string } | null {
+  const stack: Array<{ value: unknown; path: string; key: string; parent: string }> = [{ value: root, path: '', key: '', parent: '' }];
+  const wrong = (text: string): string | null =>
+    text.includes('\u0000') ? 'must not contain NUL characters' : LONE_SURROGATE.test(text) ? 'must not contain a lone UTF-16 surrogate (a \\ud800-\\udfff escape outside a pair): it is not valid Unicode' : null;
   while (stack.length > 0) {
-    const { value, path, key } = stack.pop()!;
-    if (key.includes('\u0000')) return path;
+    const { value, path, key, parent } = stack.pop()!;
+    // A key that is not text is named by where it is: its own name could not be shown.
+    const inKey = wrong(key);
+    if (inKey !== null) return { path: parent, message: `a key ${inKey}` };
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return path;
+      const inValue = wrong(value);
+      if (inValue !== null) return { path, message: inValue };
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
@@ -105,7 +117,7 @@ function findNul(root: unknown): string | null {
     const entries = Object.entries(value);
     for (let i = entries.length - 1; i >= 0; i--) {
       const [childKey, child] = entries[i]!;
-      stack.push({ value: child, path: path ? `${path}.${childKey}` : childKey, key: childKey });
+      stack.push({ value: child, path: path ? `${path}.${childKey}` : childKey, key: childKey, parent: path });
     }
   }
   return null;
