@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import Koa from 'koa';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { createClickId } from '../../shared/click-id.ts';
@@ -184,12 +185,28 @@ describe('Idempotency-Key across two API instances', () => {
   });
 
   it('refuses malformed keys with 400 and ignores the header on GET and DELETE', async () => {
-    for (const bad of ['x'.repeat(256), 'has space', 'tab\there']) {
+    // An empty header is a key the client meant to send: refused, not taken for none.
+    for (const bad of ['x'.repeat(256), 'has space', 'tab\there', '']) {
       const res = await send(0, 'POST', '/campaigns', { idem: bad, body: { name: 'bad key' } });
       expect(res.status, bad).toBe(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
       expect(res.body.error.details[0].path).toBe('(headers).idempotency-key');
     }
+    // Two header lines (fetch would join them): refused, saying so.
+    const twice = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(`${apis[0]!.url}/campaigns`);
+      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: [
+        'host', url.host, 'authorization', `Bearer ${key}`, 'content-type', 'application/json', 'idempotency-key', 'first', 'idempotency-key', 'second',
+      ] }, (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.once('error', reject);
+      req.end(JSON.stringify({ name: 'two keys' }));
+    });
+    expect(twice.status, twice.body).toBe(400);
+    expect(JSON.parse(twice.body).error.details, twice.body).toEqual([{ path: '(headers).idempotency-key', message: 'must be sent once; it came 2 times' }]);
     const k = idem();
     const list = await send(0, 'GET', '/campaigns', { idem: k });
     expect(list.status).toBe(200);

@@ -137,13 +137,14 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
   }
 
   return async function withIdempotency(ctx: Context, workspaceId: string, next: Next): Promise<void> {
-    const key = ctx.get('idempotency-key');
-    if (!METHODS.has(ctx.method) || key === '') return next();
-    if (!KEY_PATTERN.test(key)) {
-      throw new AppError('VALIDATION_ERROR', 'Invalid Idempotency-Key', [
-        { path: '(headers).idempotency-key', message: 'must be 1 to 255 printable ASCII characters without spaces' },
-      ]);
-    }
+    // Present but empty or repeated is a client's mistake to point out, not "no key":
+    // a retry it meant to protect would run twice.
+    const sent = ctx.req.headersDistinct['idempotency-key'];
+    if (!METHODS.has(ctx.method) || sent === undefined) return next();
+    const invalid = (message: string) => new AppError('VALIDATION_ERROR', 'Invalid Idempotency-Key', [{ path: '(headers).idempotency-key', message }]);
+    if (sent.length > 1) throw invalid(`must be sent once; it came ${sent.length} times`);
+    const key = sent[0]!;
+    if (!KEY_PATTERN.test(key)) throw invalid('must be 1 to 255 printable ASCII characters without spaces');
     const fingerprint = await fingerprintOf(ctx);
     if (++claims % SWEEP_EVERY === 0) void sweep().catch((err) => logger.warn('idempotency key sweep failed', errorFields(err)));
 
