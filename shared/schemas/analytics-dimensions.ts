@@ -24,6 +24,14 @@ export interface DimensionDeclaration {
   description: string;
 }
 
+/** One of a fixed list of lowercase values, in any case (`iOS` filters `ios`), as countries and hosts are. */
+function anyCase(values: readonly [string, ...string[]]): z.ZodType<string, string> {
+  return z
+    .string()
+    .transform((v) => v.toLowerCase())
+    .pipe(z.enum(values, { error: `must be one of ${values.join(', ')}` }));
+}
+
 const text = (max: number) => z.string().min(1).max(max).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
 const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`), `must be an id starting with ${prefix}_`);
 
@@ -35,8 +43,8 @@ export const dimensions = {
   },
   region: { value: text(200), canBeEmpty: true, description: 'region (state, province) of the visitor, as the geo-IP data names it' },
   city: { value: text(200), canBeEmpty: true, description: 'city of the visitor, as the geo-IP data names it' },
-  device: { value: z.enum(deviceClasses, { error: `must be one of ${deviceClasses.join(', ')}` }), canBeEmpty: false, description: 'device class' },
-  os: { value: z.enum(operatingSystems, { error: `must be one of ${operatingSystems.join(', ')}` }), canBeEmpty: true, description: 'operating system' },
+  device: { value: anyCase(deviceClasses), canBeEmpty: false, description: 'device class' },
+  os: { value: anyCase(operatingSystems), canBeEmpty: true, description: 'operating system' },
   browser: { value: text(100), canBeEmpty: true, description: 'browser name, as the user agent parser names it (Chrome, Safari, ...)' },
   referrer: {
     value: z.string().max(253).regex(/^[A-Za-z0-9.-]+$/, 'must be a host name, e.g. news.example.com').transform((h) => h.toLowerCase()),
@@ -48,7 +56,7 @@ export const dimensions = {
   utm_campaign: { value: text(500), canBeEmpty: true, description: 'utm_campaign' },
   utm_term: { value: text(500), canBeEmpty: true, description: 'utm_term' },
   utm_content: { value: text(500), canBeEmpty: true, description: 'utm_content' },
-  source: { value: z.enum(['link', 'qr'], { error: 'must be link or qr' }), canBeEmpty: false, description: '`qr` for QR code scans, `link` for other clicks' },
+  source: { value: anyCase(['link', 'qr']), canBeEmpty: false, description: '`qr` for QR code scans, `link` for other clicks' },
   link: { value: id('link'), canBeEmpty: false, description: 'link id (rows carry the short code)' },
   campaign: { value: id('campaign'), canBeEmpty: false, description: 'campaign id (rows carry the campaign name)' },
   rule: {
@@ -90,6 +98,10 @@ function filterParameter(name: Dimension) {
         if (part === NONE && declaration.canBeEmpty) {
           out.push(null);
           continue;
+        }
+        if (part === '') {
+          ctx.addIssue({ code: 'custom', message: `has an empty value${declaration.canBeEmpty ? `; ${NONE} selects clicks without one` : ''}` });
+          return z.NEVER;
         }
         const parsed = declaration.value.safeParse(part);
         if (!parsed.success) {

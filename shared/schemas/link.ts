@@ -15,7 +15,7 @@ export const trackingTypes = ['pixel', 's2s'] as const;
  * destination's. The QR marker never travels on, nor a visitor's `clickId` on a
  * link that appends its own.
  */
-export const forwardQuerySchema = z.union([z.boolean(), z.literal('override_utm')]);
+export const forwardQuerySchema = z.union([z.boolean(), z.literal('override_utm')], { error: 'must be true, false or "override_utm"' });
 export type ForwardQuery = z.infer<typeof forwardQuerySchema>;
 
 /** How the links table spells ForwardQuery (a text column with a CHECK). */

@@ -485,6 +485,8 @@ describe('analytics by dimension', () => {
       expect(res.body.error.code, path).toBe('VALIDATION_ERROR');
       expect(res.body.error.details.map((d: { path: string }) => d.path).join(' '), path).toContain(param);
     }
+    const empty = await api.request('GET', '/analytics?utm_source=news,', { key: a.key });
+    expect(empty.body.error.details).toEqual([{ path: 'utm_source', message: 'has an empty value; (none) selects clicks without one' }]);
   }, HEAVY);
 
   it('tenant isolation: another workspace sees none of these clicks on any new endpoint or filter', async () => {
