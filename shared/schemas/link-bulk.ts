@@ -6,8 +6,11 @@ import { linkCreateSchema, linkSchema, linkUpdateSchema } from './link.ts';
 /** Items per bulk request (create, update or delete). */
 export const MAX_BULK_LINKS = 1_000;
 
-const linkId = z.string().min(1).max(100);
-const idList = z.array(linkId).min(1).max(MAX_BULK_LINKS);
+/** A link id (or short code) as a bulk item names it. */
+export const bulkLinkId = z.string().min(1).max(100);
+const idList = z.array(bulkLinkId).min(1).max(MAX_BULK_LINKS);
+/** The envelope's lists: their items are checked one by one. */
+const items = z.array(z.unknown()).min(1).max(MAX_BULK_LINKS);
 
 /**
  * Bulk bodies are checked in two steps: the envelope here (a bad envelope is a 400
@@ -21,19 +24,23 @@ export const linkBulkCreateBody = z.strictObject({ links: z.array(linkCreateSche
 /** One patch for many links (`ids` + `patch`), or a patch per link (`links: [{id, patch}]`). */
 export const linkBulkUpdateEnvelope = z
   .strictObject({
-    ids: idList.optional(),
+    ids: items.optional(),
     patch: z.unknown().optional(),
-    links: z.array(z.strictObject({ id: linkId, patch: z.unknown() })).min(1).max(MAX_BULK_LINKS).optional(),
+    links: items.optional(),
   })
   .refine((b) => (b.links === undefined) !== (b.ids === undefined && b.patch === undefined), 'send either ids and patch, or links')
   .refine((b) => b.links !== undefined || (b.ids !== undefined && b.patch !== undefined), 'ids and patch go together');
 export const linkBulkUpdateBody = z
   .union([
     z.strictObject({ ids: idList, patch: linkUpdateSchema }),
-    z.strictObject({ links: z.array(z.strictObject({ id: linkId, patch: linkUpdateSchema })).min(1).max(MAX_BULK_LINKS) }),
+    z.strictObject({ links: z.array(z.strictObject({ id: bulkLinkId, patch: linkUpdateSchema })).min(1).max(MAX_BULK_LINKS) }),
   ])
   .meta({ id: 'LinkBulkUpdate' });
 
+/** One item of a per-link bulk update, checked on its own (its patch then with the single-link schema). */
+export const linkBulkUpdateItem = z.strictObject({ id: bulkLinkId, patch: z.unknown() });
+
+export const linkBulkDeleteEnvelope = z.strictObject({ ids: items });
 export const linkBulkDeleteBody = z.strictObject({ ids: idList }).meta({ id: 'LinkBulkDelete' });
 
 /** Per item, in request order: its result, or the error it alone got. */

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { z } from 'zod';
 import { AppError, isAppError } from '../../../shared/errors.ts';
 import { linkCreateSchema, linkUpdateSchema, type LinkCreate, type LinkUpdate } from '../../../shared/schemas/link.ts';
-import { linkBulkCreateEnvelope, linkBulkDeleteBody, linkBulkUpdateEnvelope } from '../../../shared/schemas/link-bulk.ts';
+import { bulkLinkId, linkBulkCreateEnvelope, linkBulkDeleteEnvelope, linkBulkUpdateEnvelope, linkBulkUpdateItem } from '../../../shared/schemas/link-bulk.ts';
 import { parseInput } from '../../../shared/schemas/validation.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
@@ -65,9 +65,18 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
     const body = parseInput(linkBulkUpdateEnvelope, await bodyOf(ctx), 'bulk update');
     const workspaceId = principalOf(ctx).workspaceId;
     // One patch for all (parsed once), or one per link.
+    // A bad id or item fails alone, as a bad patch does.
     const shared = body.ids ? parseItem(linkUpdateSchema, body.patch, 'link update') : undefined;
-    const items = body.ids ? body.ids.map((id) => ({ id, patch: shared })) : body.links!.map((l) => ({ id: l.id, patch: parseItem(linkUpdateSchema, l.patch, 'link update') }));
-    const current = await links.byIds(workspaceId, items.map((i) => i.id));
+    const items = body.ids
+      ? body.ids.map((raw) => {
+          const id = parseItem(bulkLinkId, raw, 'link id');
+          return isAppError(id) ? { id: '', patch: id } : { id, patch: shared };
+        })
+      : body.links!.map((raw) => {
+          const item = parseItem(linkBulkUpdateItem, raw, 'item');
+          return isAppError(item) ? { id: '', patch: item } : { id: item.id, patch: parseItem(linkUpdateSchema, item.patch, 'link update') };
+        });
+    const current = await links.byIds(workspaceId, items.flatMap((i) => (isAppError(i.patch) ? [] : [i.id])));
     const seen = new Set<string>();
     const results: Array<ItemResult<LinkRow>> = items.map(({ id, patch }) => {
       if (isAppError(patch)) return patch;
@@ -85,10 +94,12 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
   });
 
   router.delete('/links/bulk', requireScope('links:write'), async (ctx) => {
-    const { ids } = parseInput(linkBulkDeleteBody, await bodyOf(ctx), 'bulk delete');
-    const outcomes = await links.softDeleteMany(principalOf(ctx).workspaceId, [...new Set(ids)]);
+    const { ids: raw } = parseInput(linkBulkDeleteEnvelope, await bodyOf(ctx), 'bulk delete');
+    const ids = raw.map((id) => parseItem(bulkLinkId, id, 'link id'));
+    const outcomes = await links.softDeleteMany(principalOf(ctx).workspaceId, [...new Set(ids.filter((id): id is string => !isAppError(id)))]);
     const seen = new Set<string>();
     const results = ids.map((id, index) => {
+      if (isAppError(id)) return answer(index, id);
       const outcome = outcomes.get(id);
       const first = !seen.has(id);
       seen.add(id);
