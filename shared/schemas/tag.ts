@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { paginationQuery } from './common.ts';
+import { documented } from './documented-as.ts';
 
 export const MAX_TAGS_PER_LINK = 20;
 export const MAX_TAG_LENGTH = 50;
@@ -22,10 +23,17 @@ export const tagName = z
  * A link's tags: normalised, duplicates (after normalising) dropped, first spelling's
  * order kept; the limit counts the tags that remain (["A", "a"] is one tag).
  */
-export const tagList = z
-  .array(tagName)
-  .overwrite((tags) => [...new Set(tags)])
-  .max(MAX_TAGS_PER_LINK, `at most ${MAX_TAGS_PER_LINK} tags per link`);
+export const tagList = documented(
+  z
+    .array(tagName)
+    .overwrite((tags) => [...new Set(tags)])
+    .max(MAX_TAGS_PER_LINK, `at most ${MAX_TAGS_PER_LINK} tags per link`),
+  // What a client may send: the limits hold after normalising (a JSON Schema cannot say
+  // so), and whitespace, tabs included, is normalised rather than refused.
+  z
+    .array(z.string().describe(`1-${MAX_TAG_LENGTH} characters after normalising (NFC, trimmed, whitespace runs as one space, lowercase); no commas or control characters but whitespace`))
+    .describe(`At most ${MAX_TAGS_PER_LINK} distinct tags after normalising (["A", "a"] is one).`),
+);
 
 /** `?tag=a,b`: links with any of the tags (comma = OR, as in every filter). */
 export const tagFilter = z
