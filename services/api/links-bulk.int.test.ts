@@ -41,7 +41,9 @@ describe.each(backends)('bulk links on %s', (backend) => {
     expect(res.status).toBe(200);
     expect(items(res).map((i) => i.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(errorCodes(res)).toEqual(['ok', 'VALIDATION_ERROR', 'CONFLICT', 'ok', 'CONFLICT', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'VALIDATION_ERROR', 'ok']);
-    const [first, bad, , , , wrongCampaign, wrongDomain, , unknownField, locked] = items(res);
+    const [first, bad, taken, , twice, wrongCampaign, wrongDomain, , unknownField, locked] = items(res);
+    expect(!taken!.success && taken!.error.message).toBe('Short code "bulk-taken" is already taken on this domain');
+    expect(!twice!.success && twice!.error.message).toBe('Short code "bulk-twice" is given to an earlier item of this request too');
     expect(first!.success && linkSchema.strict().parse(first!.data)).toMatchObject({ shortCode: 'bulk-one', tags: ['bulk'], clicks: 0 });
     expect(!bad!.success && bad!.error.details![0]!.path).toBe('destinationUrl');
     expect(!wrongCampaign!.success && wrongCampaign!.error.details![0]!.path).toBe('campaignId');

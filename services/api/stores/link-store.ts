@@ -189,6 +189,7 @@ export function linkStore(sql: Sql) {
     async createMany(workspaceId: string, links: readonly NewLink[]): Promise<Array<ItemResult<LinkRow>>> {
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(links.length);
       let pending: Array<{ index: number; id: string; shortCode: string; custom: boolean }> = [];
+      /** Custom codes of the batch, scoped to their domain. */
       const customCodes = new Set<string>();
       links.forEach((link, index) => {
         if (link.shortCode === undefined) {
@@ -196,7 +197,7 @@ export function linkStore(sql: Sql) {
           return;
         }
         const scoped = `${link.domainId ?? ''}/${link.shortCode}`;
-        if (customCodes.has(scoped)) results[index] = codeTaken(link.shortCode);
+        if (customCodes.has(scoped)) results[index] = new AppError('CONFLICT', `Short code "${link.shortCode}" is given to an earlier item of this request too`);
         else {
           customCodes.add(scoped);
           pending.push({ index, id: newId('link'), shortCode: link.shortCode, custom: true });
