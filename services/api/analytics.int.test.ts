@@ -242,6 +242,8 @@ describe('analytics from ClickHouse', () => {
     expect(byLink).toEqual(expected(events, { ...base, linkId: link.id }));
     expect(byLink.summary.totalClicks).toBeGreaterThan(0);
     expect(await overview(`/analytics/${link.id}?from=2026-03-01&to=2026-11-30&granularity=month`)).toEqual(byLink);
+    // By its short code too, as PATCH /links/{id} takes it.
+    expect(await overview(`/analytics/${link.shortCode}?from=2026-03-01&to=2026-11-30&granularity=month`)).toEqual(byLink);
   });
 
   it('campaign and source filters, alone and together, west of UTC: partial UTC days at both ends', async () => {
@@ -277,6 +279,10 @@ describe('analytics from ClickHouse', () => {
     expect(other.status).toBe(404);
     expect(other.body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
     expect((await api.request('GET', '/analytics/link_doesnotexist', { key: a.key })).status).toBe(404);
+    // Another workspace's short code names nothing here; an unknown one neither.
+    expect((await api.request('GET', `/analytics/${linksA[0]!.shortCode}`, { key: b.key })).status).toBe(404);
+    expect((await api.request('GET', `/analytics/experiments/${linksA[0]!.shortCode}`, { key: b.key })).status).toBe(404);
+    expect((await api.request('GET', '/analytics/no-such-code', { key: a.key })).status).toBe(404);
     for (const qs of [`linkId=${linkB.id}`, `campaignId=${linkB.campaignId}`, `link=${linksA[0]!.id},${linkB.id}`, `campaign=${linkB.campaignId}`, 'linkId=link_doesnotexist']) {
       for (const path of ['/analytics', '/analytics/clicks', '/analytics/conversions', '/analytics/breakdown?dimension=country&', '/analytics/realtime']) {
         const res = await api.request('GET', `${path}${path.endsWith('&') ? '' : '?'}${qs}`, { key: a.key });

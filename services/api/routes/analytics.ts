@@ -106,12 +106,16 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     };
   }
 
-  /** A link of the caller's workspace, not deleted, or 404 (as GET /links/{id}). */
+  /**
+   * The id of a link of the caller's workspace, not deleted, named by its id or its
+   * short code on the default domain (as PATCH /links/{id} takes them), or 404.
+   */
   async function liveLink(ctx: Context): Promise<string> {
-    const linkId = ctx.params.linkId!;
-    const link = hasPrefix(linkId, 'link') ? await links.byId(principalOf(ctx).workspaceId, linkId) : undefined;
+    const idOrCode = ctx.params.linkId!;
+    const workspaceId = principalOf(ctx).workspaceId;
+    const link = hasPrefix(idOrCode, 'link') ? await links.byId(workspaceId, idOrCode) : await links.byShortCode(workspaceId, idOrCode);
     if (!link || link.deletedAt) throw new AppError('NOT_FOUND', 'Link not found');
-    return linkId;
+    return link.id;
   }
 
   router.get('/analytics', requireScope('analytics:read'), async (ctx) => {
