@@ -2,6 +2,7 @@ import { hydrateLink, type CompiledLink, type RoutableLink } from '../../../shar
 import type { DomainEntry, LazySnapshotEntry, SnapshotEntry, SnapshotEntryHeader } from '../../../shared/snapshot/snapshot-entry.ts';
 import { decompressBlock } from '../../../shared/snapshot/snapshot-blocks.ts';
 import type { LinkLookup } from '../ports.ts';
+import { StringKeyedTable } from './string-keyed-table.ts';
 
 const decoder = new TextDecoder();
 
@@ -50,7 +51,7 @@ type Held = Pending | RoutableLink;
  * verified (one, but for the moment one domain's marker and another's overlap when a
  * hostname changes hands).
  */
-class DomainCodes extends Map<string, Held> {
+class DomainCodes extends StringKeyedTable<Held> {
   markers = 0;
 
   /** Serves only its own links: it is verified (a marker) or holds links (published only while verified). */
@@ -62,7 +63,7 @@ class DomainCodes extends Map<string, Held> {
 const DEFAULT_DOMAIN = '';
 
 /** The RoutableLink of a held link, hydrating it (and keeping the result) on first use. */
-function routable(codes: Map<string, Held>, shortCode: string, held: Held): RoutableLink {
+function routable(codes: StringKeyedTable<Held>, shortCode: string, held: Held): RoutableLink {
   if (!(held instanceof Pending)) return held;
   const hydrated = hydrateLink(held.compiled);
   codes.set(shortCode, hydrated);
@@ -80,14 +81,12 @@ function routable(codes: Map<string, Held>, shortCode: string, held: Held): Rout
  * older than what we hold is ignored, so updates may arrive twice or out of
  * order (watch restarts, several publishers) safely.
  *
- * Both levels are Maps. A hand-written string-keyed hash table stood here, for V8's
- * slower lookups of fresh (never hashed) strings; measured in one run of `npm run bench
- * -- redirect` (2026-11-28) the host + short code lookup took 297 ns with it and 318 ns
- * with Maps among 100k codes, 0.1 % of a redirect's CPU, under the 5 % a hand-written
- * piece must buy, so it gave way to the built-in.
+ * Both levels are StringKeyedTables, not Maps: find() runs on every request with the
+ * Host header and short code as fresh strings, which V8 Maps look up slowly among
+ * 100k codes in a busy process (string-keyed-table.ts has the measurements).
  */
 export class SnapshotStore implements LinkLookup {
-  private domains = new Map<string, DomainCodes>();
+  private domains = new StringKeyedTable<DomainCodes>();
   private defaultCodes = new DomainCodes();
   private readonly byLinkId = new Map<string, { version: number; domain: string | null; code: string | null }>();
   /** Domain markers applied: the hostname each names while verified (null: not, or no longer). */
@@ -134,7 +133,7 @@ export class SnapshotStore implements LinkLookup {
    * anything was served, so what it applied cannot shadow the same versions replayed.
    */
   clear(): void {
-    this.domains = new Map();
+    this.domains = new StringKeyedTable();
     this.defaultCodes = new DomainCodes();
     this.domains.set(DEFAULT_DOMAIN, this.defaultCodes);
     this.byLinkId.clear();
