@@ -88,16 +88,19 @@ interface RangeInput {
 
 const dayFormats = new Map<string, Intl.DateTimeFormat>();
 
-/** The date it is now in `timeZone` (a zone ahead of UTC is already in tomorrow's for hours a day). */
-export function todayIn(timeZone: string, now = Date.now()): string {
+/** The local calendar date of an instant in `timeZone` (formatter cached: building one costs more than using it). */
+export function localDateAt(ms: number, timeZone: string): string {
   let format = dayFormats.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
     dayFormats.set(timeZone, format);
   }
-  const p = Object.fromEntries(format.formatToParts(now).map((x) => [x.type, x.value]));
+  const p = Object.fromEntries(format.formatToParts(ms).map((x) => [x.type, x.value]));
   return `${p.year}-${p.month}-${p.day}`;
 }
+
+/** The date it is now in `timeZone` (a zone ahead of UTC is already in tomorrow's for hours a day). */
+export const todayIn = (timeZone: string): string => localDateAt(Date.now(), timeZone);
 
 /**
  * Fills the default range and checks order and length; errors name the field a

@@ -1,4 +1,4 @@
-import { addDays, dateToMs, isInstant, msToDate } from '../../../shared/schemas/analytics.ts';
+import { addDays, dateToMs, isInstant, localDateAt, msToDate } from '../../../shared/schemas/analytics.ts';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
@@ -19,24 +19,11 @@ export interface HourRange {
   whole: { first: string; last: string } | null;
 }
 
-const formats = new Map<string, Intl.DateTimeFormat>();
-
-/** Local calendar date of an instant (formatter cached: building one costs more than using it). */
-function localDate(ms: number, timeZone: string): string {
-  let format = formats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    formats.set(timeZone, format);
-  }
-  const p = Object.fromEntries(format.formatToParts(ms).map((x) => [x.type, x.value]));
-  return `${p.year}-${p.month}-${p.day}`;
-}
-
 /** First whole UTC hour at or after `fromMs` whose start is on local day `date` or later. */
 function firstHourOnOrAfter(date: string, fromMs: number, timeZone: string): number {
   // Local midnight is within a day and a half of UTC midnight in every zone.
   let ms = fromMs;
-  while (localDate(ms, timeZone) < date) ms += HOUR_MS;
+  while (localDateAt(ms, timeZone) < date) ms += HOUR_MS;
   return ms;
 }
 
@@ -50,7 +37,7 @@ const QUARTER_HOUR_MS = 900_000;
  */
 export function localDayStartMs(date: string, timeZone: string): number {
   let ms = firstHourOnOrAfter(date, dateToMs(date) - DAY_MS, timeZone);
-  while (localDate(ms - QUARTER_HOUR_MS, timeZone) >= date) ms -= QUARTER_HOUR_MS;
+  while (localDateAt(ms - QUARTER_HOUR_MS, timeZone) >= date) ms -= QUARTER_HOUR_MS;
   return ms;
 }
 
