@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors.ts';
-import { hashPassword } from '../../shared/auth/password-hash.ts';
+import { hashPassword, verifyPassword } from '../../shared/auth/password-hash.ts';
 import type { LinkCreate, LinkUpdate } from '../../shared/schemas/link.ts';
 import type { CampaignStore } from './stores/campaign-store.ts';
 import type { DomainStore } from './stores/domain-store.ts';
@@ -23,6 +23,17 @@ export function linkWrites(deps: { links: LinkStore; campaigns: CampaignStore; d
 
   /** scrypt runs on libuv's thread pool: a batch's hashes overlap. */
   const hashOrClear = (password: string | null) => (password === null ? Promise.resolve(null) : hashPassword(password));
+
+  /**
+   * An update's password: the stored hash when it is already this password's (each hash
+   * has its own salt, so a new one would read as a change to a PATCH that changes
+   * nothing), else a new hash. The stored hash is as good a hash of it as a new one,
+   * so writing it is right even if the password changed since it was read.
+   */
+  async function hashOrKeep(password: string | null, stored: string | null): Promise<string | null> {
+    if (password !== null && stored !== null && (await verifyPassword(password, stored))) return stored;
+    return hashOrClear(password);
+  }
 
   return {
     async create(workspaceId: string, inputs: readonly LinkCreate[]): Promise<Array<ItemResult<LinkRow>>> {
@@ -58,7 +69,7 @@ export function linkWrites(deps: { links: LinkStore; campaigns: CampaignStore; d
     async update(workspaceId: string, items: ReadonlyArray<{ current: LinkRow; input: LinkUpdate }>): Promise<Array<ItemResult<LinkRow>>> {
       const [known, hashes] = await Promise.all([
         knownCampaigns(workspaceId, items.map((i) => i.input.campaignId)),
-        Promise.all(items.map((i) => (i.input.password === undefined ? undefined : hashOrClear(i.input.password)))),
+        Promise.all(items.map((i) => (i.input.password === undefined ? undefined : hashOrKeep(i.input.password, i.current.passwordHash)))),
       ]);
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(items.length);
       const writes: Array<{ index: number; id: string; changes: LinkChanges; alongside?: (tx: Parameters<RuleStore['moveLinkRules']>[0]) => Promise<void> }> = [];

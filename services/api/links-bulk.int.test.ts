@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
 import { linkSchema } from '../../shared/schemas/link.ts';
@@ -11,7 +12,8 @@ describe.each(backends)('bulk links on %s', (backend) => {
   let workspaceId: string;
 
   beforeAll(async () => {
-    api = await startTestApi(backend);
+    // A secret, so a test can register a webhook endpoint and see link.updated queued.
+    api = await startTestApi(backend, { secret: randomBytes(32) });
     ({ key, workspaceId } = await api.tenant());
   });
   afterAll(() => api?.close());
@@ -97,6 +99,36 @@ describe.each(backends)('bulk links on %s', (backend) => {
     const cRow = await api.request('GET', `/links/${c}`, { key });
     expect(cRow.body.data.campaignId).not.toBe(campaign);
     expect((await api.request('GET', `/links/${a}`, { key })).body.data.destinationUrl).toBe('https://example.com/a2');
+  });
+
+  it('an item whose patch changes nothing keeps its updatedAt and queues nothing, beside items that change', async () => {
+    const { key: own, workspaceId: ws } = await api.tenant();
+    expect((await api.request('POST', '/webhooks', { key: own, body: { url: 'https://hooks.example.com/bulk-noop', events: ['link.updated'] } })).status).toBe(201);
+    const made = items(await bulk('POST', { links: ['a', 'b', 'c'].map((n) => ({ destinationUrl: `https://example.com/n${n}`, title: 'T', tags: ['Keep'] })) }, own));
+    const [a, b, c] = made.map((i) => (i.success ? i.data : undefined));
+    const queued = async () => ({
+      events: (await api.db.sql<{ id: string }[]>`SELECT data->>'id' AS id FROM webhook_outbox WHERE workspace_id = ${ws} AND type = 'link.updated' ORDER BY seq`).map((r) => r.id),
+      generations: Object.fromEntries(
+        (await api.db.sql<{ linkId: string; generation: string }[]>`SELECT link_id, generation FROM snapshot_outbox WHERE link_id IN ${api.db.sql([a.id, b.id, c.id])}`).map((r) => [r.linkId, String(r.generation)]),
+      ),
+    });
+    const before = await queued();
+    await new Promise((r) => setTimeout(r, 5));
+
+    const shared = await bulk('PATCH', { ids: [a.id, b.id], patch: { title: 'T', tags: [' KEEP '] } }, own);
+    expect(items(shared).map((i) => i.success && i.data.updatedAt)).toEqual([a.updatedAt, b.updatedAt]);
+    const each = await bulk('PATCH', { links: [{ id: a.id, patch: { title: 'T' } }, { id: b.id, patch: { title: 'B2' } }, { id: c.id, patch: { destinationUrl: c.destinationUrl, enabled: true } }] }, own);
+    expect(errorCodes(each)).toEqual(['ok', 'ok', 'ok']);
+    const [ra, rb, rc] = items(each).map((i) => (i.success ? i.data : undefined));
+    expect(ra).toEqual(a);
+    expect(rc).toEqual(c);
+    expect(rb).toMatchObject({ title: 'B2' });
+    expect(Date.parse(rb.updatedAt)).toBeGreaterThan(Date.parse(b.updatedAt));
+    const after = await queued();
+    expect(after.events).toEqual([...before.events, b.id]);
+    expect(after.generations[a.id]).toBe(before.generations[a.id]);
+    expect(after.generations[c.id]).toBe(before.generations[c.id]);
+    expect(BigInt(after.generations[b.id]!)).toBeGreaterThan(BigInt(before.generations[b.id]!));
   });
 
   it('deletes many; unknown, foreign, already deleted and repeated ids answer per item', async () => {

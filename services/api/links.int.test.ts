@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
 import { linkSchema } from '../../shared/schemas/link.ts';
@@ -10,7 +11,8 @@ describe.each(backends)('links API on %s', (backend) => {
   let key: string;
 
   beforeAll(async () => {
-    api = await startTestApi(backend);
+    // A secret, so a test can register a webhook endpoint and see link.updated queued.
+    api = await startTestApi(backend, { secret: randomBytes(32) });
     ({ key } = await api.tenant());
   });
   afterAll(() => api?.close());
@@ -237,6 +239,61 @@ describe.each(backends)('links API on %s', (backend) => {
     expect(reset.body.data).toMatchObject({ defaultDestination: 'https://example.com/new', password: '********' });
   });
 
+  it('a PATCH that changes nothing keeps updatedAt and queues no snapshot update and no link.updated event; a real change does', async () => {
+    const { key: own, workspaceId } = await api.tenant();
+    expect((await api.request('POST', '/webhooks', { key: own, body: { url: 'https://hooks.example.com/noop', events: ['link.updated'] } })).status).toBe(201);
+    const expiresMs = Date.now() + 86_400_000;
+    const created = await post(
+      { destinationUrl: 'https://example.com/same', title: 'Same', tags: ['Spring Sale', 'eu'], password: 'secret12', expiresAt: new Date(expiresMs).toISOString(), clicksLimit: 5, forwardQuery: 'override_utm' },
+      own,
+    );
+    expect(created.status).toBe(201);
+    const link = created.body.data;
+    /** What a change of the link queues: its webhook events and its snapshot generation. */
+    const queued = async () => ({
+      events: (await api.db.sql<{ type: string }[]>`SELECT type FROM webhook_outbox WHERE workspace_id = ${workspaceId} AND data->>'id' = ${link.id} ORDER BY seq`).map((r) => r.type),
+      generation: String((await api.db.sql<{ generation: string }[]>`SELECT generation FROM snapshot_outbox WHERE link_id = ${link.id}`)[0]?.generation),
+    });
+    const before = await queued();
+    expect(before.events).toEqual([]);
+    await new Promise((r) => setTimeout(r, 5));
+
+    // Every field as stored, in other spellings that normalise to it: the tags' case and
+    // spaces, the expiry's offset, the same password (stored hashed with its own salt).
+    const same = {
+      destinationUrl: ' https://example.com/same ',
+      title: 'Same',
+      tags: [' spring   SALE', 'EU'],
+      password: 'secret12',
+      expiresAt: new Date(expiresMs + 2 * 3_600_000).toISOString().replace('Z', '+02:00'),
+      clicksLimit: 5,
+      forwardQuery: 'override_utm',
+      enabled: true,
+      defaultDestination: null,
+      deepLinkIos: null,
+      campaignId: link.campaignId,
+    };
+    const noop = await api.request('PATCH', `/links/${link.id}`, { key: own, body: same });
+    expect(noop.status).toBe(200);
+    expect(noop.body.data).toEqual({ ...link, updatedAt: link.updatedAt });
+    expect((await api.request('PATCH', `/links/${link.shortCode}`, { key: own, body: { title: 'Same' } })).body.data.updatedAt).toBe(link.updatedAt);
+    expect((await api.request('GET', `/links/${link.id}`, { key: own })).body.data.updatedAt).toBe(link.updatedAt);
+    expect(await queued()).toEqual(before);
+
+    // One field that differs among equal ones is a change: updatedAt moves, one event, a new generation.
+    const changed = await api.request('PATCH', `/links/${link.id}`, { key: own, body: { ...same, title: 'Changed' } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.data).toMatchObject({ title: 'Changed', tags: ['spring sale', 'eu'], password: '********' });
+    expect(Date.parse(changed.body.data.updatedAt)).toBeGreaterThan(Date.parse(link.updatedAt));
+    const after = await queued();
+    expect(after.events).toEqual(['link.updated']);
+    expect(BigInt(after.generation)).toBeGreaterThan(BigInt(before.generation));
+    // A new password is a change too, though the answer reads the same.
+    const repassed = await api.request('PATCH', `/links/${link.id}`, { key: own, body: { password: 'other123' } });
+    expect(Date.parse(repassed.body.data.updatedAt)).toBeGreaterThan(Date.parse(changed.body.data.updatedAt));
+    expect((await queued()).events).toEqual(['link.updated', 'link.updated']);
+  });
+
   it('refuses intent parts that run code or leave the web, on POST and PATCH (400), and keeps http(s) fallbacks', async () => {
     const { body } = await post({ destinationUrl: 'https://example.com', deepLinkEnabled: true });
     for (const [field, value] of hostileDeepLinks) {
@@ -316,6 +373,10 @@ describe.each(backends)('links API on %s', (backend) => {
       ['limit=101', { path: 'limit', message: 'must be 1 to 100' }],
       ['limit=-1', { path: 'limit', message: 'must be a whole number' }],
       ['page=1e3', { path: 'page', message: 'must be a whole number' }],
+      // Only list parameters (tag) may be repeated.
+      ['page=1&page=2', { path: 'page', message: 'given more than once; this parameter takes one value' }],
+      ['enabled=true&enabled=true', { path: 'enabled', message: 'given more than once; this parameter takes one value' }],
+      ['q=a&q=b', { path: 'q', message: 'given more than once; this parameter takes one value' }],
     ] as const) {
       expect((await api.request('GET', `/links?${query}`, { key })).body.error.details, query).toEqual([detail]);
     }

@@ -44,6 +44,10 @@ describe.each(backends)('link tags and query forwarding on %s', (backend) => {
     expect(await codes('tag=BLUE', own)).toEqual(['tf-a', 'tf-b']);
     expect(await codes('tag=red,green', own)).toEqual(['tf-a', 'tf-c']);
     expect(await codes('tag=gone', own)).toEqual([]);
+    // The parameter repeated (as Dub and most HTTP clients send arrays) is its values comma-joined.
+    expect(await codes('tag=red&tag=green', own)).toEqual(['tf-a', 'tf-c']);
+    expect(await codes('tag=RED&tag=blue,gone&tag=red', own)).toEqual(['tf-a', 'tf-b']);
+    expect(await codes('tag=gone&tag=gone', own)).toEqual([]);
 
     const tags = await api.request('GET', '/tags', { key: own });
     expect(tags.status).toBe(200);
@@ -87,11 +91,16 @@ describe.each(backends)('link tags and query forwarding on %s', (backend) => {
     const spellings = await post({ tags: [...Array.from({ length: 20 }, () => 'Sale'), ' SALE '] });
     expect(spellings.status).toBe(201);
     expect(spellings.body.data.tags).toEqual(['sale']);
-    for (const query of ['tag=', 'tag=a,,b', `tag=${'x'.repeat(51)}`, 'tag=a&tag=b']) {
+    for (const query of ['tag=', 'tag=a,,b', `tag=${'x'.repeat(51)}`, 'tag=a&tag=', 'tag=a&tag=b,,c']) {
       const res = await api.request('GET', `/links?${query}`, { key });
       expect(res.status, query).toBe(400);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
     }
+    // A bad value of a repeated tag is named by its place among all the values.
+    expect((await api.request('GET', '/links?tag=a&tag=b,', { key })).body.error.details).toEqual([{ path: 'tag.2', message: 'must not be empty' }]);
+    expect((await api.request('GET', `/links?${Array.from({ length: 21 }, (_, i) => `tag=t${i}`).join('&')}`, { key })).body.error.details).toEqual([
+      { path: 'tag', message: 'Too big: expected array to have <=20 items' },
+    ]);
     for (const query of ['limit=0', 'page=x', 'q=', 'sort=name']) {
       const res = await api.request('GET', `/tags?${query}`, { key });
       expect(res.status, query).toBe(400);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { deviceClasses, operatingSystems } from './rule-conditions.ts';
 import { tagName } from './tag.ts';
 import { splitFilterValues } from './filter-values.ts';
+import { repeatableNote, repeatableQueryList } from './common.ts';
 
 /**
  * The dimensions analytics can break clicks down by (GET /analytics/breakdown
@@ -85,10 +86,8 @@ const MAX_VALUES = 100;
 /** One filter parameter: comma-separated values, each checked against the dimension's format. */
 function filterParameter(name: Dimension) {
   const declaration: DimensionDeclaration = dimensions[name];
-  return z
-    .string()
-    .transform((raw, ctx): Array<string | null> => {
-      const parts = splitFilterValues(raw);
+  return repeatableQueryList(splitFilterValues)
+    .transform((parts, ctx): Array<string | null> => {
       if (parts.length > MAX_VALUES) {
         ctx.addIssue({ code: 'custom', message: `at most ${MAX_VALUES} values` });
         return z.NEVER;
@@ -113,7 +112,7 @@ function filterParameter(name: Dimension) {
       return [...new Set(out)];
     })
     .optional()
-    .describe(`Filter: ${declaration.description}. Comma-separated values match any of them (a backslash escapes a comma or a backslash within a value: a\\,b)${declaration.canBeEmpty ? `; ${NONE} matches clicks without one` : ''}.`);
+    .describe(`Filter: ${declaration.description}. Comma-separated values match any of them (a backslash escapes a comma or a backslash within a value: a\\,b)${declaration.canBeEmpty ? `; ${NONE} matches clicks without one` : ''}. ${repeatableNote(name)}`);
 }
 
 /** Every dimension as an optional filter parameter, for the analytics query schemas. */

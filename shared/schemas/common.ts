@@ -130,6 +130,24 @@ export function queryInteger(min: number, max: number, fallback: number) {
 }
 
 /**
+ * A list parameter a client may also repeat, as Dub's API and most HTTP clients send
+ * arrays: `?p=a,b&p=c` means `?p=a,b,c` (any of them). Each occurrence is checked by
+ * `occurrence` and split by `split` on its own (an escape never runs across two
+ * occurrences), then the values are concatenated. Every other query parameter given
+ * twice stays a 400 (see parseInput). Documented as the one-string form, whose
+ * description should mention the repeat (`repeatableNote`).
+ */
+export function repeatableQueryList(split: (raw: string) => string[], occurrence: z.ZodType<string, string> = z.string()) {
+  return documented(
+    z.union([occurrence, z.array(occurrence).min(1)]).transform((raw) => (typeof raw === 'string' ? [raw] : raw).flatMap(split)),
+    z.string(),
+  );
+}
+
+/** For the description of a repeatableQueryList parameter `name`. */
+export const repeatableNote = (name: string, a = 'a', b = 'b') => `The parameter may be repeated: ${name}=${a}&${name}=${b} is ${name}=${a},${b}.`;
+
+/**
  * An update must change something. Checked only when nothing else is wrong, so a body of
  * unknown or immutable fields gets its one reason rather than this one beside it.
  */

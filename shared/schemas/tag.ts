@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationQuery } from './common.ts';
+import { paginationQuery, repeatableNote, repeatableQueryList } from './common.ts';
 import { documented } from './documented-as.ts';
 
 export const MAX_TAGS_PER_LINK = 20;
@@ -35,12 +35,10 @@ export const tagList = documented(
     .describe(`At most ${MAX_TAGS_PER_LINK} distinct tags after normalising (["A", "a"] is one).`),
 );
 
-/** `?tag=a,b`: links with any of the tags (comma = OR, as in every filter). */
-export const tagFilter = z
-  .string()
-  .max(MAX_TAGS_PER_LINK * (MAX_TAG_LENGTH + 1))
-  .transform((value) => value.split(','))
-  .pipe(z.array(tagName).min(1).max(MAX_TAGS_PER_LINK));
+/** `?tag=a,b` or `?tag=a&tag=b`: links with any of the tags (comma = OR, as in every filter). */
+export const tagFilter = repeatableQueryList((value) => value.split(','), z.string().max(MAX_TAGS_PER_LINK * (MAX_TAG_LENGTH + 1)))
+  .pipe(z.array(tagName).min(1).max(MAX_TAGS_PER_LINK))
+  .describe(`Links with any of these tags: tag=a,b. ${repeatableNote('tag')} At most ${MAX_TAGS_PER_LINK} tags.`);
 
 export const tagSchema = z.object({
   name: z.string(),

@@ -13,11 +13,25 @@ export function zodDetails(error: z.ZodError): ErrorDetail[] {
   });
 }
 
+/**
+ * A query parameter given twice arrives as an array. Only list parameters take that
+ * (repeatableQueryList in common.ts); for the others the answer says what happened
+ * rather than "expected string, received array".
+ */
+function repeatedParameters(error: z.ZodError, query: Record<string, unknown>): ErrorDetail[] {
+  return zodDetails(error).map((detail, i) => {
+    const issue = error.issues[i]!;
+    const given = issue.path.length === 1 ? query[String(issue.path[0])] : undefined;
+    return (issue.code === 'invalid_type' || issue.code === 'invalid_value') && Array.isArray(given) ? { path: detail.path, message: 'given more than once; this parameter takes one value' } : detail;
+  });
+}
+
 /** Parses with a zod schema; failure is a VALIDATION_ERROR naming every bad field. */
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown, what = 'request'): z.output<T> {
   const result = schema.safeParse(input);
   if (!result.success) {
-    throw new AppError('VALIDATION_ERROR', `Invalid ${what}`, zodDetails(result.error));
+    const details = what === 'query' && typeof input === 'object' && input !== null ? repeatedParameters(result.error, input as Record<string, unknown>) : zodDetails(result.error);
+    throw new AppError('VALIDATION_ERROR', `Invalid ${what}`, details);
   }
   return result.data;
 }

@@ -232,6 +232,9 @@ describe('analytics by dimension', () => {
     ['referrer=(none)&browser=Chrome', { referrer: ['(none)'], browser: ['Chrome'] }],
     ['rule=default', { rule: ['default'] }],
     ['source=qr', { source: ['qr'] }],
+    // A repeated parameter is its values comma-joined: OR, as Dub's clients send arrays.
+    ['country=DE&country=at', { country: ['DE', 'AT'] }],
+    ['city=Munich&region=Bavaria&city=(none)', { city: ['Munich', '(none)'], region: ['Bavaria'] }],
   ];
 
   it('filters combine on the breakdown: OR within a dimension, AND across', async () => {
@@ -478,6 +481,11 @@ describe('analytics by dimension', () => {
       ['/analytics/realtime?from=2026-01-01', 'from'],
       [`/analytics/experiments/${links[0]?.id}?control=variant`, 'control'],
       ['/analytics/breakdown?dimension=country&from=2026-05-02&to=2026-05-01', 'from'],
+      // Only dimension filters may be repeated.
+      ['/analytics?from=2026-05-01&from=2026-05-02', 'from'],
+      ['/analytics/breakdown?dimension=country&dimension=os', 'dimension'],
+      ['/analytics/breakdown?dimension=country&limit=5&limit=6', 'limit'],
+      ['/analytics?country=DE&country=', 'country'],
     ];
     for (const [path, param] of cases) {
       const res = await api.request('GET', path, { key: a.key });
@@ -487,6 +495,8 @@ describe('analytics by dimension', () => {
     }
     const empty = await api.request('GET', '/analytics?utm_source=news,', { key: a.key });
     expect(empty.body.error.details).toEqual([{ path: 'utm_source', message: 'has an empty value; (none) selects clicks without one' }]);
+    const twice = await api.request('GET', '/analytics?granularity=day&granularity=week&os=ios&os=android', { key: a.key });
+    expect(twice.body.error.details).toEqual([{ path: 'granularity', message: 'given more than once; this parameter takes one value' }]);
   }, HEAVY);
 
   it('tenant isolation: another workspace sees none of these clicks on any new endpoint or filter', async () => {

@@ -148,6 +148,9 @@ describe('analytics by tag', () => {
       ['(none)', ['(none)']],
       ['(none),print', ['(none)', 'print']],
       ['no-such-tag', ['no-such-tag']],
+      // Repeated: the values comma-joined (OR).
+      ['print&tag=Retired', ['print', 'retired']],
+      ['(none)&tag=email,print&tag=email', ['(none)', 'email', 'print']],
     ];
     for (const [qs, tags] of cases) {
       const byTag = await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100&tag=${qs}`);

@@ -269,7 +269,8 @@ export function linkStore(sql: Sql) {
     },
 
     /**
-     * Applies each item's changes to its live link, all in one transaction. `alongside`
+     * Applies each item's changes to its live link, all in one transaction; an item
+     * whose every value equals the stored one leaves the row untouched. `alongside`
      * runs with its item's update (the rules of a link moving campaign), in a savepoint:
      * an AppError it throws fails that item alone and undoes its part. Returns the
      * errors by item index; a link deleted meanwhile is simply not updated.
@@ -279,9 +280,19 @@ export function linkStore(sql: Sql) {
       items: ReadonlyArray<{ id: string; changes: LinkChanges; alongside?: ((tx: Sql) => Promise<void>) | undefined }>,
     ): Promise<Map<number, AppError>> {
       const failed = new Map<number, AppError>();
-      const update = (t: Sql, item: (typeof items)[number]) => t`
-        UPDATE links SET ${t(changedColumns(item.changes))}, updated_at = now()
-        WHERE id = ${item.id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
+      // A change equal to what is stored changes nothing: no row is updated, so
+      // updated_at stays and the statement-level triggers queue no snapshot update and
+      // no link.updated event. Compared in the UPDATE itself, against the row as it is
+      // when the statement locks it (a concurrent change is seen, not a stale read).
+      const update = (t: Sql, item: (typeof items)[number]) => {
+        const columns = changedColumns(item.changes);
+        const differs = Object.entries(columns)
+          .map(([column, value]) => t`${t(column)} IS DISTINCT FROM ${value as never}`)
+          .reduce((any, one) => t`${any} OR ${one}`);
+        return t`
+          UPDATE links SET ${t(columns)}, updated_at = now()
+          WHERE id = ${item.id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL AND (${differs})`;
+      };
       await sql.begin(async (tx) => {
         const t = tx as unknown as Sql;
         // Independent updates go out pipelined; those with company one savepoint each.
