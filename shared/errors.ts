@@ -18,6 +18,8 @@ export const errorStatus = {
   CONFLICT: 409,
   /** A request with the same Idempotency-Key is still running. */
   IDEMPOTENCY_KEY_IN_USE: 409,
+  /** POST /webhooks/{id}/test on a disabled endpoint: nothing is delivered to one, so nothing is queued. */
+  WEBHOOK_DISABLED: 409,
   ALREADY_DELETED: 410,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,

@@ -145,9 +145,12 @@ describe('every status the API answers is in the OpenAPI document', () => {
     const conversion = JSON.stringify({ clickId: createClickId(secret, link.data.id, Date.now()), orderId: 'statuses-1' });
     for (let i = 0; i < 2; i++) await send(s2s, { key: keys.full, body: conversion });
 
-    // A test event to a real endpoint: 202.
+    // A test event to a real endpoint: 202; once it is disabled, 409 WEBHOOK_DISABLED.
     const hook = (await (await fetch(`${server.url}/webhooks`, { method: 'POST', headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' }, body: '{"url":"https://hooks.example.com/s","events":["link.created"]}' })).json()) as { data: { id: string } };
-    await send(operations.find((o) => o.path === '/webhooks/{id}/test')!, { key: keys.full, path: `/webhooks/${hook.data.id}/test` });
+    const webhookTest = operations.find((o) => o.path === '/webhooks/{id}/test')!;
+    expect(await send(webhookTest, { key: keys.full, path: `/webhooks/${hook.data.id}/test` })).toBe(202);
+    await fetch(`${server.url}/webhooks/${hook.data.id}`, { method: 'PATCH', headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' }, body: '{"enabled":false}' });
+    expect(await send(webhookTest, { key: keys.full, path: `/webhooks/${hook.data.id}/test` })).toBe(409);
 
     // The plan's limit: 100 requests an hour on starter.
     const me = operations.find((o) => o.path === '/me')!;

@@ -155,6 +155,12 @@ describe('OpenAPI document', () => {
       expect(o.responses['403'].content['application/json'].example.error, o.operationId).toEqual({ code: 'FORBIDDEN', message: `This API key lacks the ${o['x-required-scope']} scope` });
     }
     expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false });
+    // Where a status has several codes, its example is the operation's own error (a taken
+    // short code, a disabled endpoint), not the Idempotency-Key's that every POST shares.
+    const example409 = (path: string) => document.paths[path].post.responses['409'].content['application/json'].example.error.code;
+    expect(example409('/links')).toBe('CONFLICT');
+    expect(example409('/webhooks/{id}/test')).toBe('WEBHOOK_DISABLED');
+    expect(example409('/campaigns')).toBe('IDEMPOTENCY_KEY_IN_USE');
   });
 
   it('an example request is accepted by the running API', async () => {

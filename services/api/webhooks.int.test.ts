@@ -98,6 +98,23 @@ describe.each(backends)('webhook endpoints API on %s', (backend) => {
       expect(res.status, url).toBe(400);
       expect(res.body.error.details[0].path).toBe('url');
     }
+    // Spellings of the same places: a root dot, an IPv4-compatible or -mapped IPv6 address, a decimal IPv4 address.
+    const spellings: Array<[string, string]> = [
+      ['http://localhost./hook', 'a local host name'],
+      ['http://api.localhost/hook', 'a local host name'],
+      ['http://[::127.0.0.1]/hook', 'IPv4-compatible'],
+      ['http://[::ffff:169.254.169.254]/latest', 'link-local or metadata'],
+      ['http://2130706433/hook', 'loopback'],
+      ['http://0/hook', 'unspecified'],
+    ];
+    for (const [url, reason] of spellings) {
+      const res = await create({ url, events: ['link.created'] });
+      expect(res.status, url).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details, url).toEqual([{ path: 'url', message: expect.stringContaining(`must be a public address, not ${reason}`) }]);
+    }
+    // Other names are not resolved when registered (DNS can change): they are checked at each send.
+    expect((await create({ url: 'http://intranet.example.com/hook', events: ['link.created'] })).status).toBe(201);
     const bad: Array<[unknown, string]> = [
       [{ url: 'ftp://example.com', events: ['link.created'] }, 'url'],
       [{ url: 'https://example.com' }, 'events'],
@@ -125,5 +142,78 @@ describe.each(backends)('webhook endpoints API on %s', (backend) => {
     const { key: linksOnly } = await api.tenant({ scopes: ['links:read', 'links:write'] });
     expect((await api.request('GET', '/webhooks', { key: linksOnly })).status).toBe(403);
     expect((await api.request('GET', '/webhooks')).status).toBe(401);
+  });
+
+  it('refuses credentials in the URL on create and update (400 naming url and the signature); an endpoint stored with them still works', async () => {
+    const { key: own } = await api.tenant();
+    for (const url of ['https://user:secret@hooks.example.com/x', 'https://user@hooks.example.com/x', 'https://:secret@hooks.example.com/x']) {
+      const res = await create({ url, events: ['link.created'] }, own);
+      expect(res.status, url).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details).toEqual([{ path: 'url', message: expect.stringMatching(/credentials.*Standard Webhooks signature/) }]);
+    }
+    const hook = (await create({ url: 'https://hooks.example.com/x', events: ['link.created'] }, own)).body.data;
+    const patched = await api.request('PATCH', `/webhooks/${hook.id}`, { key: own, body: { url: 'https://user:secret@hooks.example.com/x' } });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error.details).toEqual([{ path: 'url', message: expect.stringContaining('credentials') }]);
+    const listed = await api.request('GET', '/webhooks', { key: own });
+    expect(JSON.stringify(listed.body)).not.toContain('secret@');
+
+    // Stored before this check: read, updated (its url untouched), tested as before.
+    await api.db.sql`UPDATE webhook_endpoints SET url = 'https://user:secret@old.example.com/x' WHERE id = ${hook.id}`;
+    expect((await api.request('GET', `/webhooks/${hook.id}`, { key: own })).status).toBe(200);
+    const renamed = await api.request('PATCH', `/webhooks/${hook.id}`, { key: own, body: { description: 'old one', events: ['link.updated'] } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ description: 'old one', events: ['link.updated'] });
+    expect((await api.request('POST', `/webhooks/${hook.id}/test`, { key: own })).status).toBe(202);
+    const fixed = await api.request('PATCH', `/webhooks/${hook.id}`, { key: own, body: { url: 'https://old.example.com/x' } });
+    expect(fixed.body.data.url).toBe('https://old.example.com/x');
+
+    // The reference says so, where a client reads the field.
+    const document = (await api.request('GET', '/openapi.json')).body;
+    for (const name of ['WebhookCreate', 'WebhookUpdate']) {
+      expect(document.components.schemas[name].properties.url.description, name).toMatch(/No credentials \(user:password@\).*Standard Webhooks signature/);
+    }
+  });
+
+  it('a disabled endpoint is not sent a test event: 409 WEBHOOK_DISABLED saying to enable it, nothing queued', async () => {
+    const { key: own, workspaceId } = await api.tenant();
+    const hook = (await create({ url: 'https://f.example.com/hook', events: ['link.created'] }, own)).body.data;
+    const queued = async () => (await api.db.sql`SELECT 1 FROM webhook_outbox WHERE workspace_id = ${workspaceId} AND type = 'webhook.test'`).length;
+
+    await api.request('PATCH', `/webhooks/${hook.id}`, { key: own, body: { enabled: false } });
+    const manual = await api.request('POST', `/webhooks/${hook.id}/test`, { key: own });
+    expect(manual.status).toBe(409);
+    expect(manual.body).toEqual({
+      success: false,
+      error: { code: 'WEBHOOK_DISABLED', message: `Webhook endpoint is disabled (disabled by PATCH enabled: false) and gets no deliveries, tests included: enable it first with PATCH /webhooks/${hook.id} {"enabled": true}` },
+    });
+    await api.db.sql`UPDATE webhook_endpoints SET disabled_reason = 'failing', failing_since = now() - interval '25 hours' WHERE id = ${hook.id}`;
+    const failing = await api.request('POST', `/webhooks/${hook.id}/test`, { key: own });
+    expect(failing.status).toBe(409);
+    expect(failing.body.error.message).toContain('its deliveries failed for 24 h');
+    expect(await queued()).toBe(0);
+
+    await api.request('PATCH', `/webhooks/${hook.id}`, { key: own, body: { enabled: true } });
+    expect((await api.request('POST', `/webhooks/${hook.id}/test`, { key: own })).status).toBe(202);
+    expect(await queued()).toBe(1);
+  });
+});
+
+describe.each(backends)('webhook endpoints API allowing private targets (WEBHOOKS_ALLOW_PRIVATE_TARGETS) on %s', (backend) => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startTestApi(backend, { secret: randomBytes(32), env: { WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' } });
+  });
+  afterAll(() => api?.close());
+
+  it('takes loopback, private and local targets, but never credentials', async () => {
+    const { key } = await api.tenant();
+    for (const url of ['http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://[::1]/hook', 'http://10.0.0.5/hook']) {
+      expect((await api.request('POST', '/webhooks', { key, body: { url, events: ['link.created'] } })).status, url).toBe(201);
+    }
+    const res = await api.request('POST', '/webhooks', { key, body: { url: 'http://user:secret@127.0.0.1:8080/hook', events: ['link.created'] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0].path).toBe('url');
   });
 });

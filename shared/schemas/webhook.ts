@@ -36,6 +36,23 @@ export const webhookCreatedSchema = webhookSchema.extend({
 })
   .meta({ id: 'WebhookCreated' });
 
+/**
+ * Where deliveries go. No credentials (`user:password@`): they would be shown to every
+ * key that reads the endpoint, and they are not sent anyway (deliveries are
+ * authenticated by their Standard Webhooks signature). Target addresses (SSRF) are the
+ * route's check, as they depend on the deployment (WEBHOOKS_ALLOW_PRIVATE_TARGETS).
+ */
+const webhookUrl = httpUrl
+  .refine(
+    (value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''),
+    'must not contain credentials (user:password@): a receiver authenticates deliveries by their Standard Webhooks signature (webhook-signature header)',
+  )
+  .describe(
+    'http(s) URL the events are POSTed to. No credentials (user:password@) in it: verify deliveries by their Standard Webhooks signature. ' +
+      'Loopback, private, link-local and metadata IP addresses and localhost are refused (unless the deployment allows private targets); ' +
+      'other host names are checked, resolved, at each delivery.',
+  );
+
 const eventList = z
   .array(z.enum(webhookEventTypes))
   .min(1, 'subscribe to at least one event')
@@ -43,7 +60,7 @@ const eventList = z
   .overwrite((events) => [...new Set(events)]);
 
 export const webhookCreateSchema = z.strictObject({
-  url: httpUrl,
+  url: webhookUrl,
   events: eventList,
   description: z.string().max(500).default(''),
 })
@@ -51,7 +68,7 @@ export const webhookCreateSchema = z.strictObject({
 
 export const webhookUpdateSchema = z
   .strictObject({
-    url: httpUrl,
+    url: webhookUrl,
     events: eventList,
     description: z.string().max(500),
     /** true re-enables an endpoint disabled for failing, and clears its failure streak. */

@@ -24,6 +24,8 @@ const ranges: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['240.0.0.0', 4, 'ipv4', 'reserved'],
   ['::', 128, 'ipv6', 'unspecified'],
   ['::1', 128, 'ipv6', 'loopback'],
+  // ::a.b.c.d, IPv4-compatible (deprecated, RFC 4291): nothing public lives there.
+  ['::', 96, 'ipv6', 'IPv4-compatible (deprecated)'],
   ['64:ff9b:1::', 48, 'ipv6', 'local NAT64'],
   ['100::', 64, 'ipv6', 'discard'],
   ['2001:db8::', 32, 'ipv6', 'documentation'],
@@ -67,12 +69,13 @@ export function blockedAddressReason(address: string): string | null {
   return 'not a public address';
 }
 
-/** Host names that always mean this machine, whatever DNS says. */
-const LOCAL_NAMES = /(^|\.)(localhost|localhost\.localdomain)$/i;
+/** Host names that always mean this machine, whatever DNS says (`localhost.` too: the root's dot). */
+const LOCAL_NAMES = /(^|\.)(localhost|localhost\.localdomain)\.?$/i;
 
 /**
  * Checked when an endpoint is registered: an IP literal or a local name in the URL
- * is refused at once (names are checked again, resolved, at every send).
+ * is refused at once. Other names are not resolved here (DNS can change): they are
+ * checked, resolved, at every send.
  */
 export function blockedUrlReason(url: string): string | null {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');

@@ -37,6 +37,7 @@ export const errorExamples: Record<ErrorCode, { message: string; details?: Error
   REQUEST_HEADER_FIELDS_TOO_LARGE: { message: 'Request headers are too large: at most 16384 bytes in all' },
   CONFLICT: { message: 'Short code "spring" is already taken on this domain' },
   IDEMPOTENCY_KEY_IN_USE: { message: 'A request with this Idempotency-Key is in progress; retry shortly' },
+  WEBHOOK_DISABLED: { message: `Webhook endpoint is disabled (its deliveries failed for 24 h) and gets no deliveries, tests included: enable it first with PATCH /webhooks/${ids.webhook} {"enabled": true}` },
   ALREADY_DELETED: { message: 'Link has already been deleted' },
   PAYLOAD_TOO_LARGE: { message: 'Request body exceeds 1048576 bytes' },
   UNSUPPORTED_MEDIA_TYPE: { message: 'Unsupported media type' },

@@ -76,6 +76,9 @@ function errorResponses(op: Operation): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const retryAfter = status === 429 || status === 503 || codes.includes('IDEMPOTENCY_KEY_IN_USE');
+    // The example: the operation's own error where it has one of this status (a 409 of
+    // POST /links is most often a taken short code, not an Idempotency-Key in flight).
+    const shown = codes.find((code) => op.errors?.includes(code)) ?? codes[0]!;
     responses[String(status)] = {
       description: `${reasons[status] ?? 'Error'}: ${codes.join(', ')}`,
       'x-error-codes': codes,
@@ -87,7 +90,7 @@ function errorResponses(op: Operation): Record<string, unknown> {
       content: {
         'application/json': {
           schema: ref('schemas', 'Error'),
-          example: { success: false, error: { code: codes[0]!, ...exampleError(op, codes[0]!) } },
+          example: { success: false, error: { code: shown, ...exampleError(op, shown) } },
         },
       },
     };

@@ -247,7 +247,15 @@ export const operations: Operation[] = [
     response: webhookSchema,
   },
   { method: 'delete', path: '/webhooks/{id}', summary: 'Delete a webhook endpoint (its pending deliveries are given up)', scope: 'webhooks:write', status: 200, response: deletedSchema },
-  { method: 'post', path: '/webhooks/{id}/test', summary: 'Send a webhook.test event to the endpoint (202: queued; see its deliveries)', scope: 'webhooks:write', status: 202, response: webhookTestResultSchema },
+  {
+    method: 'post',
+    path: '/webhooks/{id}/test',
+    summary: 'Send a webhook.test event to the endpoint (202: queued; see its deliveries); 409 WEBHOOK_DISABLED when the endpoint is disabled (enable it first)',
+    scope: 'webhooks:write',
+    status: 202,
+    response: webhookTestResultSchema,
+    errors: ['WEBHOOK_DISABLED'],
+  },
   {
     method: 'get',
     path: '/webhooks/{id}/deliveries',

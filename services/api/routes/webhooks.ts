@@ -77,7 +77,12 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
 
   router.post('/webhooks/:id/test', scope, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    if (!(await webhooks.get(workspaceId, ctx.params.id!))) throw notFound();
+    const webhook = (await webhooks.get(workspaceId, ctx.params.id!)) ?? notFoundThrow();
+    // The sender gives up every delivery to a disabled endpoint: a test queued now would go nowhere.
+    if (!webhook.enabled) {
+      const why = webhook.disabledReason === 'failing' ? 'its deliveries failed for 24 h' : 'disabled by PATCH enabled: false';
+      throw new AppError('WEBHOOK_DISABLED', `Webhook endpoint is disabled (${why}) and gets no deliveries, tests included: enable it first with PATCH /webhooks/${webhook.id} {"enabled": true}`);
+    }
     const eventId = await webhooks.queueTest(workspaceId, ctx.params.id!);
     await deps.onEventQueued();
     ok(ctx, { eventId }, 202);
