@@ -52,7 +52,7 @@ interface Answer {
   body: string;
 }
 
-function send(base: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+function send(base: string, path: string, options: { method?: string; headers?: Record<string, string | string[]>; body?: string } = {}): Promise<Answer> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -356,6 +356,8 @@ describe('redirector app', () => {
         await send(url, '/plain', { headers: { 'x-forwarded-for': '81.2.69.142', 'cf-ipcountry': 'gb' } });
         await send(url, '/plain', { headers: { 'x-forwarded-for': '81.2.69.142', 'cf-ipcountry': 'FR' } });
         await send(url, '/plain', { headers: { 'x-forwarded-for': 'not an address', 'cf-ipcountry': 'FR' } });
+        // A proxy that adds its country line after the visitor's: the nearest proxy's (last) line counts.
+        await send(url, '/plain', { headers: { 'x-forwarded-for': '81.2.69.142', 'cf-ipcountry': ['FR', 'GB'] } });
       } finally {
         both.close();
       }
@@ -363,6 +365,7 @@ describe('redirector app', () => {
         ['GB', 'England', 'London'],
         ['FR', null, null],
         ['FR', null, null],
+        ['GB', 'England', 'London'],
       ]);
     });
 
@@ -456,6 +459,19 @@ describe('redirector app', () => {
 
     it('plain redirects everyone else', async () => {
       expect((await send(base, '/deep')).headers.location).toBe('https://example.com/app-page');
+    });
+
+    it('sends crawlers on a phone to the web destination, not the app (link previews, indexing)', async () => {
+      const googlebotPhone = await send(base, '/deep', { headers: { 'user-agent': realUserAgents.googlebotSmartphone } });
+      expect(googlebotPhone.status).toBe(302);
+      expect(googlebotPhone.headers.location).toBe('https://example.com/app-page');
+      const applebotIphone = await send(base, '/deep', { headers: { 'user-agent': `${realUserAgents.iphoneSafari} (Applebot/0.1; +http://www.apple.com/go/applebot)` } });
+      expect(applebotIphone.status).toBe(302);
+      expect(applebotIphone.headers.location).toBe('https://example.com/app-page');
+      expect(sink.events.map((e) => [e.bot, e.os])).toEqual([
+        [true, 'android'],
+        [true, 'ios'],
+      ]);
     });
 
     it('escapes hostile URLs on the page and never navigates to a script URL', async () => {
@@ -675,6 +691,14 @@ describe('redirector app', () => {
       expect(clickEventSchema.parse(event)).toEqual(event);
       expect(event).toMatchObject({ kind: 'impression', linkId: ids.plain, destination: null, ruleId: null });
     });
+
+    it('takes one trailing slash, as short links do', async () => {
+      const answer = await send(base, '/i/plain/');
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-type']).toBe('image/gif');
+      expect(sink.events.map((e) => [e.kind, e.linkId])).toEqual([['impression', ids.plain]]);
+      expect((await send(base, '/i/plain//')).headers['content-type']).toContain('text/html');
+    });
   });
 
   describe('conversion pixel', () => {
@@ -727,6 +751,18 @@ describe('redirector app', () => {
       expect(proxiedSink.events[0]).toMatchObject({ country: null });
       const real = await send(proxied, '/geo', { headers: chain('10.20.30.40', '81.2.69.142') });
       expect(real.headers.location).toBe('https://example.co.uk/');
+    });
+
+    it('reads every X-Forwarded-For line, so a line the client sent before the proxy\'s cannot pick the geo rule', async () => {
+      // HAProxy's `option forwardfor` adds its own line after the client's; the lines are one list (RFC 9110 5.3).
+      const lines = (spoofed: string, real: string) => ({ 'x-forwarded-for': [spoofed, real] });
+      const spoofed = await send(proxied, '/geo', { headers: lines('81.2.69.142', '10.20.30.40') });
+      expect(spoofed.headers.location).toBe('https://example.com/world');
+      expect(proxiedSink.events[0]).toMatchObject({ country: null });
+      const real = await send(proxied, '/geo', { headers: lines('10.20.30.40', '81.2.69.142') });
+      expect(real.headers.location).toBe('https://example.co.uk/');
+      for (let i = 0; i < 3; i++) await send(proxied, '/plain', { headers: lines(`198.51.100.${i}`, '81.2.69.142') });
+      expect(new Set(proxiedSink.events.slice(-3).map((e) => e.visitorId)).size).toBe(1);
     });
 
     it('counts one visitor per real address whatever the client writes before it', async () => {

@@ -147,8 +147,11 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     { method: 'head', pattern: '/health', handler: guarded('health', true, health) },
     { method: 'get', pattern: '/p.gif', handler: guarded('pixel', false, onPixel) },
     { method: 'head', pattern: '/p.gif', handler: guarded('pixel', true, onPixel) },
-    { method: 'get', pattern: '/i/:code', handler: guarded('impression', false, onImpression) },
-    { method: 'head', pattern: '/i/:code', handler: guarded('impression', true, onImpression) },
+    // One trailing slash allowed, as on short links (an <img> pasted from a short URL with its slash).
+    ...['/i/:code', '/i/:code/'].flatMap((pattern): typeof routes => [
+      { method: 'get', pattern, handler: guarded('impression', false, onImpression) },
+      { method: 'head', pattern, handler: guarded('impression', true, onImpression) },
+    ]),
     ...['/:code', '/:code/'].flatMap((pattern): typeof routes => [
       { method: 'get', pattern, handler: guarded('redirect', false, onLink) },
       { method: 'head', pattern, handler: guarded('redirect', true, onLink) },

@@ -52,6 +52,10 @@ describe('forwardQuery', () => {
     ['https://a.example/p?utm_source=mail&ref=a', 'utm_source=tw&ref=b', 'override_utm', 'https://a.example/p?utm_source=tw&ref=a'],
     ['https://a.example/p?utm_source=a&utm_source=b', 'utm_source=tw&utm_source=fb', 'override_utm', 'https://a.example/p?utm_source=tw'],
     ['https://a.example/p', 'utm_source=tw', 'override_utm', 'https://a.example/p?utm_source=tw'],
+    // An empty visitor value does not blank the campaign's tagging; the first non-empty one overrides.
+    ['https://a.example/p?utm_source=mail', 'utm_source=', 'override_utm', 'https://a.example/p?utm_source=mail'],
+    ['https://a.example/p?utm_source=mail', 'utm_source', 'override_utm', 'https://a.example/p?utm_source=mail'],
+    ['https://a.example/p?utm_source=mail&k=1', 'utm_source=&utm_source=tw', 'override_utm', 'https://a.example/p?utm_source=tw&k=1'],
     ['https://a.example/p?x=0', 'x=1&y=2', false, 'https://a.example/p?x=0'],
     ['https://a.example/p', 'x=1', undefined, 'https://a.example/p?x=1'],
     ['https://a.example/p#top', 'x=1', true, 'https://a.example/p?x=1#top'],

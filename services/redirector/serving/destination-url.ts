@@ -57,8 +57,8 @@ export type ForwardQueryMode = boolean | 'override_utm' | undefined;
  * clients"; Dub and Shlink forward too, but let the visitor override, which lets
  * anyone rewrite a campaign's tagging). Each visitor pair is forwarded as sent,
  * in order, unless its key is already in the destination: then the destination
- * keeps its value, except that with `override_utm` the visitor's first value of a
- * `utm_*` key replaces the destination's. `dropKeys` (the QR marker, `clickId`
+ * keeps its value, except that with `override_utm` the visitor's first non-empty value
+ * of a `utm_*` key replaces the destination's. `dropKeys` (the QR marker, `clickId`
  * when the link appends its own) never travel on. The fragment stays last.
  *
  * Keys are compared as URLs treat them: decoded, case-sensitive. `QR=1` is not the
@@ -86,7 +86,9 @@ export function forwardQuery(destination: string, visitorQuery: string, mode: Fo
     if (dropKeys.includes(key)) continue;
     const at = ownKeys.get(key);
     if (at === undefined) added.push(pair);
-    else if (mode === 'override_utm' && key.startsWith('utm_') && !overridden.has(key)) {
+    // An empty visitor value (`utm_source=`, a template's blank field) does not blank the
+    // destination's tagging: the first non-empty value overrides, as analytics reads it.
+    else if (mode === 'override_utm' && key.startsWith('utm_') && !overridden.has(key) && hasValue(pair)) {
       overridden.add(key);
       own[at] = pair;
     }
@@ -95,6 +97,12 @@ export function forwardQuery(destination: string, visitorQuery: string, mode: Fo
   // A destination key given twice keeps one value once the visitor's replaced it.
   const kept = overridden.size === 0 ? own : own.filter((pair, i) => !overridden.has(keyOf(pair)) || ownKeys.get(keyOf(pair)) === i);
   return `${path}?${[...kept, ...added].join('&')}${fragment}`;
+}
+
+/** The pair has a non-empty value (`k=v`; not `k` or `k=`). */
+function hasValue(pair: string): boolean {
+  const eq = pair.indexOf('=');
+  return eq !== -1 && eq < pair.length - 1;
 }
 
 function keyOf(pair: string): string {

@@ -58,9 +58,39 @@ export function hostName(header: string): string {
   return (end === header.length ? header : header.slice(0, end)).toLowerCase();
 }
 
+/** The trusted proxy headers of a request: every line of each, as read by trustedHeaders. */
+export interface TrustedHeaders {
+  /** Every line of TRUSTED_IP_HEADER joined with `, ` ('' when absent or not configured). */
+  forwarded: string;
+  /** The last line of TRUSTED_COUNTRY_HEADER ('' when absent or not configured). */
+  country: string;
+}
+
+/**
+ * Reads the trusted proxy headers from every header line, in one pass. uWS's getHeader
+ * answers the first line of a name only, and a proxy may add its own line after the
+ * client's (HAProxy's `option forwardfor` does; so does any proxy that adds rather than
+ * replaces a country header): the first line is then the visitor's own, and reading it
+ * alone would let them choose their address or country. Repeated lines are one list
+ * (RFC 9110 section 5.3), so the forwarding header's lines are joined and its entries
+ * counted from the right as usual; of a country header, the last line (the nearest
+ * proxy's) is taken.
+ */
+export function trustedHeaders(req: Pick<HttpRequest, 'forEach'>, ipHeader: string | undefined, countryHeader: string | undefined): TrustedHeaders {
+  let forwarded = '';
+  let country = '';
+  if (ipHeader === undefined && countryHeader === undefined) return { forwarded, country };
+  req.forEach((key, value) => {
+    if (key === ipHeader) forwarded = forwarded === '' ? value : `${forwarded}, ${value}`;
+    else if (key === countryHeader) country = value;
+  });
+  return { forwarded, country };
+}
+
 /** Reads every input of the request (in the handler: uWS's request object dies with it). */
 export function captureRequest(res: HttpResponse, req: HttpRequest, config: RedirectorConfig): RequestInfo {
-  const forwarded = config.TRUSTED_IP_HEADER === undefined ? '' : req.getHeader(config.TRUSTED_IP_HEADER);
+  const trusted = trustedHeaders(req, config.TRUSTED_IP_HEADER, config.TRUSTED_COUNTRY_HEADER);
+  const forwarded = trusted.forwarded;
   return {
     host: hostName(req.getHeader('host')),
     code: decodeSegment(req.getParameter(0) ?? ''),
@@ -69,7 +99,7 @@ export function captureRequest(res: HttpResponse, req: HttpRequest, config: Redi
     referer: req.getHeader('referer'),
     // uWS returns undefined (not '') when there is no query string.
     query: req.getQuery() ?? '',
-    countryHeader: config.TRUSTED_COUNTRY_HEADER === undefined ? '' : req.getHeader(config.TRUSTED_COUNTRY_HEADER),
+    countryHeader: trusted.country,
     ip: forwarded === '' ? remoteAddress(res) : forwardedAddress(forwarded, config.TRUSTED_PROXY_HOPS) || remoteAddress(res),
   };
 }

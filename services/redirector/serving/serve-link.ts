@@ -187,7 +187,9 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     }
 
     const destination = onward(decision.destination, info.query, compiled, clickId);
-    const deepLink = decision.deepLink;
+    // Crawlers and link-preview fetchers read the web page, never the app: an intent URL or
+    // the app-opening page would break previews and indexing (Branch and Bitly do the same).
+    const deepLink = ua.isBot ? null : decision.deepLink;
     if (deepLink !== null && deepLink.platform === 'ios' && isSafeAppUrl(deepLink.appUrl)) {
       const fallback = isHttpUrl(deepLink.fallbackUrl) ? onward(deepLink.fallbackUrl, info.query, compiled, clickId) : destination;
       counters.deepLink++;
