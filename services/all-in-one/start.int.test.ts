@@ -98,7 +98,7 @@ describe('npm start on embedded defaults', () => {
     await stopNpmStart(started);
   }, 120_000);
 
-  it('keeps a reached clicksLimit across a restart on the in-process bus, for browsers and bots alike', async () => {
+  it('keeps a reached clicksLimit across a restart on the in-process bus, for browsers and bots alike, counting clicks from before a limit was set', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-limit-'));
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
     const first = await npmStart({ DATA_DIR: dataDir });
@@ -114,11 +114,28 @@ describe('npm start on embedded defaults', () => {
     const browser = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
     expect([await visit(first.redirectUrl, browser), await visit(first.redirectUrl, browser)]).toEqual([302, 302]);
     expect([await visit(first.redirectUrl, browser), await visit(first.redirectUrl, 'curl/8.5.0')]).toEqual([410, 410]);
+
+    // A limit set on a link that already has clicks counts them (Shlink's maxVisits does):
+    // 3 clicks, then a limit of 4 leaves one.
+    const api = (method: string, path: string, body?: object) =>
+      fetch(`${first.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    const later = (await (await api('POST', '/links', { destinationUrl: 'https://example.com/later', shortCode: 'later' })).json()) as { data: { id: string } };
+    const visitLater = async (base: string) => (await fetch(`${base}/later`, { redirect: 'manual', headers: { 'user-agent': browser } })).status;
+    expect([await visitLater(first.redirectUrl), await visitLater(first.redirectUrl), await visitLater(first.redirectUrl)]).toEqual([302, 302, 302]);
+    const deadline = Date.now() + 30_000;
+    while (((await (await api('GET', `/links/${later.data.id}`)).json()) as { data: { clicks: number } }).data.clicks < 3) {
+      if (Date.now() > deadline) throw new Error('3 clicks never reached the link counters');
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect((await api('PATCH', `/links/${later.data.id}`, { clicksLimit: 4 })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300)); // the limit reaches the redirector
+    expect([await visitLater(first.redirectUrl), await visitLater(first.redirectUrl)]).toEqual([302, 410]);
     await stopNpmStart(first);
 
     const again = await npmStart({ DATA_DIR: dataDir });
     cleanup.push(() => stopNpmStart(again));
     expect([await visit(again.redirectUrl, 'curl/8.5.0'), await visit(again.redirectUrl, browser)]).toEqual([410, 410]);
+    expect(await visitLater(again.redirectUrl)).toBe(410);
     await stopNpmStart(again);
-  }, 150_000);
+  }, 180_000);
 });

@@ -17,6 +17,7 @@ import { authenticator } from './middleware/auth.ts';
 import type { RateLimiter } from './middleware/rate-limit.ts';
 import { linkPresentation, linkPresenter } from './link-presenter.ts';
 import { linkWrites } from './link-writes.ts';
+import { clicksLimitBases } from './clicks-limit-base.ts';
 import { campaignStore } from './stores/campaign-store.ts';
 import { domainStore } from './stores/domain-store.ts';
 import { linkStore } from './stores/link-store.ts';
@@ -107,7 +108,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   campaignRoutes(router, { campaigns, requireScope });
   const linkDeps = {
     links,
-    writes: linkWrites({ links, campaigns, domains, rules }),
+    writes: linkWrites({ links, campaigns, domains, rules, limitBases: deps.bus && deps.analytics ? clicksLimitBases({ bus: deps.bus, clickhouse: deps.analytics, logger }) : undefined }),
     present: linkPresentation(linkPresenter(config.REDIRECT_BASE_URL), deps.counters ?? noLinkCounters),
     requireScope,
     rules,

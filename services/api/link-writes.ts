@@ -5,6 +5,7 @@ import type { CampaignStore } from './stores/campaign-store.ts';
 import type { DomainStore } from './stores/domain-store.ts';
 import type { ItemResult, LinkChanges, LinkRow, LinkStore, NewLink } from './stores/link-store.ts';
 import type { RuleStore } from './stores/rule-store.ts';
+import type { ClicksLimitBases } from './clicks-limit-base.ts';
 
 const invalid = (what: string, path: string, message: string) => new AppError('VALIDATION_ERROR', what, [{ path, message }]);
 
@@ -14,7 +15,14 @@ const invalid = (what: string, path: string, message: string) => new AppError('V
  * or domain reads as absent), passwords hashed. Every lookup is one query for the
  * whole batch; each item gets its own result or error, in order.
  */
-export function linkWrites(deps: { links: LinkStore; campaigns: CampaignStore; domains: DomainStore; rules: RuleStore }) {
+export function linkWrites(deps: {
+  links: LinkStore;
+  campaigns: CampaignStore;
+  domains: DomainStore;
+  rules: RuleStore;
+  /** Starts a new limit's count from the link's clicks so far; absent: it counts from now (no bus or ClickHouse). */
+  limitBases?: ClicksLimitBases | undefined;
+}) {
   const { links, campaigns, domains, rules } = deps;
 
   async function knownCampaigns(workspaceId: string, ids: Array<string | undefined>): Promise<Set<string>> {
@@ -92,10 +100,14 @@ export function linkWrites(deps: { links: LinkStore; campaigns: CampaignStore; d
       });
       const failed = await links.updateMany(workspaceId, writes);
       const rows = await links.byIds(workspaceId, writes.map((w) => w.id));
+      const limited: string[] = [];
       writes.forEach((w, i) => {
         const row = rows.get(w.id);
         results[w.index] = failed.get(i) ?? (row && !row.deletedAt ? row : new AppError('NOT_FOUND', 'Link not found'));
+        if (!failed.has(i) && row && items[w.index]!.current.clicksLimit === null && row.clicksLimit !== null) limited.push(w.id);
       });
+      // Before the answer, so the limit's count includes the link's earlier clicks by then.
+      await deps.limitBases?.limitsSet(limited);
       return results as Array<ItemResult<LinkRow>>;
     },
   };
