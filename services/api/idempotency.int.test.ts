@@ -184,6 +184,30 @@ describe('Idempotency-Key across two API instances', () => {
     expect(rerun.body.data.id).not.toBe(first.body.data.id);
   });
 
+  it('replays an answer only to the API key that got it: another key of the workspace is 422 and never sees a signing secret', async () => {
+    const ws = await createWorkspace(db.sql, { name: 'two keys', plan: 'enterprise' });
+    const owner = (await createApiKey(db.sql, { workspaceId: ws.id })).key;
+    const sibling = (await createApiKey(db.sql, { workspaceId: ws.id, scopes: ['webhooks:write'] })).key;
+    const k = idem();
+    const body = { url: 'https://hooks.example.com/sibling', events: ['link.created'] };
+    const first = await send(0, 'POST', '/webhooks', { idem: k, body, apiKey: owner });
+    expect(first.status).toBe(201);
+    const signingSecret: string = first.body.data.secret;
+
+    for (const instance of [0, 1]) {
+      const other = await send(instance, 'POST', '/webhooks', { idem: k, body, apiKey: sibling });
+      expect(other.status, other.text).toBe(422);
+      expect(other.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+      expect(other.headers.get('idempotent-replayed')).toBeNull();
+      expect(other.text).not.toContain(signingSecret);
+    }
+    const mine = await send(1, 'POST', '/webhooks', { idem: k, body, apiKey: owner });
+    expect(mine.status).toBe(201);
+    expect(mine.text).toBe(first.text);
+    const [count] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_endpoints WHERE url = ${body.url}`;
+    expect(count!.n).toBe(1);
+  });
+
   it('refuses malformed keys with 400 and ignores the header on GET and DELETE', async () => {
     // An empty header is a key the client meant to send: refused, not taken for none.
     for (const bad of ['x'.repeat(256), 'has space', 'tab\there', '']) {
@@ -277,7 +301,7 @@ describe('Idempotency-Key across two API instances', () => {
     const app = new Koa();
     app.use(errorHandler(logger));
     app.use((ctx, next) =>
-      withIdempotency(ctx, workspace.id, async () => {
+      withIdempotency(ctx, { workspaceId: workspace.id, keyId: 'key_test' }, async () => {
         runs++;
         if (ctx.path === '/secret') markResponseHoldsSecret(ctx);
         ctx.status = 201;

@@ -44,7 +44,7 @@ export function authenticator(sql: Sql, logger: Logger, options: AuthOptions = {
       // Every authenticated request counts against the workspace's plan, refused ones included.
       return enforceRateLimit(ctx, limiter, principal, async () => {
         if (scope !== null && !principal.scopes.has(scope)) throw new AppError('FORBIDDEN', `This API key lacks the ${scope} scope`);
-        return withIdempotency(ctx, principal.workspaceId, next);
+        return withIdempotency(ctx, principal, next);
       });
     };
   };

@@ -55,11 +55,18 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-async function fingerprintOf(ctx: Context): Promise<string> {
+/** Who sends a request with a key: keys belong to the workspace, answers to the API key that got them. */
+export interface IdempotencyCaller {
+  workspaceId: string;
+  /** The API key's id: part of the request, so another key of the workspace never replays this key's answers. */
+  keyId: string;
+}
+
+async function fingerprintOf(ctx: Context, caller: IdempotencyCaller): Promise<string> {
   // Bodyless POSTs (e.g. POST /domains/{id}/verify) fingerprint as an empty body.
   const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
   const body = hasBody ? canonicalJson(await bodyOf(ctx)) : '';
-  return createHash('sha256').update(`${ctx.method} ${ctx.path}?${ctx.querystring}\n${body}`).digest('hex');
+  return createHash('sha256').update(`${caller.keyId}\n${ctx.method} ${ctx.path}?${ctx.querystring}\n${body}`).digest('hex');
 }
 
 /**
@@ -76,10 +83,12 @@ function keepsAnswer(status: number, code?: string): boolean {
  * `Idempotency-Key` on POST and PATCH, with Stripe's semantics, exact across API
  * instances (the key is claimed by one INSERT in Postgres):
  * - the first request with a key runs; its answer (status and body) is stored;
- * - the same key with the same request (method, path, query, JSON body with keys
- *   in any order) within 24 h gets that answer again, `Idempotent-Replayed: true`,
+ * - the same key with the same request (API key, method, path, query, JSON body with
+ *   keys in any order) within 24 h gets that answer again, `Idempotent-Replayed: true`,
  *   and does nothing;
- * - the same key with a different request is 422 IDEMPOTENCY_KEY_REUSED;
+ * - the same key with a different request is 422 IDEMPOTENCY_KEY_REUSED, also from
+ *   another API key of the workspace: an answer may show a secret once (a webhook's
+ *   signing secret), and only the API key that got it may see it again;
  * - while the first still runs, 409 IDEMPOTENCY_KEY_IN_USE.
  * Keys belong to the workspace. Runs after authentication, the rate limit and the
  * scope check, so only authorised requests claim keys.
@@ -136,7 +145,8 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
       WHERE workspace_id = ${workspaceId} AND key = ${key} AND fingerprint = ${fingerprint} AND response_status IS NULL`;
   }
 
-  return async function withIdempotency(ctx: Context, workspaceId: string, next: Next): Promise<void> {
+  return async function withIdempotency(ctx: Context, caller: IdempotencyCaller, next: Next): Promise<void> {
+    const { workspaceId } = caller;
     // Present but empty or repeated is a client's mistake to point out, not "no key":
     // a retry it meant to protect would run twice.
     const sent = ctx.req.headersDistinct['idempotency-key'];
@@ -145,7 +155,7 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
     if (sent.length > 1) throw invalid(`must be sent once; it came ${sent.length} times`);
     const key = sent[0]!;
     if (!KEY_PATTERN.test(key)) throw invalid('must be 1 to 255 printable ASCII characters without spaces');
-    const fingerprint = await fingerprintOf(ctx);
+    const fingerprint = await fingerprintOf(ctx, caller);
     if (++claims % SWEEP_EVERY === 0) void sweep().catch((err) => logger.warn('idempotency key sweep failed', errorFields(err)));
 
     if (!(await claim(workspaceId, key, fingerprint))) {
