@@ -2,7 +2,6 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Registry } from 'prom-client';
-import { AppError } from '../../shared/errors.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { ApiConfig } from './config.ts';
@@ -145,12 +144,8 @@ export function createApiApp(deps: ApiDeps): Koa {
   if (config.DASHBOARD_DIR) app.use(dashboardAssets(config.DASHBOARD_DIR));
   app.use(docsAssets());
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new AppError('METHOD_NOT_ALLOWED', 'Method not allowed on this route'),
-      notImplemented: () => new AppError('METHOD_NOT_ALLOWED', 'Method not supported'),
-    }),
-  );
+  // Not in throw mode: only then does the router set `Allow` on a 405 (RFC 9110 requires
+  // it); the error handler turns the bare 405 or 501 into the error envelope.
+  app.use(router.allowedMethods());
   return app;
 }

@@ -207,6 +207,10 @@ describe.each(backends)('generated bad input on %s', (backend) => {
       expect(res.status, `${method} ${path}`).toBe(405);
       expect(res.body.error.code).toBe('METHOD_NOT_ALLOWED');
     }
+    // RFC 9110: a 405 says which methods the route takes.
+    const allow = async (method: string, path: string) => (await api.request(method, path, { key })).headers.get('allow')?.split(', ').sort();
+    expect(await allow('PUT', '/links')).toEqual(['GET', 'HEAD', 'POST']);
+    expect(await allow('POST', `/links/${linkId}`)).toEqual(['DELETE', 'GET', 'HEAD', 'PATCH']);
   });
 
   it('wrong content type, malformed JSON, empty and oversized bodies are 4xx with clear messages', async () => {

@@ -15,8 +15,11 @@ export function errorHandler(logger: Logger) {
   return async function handleErrors(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new AppError('NOT_FOUND', `Route ${ctx.method} ${ctx.path} not found`);
+      if (ctx.body === undefined) {
+        if (ctx.status === 404) throw new AppError('NOT_FOUND', `Route ${ctx.method} ${ctx.path} not found`);
+        // The router's answers to a method the route lacks (its Allow header stays) or no route knows.
+        if (ctx.status === 405) throw new AppError('METHOD_NOT_ALLOWED', 'Method not allowed on this route');
+        if (ctx.status === 501) throw new AppError('METHOD_NOT_ALLOWED', 'Method not supported');
       }
     } catch (err) {
       const appError = toAppError(err);
