@@ -783,6 +783,21 @@ describe('redirector app', () => {
       expect(statuses[perAddress]).toBe(429);
     });
 
+    it('throttles wrong passwords per IPv6 /64, so a client rotating addresses within its own prefix does not lift it', async () => {
+      clock = NOW + 11 * 3_600_000;
+      const perAddress = 20;
+      const statuses: number[] = [];
+      for (let i = 0; i <= perAddress; i++) {
+        const headers = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `${UA} v6-${i}`, 'x-forwarded-for': `2001:db8:77:1:${(i + 1).toString(16)}::${i + 1}` };
+        statuses.push((await send(proxied, '/locked', { method: 'POST', headers, body: 'password=wrong' })).status);
+      }
+      expect(statuses.slice(0, perAddress).every((s) => s === 401)).toBe(true);
+      expect(statuses[perAddress]).toBe(429);
+      // Another /64 is another client.
+      const other = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `${UA} v6-other`, 'x-forwarded-for': '2001:db8:77:2::1' };
+      expect((await send(proxied, '/locked', { method: 'POST', headers: other, body: 'password=wrong' })).status).toBe(401);
+    });
+
     it('takes the address N hops from the right with TRUSTED_PROXY_HOPS=N, the left-most when the chain is shorter', async () => {
       const twoHops = createRedirectorApp({
         lookup: store,

@@ -36,7 +36,7 @@ describe('sending one webhook', () => {
     const before = receiver.received.length;
     const port = new URL(receiver.url).port;
     for (const [url, reason] of [
-      [`http://localhost:${port}/hook`, /resolves to 127\.0\.0\.1 \(loopback\)/],
+      [`http://localhost:${port}/hook`, /^localhost resolves to a blocked address \(loopback\); not an allowed webhook target$/],
       [`http://127.0.0.1:${port}/hook`, /127\.0\.0\.1 is loopback/],
       [`http://[::ffff:127.0.0.1]:${port}/hook`, /loopback/],
       ['http://169.254.169.254/latest/meta-data/', /link-local or metadata/],

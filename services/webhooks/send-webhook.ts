@@ -36,7 +36,9 @@ const safeLookup: LookupFunction = (hostname, options, callback) => {
     if (err) return callback(err, '', 4);
     for (const { address } of addresses) {
       const reason = blockedAddressReason(address);
-      if (reason) return callback(new BlockedTargetError(`${hostname} resolves to ${address} (${reason}); not an allowed webhook target`), '', 4);
+      // The address itself is not named: the message reaches the endpoint's workspace
+      // (its deliveries), which must not learn what names resolve to on this network.
+      if (reason) return callback(new BlockedTargetError(`${hostname} resolves to a blocked address (${reason}); not an allowed webhook target`), '', 4);
     }
     if (options.all) (callback as unknown as (err: null, all: LookupAddress[]) => void)(null, addresses);
     else callback(null, addresses[0]!.address, addresses[0]!.family);

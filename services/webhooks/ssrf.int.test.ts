@@ -33,7 +33,7 @@ describe('webhook sender refuses internal targets at send time (default config)'
     const port = new URL(receiver.url).port;
     const hooks: Array<{ id: string; reason: RegExp }> = [];
     for (const [url, reason] of [
-      [`http://localhost:${port}/hook`, /^localhost resolves to (127\.0\.0\.1|::1) \(loopback\); not an allowed webhook target$/],
+      [`http://localhost:${port}/hook`, /^localhost resolves to a blocked address \(loopback\); not an allowed webhook target$/],
       [`http://127.0.0.1:${port}/hook`, /^127\.0\.0\.1 is loopback; not an allowed webhook target$/],
     ] as const) {
       const created = await stack.call('POST', '/webhooks', { url, events: ['link.created'] });

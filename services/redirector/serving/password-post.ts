@@ -7,9 +7,12 @@
  *
  * Throttling (before any scrypt work): PASSWORD_ATTEMPTS_PER_MINUTE wrong answers per
  * (visitor, link), and four times that per (client address, link) so that dropping the
- * cookie and rotating User-Agents (a new hashed visitor id each time) does not lift it.
+ * cookie and rotating User-Agents (a new hashed visitor id each time) does not lift it;
+ * an IPv6 client address counts as its /64 (throttledAddress), so rotating addresses
+ * within one's own prefix does not lift it either.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { throttledAddress } from './throttled-address.ts';
 import { verifyPassword } from '../../../shared/auth/password-hash.ts';
 import { errorFields } from '../../../shared/logger.ts';
 import type { RoutableLink } from '../../../shared/routing/index.ts';
@@ -71,7 +74,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     const cookie = visitor.isNew ? visitorCookie(visitor.id) : null;
     // The address key is itself a keyed hash: no raw IP is kept in the throttle.
     const visitorKey = `${visitor.id}\n${linkId}`;
-    const addressKey = `${hashedVisitorId(secret, info.ip, '', now)}\n${linkId}`;
+    const addressKey = `${hashedVisitorId(secret, throttledAddress(info.ip), '', now)}\n${linkId}`;
     const retryAfter = Math.max(byVisitor.retryAfter(visitorKey, now), byAddress.retryAfter(addressKey, now));
     if (retryAfter > 0) {
       counters.passwordRejected++;
