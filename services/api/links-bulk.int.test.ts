@@ -182,6 +182,19 @@ describe.each(backends)('bulk links on %s', (backend) => {
       expect(res.body.success).toBe(false);
       expect(res.body.error.code).toBe('VALIDATION_ERROR');
     }
+    // The messages say what is wrong in the API's words.
+    expect((await bulk('POST', tooMany)).body.error.details).toEqual([{ path: 'links', message: 'at most 1,000 items per request' }]);
+    expect((await bulk('DELETE', { ids: [] })).body.error.details).toEqual([{ path: 'ids', message: 'send at least one item' }]);
+    const [one] = (await bulk('POST', { links: [{ destinationUrl: 'https://example.com/one' }] })).body.data;
+    const noPatch = await bulk('PATCH', { links: [{ id: one.data.id }] });
+    expect(noPatch.body.data[0].error.details).toEqual([{ path: 'patch', message: 'required: the changes for this link' }]);
+    // A bad patch for all ids is the envelope's: one 400, its reasons under `patch`, nothing changed.
+    const badShared = await bulk('PATCH', { ids: [one.data.id, 'link_unknown'], patch: { destinationUrl: 'not a url', nope: 1 } });
+    expect(badShared.status).toBe(400);
+    expect(badShared.body.error.message).toBe('Invalid bulk update: the patch for all links');
+    expect([...new Set(badShared.body.error.details.map((d: { path: string }) => d.path))].sort()).toEqual(['patch.destinationUrl', 'patch.nope']);
+    expect((await bulk('PATCH', { ids: [one.data.id], patch: {} })).body.error.details).toEqual([{ path: 'patch', message: expect.any(String) }]);
+    expect((await api.request('GET', `/links/${one.data.id}`, { key })).body.data.destinationUrl).toBe('https://example.com/one');
     expect((await api.request('DELETE', '/links/bulk', { key, rawBody: '{"ids":', headers: { 'content-type': 'application/json' } })).status).toBe(400);
     expect((await api.request('DELETE', '/links/bulk', { key })).status).toBe(400);
     const { key: reader } = await api.tenant({ scopes: ['links:read'] });

@@ -8,9 +8,11 @@ export const MAX_BULK_LINKS = 1_000;
 
 /** A link id (or short code) as a bulk item names it. */
 export const bulkLinkId = z.string().min(1).max(100);
-const idList = z.array(bulkLinkId).min(1).max(MAX_BULK_LINKS);
+/** A bulk list's length, said as the API says it. */
+const bulkLength = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'send at least one item').max(MAX_BULK_LINKS, `at most ${MAX_BULK_LINKS.toLocaleString('en-US')} items per request`);
+const idList = bulkLength(bulkLinkId);
 /** The envelope's lists: their items are checked one by one. */
-const items = z.array(z.unknown()).min(1).max(MAX_BULK_LINKS);
+const items = bulkLength(z.unknown());
 
 /**
  * Bulk bodies are checked in two steps: the envelope here (a bad envelope is a 400
@@ -18,8 +20,8 @@ const items = z.array(z.unknown()).min(1).max(MAX_BULK_LINKS);
  * one bad item fails alone. These `*Envelope` schemas validate; the `*Body` ones
  * describe the full shape for the API reference.
  */
-export const linkBulkCreateEnvelope = z.strictObject({ links: z.array(z.unknown()).min(1).max(MAX_BULK_LINKS) });
-export const linkBulkCreateBody = z.strictObject({ links: z.array(linkCreateSchema).min(1).max(MAX_BULK_LINKS) }).meta({ id: 'LinkBulkCreate' });
+export const linkBulkCreateEnvelope = z.strictObject({ links: items });
+export const linkBulkCreateBody = z.strictObject({ links: bulkLength(linkCreateSchema) }).meta({ id: 'LinkBulkCreate' });
 
 /** One patch for many links (`ids` + `patch`), or a patch per link (`links: [{id, patch}]`). */
 export const linkBulkUpdateEnvelope = z
@@ -33,12 +35,12 @@ export const linkBulkUpdateEnvelope = z
 export const linkBulkUpdateBody = z
   .union([
     z.strictObject({ ids: idList, patch: linkUpdateSchema }),
-    z.strictObject({ links: z.array(z.strictObject({ id: bulkLinkId, patch: linkUpdateSchema })).min(1).max(MAX_BULK_LINKS) }),
+    z.strictObject({ links: bulkLength(z.strictObject({ id: bulkLinkId, patch: linkUpdateSchema })) }),
   ])
   .meta({ id: 'LinkBulkUpdate' });
 
 /** One item of a per-link bulk update, checked on its own (its patch then with the single-link schema). */
-export const linkBulkUpdateItem = z.strictObject({ id: bulkLinkId, patch: z.unknown() });
+export const linkBulkUpdateItem = z.strictObject({ id: bulkLinkId, patch: z.unknown().refine((patch) => patch !== undefined, 'required: the changes for this link') });
 
 export const linkBulkDeleteEnvelope = z.strictObject({ ids: items });
 export const linkBulkDeleteBody = z.strictObject({ ids: idList }).meta({ id: 'LinkBulkDelete' });

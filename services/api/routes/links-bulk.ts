@@ -26,6 +26,13 @@ function parseItem<T extends z.ZodType>(schema: T, input: unknown, what: string)
   }
 }
 
+/** `{ids, patch}`'s one patch; a bad one fails the request (400), its reasons under `patch`. */
+function sharedPatch(patch: unknown): LinkUpdate {
+  const parsed = parseItem(linkUpdateSchema, patch, 'link update');
+  if (!isAppError(parsed)) return parsed;
+  throw new AppError('VALIDATION_ERROR', 'Invalid bulk update: the patch for all links', parsed.details?.map((d) => ({ ...d, path: d.path.split(', ').map((p) => (p === '(root)' ? 'patch' : `patch.${p}`)).join(', ') })));
+}
+
 const duplicateId = () => new AppError('VALIDATION_ERROR', 'Invalid item', [{ path: 'id', message: 'this id appears earlier in the request' }]);
 
 /**
@@ -64,9 +71,9 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
   router.patch('/links/bulk', requireScope('links:write'), async (ctx) => {
     const body = parseInput(linkBulkUpdateEnvelope, await bodyOf(ctx), 'bulk update');
     const workspaceId = principalOf(ctx).workspaceId;
-    // One patch for all (parsed once), or one per link.
-    // A bad id or item fails alone, as a bad patch does.
-    const shared = body.ids ? parseItem(linkUpdateSchema, body.patch, 'link update') : undefined;
+    // One patch for all (parsed once), or one per link. A bad id or item fails alone, as
+    // a bad patch of one item does; a bad patch for all is the envelope's, failed once.
+    const shared = body.ids ? sharedPatch(body.patch) : undefined;
     const items = body.ids
       ? body.ids.map((raw) => {
           const id = parseItem(bulkLinkId, raw, 'link id');
