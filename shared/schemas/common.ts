@@ -134,13 +134,14 @@ export function queryInteger(min: number, max: number, fallback: number) {
  * arrays: `?p=a,b&p=c` means `?p=a,b,c` (any of them). Each occurrence is checked by
  * `occurrence` and split by `split` on its own (an escape never runs across two
  * occurrences), then the values are concatenated. Every other query parameter given
- * twice stays a 400 (see parseInput). Documented as the one-string form, whose
- * description should mention the repeat (`repeatableNote`).
+ * twice stays a 400 (see parseInput). Documented as either form (a string, or an
+ * array sent as repeated parameters, OpenAPI's default `form` style), so a generated
+ * client can pass an array; the description should mention the repeat (`repeatableNote`).
  */
 export function repeatableQueryList(split: (raw: string) => string[], occurrence: z.ZodType<string, string> = z.string()) {
   return documented(
     z.union([occurrence, z.array(occurrence).min(1)]).transform((raw) => (typeof raw === 'string' ? [raw] : raw).flatMap(split)),
-    z.string(),
+    z.union([z.string(), z.array(z.string()).min(1)]),
   );
 }
 
