@@ -165,15 +165,27 @@ export const linkUpdateSchema = z
   .meta({ id: 'LinkUpdate' });
 export type LinkUpdate = z.infer<typeof linkUpdateSchema>;
 
-export const linkListQuerySchema = z.strictObject({
-  ...paginationQuery,
-  campaignId: z.string().min(1).max(100).optional(),
-  domainId: z.string().min(1).max(100).optional(),
-  enabled: queryBoolean.optional(),
-  q: z.string().min(1).max(200).optional(),
-  /** Links with any of these tags: `tag=a,b`. */
-  tag: tagFilter.optional(),
-});
+export const linkListQuerySchema = z
+  .strictObject({
+    ...paginationQuery,
+    campaignId: z.string().min(1).max(100).optional(),
+    domainId: z.string().min(1).max(100).optional(),
+    enabled: queryBoolean.optional(),
+    q: z.string().min(1).max(200).optional(),
+    /** Links with any of these tags: `tag=a,b`. */
+    tag: tagFilter.optional(),
+    startingAfter: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(
+        "A link's id: the page starts with the links after it in the list's order (newest first), so a client walking the list with the last id of each page sees every link once, whatever is created meanwhile (`page` must then be absent; `total` still counts every matching link).",
+      ),
+  })
+  .superRefine((query, ctx) => {
+    if (query.startingAfter !== undefined && query.page !== 1) ctx.addIssue({ code: 'custom', path: ['page'], message: 'use page or startingAfter, not both' });
+  });
 
 /**
  * A short code is unique per domain: `domain` (hostname) or `domainId` names the custom

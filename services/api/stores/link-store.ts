@@ -245,8 +245,14 @@ export function linkStore(sql: Sql) {
         enabled?: boolean | undefined;
         q?: string | undefined;
         tag?: string[] | undefined;
+        /** A link id of the workspace: the page starts after it (keyset), not at an offset. */
+        startingAfter?: string | undefined;
       },
     ): Promise<{ items: LinkRow[]; total: number }> {
+      if (query.startingAfter !== undefined) {
+        const [known] = await sql`SELECT 1 FROM links WHERE id = ${query.startingAfter} AND workspace_id = ${workspaceId}`;
+        if (!known) throw new AppError('VALIDATION_ERROR', 'Invalid query', [{ path: 'startingAfter', message: 'no link of this workspace has this id' }]);
+      }
       const filters = [
         query.campaignId !== undefined ? sql`AND l.campaign_id = ${query.campaignId}` : sql``,
         query.domainId !== undefined ? sql`AND l.domain_id = ${query.domainId}` : sql``,
@@ -257,11 +263,16 @@ export function linkStore(sql: Sql) {
         query.tag !== undefined ? sql`AND l.tags && ${query.tag}::text[]` : sql``,
       ];
       const where = sql`WHERE l.workspace_id = ${workspaceId} AND l.deleted_at IS NULL ${filters[0]!} ${filters[1]!} ${filters[2]!} ${filters[3]!} ${filters[4]!}`;
+      // After a link (a deleted one too: it keeps its place in the order), by the order's key.
+      const after =
+        query.startingAfter === undefined
+          ? sql``
+          : sql`AND (l.created_at, l.id) < (SELECT created_at, id FROM links WHERE id = ${query.startingAfter} AND workspace_id = ${workspaceId})`;
       // The count and the page in one statement (one round trip: issue 18's profile had
       // the API's time going to Postgres writes); a page past the end is one row of nulls.
       const rows = await sql<Array<LinkRow & { total: number }>>`
         SELECT c.total, p.* FROM (SELECT count(*)::int AS total FROM links l ${where}) c
-        LEFT JOIN (${select} ${where} ORDER BY l.created_at DESC, l.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}) p ON true
+        LEFT JOIN (${select} ${where} ${after} ORDER BY l.created_at DESC, l.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}) p ON true
         ORDER BY p.created_at DESC, p.id DESC`;
       // Rows keep their `total` field: presenting copies named fields only (copying
       // each row without it was a tenth of the list's CPU).
