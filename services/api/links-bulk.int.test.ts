@@ -161,6 +161,24 @@ describe.each(backends)('bulk links on %s', (backend) => {
     expect((await api.request('GET', `/links/${c}`, { key })).status).toBe(404);
   });
 
+  it('names links by short code too, as /links/{shortCode} does: the default domain\'s live links', async () => {
+    const created = items(await bulk('POST', { links: ['code-a', 'code-b', 'code-c'].map((shortCode) => ({ destinationUrl: 'https://example.com/c', shortCode })) }));
+    const [a, b] = created.map((i) => (i.success ? (i.data.id as string) : ''));
+    const { key: other } = await api.tenant();
+    await bulk('POST', { links: [{ destinationUrl: 'https://example.com/theirs', shortCode: 'code-theirs' }] }, other);
+    const patched = await bulk('PATCH', { ids: ['code-a', b, 'code-b', 'code-nope', 'code-theirs'], patch: { title: 'By code' } });
+    expect(errorCodes(patched)).toEqual(['ok', 'ok', 'VALIDATION_ERROR', 'NOT_FOUND', 'NOT_FOUND']);
+    expect(items(patched)[0]).toMatchObject({ success: true, data: { id: a, shortCode: 'code-a', title: 'By code' } });
+    expect(items(patched)[2]).toMatchObject({ error: { details: [{ path: 'id', message: 'this id appears earlier in the request' }] } });
+    const perLink = await bulk('PATCH', { links: [{ id: 'code-c', patch: { title: 'C' } }] });
+    expect(items(perLink)[0]).toMatchObject({ success: true, data: { shortCode: 'code-c', title: 'C' } });
+    const deleted = await bulk('DELETE', { ids: ['code-a', 'code-a', 'code-theirs'] });
+    expect(errorCodes(deleted)).toEqual(['ok', 'VALIDATION_ERROR', 'NOT_FOUND']);
+    expect(items(deleted)[0]).toMatchObject({ success: true, data: { id: a, deleted: true } });
+    // A deleted link's code names no link any more (its id still does).
+    expect(errorCodes(await bulk('DELETE', { ids: ['code-a', a] }))).toEqual(['NOT_FOUND', 'ALREADY_DELETED']);
+  });
+
   it('refuses a bad envelope as a whole with 400, and needs links:write', async () => {
     const tooMany = { links: Array.from({ length: 1_001 }, () => ({ destinationUrl: 'https://example.com/' })) };
     for (const [method, body] of [

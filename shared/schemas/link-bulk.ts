@@ -7,7 +7,7 @@ import { linkCreateSchema, linkSchema, linkUpdateSchema } from './link.ts';
 export const MAX_BULK_LINKS = 1_000;
 
 /** A link id (or short code) as a bulk item names it. */
-export const bulkLinkId = z.string().min(1).max(100);
+export const bulkLinkId = z.string().min(1).max(100).describe("A link's id, or its short code on the default domain (as /links/{id} takes one)");
 /** A bulk list's length, said as the API says it. */
 const bulkLength = <T extends z.ZodType>(item: T) => z.array(item).min(1, 'send at least one item').max(MAX_BULK_LINKS, `at most ${MAX_BULK_LINKS.toLocaleString('en-US')} items per request`);
 const idList = bulkLength(bulkLinkId);

@@ -8,7 +8,8 @@ import { parseInput } from '../../../shared/schemas/validation.ts';
 import { principalOf } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
 import { ok } from '../respond.ts';
-import type { ItemResult, LinkRow } from '../stores/link-store.ts';
+import type { ItemResult, LinkRow, LinkStore } from '../stores/link-store.ts';
+import { hasPrefix } from '../../../shared/ids.ts';
 import { linkNotFound, type LinkRouteDeps } from './links.ts';
 
 type ItemAnswer = { index: number; success: true; data: unknown } | { index: number; success: false; error: ReturnType<AppError['toJSON']> };
@@ -31,6 +32,17 @@ function sharedPatch(patch: unknown): LinkUpdate {
   const parsed = parseItem(linkUpdateSchema, patch, 'link update');
   if (!isAppError(parsed)) return parsed;
   throw new AppError('VALIDATION_ERROR', 'Invalid bulk update: the patch for all links', parsed.details?.map((d) => ({ ...d, path: d.path.split(', ').map((p) => (p === '(root)' ? 'patch' : `patch.${p}`)).join(', ') })));
+}
+
+/**
+ * Items' link names as ids: a short code (on the default domain, as `/links/{shortCode}`
+ * takes one) becomes its live link's id, in one query for all; an unknown code stays as
+ * it is, and is then not found. Errors pass through.
+ */
+async function asLinkIds(links: LinkStore, workspaceId: string, names: ReadonlyArray<ItemResult<string>>): Promise<Array<ItemResult<string>>> {
+  const codes = [...new Set(names.filter((n): n is string => !isAppError(n) && !hasPrefix(n, 'link')))];
+  const ids = await links.idsByShortCode(workspaceId, codes);
+  return names.map((n) => (isAppError(n) ? n : (ids.get(n) ?? n)));
 }
 
 const duplicateId = () => new AppError('VALIDATION_ERROR', 'Invalid item', [{ path: 'id', message: 'this id appears earlier in the request' }]);
@@ -74,7 +86,7 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
     // One patch for all (parsed once), or one per link. A bad id or item fails alone, as
     // a bad patch of one item does; a bad patch for all is the envelope's, failed once.
     const shared = body.ids ? sharedPatch(body.patch) : undefined;
-    const items = body.ids
+    const named = body.ids
       ? body.ids.map((raw) => {
           const id = parseItem(bulkLinkId, raw, 'link id');
           return isAppError(id) ? { id: '', patch: id } : { id, patch: shared };
@@ -83,6 +95,8 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
           const item = parseItem(linkBulkUpdateItem, raw, 'item');
           return isAppError(item) ? { id: '', patch: item } : { id: item.id, patch: parseItem(linkUpdateSchema, item.patch, 'link update') };
         });
+    const ids = await asLinkIds(links, workspaceId, named.map((n) => (isAppError(n.patch) ? n.patch : n.id)));
+    const items = named.map((n, i) => (isAppError(n.patch) ? n : { id: ids[i] as string, patch: n.patch }));
     const current = await links.byIds(workspaceId, items.flatMap((i) => (isAppError(i.patch) ? [] : [i.id])));
     const seen = new Set<string>();
     const results: Array<ItemResult<LinkRow>> = items.map(({ id, patch }) => {
@@ -102,8 +116,9 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
 
   router.delete('/links/bulk', requireScope('links:write'), async (ctx) => {
     const { ids: raw } = parseInput(linkBulkDeleteEnvelope, await bodyOf(ctx), 'bulk delete');
-    const ids = raw.map((id) => parseItem(bulkLinkId, id, 'link id'));
-    const outcomes = await links.softDeleteMany(principalOf(ctx).workspaceId, [...new Set(ids.filter((id): id is string => !isAppError(id)))]);
+    const workspaceId = principalOf(ctx).workspaceId;
+    const ids = await asLinkIds(links, workspaceId, raw.map((id) => parseItem(bulkLinkId, id, 'link id')));
+    const outcomes = await links.softDeleteMany(workspaceId, [...new Set(ids.filter((id): id is string => !isAppError(id)))]);
     const seen = new Set<string>();
     const results = ids.map((id, index) => {
       if (isAppError(id)) return answer(index, id);

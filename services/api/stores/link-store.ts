@@ -326,6 +326,18 @@ export function linkStore(sql: Sql) {
     },
 
     /**
+     * The ids of the live links with these short codes on the default domain, by code (as
+     * `/links/{shortCode}` names a link): codes no live link has are absent.
+     */
+    async idsByShortCode(workspaceId: string, codes: readonly string[]): Promise<Map<string, string>> {
+      if (codes.length === 0) return new Map();
+      const rows = await sql<{ id: string; shortCode: string }[]>`
+        SELECT id, short_code FROM links
+        WHERE workspace_id = ${workspaceId} AND short_code = ANY(${codes as string[]}) AND domain_id IS NULL AND deleted_at IS NULL`;
+      return new Map(rows.map((r) => [r.shortCode, r.id]));
+    },
+
+    /**
      * Soft delete: the row (and so its short code) stays, so the code is never reissued.
      * Per id: 'deleted', or 'already_deleted'; ids that are not the workspace's links are
      * absent from the answer. One statement for all.
