@@ -217,6 +217,14 @@ describe.each(backends)('generated bad input on %s', (backend) => {
     const text = await api.request('POST', '/links', { key, rawBody: '{"destinationUrl":"https://e.com"}', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(400);
     expect(text.body.error.message).toBe('Content-Type must be application/json');
+    const latin1 = await api.request('POST', '/links', { key, rawBody: '{"destinationUrl":"https://e.com","title":"caf\u00e9"}', headers: { 'content-type': 'application/json; charset=latin1' } });
+    expect(latin1.status).toBe(400);
+    expect(latin1.body.error.details).toEqual([{ path: '(headers).content-type', message: 'JSON is UTF-8 (RFC 8259), not charset=latin1' }]);
+    const { key: own } = await api.tenant(); // links stored here stay out of the workspace the generated cases account for
+    for (const charset of ['utf-8', 'UTF-8', 'utf8']) {
+      const utf8 = await api.request('POST', '/links', { key: own, rawBody: '{"destinationUrl":"https://e.com"}', headers: { 'content-type': `application/json; charset=${charset}` } });
+      expect(utf8.status, charset).toBe(201);
+    }
     const malformed = await api.request('POST', '/links', { key, rawBody: '{"destinationUrl":', headers: { 'content-type': 'application/json' } });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.message).toMatch(/^Malformed JSON/);

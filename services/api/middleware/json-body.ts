@@ -41,6 +41,13 @@ async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
       { path: '(headers).content-type', message: `expected application/json, got ${ctx.get('content-type') || 'nothing'}` },
     ]);
   }
+  // JSON is UTF-8 (RFC 8259): a body said to be in another charset would be read wrongly.
+  const charset = ctx.request.charset.toLowerCase();
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new AppError('VALIDATION_ERROR', 'Content-Type must be application/json', [
+      { path: '(headers).content-type', message: `JSON is UTF-8 (RFC 8259), not charset=${ctx.request.charset}` },
+    ]);
+  }
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
   const text = await readText(ctx, maxBytes);
