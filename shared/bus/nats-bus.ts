@@ -33,6 +33,18 @@ const ACK_WAIT_MS = 10_000;
  * 1 MiB max_payload.
  */
 const PULL_MAX_MESSAGES = 50;
+/**
+ * About the bytes a pull request asks for: what a busy client takes in well within a
+ * pull's expiry. A pull that the client's own expiry ends while messages are still on
+ * the way drops them (they come back after the ack wait): pulls of 50 messages of 800 KB
+ * lost a fifth to a third of a backlog's fetch that way on a loaded 2-core machine
+ * (shared/bus/nats-fetch.int.test.ts). nats.js takes a message count or a byte count
+ * per pull, not both, and the count must hold (no message may wait locally), so pulls
+ * ask for as many messages as fit in this at the size of the largest of the last pull
+ * (NATS's default max_payload, 1 MiB, before any).
+ */
+const PULL_MAX_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 /** The KV bucket holding every lease; a claim untouched for this long is dropped with its key. */
 const LEASES_BUCKET = 'linkroute_leases';
 const LEASE_KEY_MAX_AGE_MS = 24 * 3600_000;
@@ -154,6 +166,8 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
       // Pull requests ask for exactly what fetch wants, so no message waits locally
       // (a message held past the ack wait would be redelivered to another ingester).
       let ready: ReadyReader | null = null;
+      /** The largest message of this consumer's last pull, which sizes the next. */
+      let largest = DEFAULT_MAX_PAYLOAD;
       const fetcher: EventConsumer = {
         async fetch(max, expiresMs) {
           // Pull requests of at most PULL_MAX_MESSAGES; JetStream holds each open until it is
@@ -167,16 +181,21 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
           const started = Date.now();
           const out: BusMessage[] = [];
           for (;;) {
-            const want = Math.min(PULL_MAX_MESSAGES, max - out.length);
+            const want = Math.min(PULL_MAX_MESSAGES, Math.max(1, Math.floor(PULL_MAX_BYTES / largest)), max - out.length);
             const batch = await consumer.fetch({ max_messages: want, expires: Math.max(1_000, expiresMs) });
             let got = 0;
             let pending = 0;
+            let biggest = 0;
             for await (const m of batch) {
               out.push(toBusMessage(m, connection, () => connection));
               pending = m.info.pending;
+              biggest = Math.max(biggest, m.data.byteLength);
               got++;
             }
-            if (got < want || out.length >= max || (pending === 0 && Date.now() - started >= expiresMs)) return out;
+            if (got > 0) largest = biggest;
+            // A pull cut short by its expiry while the stream holds more (a slow transfer of
+            // big messages on a busy machine) is followed by another, as a full one is.
+            if (out.length >= max || (pending === 0 && (got < want || Date.now() - started >= expiresMs))) return out;
           }
         },
         async fetchReady(max, waitMs) {

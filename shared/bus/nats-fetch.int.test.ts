@@ -27,10 +27,10 @@ describe('nats bus: fetching a backlog of big messages', () => {
     const payload = new Uint8Array(800_000).fill(7);
     for (let i = 0; i < 100; i++) await bus.publishEvent('linkroute.events.big', payload, `big-${i}`);
     const consumer = await bus.eventConsumer('big-fetch', 'linkroute.events.big');
-    const started = Date.now();
+    // All of them, however long 80 MB take on a busy machine: a pull its expiry cut short
+    // is followed by another while the stream holds more.
     const messages = await consumer.fetch(100, 1_000);
     expect(messages).toHaveLength(100);
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(messages.every((m) => m.deliveries === 1 && m.data.byteLength === 800_000)).toBe(true);
     for (const m of messages) m.ack();
     expect(warnings).toEqual([]);
