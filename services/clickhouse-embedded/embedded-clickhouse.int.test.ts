@@ -268,11 +268,14 @@ describe('embedded ClickHouse over the HTTP interface', () => {
   it('stays responsive while a long query runs, and a query whose client gives up is killed', async () => {
     // ~1 s of engine time (sleepEachRow sleeps per row; one row per block).
     const long = client.query({ query: 'SELECT sleepEachRow(0.25) FROM numbers(4) SETTINGS max_block_size = 1', format: 'JSONEachRow' });
+    let longDone = false;
+    void long.then(() => (longDone = true));
     await sleep(100);
-    const before = performance.now();
+    // Answered while the long query still runs (an order of events, not a time: a busy
+    // machine may take a while for both).
     const ping = await fetch(`${ch.address}/ping`);
     expect(await ping.text()).toBe('Ok.\n');
-    expect(performance.now() - before).toBeLessThan(200);
+    expect(longDone).toBe(false);
     expect(await (await long).json()).toHaveLength(4);
 
     // 30 s unless killed: aborting the request must free the engine for the next query at once.
