@@ -1,5 +1,5 @@
 import type { ClickHouseClient } from '@clickhouse/client';
-import { kvBuckets, type Bus } from '../../shared/bus/bus.ts';
+import { kvBuckets, type Bus, type KvBucket } from '../../shared/bus/bus.ts';
 import { countedClicks } from '../../shared/clickhouse/counted-clicks.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 
@@ -31,8 +31,7 @@ export function clicksLimitBases(deps: { bus: Bus; clickhouse: ClickHouseClient;
   const decoder = new TextDecoder();
 
   /** What the bucket counts for each of `linkIds` now, its base left out. */
-  async function bucketCounts(linkIds: ReadonlySet<string>): Promise<Map<string, number>> {
-    const kv = await deps.bus.kv(kvBuckets.clickCounts);
+  async function bucketCounts(kv: KvBucket, linkIds: ReadonlySet<string>): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
     for await (const batch of kv.scan()) {
       for (const entry of batch) {
@@ -50,8 +49,8 @@ export function clicksLimitBases(deps: { bus: Bus; clickhouse: ClickHouseClient;
     async limitsSet(linkIds) {
       if (linkIds.length === 0) return;
       try {
-        const [clicks, counted] = await Promise.all([countedClicks(deps.clickhouse, linkIds), bucketCounts(new Set(linkIds))]);
         const kv = await deps.bus.kv(kvBuckets.clickCounts);
+        const [clicks, counted] = await Promise.all([countedClicks(deps.clickhouse, linkIds), bucketCounts(kv, new Set(linkIds))]);
         // Every link gets its base, 0 included: a base left from an earlier limit must not count twice.
         await kv.putMany(linkIds.map((linkId) => ({ key: `${linkId}.${BASE_KEY_SUFFIX}`, value: encoder.encode(String((clicks.get(linkId) ?? 0) - (counted.get(linkId) ?? 0))) })));
       } catch (err) {

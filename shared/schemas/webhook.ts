@@ -44,7 +44,10 @@ export const webhookCreatedSchema = webhookSchema.extend({
  */
 const webhookUrl = httpUrl
   .refine(
-    (value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''),
+    (value) => {
+      const url = URL.parse(value);
+      return url === null || (url.username === '' && url.password === '');
+    },
     'must not contain credentials (user:password@): a receiver authenticates deliveries by their Standard Webhooks signature (webhook-signature header)',
   )
   .describe(

@@ -36,18 +36,11 @@ export async function bodyOf(ctx: Context): Promise<unknown> {
 async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
   // Without Content-Length or Transfer-Encoding there is no body, and ctx.is() answers null whatever the type.
   if (!hasBody(ctx.req)) throw new AppError('VALIDATION_ERROR', 'Request body is empty; expected a JSON object');
-  if (!ctx.is('application/json')) {
-    throw new AppError('VALIDATION_ERROR', 'Content-Type must be application/json', [
-      { path: '(headers).content-type', message: `expected application/json, got ${ctx.get('content-type') || 'nothing'}` },
-    ]);
-  }
+  const contentTypeError = (message: string) => new AppError('VALIDATION_ERROR', 'Content-Type must be application/json', [{ path: '(headers).content-type', message }]);
+  if (!ctx.is('application/json')) throw contentTypeError(`expected application/json, got ${ctx.get('content-type') || 'nothing'}`);
   // JSON is UTF-8 (RFC 8259): a body said to be in another charset would be read wrongly.
   const charset = ctx.request.charset.toLowerCase();
-  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new AppError('VALIDATION_ERROR', 'Content-Type must be application/json', [
-      { path: '(headers).content-type', message: `JSON is UTF-8 (RFC 8259), not charset=${ctx.request.charset}` },
-    ]);
-  }
+  if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') throw contentTypeError(`JSON is UTF-8 (RFC 8259), not charset=${ctx.request.charset}`);
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > maxBytes) throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`);
   const text = await readText(ctx, maxBytes);

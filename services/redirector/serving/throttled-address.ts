@@ -1,4 +1,5 @@
-import { isIP, SocketAddress } from 'node:net';
+import { isIP } from 'node:net';
+import { addressText } from './client-address.ts';
 
 /**
  * The client address as the per-address throttle counts it: an IPv4 address (also one
@@ -10,9 +11,9 @@ import { isIP, SocketAddress } from 'node:net';
  */
 export function throttledAddress(ip: string): string {
   if (isIP(ip) !== 6) return ip;
-  // RFC 5952 text (lower case, no leading zeros, `::` for the longest zero run).
-  const canonical = new SocketAddress({ address: ip, family: 'ipv6' }).address;
-  if (canonical.startsWith('::ffff:') && canonical.includes('.')) return canonical.slice('::ffff:'.length);
+  // As the socket's address is written: RFC 5952 text, or the IPv4 client of a mapped one.
+  const canonical = addressText(ip);
+  if (!canonical.includes(':')) return canonical;
   const groupsOf = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? dottedGroups(g) : [g])));
   const [head = '', tail] = canonical.split('::', 2);
   const left = groupsOf(head);
