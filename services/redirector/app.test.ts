@@ -894,6 +894,49 @@ describe('redirector app', () => {
       expect(sink.events).toHaveLength(0);
     });
 
+    it('remembers the right password for a day on that browser, for that link and that password only', async () => {
+      const hash = await hashPassword(PASSWORD);
+      const record: Partial<LinkRecord> = { shortCode: 'locked-pass', defaultDestination: 'https://example.com/kept', hasPassword: true };
+      const id = add(store, record, [], { passwordHash: hash });
+      add(store, { shortCode: 'locked-other', defaultDestination: 'https://example.com/other', hasPassword: true }, [], { passwordHash: hash });
+      const agent = { 'user-agent': `${UA} password-pass` };
+      const right = await send(base, '/locked-pass', form(PASSWORD, agent));
+      expect(right.status).toBe(302);
+      const setCookies = right.headers['set-cookie'] ?? [];
+      expect(setCookies.some((c) => c.startsWith('lr_vid='))).toBe(true);
+      const pass = setCookies.find((c) => c.startsWith('lr_pw='));
+      expect(pass).toMatch(/^lr_pw=[^;]+; Max-Age=86400; Path=\/locked-pass; HttpOnly; SameSite=Lax$/);
+      expect(pass).not.toContain(encodeURIComponent(PASSWORD));
+      const cookie = pass!.split(';')[0]!;
+      sink.events.length = 0;
+
+      // Back later with the pass: straight through, counted, and HEAD shows the same.
+      clock = NOW + 23 * 3_600_000;
+      const again = await send(base, '/locked-pass?utm_source=x', { headers: { ...agent, cookie: `other=1; ${cookie}` } });
+      expect(again.status).toBe(302);
+      expect(again.headers.location).toBe('https://example.com/kept?utm_source=x');
+      expect(again.headers['set-cookie']?.some((c) => c.startsWith('lr_pw='))).not.toBe(true);
+      expect(sink.events).toHaveLength(1);
+      expect(sink.events[0]).toMatchObject({ linkId: id, kind: 'click' });
+      expect((await send(base, '/locked-pass/', { headers: { ...agent, cookie } })).status).toBe(302);
+      expect((await send(base, '/locked-pass', { method: 'HEAD', headers: { ...agent, cookie } })).status).toBe(302);
+
+      // Not a pass for another link with the same password, nor tampered, nor after a day.
+      expect((await send(base, '/locked-other', { headers: { ...agent, cookie } })).status).toBe(200);
+      const [expires, mac] = cookie.slice('lr_pw='.length).split('.');
+      expect((await send(base, '/locked-pass', { headers: { ...agent, cookie: `lr_pw=${Number(expires) + 86_400}.${mac}` } })).status).toBe(200);
+      expect((await send(base, '/locked-pass', { headers: { ...agent, cookie: `lr_pw=${expires}.${mac!.slice(1)}A` } })).status).toBe(200);
+      clock = NOW + 24 * 3_600_000 + 1_000;
+      expect((await send(base, '/locked-pass', { headers: { ...agent, cookie } })).status).toBe(200);
+
+      // A new password voids every pass given for the old one.
+      clock = NOW + 3_600_000;
+      expect((await send(base, '/locked-pass', { headers: { ...agent, cookie } })).status).toBe(302);
+      const changed = { ...compileLink(makeLink({ id, ...record }), [], []), passwordHash: await hashPassword('a new one') };
+      store.apply({ version: ++version, linkId: id, link: changed });
+      expect((await send(base, '/locked-pass', { headers: { ...agent, cookie } })).status).toBe(200);
+    });
+
     it('survives a client that disconnects mid-check', async () => {
       clock = NOW + 10_800_000;
       await new Promise<void>((resolve) => {

@@ -19,6 +19,15 @@ export const REFERRER_POLICY = 'no-referrer-when-downgrade';
 
 const HTML = 'text/html; charset=utf-8';
 
+/** Set-Cookie lines of an answer: usually none or one (the visitor cookie), two after a right password. */
+export type SetCookies = string | readonly string[] | null;
+
+function writeCookies(res: HttpResponse, cookies: SetCookies): void {
+  if (cookies === null) return;
+  if (typeof cookies === 'string') res.writeHeader('Set-Cookie', cookies);
+  else for (const cookie of cookies) res.writeHeader('Set-Cookie', cookie);
+}
+
 /** 1x1 transparent GIF89a. */
 export const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
@@ -31,7 +40,7 @@ export function sendPage(
   res: HttpResponse,
   page: Page,
   head: boolean,
-  setCookie: string | null = null,
+  setCookie: SetCookies = null,
   extraHeader: readonly [string, string] | null = null,
   closeConnection = false,
 ): void {
@@ -43,7 +52,7 @@ export function sendPage(
     .writeHeader('X-Frame-Options', 'DENY')
     .writeHeader('Referrer-Policy', REFERRER_POLICY)
     .writeHeader('Content-Security-Policy', page.csp);
-  if (setCookie !== null) res.writeHeader('Set-Cookie', setCookie);
+  writeCookies(res, setCookie);
   if (extraHeader !== null) res.writeHeader(extraHeader[0], extraHeader[1]);
   if (closeConnection && !head) res.end(page.body, true);
   else endWith(res, page.body, head);
@@ -64,16 +73,16 @@ export function sendJson(res: HttpResponse, status: string, json: string, head: 
 }
 
 /** 302 to `location` (already header-safe). Empty body: GET and HEAD are the same. */
-export function sendRedirect(res: HttpResponse, location: string, setCookie: string | null): void {
+export function sendRedirect(res: HttpResponse, location: string, setCookie: SetCookies): void {
   res.writeStatus('302 Found').writeHeader('Location', location).writeHeader('Cache-Control', NO_STORE).writeHeader('Referrer-Policy', REFERRER_POLICY);
-  if (setCookie !== null) res.writeHeader('Set-Cookie', setCookie);
+  writeCookies(res, setCookie);
   res.end();
 }
 
 /** 204 for redirectBehavior `never`. No Content-Length: a 204 must not carry one. */
-export function sendNoContent(res: HttpResponse, setCookie: string | null): void {
+export function sendNoContent(res: HttpResponse, setCookie: SetCookies): void {
   res.writeStatus('204 No Content').writeHeader('Cache-Control', NO_STORE);
-  if (setCookie !== null) res.writeHeader('Set-Cookie', setCookie);
+  writeCookies(res, setCookie);
   res.endWithoutBody();
 }
 

@@ -18,13 +18,15 @@ import type { RedirectorContext } from '../context.ts';
 import { appendClickId, CLICK_ID_PARAM, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
 import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from '../pages/html-pages.ts';
 import { parseTracking, placeOf, referrerHost, type RequestInfo } from './request-facts.ts';
-import { sendNoContent, sendPage, sendRedirect } from '../pages/responses.ts';
+import { sendNoContent, sendPage, sendRedirect, type SetCookies } from '../pages/responses.ts';
+import { hasPasswordPass, passwordPassCookie } from './password-pass.ts';
 import { UserAgentWorkCache } from './user-agent-work.ts';
 
 export interface LinkServer {
   /**
    * Answers a request for `link`. `passwordVerified`: the visitor just gave the right
-   * password (POST); otherwise a protected link answers its form.
+   * password (POST; the answer sets a pass remembering it, password-pass.ts); otherwise a
+   * protected link answers its form unless the request holds a valid pass.
    */
   serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void;
   /** GIF already sent by the caller; records the impression of an enabled link. */
@@ -168,11 +170,16 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       return;
     }
 
-    const cookie = visitor.isNew ? visitorCookie(visitor.id) : null;
-    if (compiled.hasPassword && !passwordVerified) {
-      counters.passwordForm++;
-      sendPage(res, passwordFormPage, head, cookie);
-      return;
+    let cookie: SetCookies = visitor.isNew ? visitorCookie(visitor.id) : null;
+    if (compiled.hasPassword) {
+      if (passwordVerified) {
+        const pass = passwordPassCookie(secret, compiled, info.code, now);
+        cookie = cookie === null ? pass : [cookie, pass];
+      } else if (!hasPasswordPass(info.cookie, secret, compiled, now)) {
+        counters.passwordForm++;
+        sendPage(res, passwordFormPage, head, cookie);
+        return;
+      }
     }
     const record = !head;
     // The click id is the event id, so every recorded click gets one; HEAD needs one only
