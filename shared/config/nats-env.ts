@@ -53,7 +53,7 @@ export function parseNatsUrl(text: string): NatsUrl {
   let auth: NatsAuth = { kind: 'none' };
   let tls = false;
   for (const [i, entry] of entries.entries()) {
-    const url = URL.canParse(entry) ? new URL(entry) : null;
+    const url = URL.parse(entry);
     if (url === null || !SCHEMES.has(url.protocol) || url.hostname === '') {
       throw new Error(`server ${i + 1} must be a nats://host:port or tls://host:port URL`);
     }

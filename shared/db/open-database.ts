@@ -61,8 +61,8 @@ async function exists(path: string): Promise<boolean> {
 }
 
 function redact(url: string): string {
-  if (!URL.canParse(url)) return 'DATABASE_URL';
-  const u = new URL(url);
+  const u = URL.parse(url);
+  if (u === null) return 'DATABASE_URL';
   if (u.password) u.password = '***';
   return u.toString();
 }

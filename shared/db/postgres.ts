@@ -40,8 +40,8 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Sql
 
 /** A libpq-style `?host=/socket/dir` turned into postgres.js's socket path; other URLs as they are. */
 export function unixSocketOf(url: string): { url: string; path?: string } {
-  if (!URL.canParse(url)) return { url };
-  const u = new URL(url);
+  const u = URL.parse(url);
+  if (u === null) return { url };
   const dir = u.searchParams.get('host');
   if (!dir?.startsWith('/')) return { url };
   u.searchParams.delete('host');

@@ -14,8 +14,8 @@ function urlString(accept: (url: URL) => boolean, message: string) {
     .max(4096)
     .refine((value) => !/[\u0000-\u0020\u007f]/.test(value), 'must not contain spaces or control characters')
     .refine((value) => {
-      if (!URL.canParse(value)) return false;
-      return accept(new URL(value));
+      const url = URL.parse(value);
+      return url !== null && accept(url);
     }, message);
 }
 

@@ -29,8 +29,8 @@ function decoded(value: string): string | null {
 }
 
 function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
+  const url = URL.parse(value);
+  if (url === null) return false;
   return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
 }
 

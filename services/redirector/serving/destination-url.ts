@@ -16,9 +16,8 @@ const UNSAFE_URL_CHAR = /[^\x21-\x7e]/;
  */
 export function headerSafeUrl(url: string): string | null {
   if (!UNSAFE_URL_CHAR.test(url)) return url;
-  if (!URL.canParse(url)) return null;
-  const href = new URL(url).href;
-  return UNSAFE_URL_CHAR.test(href) ? null : href;
+  const href = URL.parse(url)?.href;
+  return href === undefined || UNSAFE_URL_CHAR.test(href) ? null : href;
 }
 
 /** The query key of our click id, on destinations and in conversions. */

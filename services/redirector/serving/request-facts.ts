@@ -130,9 +130,10 @@ const MAX_HOST_LENGTH = 253;
 
 /** Lowercased host of a Referer URL (WHATWG URL: no userinfo, no port), or null. */
 export function referrerHost(referer: string): string | null {
-  if (referer === '' || !URL.canParse(referer)) return null;
+  const url = referer === '' ? null : URL.parse(referer);
+  if (url === null) return null;
   // Opaque hosts (android-app://...) keep their case; hosts of http(s) URLs come lowercased.
-  const host = new URL(referer).hostname.toLowerCase();
+  const host = url.hostname.toLowerCase();
   return host === '' || host.length > MAX_HOST_LENGTH ? null : host;
 }
 
