@@ -47,7 +47,7 @@ describe('parseConditions: invalid input', () => {
     ['capitalised weekday', 'time', { ...validTime, days: ['Monday'] }, 'days.0'],
     ['empty days', 'time', { ...validTime, days: [] }, 'days'],
     ['repeated day', 'time', { ...validTime, days: ['monday', 'monday'] }, 'days'],
-    ['24:00', 'time', { ...validTime, endTime: '24:00' }, 'endTime'],
+    ['24:00 as a start', 'time', { ...validTime, startTime: '24:00' }, 'startTime'],
     ['9:00 (one-digit hour)', 'time', { ...validTime, startTime: '9:00' }, 'startTime'],
     ['09:60', 'time', { ...validTime, startTime: '09:60' }, 'startTime'],
     ['seconds', 'time', { ...validTime, startTime: '09:00:00' }, 'startTime'],
@@ -66,6 +66,16 @@ describe('parseConditions: invalid input', () => {
     const result = parseConditions(type, input);
     expect(result.success).toBe(false);
     expect(result.error?.issues.map((issue) => issue.path.join('.'))).toContain(path);
+  });
+
+  it('takes 24:00 as an end (the end of the day), never as a start', () => {
+    expect(parseConditions('time', { ...validTime, startTime: '00:00', endTime: '24:00' }).success).toBe(true);
+    const start = parseConditions('time', { ...validTime, startTime: '24:00', endTime: '10:00' });
+    expect(start.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['startTime']);
+    for (const endTime of ['24:01', '24:30', '25:00']) {
+      const end = parseConditions('time', { ...validTime, startTime: '00:00', endTime });
+      expect(end.error?.issues.map((issue) => issue.path.join('.')), endTime).toEqual(['endTime']);
+    }
   });
 
   it('says why start == end is refused', () => {

@@ -82,6 +82,8 @@ export function isValidTimeZone(timeZone: string): boolean {
 }
 
 const clockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM between 00:00 and 23:59');
+/** The end is exclusive, so `24:00` (the end of the day, as in ISO 8601) is what lets a window take a day's last minute. */
+const endClockTime = z.string().regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, 'must be HH:MM between 00:00 and 24:00 (exclusive: 24:00 is the end of the day)');
 
 export const timeConditionsSchema = z
   .object({
@@ -91,7 +93,7 @@ export const timeConditionsSchema = z
       .min(1, 'at least one day is required')
       .refine((days) => new Set(days).size === days.length, 'days must not repeat'),
     startTime: clockTime,
-    endTime: clockTime,
+    endTime: endClockTime,
   })
   .strict()
   .refine((c) => c.startTime !== c.endTime, {

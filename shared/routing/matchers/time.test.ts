@@ -55,6 +55,18 @@ describe('time matcher: overnight window belongs to the day it started', () => {
     expect(matchesAt(toMidnight, '2026-03-07T00:00:00Z')).toBe(false);
   });
 
+  it('a window ending at 24:00 takes the last minute of its day, and 00:00-24:00 the whole day', () => {
+    const evening = timeLink({ timezone: 'UTC', days: ['friday'], startTime: '18:00', endTime: '24:00' });
+    expect(matchesAt(evening, '2026-03-06T23:59:59Z')).toBe(true);
+    expect(matchesAt(evening, '2026-03-07T00:00:00Z')).toBe(false);
+    expect(matchesAt(evening, '2026-03-06T17:59:59Z')).toBe(false);
+    const saturday = timeLink({ timezone: 'Europe/Berlin', days: ['saturday'], startTime: '00:00', endTime: '24:00' });
+    expect(matchesAt(saturday, '2026-03-06T23:00:00Z')).toBe(true); // Sat 00:00 local
+    expect(matchesAt(saturday, '2026-03-07T22:59:59Z')).toBe(true); // Sat 23:59:59 local
+    expect(matchesAt(saturday, '2026-03-07T23:00:00Z')).toBe(false); // Sun 00:00 local
+    expect(matchesAt(saturday, '2026-03-06T22:59:59Z')).toBe(false); // Fri 23:59:59 local
+  });
+
   it('sunday overnight spills into monday (week wrap)', () => {
     const sunday = timeLink({ timezone: 'UTC', days: ['sunday'], startTime: '23:00', endTime: '01:00' });
     expect(matchesAt(sunday, '2026-03-08T23:30:00Z')).toBe(true); // Sun

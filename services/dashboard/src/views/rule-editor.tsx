@@ -39,7 +39,8 @@ function draftOf(rule: Rule | undefined): Draft {
     timezone: (c.timezone as string | undefined) ?? Intl.DateTimeFormat().resolvedOptions().timeZone,
     days: (c.days as string[] | undefined) ?? [...days.slice(0, 5)],
     startTime: (c.startTime as string | undefined) ?? '09:00',
-    endTime: (c.endTime as string | undefined) ?? '17:00',
+    // A time input cannot show 24:00: the editor shows the end of the day as 00:00 (see conditionsOf).
+    endTime: c.endTime === '24:00' ? '00:00' : ((c.endTime as string | undefined) ?? '17:00'),
     percentage: c.percentage === undefined ? '50' : String(c.percentage),
   };
 }
@@ -51,7 +52,8 @@ function conditionsOf(d: Draft): Record<string, unknown> {
     case 'device':
       return { ...(d.devices.length ? { devices: d.devices } : {}), ...(d.os.length ? { os: d.os } : {}) };
     case 'time':
-      return { timezone: d.timezone, days: d.days, startTime: d.startTime, endTime: d.endTime };
+      // Until 00:00 is until midnight; from 00:00 that is the whole day, which the API spells 24:00.
+      return { timezone: d.timezone, days: d.days, startTime: d.startTime, endTime: d.startTime === '00:00' && d.endTime === '00:00' ? '24:00' : d.endTime };
     case 'percentage':
       return { percentage: Number(d.percentage) };
   }
