@@ -40,6 +40,14 @@ describe('custom domains, verified through a real DNS server', () => {
     expect(created.status).toBe(201);
     const domain = created.body.data;
     expect(domain).toMatchObject({ hostname: 'go.brand-example.com', status: 'pending', failureReason: null, verifiedAt: null });
+    // An internationalised name is kept as browsers send it in Host (IDNA), the form DNS holds.
+    const idn = await call('POST', '/domains', { hostname: 'Links.Bücher-Beispiel.de' });
+    expect(idn.status).toBe(201);
+    expect(idn.body.data).toMatchObject({ hostname: 'links.xn--bcher-beispiel-gsb.de', status: 'pending' });
+    for (const hostname of ['bü@evil.example.com', 'bücher.de:8080', 'bü cher.de', 'http://bücher.de']) {
+      const refused = await call('POST', '/domains', { hostname });
+      expect(refused.status, hostname).toBe(400);
+    }
     expect(domain.verification).toEqual({ type: 'TXT', name: '_linkroute.go.brand-example.com', value: expect.stringMatching(/^linkroute-verify=/) });
     // Visitors reach the redirectors where the default domain (REDIRECT_BASE_URL http://go.test:8080) points.
     expect(domain.routing).toEqual({ type: 'CNAME', name: 'go.brand-example.com', value: 'go.test' });

@@ -2,17 +2,27 @@ import { z } from 'zod';
 import { isoTimestamp, paginationQuery } from './common.ts';
 
 /**
+ * An internationalised name (bücher.de) as DNS and browsers' Host headers carry it
+ * (xn--bcher-kva.de, IDNA via the WHATWG URL parser); anything else as given. Only a
+ * bare name is converted: one with URL syntax in it is left for the checks to refuse.
+ */
+function asciiHostname(h: string): string {
+  if (!/[^\x00-\x7f]/.test(h) || /[\s/?#@:[\]\\%]/.test(h)) return h;
+  return URL.parse(`http://${h}/`)?.hostname ?? h;
+}
+
+/**
  * A hostname we can route by Host: lowercase DNS labels, at least two, no port,
  * no IP address, within DNS length limits.
  */
 export const hostname = z
   .string()
   .trim()
-  .transform((h) => h.toLowerCase().replace(/\.$/, ''))
+  .transform((h) => asciiHostname(h).toLowerCase().replace(/\.$/, ''))
   .refine((h) => h.length >= 4 && h.length <= 253, 'must be 4 to 253 characters')
   .refine(
     (h) => h.split('.').length >= 2 && h.split('.').every((label) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(label)),
-    'must be a hostname such as go.example.com (letters, digits and hyphens; no port, no scheme)',
+    'must be a hostname such as go.example.com (letters, digits and hyphens, or an internationalised name such as bücher.de; no port, no scheme)',
   )
   .refine((h) => !/^\d+(\.\d+){3}$/.test(h), 'must be a hostname, not an IP address')
   .refine((h) => !/^[0-9]+$/.test(h.split('.').at(-1)!), 'must end in a top-level domain');
