@@ -55,6 +55,13 @@ describe.each(backends)('webhook endpoints API on %s', (backend) => {
     expect((await api.request('DELETE', `/webhooks/${a.id}`, { key })).status).toBe(404);
     expect((await api.request('GET', `/webhooks/${a.id}/deliveries`, { key })).status).toBe(404);
     expect((await api.request('POST', `/webhooks/${a.id}/test`, { key })).status).toBe(404);
+    // A delivery of this workspace's endpoint: another workspace cannot read or resend it.
+    await api.db.sql`INSERT INTO webhook_events (id, workspace_id, type, body) VALUES ('evt_tenant', 'ws_x', 'link.created', '{"type":"link.created"}')`;
+    await api.db.sql`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status) VALUES ('dlv_tenant', ${b.id}, 'evt_tenant', 'link.created', 'failed')`;
+    for (const [method, path] of [['GET', `/webhooks/${b.id}/deliveries/dlv_tenant`], ['POST', `/webhooks/${b.id}/deliveries/dlv_tenant/retry`]] as const) {
+      expect((await api.request(method, path, { key })).status, `${method} ${path}`).toBe(404);
+    }
+    expect((await api.request('GET', `/webhooks/${b.id}/deliveries/dlv_tenant`, { key: own })).body.data).toMatchObject({ id: 'dlv_tenant', status: 'failed', payload: '{"type":"link.created"}' });
 
     expect((await api.request('DELETE', `/webhooks/${a.id}`, { key: own })).body).toEqual({ success: true, data: { id: a.id, deleted: true } });
     expect((await api.request('DELETE', `/webhooks/${a.id}`, { key: own })).status).toBe(404);

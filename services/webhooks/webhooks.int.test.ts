@@ -283,10 +283,32 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     await call('POST', '/links', { destinationUrl: 'https://example.com/still-down' });
     await sleep(1_000);
     expect(hook.receiver.received.length).toBe(attemptsSoFar);
+    const retryPath = `/webhooks/${hook.id}/deliveries/${delivery.id}/retry`;
+    const whileDisabled = await call('POST', retryPath);
+    expect(whileDisabled.status).toBe(409);
+    expect((whileDisabled.body as unknown as { error: { code: string } }).error.code).toBe('WEBHOOK_DISABLED');
     hook.receiver.answer = () => 200;
     expect((await call('PATCH', `/webhooks/${hook.id}`, { enabled: true })).body.data.status).toBe('active');
     const back = (await call('POST', '/links', { destinationUrl: 'https://example.com/up-again' })).body.data;
     await until('a delivery after re-enabling', () => delivered(hook.receiver, hook.secret), (d) => d.some((e) => e.data.id === back.id));
+
+    // The given-up delivery, sent again by hand: same webhook-id, same signed body, now succeeded.
+    const detail = (await call('GET', `/webhooks/${hook.id}/deliveries/${delivery.id}`)).body.data;
+    expect(detail).toMatchObject({ id: delivery.id, eventId: delivery.eventId, status: 'failed' });
+    const firstBody = hook.receiver.received.find((r) => r.headers['webhook-id'] === delivery.eventId)!.body;
+    expect(detail.payload).toBe(firstBody);
+    const retried = await call('POST', retryPath);
+    expect(retried.status).toBe(202);
+    expect(retried.body.data).toMatchObject({ id: delivery.id, status: 'pending' });
+    const resent = await until('the retried delivery succeeded', () => call('GET', `/webhooks/${hook.id}/deliveries/${delivery.id}`), (r) => r.body.data.status === 'succeeded');
+    expect(resent.body.data).toMatchObject({ responseStatus: 200, attempts: delivery.attempts + 1, error: null, nextAttemptAt: null });
+    const copies = hook.receiver.received.filter((r) => r.headers['webhook-id'] === delivery.eventId);
+    expect(copies.at(-1)!.body).toBe(firstBody);
+    // Another endpoint's delivery, or none, is not found under this endpoint.
+    const other = await endpoint(['link.created']);
+    expect((await call('GET', `/webhooks/${other.id}/deliveries/${delivery.id}`)).status).toBe(404);
+    expect((await call('POST', `/webhooks/${other.id}/deliveries/${delivery.id}/retry`)).status).toBe(404);
+    expect((await call('GET', `/webhooks/${hook.id}/deliveries/dlv_nope`)).status).toBe(404);
   }, 60_000);
 
   it('loses nothing when a sender is SIGKILLed mid-delivery: the other takes over its events and its claimed deliveries', async () => {

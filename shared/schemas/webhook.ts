@@ -105,6 +105,15 @@ export const webhookDeliverySchema = z.object({
   .meta({ id: 'WebhookDelivery' });
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 
+/** One delivery with what it delivered: GET /webhooks/{id}/deliveries/{deliveryId}. */
+export const webhookDeliveryDetailSchema = webhookDeliverySchema
+  .extend({
+    /** The exact JSON body delivered and signed (Standard Webhooks' `{type, timestamp, data}`), the same on every attempt: a receiver's signature check can be replayed against it byte for byte. */
+    payload: z.string(),
+  })
+  .meta({ id: 'WebhookDeliveryDetail' });
+export type WebhookDeliveryDetail = z.infer<typeof webhookDeliveryDetailSchema>;
+
 export const webhookDeliveryListQuerySchema = z.strictObject({ ...paginationQuery, status: z.enum(deliveryStatuses).optional() });
 
 export const webhookTestResultSchema = z.object({ eventId: z.string() }).meta({ id: 'WebhookTestResult' });

@@ -50,6 +50,7 @@ export const errorExamples: Record<ErrorCode, { message: string; details?: Error
 /** A path parameter's example, by name (and, for `id`, by the collection it names). */
 export function pathParameterExample(path: string, name: string): string {
   if (name === 'linkId') return ids.link;
+  if (name === 'deliveryId') return ids.delivery;
   if (name === 'file') return `${ids.qr}.png`;
   const collection = path.split('/')[1];
   const byCollection: Record<string, string> = { links: ids.link, rules: ids.rule, campaigns: ids.campaign, domains: ids.domain, webhooks: ids.webhook };
@@ -144,6 +145,20 @@ const timeSeries = [
   { date: '2026-03-02', clicks: 670, uniqueClicks: 523, conversions: 23 },
 ];
 
+export const webhookDeliveryExample = {
+  id: ids.delivery,
+  eventId: ids.event,
+  eventType: 'link.created',
+  status: 'succeeded',
+  attempts: 1,
+  responseStatus: 204,
+  latencyMs: 87,
+  error: null,
+  nextAttemptAt: null,
+  lastAttemptAt: later,
+  createdAt: later,
+};
+
 export const componentExamples: Record<string, unknown> = {
   Link: link,
   LinkWithRules: { ...link, rules: [rule] },
@@ -170,18 +185,10 @@ export const componentExamples: Record<string, unknown> = {
   Conversion: { conversionId: ids.conversion, attributed: true, linkId: ids.link, campaignId: ids.campaign, duplicate: false },
   Webhook: webhook,
   WebhookCreated: { ...webhook, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
-  WebhookDelivery: {
-    id: ids.delivery,
-    eventId: ids.event,
-    eventType: 'link.created',
-    status: 'succeeded',
-    attempts: 1,
-    responseStatus: 204,
-    latencyMs: 87,
-    error: null,
-    nextAttemptAt: null,
-    lastAttemptAt: later,
-    createdAt: later,
+  WebhookDelivery: webhookDeliveryExample,
+  WebhookDeliveryDetail: {
+    ...webhookDeliveryExample,
+    payload: `{"type":"link.created","timestamp":"${later}","data":{"id":"${ids.link}","shortCode":"spring"}}`,
   },
   WebhookTestResult: { eventId: ids.event },
   Deleted: { id: ids.link, deleted: true },

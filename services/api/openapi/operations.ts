@@ -7,12 +7,14 @@ import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } f
 import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
 import { conversionResultSchema, conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
 import { meSchema } from '../../../shared/schemas/me.ts';
+import { webhookDeliveryExample } from './examples.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
 import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
 import {
   webhookCreateSchema,
   webhookCreatedSchema,
   webhookDeliveryListQuerySchema,
+  webhookDeliveryDetailSchema,
   webhookDeliverySchema,
   webhookListQuerySchema,
   webhookSchema,
@@ -265,6 +267,25 @@ export const operations: Operation[] = [
     status: 200,
     response: z.array(webhookDeliverySchema),
     paginated: true,
+  },
+  {
+    method: 'get',
+    path: '/webhooks/{id}/deliveries/{deliveryId}',
+    summary: 'One delivery with its payload: the exact JSON body delivered and signed',
+    scope: 'webhooks:write',
+    status: 200,
+    response: webhookDeliveryDetailSchema,
+  },
+  {
+    method: 'post',
+    path: '/webhooks/{id}/deliveries/{deliveryId}/retry',
+    summary:
+      'Send a delivery again (any status; the same webhook-id): due at once for any sender. Its retry window still runs from its first attempt, so one older than 24 h gets this one attempt. 409 WEBHOOK_DISABLED when the endpoint is disabled (enable it first)',
+    scope: 'webhooks:write',
+    status: 202,
+    response: webhookDeliverySchema,
+    responseExample: { ...webhookDeliveryExample, status: 'pending', nextAttemptAt: webhookDeliveryExample.lastAttemptAt },
+    errors: ['WEBHOOK_DISABLED'],
   },
 
   { method: 'get', path: '/openapi.json', summary: 'This document', status: 200, response: z.object({}).loose(), responseExample: { openapi: '3.1.0', info: { title: 'linkroute', version: '1.0.0' }, paths: {} } },

@@ -7,6 +7,7 @@ import {
   webhookDeliveryListQuerySchema,
   webhookListQuerySchema,
   webhookUpdateSchema,
+  type Webhook,
 } from '../../../shared/schemas/webhook.ts';
 import { newSigningSecret, sealSigningSecret } from '../../../shared/webhooks/signing-secret.ts';
 import { blockedUrlReason } from '../../../shared/webhooks/target-address.ts';
@@ -77,12 +78,7 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
 
   router.post('/webhooks/:id/test', scope, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
-    const webhook = (await webhooks.get(workspaceId, ctx.params.id!)) ?? notFoundThrow();
-    // The sender gives up every delivery to a disabled endpoint: a test queued now would go nowhere.
-    if (!webhook.enabled) {
-      const why = webhook.disabledReason === 'failing' ? 'its deliveries failed for 24 h' : 'disabled by PATCH enabled: false';
-      throw new AppError('WEBHOOK_DISABLED', `Webhook endpoint is disabled (${why}) and gets no deliveries, tests included: enable it first with PATCH /webhooks/${webhook.id} {"enabled": true}`);
-    }
+    requireEnabled((await webhooks.get(workspaceId, ctx.params.id!)) ?? notFoundThrow(), 'tests included');
     const eventId = await webhooks.queueTest(workspaceId, ctx.params.id!);
     await deps.onEventQueued();
     ok(ctx, { eventId }, 202);
@@ -95,6 +91,29 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
     const { items, total } = await webhooks.deliveries(workspaceId, ctx.params.id!, query);
     okList(ctx, items, pagination(query.page, query.limit, total));
   });
+
+  router.get('/webhooks/:id/deliveries/:deliveryId', scope, async (ctx) => {
+    const workspaceId = principalOf(ctx).workspaceId;
+    if (!(await webhooks.get(workspaceId, ctx.params.id!))) throw notFound();
+    ok(ctx, (await webhooks.delivery(workspaceId, ctx.params.id!, ctx.params.deliveryId!)) ?? deliveryNotFoundThrow());
+  });
+
+  router.post('/webhooks/:id/deliveries/:deliveryId/retry', scope, async (ctx) => {
+    const workspaceId = principalOf(ctx).workspaceId;
+    requireEnabled((await webhooks.get(workspaceId, ctx.params.id!)) ?? notFoundThrow(), 'retries included');
+    ok(ctx, (await webhooks.retryDelivery(workspaceId, ctx.params.id!, ctx.params.deliveryId!)) ?? deliveryNotFoundThrow(), 202);
+  });
+
+  /** The sender gives up every delivery to a disabled endpoint: one queued now would go nowhere. */
+  function requireEnabled(webhook: Webhook, what: string): void {
+    if (webhook.enabled) return;
+    const why = webhook.disabledReason === 'failing' ? 'its deliveries failed for 24 h' : 'disabled by PATCH enabled: false';
+    throw new AppError('WEBHOOK_DISABLED', `Webhook endpoint is disabled (${why}) and gets no deliveries, ${what}: enable it first with PATCH /webhooks/${webhook.id} {"enabled": true}`);
+  }
+
+  function deliveryNotFoundThrow(): never {
+    throw new AppError('NOT_FOUND', 'Webhook delivery not found');
+  }
 
   function notFoundThrow(): never {
     throw notFound();

@@ -1,7 +1,7 @@
 import { newId } from '../../../shared/ids.ts';
 import { iso } from '../../../shared/db/rows.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
-import { TEST_EVENT_TYPE, type Webhook, type WebhookDelivery, type WebhookEventType } from '../../../shared/schemas/webhook.ts';
+import { TEST_EVENT_TYPE, type Webhook, type WebhookDelivery, type WebhookDeliveryDetail, type WebhookEventType } from '../../../shared/schemas/webhook.ts';
 
 interface EndpointRow {
   id: string;
@@ -20,6 +20,8 @@ interface DeliveryRow extends Omit<WebhookDelivery, 'nextAttemptAt' | 'lastAttem
   lastAttemptAt: Date | null;
   createdAt: Date;
 }
+
+const presentDelivery = <R extends DeliveryRow>(r: R) => ({ ...r, nextAttemptAt: iso(r.nextAttemptAt), lastAttemptAt: iso(r.lastAttemptAt), createdAt: iso(r.createdAt)! });
 
 function present(row: EndpointRow): Webhook {
   return {
@@ -41,6 +43,10 @@ export interface WebhookChanges {
 export function webhookStore(sql: Sql) {
   const columns = sql`id, url, description, events, enabled, disabled_reason, failing_since, created_at, updated_at`;
   const live = (workspaceId: string, id: string) => sql`id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
+  const deliveryColumns = sql`d.id, d.event_id, d.event_type, d.status, d.attempts, d.response_status, d.latency_ms, d.error,
+    d.next_attempt_at, d.last_attempt_at, d.created_at`;
+  /** A delivery `d` of one of the workspace's endpoints. */
+  const ofWorkspace = (workspaceId: string) => sql`EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.workspace_id = ${workspaceId})`;
 
   return {
     async create(workspaceId: string, input: { url: string; events: WebhookEventType[]; description: string; sealedSecret: string }): Promise<Webhook> {
@@ -94,18 +100,33 @@ export function webhookStore(sql: Sql) {
       endpointId: string,
       query: { page: number; limit: number; status?: WebhookDelivery['status'] | undefined },
     ): Promise<{ items: WebhookDelivery[]; total: number }> {
-      const where = sql`d.endpoint_id = ${endpointId} ${query.status ? sql`AND d.status = ${query.status}` : sql``}
-        AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.workspace_id = ${workspaceId})`;
+      const where = sql`d.endpoint_id = ${endpointId} ${query.status ? sql`AND d.status = ${query.status}` : sql``} AND ${ofWorkspace(workspaceId)}`;
       const [count] = await sql<{ total: number }[]>`SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`;
       const rows = await sql<DeliveryRow[]>`
-        SELECT d.id, d.event_id, d.event_type, d.status, d.attempts, d.response_status, d.latency_ms, d.error,
-          d.next_attempt_at, d.last_attempt_at, d.created_at
-        FROM webhook_deliveries d WHERE ${where}
+        SELECT ${deliveryColumns} FROM webhook_deliveries d WHERE ${where}
         ORDER BY d.created_at DESC, d.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`;
-      return {
-        items: rows.map((r) => ({ ...r, nextAttemptAt: iso(r.nextAttemptAt), lastAttemptAt: iso(r.lastAttemptAt), createdAt: iso(r.createdAt) })),
-        total: count!.total,
-      };
+      return { items: rows.map(presentDelivery), total: count!.total };
+    },
+
+    async delivery(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryDetail | undefined> {
+      const [row] = await sql<Array<DeliveryRow & { payload: string }>>`
+        SELECT ${deliveryColumns}, ev.body AS payload FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
+        WHERE d.id = ${deliveryId} AND d.endpoint_id = ${endpointId} AND ${ofWorkspace(workspaceId)}`;
+      return row && presentDelivery(row);
+    },
+
+    /**
+     * Due again now, whatever its status (a succeeded one is sent again, as Stripe's and
+     * Svix's resend do): any sender attempts it within a moment, with the same webhook-id.
+     * Its retry window still runs from its first attempt, so a delivery older than that
+     * gets this one attempt; a newer one is retried on the schedule if it fails.
+     */
+    async retryDelivery(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery | undefined> {
+      const [row] = await sql<DeliveryRow[]>`
+        UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now()
+        WHERE d.id = ${deliveryId} AND d.endpoint_id = ${endpointId} AND ${ofWorkspace(workspaceId)}
+        RETURNING ${deliveryColumns}`;
+      return row && presentDelivery(row);
     },
   };
 }
