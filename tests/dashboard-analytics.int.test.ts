@@ -414,19 +414,43 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     await expectKpis((await t.apiGet<{ data: Overview }>(before[0]!)).data);
   }, 90_000);
 
-  it('the click log\'s From and To are days in the browser\'s zone, asked of the API as the instants they start and end', async () => {
+  it('the click log\'s From and To are days in the report\'s zone (the browser\'s, or the URL\'s tz), as on every other view; a typed list is tidied; a failed load shows no stale rows', async () => {
     const kolkata = await t.newContext({ timezoneId: 'Asia/Kolkata' });
     try {
       const p = await t.newPage(kolkata);
       const asked = new ApiRequests(p);
+      const lastAsked = () => new URLSearchParams(asked.last('/analytics/clicks').split('?')[1]);
       await t.signIn(p);
       await p.goto(`${t.linkroute.apiUrl}/dashboard/clicks?from=2026-03-02&to=2026-03-03`);
       await p.locator('[data-total]').waitFor();
-      // Kolkata is UTC+05:30: its 2 March starts at 18:30 UTC the day before; `to` is the start of 4 March there.
-      const q = new URLSearchParams(asked.last('/analytics/clicks').split('?')[1]);
-      expect([q.get('from'), q.get('to')]).toEqual(['2026-03-01T18:30:00Z', '2026-03-03T18:30:00Z']);
+      // The API reads the dates as whole local days of `timezone` (local midnight to local midnight).
+      expect([lastAsked().get('from'), lastAsked().get('to'), lastAsked().get('timezone')]).toEqual(['2026-03-02', '2026-03-03', expect.stringMatching(/^Asia\/(Kolkata|Calcutta)$/)]);
       expect(await p.getByLabel('From').inputValue()).toBe('2026-03-02');
-      expect(await p.locator('main').textContent()).toMatch(/days are in your time zone \(Asia\/(Kolkata|Calcutta)\)/);
+      expect(await p.getByLabel('From').getAttribute('max')).toBe('2026-03-03');
+      expect(await p.getByLabel('To', { exact: true }).getAttribute('min')).toBe('2026-03-02');
+      expect(await p.locator('main').textContent()).toMatch(/From and To are days in Asia\/(Kolkata|Calcutta)/);
+      await p.goto(`${t.linkroute.apiUrl}/dashboard/clicks?tz=America/New_York`);
+      await p.locator('[data-total]').waitFor();
+      expect(lastAsked().get('timezone')).toBe('America/New_York');
+
+      // "DE, AT" as one would type it: asked as DE,AT; the rows it brings are not marked new (only a live poll marks rows).
+      await p.getByLabel('Country codes').fill('DE, AT ,');
+      await p.getByLabel('Country codes').press('Enter');
+      await expect.poll(() => new URL(p.url()).searchParams.get('country')).toBe('DE,AT');
+      await expect.poll(() => lastAsked().get('country')).toBe('DE,AT');
+      await p.locator('[data-total]').waitFor();
+      await expect.poll(async () => digits(await p.locator('[data-total]').textContent())).toBe(
+        (await t.apiGet<Page1<unknown[]>>('/analytics/clicks?country=DE,AT&timezone=America/New_York')).pagination!.total,
+      );
+      expect(await p.locator('.clicks-table tbody tr.fresh').count()).toBe(0);
+
+      // The next filter's request fails: the error shows, and no figure of the last filter stays under the new one.
+      await p.route('**/analytics/clicks?**', (route) => route.abort());
+      await p.getByLabel('Country codes').fill('US');
+      await p.getByLabel('Country codes').press('Enter');
+      await p.getByRole('button', { name: /retry|try again/i }).first().waitFor();
+      expect(await p.locator('[data-total]').count()).toBe(0);
+      expect(await p.locator('.clicks-table').count()).toBe(0);
     } finally {
       await kolkata.close();
     }

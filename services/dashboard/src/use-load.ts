@@ -10,7 +10,9 @@ export interface Loaded<T> {
 
 /**
  * Loads when `deps` change, cancelling the request it replaces. The last data
- * stays on screen while the next loads, so a filter change never blanks a view.
+ * stays on screen while the next loads, so a filter change never blanks a view;
+ * if that load fails, the old data goes (it answers another query) and the error
+ * shows alone. A failed reload of the same query keeps its data beside the error.
  */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
   // Which deps the data answers: on the render where deps change, before the effect
@@ -31,7 +33,7 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
       (err: unknown) => {
         if (controller.signal.aborted) return;
         const error = err instanceof ApiFailure ? err : new ApiFailure(0, 'CLIENT_ERROR', (err as Error).message ?? String(err));
-        setState((s) => ({ data: s.data, error, loading: false, key }));
+        setState((s) => ({ data: s.key === key ? s.data : undefined, error, loading: false, key }));
       },
     );
     return () => controller.abort();

@@ -65,10 +65,15 @@ function listedZone(zone: string): string | null {
 /** The reader's own zone, as the browser knows it: the default of every report. */
 export const browserZone = (): string => listedZone(Intl.DateTimeFormat().resolvedOptions().timeZone) ?? 'UTC';
 
-/** The report range from the URL: the presets end today in the report's zone, which is the reader's unless `tz` names one. */
-export function rangeFrom(query: URLSearchParams): Range {
+/** The zone of every report's days: the reader's, unless the URL's `tz` names one. */
+export function reportZone(query: URLSearchParams): string {
   const tz = query.get('tz');
-  const timezone = (tz && listedZone(tz)) || browserZone();
+  return (tz && listedZone(tz)) || browserZone();
+}
+
+/** The report range from the URL: the presets end today in the report's zone. */
+export function rangeFrom(query: URLSearchParams): Range {
+  const timezone = reportZone(query);
   const asked = query.get('range') ?? '';
   const preset = presetAliases[asked] ?? ((presets as readonly string[]).includes(asked) ? (asked as Preset) : '30d');
   const today = dayIn(timezone);

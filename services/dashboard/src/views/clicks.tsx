@@ -7,21 +7,21 @@ import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { Pager } from '../components/pager.tsx';
 import { countryName, fmtDateTime } from '../format.ts';
 import { pageOf, setQuery, type Location } from '../router.ts';
+import { reportZone } from '../components/range-controls.tsx';
 import { useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 
 const LIVE_INTERVAL_MS = 5_000;
 
-/**
- * The instant a calendar day starts in the browser's zone, as the API takes it. The click
- * log reads a bare date as a UTC day; every other view shows days in the browser's zone,
- * so the log's From/To pickers do too (`to` is exclusive: the start of the next day).
- */
-function localDayStart(date: string, plusDays = 0): string {
-  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  return new Date(y, m - 1, d + plusDays).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 const isDate = (value: string | undefined): value is string => value !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(value);
+
+/** A typed list (`DE, AT`) as the API takes it: comma-separated, no blanks. */
+const listValue = (typed: string) =>
+  typed
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join(',') || undefined;
 
 export function ClicksView({ loc }: { loc: Location }) {
   const q = loc.query;
@@ -34,13 +34,10 @@ export function ClicksView({ loc }: { loc: Location }) {
   };
   const page = pageOf(q);
   const live = q.get('live') === '1';
-  const key = JSON.stringify([filters, page]);
-  /** What the API is asked: the pickers' days as the instants they start and end in this zone. */
-  const asked = {
-    ...filters,
-    from: isDate(filters.from) ? localDayStart(filters.from) : filters.from,
-    to: isDate(filters.to) ? localDayStart(filters.to, 1) : filters.to,
-  };
+  // The pickers' days are days in the report's zone, as on every other view (the API reads them so with `timezone`).
+  const timezone = reportZone(q);
+  const key = JSON.stringify([filters, page, timezone]);
+  const asked = { ...filters, timezone };
   const clicks = useLoad((signal) => unwrap(api.GET('/analytics/clicks', { params: { query: { ...asked, page, limit: 50 } }, signal })), [key]);
   const seen = useRef<Set<string>>(new Set());
   const [fresh, setFresh] = useState<Set<string>>(new Set());
@@ -55,10 +52,16 @@ export function ClicksView({ loc }: { loc: Location }) {
     }, LIVE_INTERVAL_MS);
     return () => clearInterval(timer);
   }, [live, page, clicks.reload]);
+  // Only a live poll marks rows: another filter or page shows other rows, none of them new.
+  const seenKey = useRef(key);
   useEffect(() => {
     const rows = clicks.data?.data ?? [];
-    const first = seen.current.size === 0;
-    setFresh(new Set(first ? [] : rows.filter((r) => !seen.current.has(r.clickId)).map((r) => r.clickId)));
+    const polled = live && seenKey.current === key && seen.current.size > 0;
+    if (seenKey.current !== key) {
+      seenKey.current = key;
+      seen.current = new Set();
+    }
+    setFresh(new Set(polled ? rows.filter((r) => !seen.current.has(r.clickId)).map((r) => r.clickId) : []));
     rows.forEach((r) => seen.current.add(r.clickId));
   }, [clicks.data]);
 
@@ -76,14 +79,22 @@ export function ClicksView({ loc }: { loc: Location }) {
     }
   }
 
-  const filterField = (name: 'linkId' | 'campaignId' | 'country' | 'from' | 'to', label: string, type = 'text') => (
+  const filterField = (name: 'linkId' | 'campaignId' | 'country', label: string) => (
+    <label>
+      {label}{' '}
+      <input name={name} type="text" value={filters[name] ?? ''} size={14} onChange={(e) => setQuery({ [name]: listValue(e.currentTarget.value) })} />
+    </label>
+  );
+  /** From is at most To and To at least From, as the API wants them. */
+  const dateField = (name: 'from' | 'to', label: string) => (
     <label>
       {label}{' '}
       <input
         name={name}
-        type={type as 'text'}
+        type="date"
         value={filters[name] ?? ''}
-        size={type === 'text' ? 14 : undefined}
+        min={name === 'to' && isDate(filters.from) ? filters.from : undefined}
+        max={name === 'from' && isDate(filters.to) ? filters.to : undefined}
         onChange={(e) => setQuery({ [name]: e.currentTarget.value.trim() || undefined })}
       />
     </label>
@@ -115,11 +126,11 @@ export function ClicksView({ loc }: { loc: Location }) {
             <option value="tablet">Tablet</option>
           </select>
         </label>
-        {filterField('from', 'From', 'date')}
-        {filterField('to', 'To', 'date')}
+        {dateField('from', 'From')}
+        {dateField('to', 'To')}
       </form>
       <FilterChips loc={loc} />
-      <p class="muted">Newest first, bots excluded; days are in your time zone ({Intl.DateTimeFormat().resolvedOptions().timeZone}). The CSV export holds every click the filters keep.</p>
+      <p class="muted">Newest first, bots excluded; From and To are days in {timezone}. The CSV export holds every click the filters keep.</p>
       {exportError && <ErrorBox error={exportError} />}
       {clicks.error && <ErrorBox error={clicks.error} onRetry={clicks.reload} />}
       {!clicks.data && !clicks.error && <p class="loading">Loading clicks…</p>}
