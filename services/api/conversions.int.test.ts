@@ -12,6 +12,7 @@ import { conversionEvents } from '../ingester/event-tables.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 import { clickHouseLinkCounters } from './link-counters.ts';
 import { pixelConversionId } from '../../shared/conversion-id.ts';
+import { ABANDONED_CLAIM_MS } from './conversion-orders.ts';
 
 const secret = Buffer.alloc(32, 9);
 const DAY = 24 * 3600_000;
@@ -82,6 +83,31 @@ describe('server-to-server conversions', () => {
     await eventually(() => stored(first.body.data.conversionId), (r) => r.length > 0);
     const all = await (await clickhouse.query({ query: "SELECT count() AS n FROM conversions WHERE order_id = 'order-dup'", format: 'JSONEachRow' })).json<{ n: number }>();
     expect(Number(all[0]!.n)).toBe(1);
+  });
+
+  it('an orderId claimed by a request that died before publishing is recorded by a retry, not answered as a duplicate of nothing', async () => {
+    const clickId = createClickId(secret, linkId, Date.now());
+    // What a request leaves when the API dies between claiming the order id and publishing its conversion.
+    const claim = (orderId: string, conversionId: string, ageMs: number) => api.db.sql`
+      INSERT INTO conversion_orders (workspace_id, order_id, conversion_id, link_id, campaign_id, attributed, claimed_at)
+      VALUES (${workspaceId}, ${orderId}, ${conversionId}, ${linkId}, ${campaignId}, true, now() - make_interval(secs => ${ageMs / 1000}))`;
+    await claim('order-orphan', 'conv_orphaned', ABANDONED_CLAIM_MS + 5_000);
+    const retried = await post({ clickId, event: 'purchase', value: 12.5, orderId: 'order-orphan' });
+    expect(retried.status).toBe(201);
+    expect(retried.body.data).toEqual({ conversionId: 'conv_orphaned', attributed: true, linkId, campaignId, duplicate: false });
+    const rows = await eventually(() => stored('conv_orphaned'), (r) => r.length > 0);
+    expect(rows).toEqual([expect.objectContaining({ order_id: 'order-orphan', value: 12.5, event: 'purchase', source: 's2s' })]);
+    // Recorded now: the next retry is the duplicate it is.
+    const again = await post({ clickId, event: 'purchase', value: 12.5, orderId: 'order-orphan' });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ conversionId: 'conv_orphaned', duplicate: true });
+
+    // A claim younger than a publish can take is another request still at work: retry shortly.
+    await claim('order-in-flight', 'conv_in_flight', 0);
+    const busy = await post({ clickId, orderId: 'order-in-flight' });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('retry in a few seconds') });
+    expect(await stored('conv_in_flight')).toEqual([]);
   });
 
   it('outside the 30-day window it is recorded but not attributed; defaults apply', async () => {

@@ -175,14 +175,14 @@ export const operations: Operation[] = [
   {
     method: 'post',
     path: '/conversions/s2s',
-    summary: 'Record a server-to-server conversion (a repeated orderId answers 200 with duplicate: true)',
+    summary: 'Record a server-to-server conversion (a repeated orderId answers 200 with duplicate: true; 409 CONFLICT while another request is recording the same orderId: retry in a few seconds)',
     scope: 'conversions:write',
     body: conversionS2sSchema,
     example: { clickId: 'ck_...', event: 'purchase', value: 49.95, currency: 'EUR', orderId: 'A-1001' },
     status: 201,
     response: conversionResultSchema,
     alsoStatus: { status: 200, description: 'A conversion with this orderId was recorded before: its answer, with duplicate: true; nothing is recorded again' },
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'CONFLICT'],
   },
 
   {

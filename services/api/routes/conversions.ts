@@ -11,6 +11,7 @@ import { parseInput } from '../../../shared/schemas/validation.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
 import { created, ok } from '../respond.ts';
+import { conversionOrders, type OrderConversion } from '../conversion-orders.ts';
 
 export interface ConversionRouteDeps {
   sql: Sql;
@@ -27,9 +28,12 @@ const clickNotFound = () => new AppError('NOT_FOUND', 'Click not found');
 /**
  * POST /conversions/s2s: a server-to-server postback. The click id is checked by
  * its MAC (no lookup: a forged id is a 404 at once), then must name a link of
- * the caller's workspace. A repeated orderId answers the first conversion.
+ * the caller's workspace. A repeated orderId answers the first conversion
+ * (conversion-orders.ts: one claimed by a request that died unpublished is recorded
+ * by the retry that takes it over).
  */
 export function conversionRoutes(router: Router, deps: ConversionRouteDeps): void {
+  const orders = conversionOrders(deps.sql);
   router.post('/conversions/s2s', deps.requireScope('conversions:write'), async (ctx) => {
     const input = parseInput(conversionS2sSchema, await bodyOf(ctx), 'conversion');
     if (!deps.bus || !deps.secret) throw new AppError('SERVICE_UNAVAILABLE', 'Conversions need the event bus and LINKROUTE_SECRET');
@@ -40,23 +44,22 @@ export function conversionRoutes(router: Router, deps: ConversionRouteDeps): voi
     if (!link) throw clickNotFound();
 
     const at = input.timestamp ? Date.parse(input.timestamp) : Date.now();
-    // Within 30 days after the click (a little clock skew before it is tolerated).
-    const attributed = isAttributed(at, click.timestamp);
-    const conversionId = newId('conversion');
-
-    if (input.orderId !== undefined) {
-      const [claimed] = await deps.sql`
-        INSERT INTO conversion_orders (workspace_id, order_id, conversion_id, link_id, campaign_id, attributed)
-        VALUES (${workspaceId}, ${input.orderId}, ${conversionId}, ${click.linkId}, ${link.campaignId}, ${attributed})
-        ON CONFLICT (workspace_id, order_id) DO NOTHING RETURNING conversion_id`;
-      if (!claimed) {
-        const [first] = await deps.sql<{ conversionId: string; linkId: string; campaignId: string; attributed: boolean }[]>`
-          SELECT conversion_id, link_id, campaign_id, attributed FROM conversion_orders
-          WHERE workspace_id = ${workspaceId} AND order_id = ${input.orderId}`;
-        ok(ctx, { ...first!, duplicate: true });
-        return;
-      }
+    const fresh: OrderConversion = {
+      conversionId: newId('conversion'),
+      linkId: click.linkId,
+      campaignId: link.campaignId,
+      // Within 30 days after the click (a little clock skew before it is tolerated).
+      attributed: isAttributed(at, click.timestamp),
+    };
+    const claim = input.orderId === undefined ? ({ kind: 'claimed', conversion: fresh } as const) : await orders.claim(workspaceId, input.orderId, fresh);
+    if (claim.kind === 'published') {
+      ok(ctx, { ...claim.conversion, duplicate: true });
+      return;
     }
+    if (claim.kind === 'in_flight') {
+      throw new AppError('CONFLICT', `A conversion with orderId "${input.orderId}" is being recorded by another request; retry in a few seconds`);
+    }
+    const { conversionId, attributed } = claim.conversion;
 
     const event: ConversionEvent = {
       id: conversionId,
@@ -73,13 +76,15 @@ export function conversionRoutes(router: Router, deps: ConversionRouteDeps): voi
       source: 's2s',
     };
     try {
+      // The message id is the conversion id: a taken-over claim whose first publish did reach the bus is dropped there as a duplicate.
       await deps.bus.publishEvent(eventSubjects.conversions, encoder.encode(JSON.stringify(event)), conversionId);
     } catch (err) {
       if (!isNatsFailure(err)) throw err;
       // Not recorded: release the order id so the postback's retry records it.
-      if (input.orderId !== undefined) await deps.sql`DELETE FROM conversion_orders WHERE workspace_id = ${workspaceId} AND order_id = ${input.orderId} AND conversion_id = ${conversionId}`;
+      if (input.orderId !== undefined) await orders.release(workspaceId, input.orderId, conversionId);
       throw new AppError('SERVICE_UNAVAILABLE', 'The conversion could not be recorded right now; retry');
     }
+    if (input.orderId !== undefined) await orders.markPublished(workspaceId, input.orderId, conversionId);
     created(ctx, { conversionId, attributed, linkId: click.linkId, campaignId: link.campaignId, duplicate: false });
   });
 }
