@@ -5,6 +5,7 @@ import { clickEventSchema, eventSubjects, type ClickEvent } from '../../shared/s
 import { webhookBody, type WebhookBusEvent, type WebhookClick } from '../../shared/schemas/webhook.ts';
 import { parseJson } from './conversion-events.ts';
 import type { EndpointDirectory } from './endpoint-directory.ts';
+import { sentClickKey, type DeliveryStore, type SentClick } from './delivery-store.ts';
 import type { FanOut } from './fan-out.ts';
 import type { WebhooksMetrics } from './webhooks-metrics.ts';
 
@@ -52,14 +53,17 @@ function clickData(c: ClickEvent): WebhookClick {
  * endpoint every `intervalMs`. One sender at a time does this (it holds a lease, and
  * the others wait to take over), so the once-per-interval bound holds across any
  * number of senders. Click messages are acknowledged only once their batches are
- * stored, so a crash loses none (a batch may then go out twice, as at-least-once
- * allows; receivers dedup by webhook-id and clickId).
+ * stored, so a crash loses none. A click reaches an endpoint in one event: clicks an
+ * earlier event holds (recorded with it, migration 0017) are left out of the next, so
+ * messages a crashed NATS server hands out again add nothing, and a receiver that
+ * dedups by webhook-id sees each click once.
  */
 export function startClickBatches(deps: {
   bus: Bus;
   consumerName: string;
   directory: EndpointDirectory;
   deliver: FanOut;
+  store: Pick<DeliveryStore, 'sentClicks'>;
   intervalMs: number;
   metrics: WebhooksMetrics;
   logger: Logger;
@@ -87,21 +91,31 @@ export function startClickBatches(deps: {
     }
   }
 
-  /** One event per endpoint with clicks waiting, stored (then the messages acknowledged) and sent. */
+  /** One event per endpoint with clicks not sent before, stored (then the messages acknowledged) and sent. */
   async function flush(): Promise<void> {
     const batches = waiting;
     const messages = held;
     waiting = new Map();
     held = [];
-    const events: WebhookBusEvent[] = [...batches].map(([endpointId, w]) => ({
-      id: newId('webhookEvent'),
-      workspaceId: w.workspaceId,
-      type: TYPE,
-      endpointIds: [endpointId],
-      body: webhookBody(TYPE, Date.now(), { clicks: w.clicks }),
-    }));
+    const events: WebhookBusEvent[] = [];
+    const sentClicks: SentClick[] = [];
     try {
-      await deliver(events);
+      const pairs = [...batches].flatMap(([endpointId, w]) => w.clicks.map((c) => ({ endpointId, clickId: c.clickId })));
+      const sentBefore = await deps.store.sentClicks(pairs);
+      for (const [endpointId, w] of batches) {
+        // A message redelivered while held brings its clicks twice: each goes once.
+        const seen = new Set<string>();
+        const clicks = w.clicks.filter((c) => {
+          const key = sentClickKey({ endpointId, clickId: c.clickId });
+          if (sentBefore.has(key) || seen.has(key)) return false;
+          seen.add(key);
+          sentClicks.push({ endpointId, clickId: c.clickId });
+          return true;
+        });
+        if (clicks.length === 0) continue;
+        events.push({ id: newId('webhookEvent'), workspaceId: w.workspaceId, type: TYPE, endpointIds: [endpointId], body: webhookBody(TYPE, Date.now(), { clicks }) });
+      }
+      await deliver(events, Date.now(), sentClicks);
     } catch (err) {
       for (const m of messages) m.nak(1_000);
       throw err;

@@ -35,6 +35,14 @@ interface DeliveryRow {
   firstAttemptAt: Date | null;
 }
 
+/** A click an endpoint's link.clicked event holds. */
+export interface SentClick {
+  endpointId: string;
+  clickId: string;
+}
+
+export const sentClickKey = (c: SentClick) => `${c.endpointId}\n${c.clickId}`;
+
 const toClaimed = (r: DeliveryRow): ClaimedDelivery => ({ ...r, firstAttemptAt: r.firstAttemptAt?.getTime() ?? null });
 
 /**
@@ -55,6 +63,7 @@ export function deliveryStore(sql: Sql, claimMs: number) {
     async record(
       events: readonly WebhookBusEvent[],
       deliveries: ReadonlyArray<{ eventId: string; endpointId: string; eventType: string; claim: boolean }>,
+      sentClicks: readonly SentClick[] = [],
     ): Promise<ClaimedDelivery[]> {
       if (deliveries.length === 0) return [];
       const used = new Set(deliveries.map((d) => d.eventId));
@@ -68,6 +77,10 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           SELECT * FROM unnest(${stored.map((e) => e.id)}::text[], ${stored.map((e) => e.workspaceId)}::text[],
             ${stored.map((e) => e.type)}::text[], ${stored.map((e) => e.body)}::text[])
           ON CONFLICT (id) DO NOTHING
+        ), sent AS (
+          INSERT INTO webhook_sent_clicks (endpoint_id, click_id)
+          SELECT * FROM unnest(${sentClicks.map((c) => c.endpointId)}::text[], ${sentClicks.map((c) => c.clickId)}::text[])
+          ON CONFLICT DO NOTHING
         ), d AS (
           INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, next_attempt_at)
           SELECT id, endpoint_id, event_id, event_type, CASE WHEN claim::boolean THEN now() + ${claimInterval} ELSE now() END
@@ -81,6 +94,15 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       // The bodies are the events' in hand (an event's id names one body): not read back,
       // as each would come once per endpoint.
       return rows.map((r) => ({ ...r, body: bodies.get(r.eventId)!, attempts: 0, firstAttemptAt: null }));
+    },
+
+    /** Of these (endpoint, click) pairs, those an earlier link.clicked event holds (recorded with it). */
+    async sentClicks(pairs: readonly SentClick[]): Promise<Set<string>> {
+      if (pairs.length === 0) return new Set();
+      const rows = await sql<SentClick[]>`
+        SELECT endpoint_id, click_id FROM webhook_sent_clicks
+        WHERE (endpoint_id, click_id) IN (SELECT * FROM unnest(${pairs.map((p) => p.endpointId)}::text[], ${pairs.map((p) => p.clickId)}::text[]))`;
+      return new Set(rows.map(sentClickKey));
     },
 
     /** Claims up to `limit` due deliveries, oldest due first, leaving out endpoints with no room here. */
@@ -167,7 +189,11 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       const pixelClicks = await sql`
         DELETE FROM webhook_pixel_clicks WHERE (workspace_id, click_id) IN (
           SELECT workspace_id, click_id FROM webhook_pixel_clicks WHERE created_at < now() - make_interval(days => ${3 * days}) LIMIT ${batch})`;
-      return deliveries.count + events.count + claims.count + pixelClicks.count;
+      // A crashed NATS server redelivers within minutes of its restart (migration 0017).
+      const sentClicks = await sql`
+        DELETE FROM webhook_sent_clicks WHERE (endpoint_id, click_id) IN (
+          SELECT endpoint_id, click_id FROM webhook_sent_clicks WHERE created_at < now() - interval '1 day' LIMIT ${batch})`;
+      return deliveries.count + events.count + claims.count + pixelClicks.count + sentClicks.count;
     },
 
     /** Gives up deliveries whose endpoint is disabled or deleted. */

@@ -124,6 +124,7 @@ export async function startWebhooks(deps: {
     consumerName: `${prefix}-clicks`,
     directory,
     deliver,
+    store,
     intervalMs: config.WEBHOOKS_CLICK_BATCH_MS,
     metrics,
     logger,
