@@ -203,6 +203,18 @@ describe('dashboard in chromium against npm start', () => {
       .poll(async () => (await devices.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('td')!.textContent]))).map(([v, n]) => [v, digits(n)]), { timeout: 15_000 })
       .toEqual(deDevices.data.map((r) => [r.value, r.clicks]));
     await shot('overview-filtered');
+    // The country card is a facet: every country under the other filters, Germany marked; a
+    // second country is added (OR), and a chosen one taken away, right there.
+    const chosenRows = () => countries.locator('tbody tr:has(button[aria-pressed="true"])').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-value')));
+    await expect.poll(() => countries.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-value'))), { timeout: 15_000 }).toEqual(['DE', 'US', 'FR']);
+    expect(await chosenRows()).toEqual(['DE']);
+    await countries.getByRole('button', { name: 'Filter by United States' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('DE,US');
+    await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(5);
+    await expect.poll(chosenRows, { timeout: 15_000 }).toEqual(['DE', 'US']);
+    await countries.getByRole('button', { name: 'Remove filter Germany' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('US');
+    await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(2);
     // The chip removes the filter again.
     await page.getByRole('button', { name: /Remove filter Country/ }).click();
     await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(totalVisits);

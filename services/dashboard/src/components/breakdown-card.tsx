@@ -24,6 +24,8 @@ export function BreakdownCard(props: {
   countLabel: string;
   onSelect?: ((row: BreakdownRow) => void) | undefined;
   selectLabel?: string;
+  /** Values chosen as filters: their rows are marked, and selecting one again takes it away. */
+  chosen?: ReadonlySet<string>;
   id: string;
   loading?: boolean;
   /** Under the title: e.g. tabs choosing the dimension. */
@@ -37,6 +39,7 @@ export function BreakdownCard(props: {
     <section class="card breakdown" aria-labelledby={`${props.id}-title`}>
       <h2 id={`${props.id}-title`}>{props.title}</h2>
       {props.header}
+      {props.chosen && props.chosen.size > 0 && <p class="muted facet-note">Every value under the other filters; the chosen are marked.</p>}
       {props.loading ? (
         <p class="muted">Loading…</p>
       ) : props.rows.length === 0 ? (
@@ -53,6 +56,7 @@ export function BreakdownCard(props: {
           </thead>
           <tbody>
             {props.rows.map((row) => {
+              const isChosen = props.chosen?.has(row.value ?? '(none)') ?? false;
               const content = (
                 <>
                   <span class="bar" style={{ width: `${(row.count / max) * 100}%` }} aria-hidden="true" />
@@ -67,7 +71,13 @@ export function BreakdownCard(props: {
                         {content}
                       </a>
                     ) : props.onSelect ? (
-                      <button type="button" class="bar-row" onClick={() => props.onSelect!(row)} aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}`}>
+                      <button
+                        type="button"
+                        class="bar-row"
+                        onClick={() => props.onSelect!(row)}
+                        aria-pressed={props.chosen ? isChosen : undefined}
+                        aria-label={isChosen ? `Remove filter ${row.label}` : `${props.selectLabel ?? 'Filter by'} ${row.label}`}
+                      >
                         {content}
                       </button>
                     ) : (

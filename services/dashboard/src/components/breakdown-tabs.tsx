@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
-import { addFilter, dimensionLabels, NONE, seenLabels } from '../filters.ts';
+import { addFilter, dimensionLabels, NONE, removeFilter, seenLabels } from '../filters.ts';
+import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 import { countryName, fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
 import { useLoad } from '../use-load.ts';
@@ -10,11 +11,20 @@ import { ErrorBox } from './error-box.tsx';
 
 export type BreakdownScope = Record<string, string | undefined>;
 
-/** One card: the selected dimension's top 10 by clicks; a row adds its value as a filter. */
+/**
+ * One card: the selected dimension's top 10 by clicks; a row adds its value as a filter.
+ * A card is a facet: it shows its dimension under every filter but its own, the chosen
+ * values marked, so another value can be added (OR within a dimension) and a chosen one
+ * taken away where it is listed. Filtered by its own dimension it would list only the
+ * chosen values, leaving nothing else to choose.
+ */
 export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGroup; scope: BreakdownScope; selected: Dimension | undefined }) {
   const dimension = selected && group.dimensions.includes(selected) ? selected : group.dimensions[0]!;
-  const key = JSON.stringify([dimension, scope]);
-  const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...scope, dimension, limit: 10 } }, signal })), [key]);
+  const chosenText = scope[dimension];
+  const chosen = new Set(chosenText ? splitFilterValues(chosenText) : []);
+  const cardScope: BreakdownScope = { ...scope, [dimension]: undefined };
+  const key = JSON.stringify([dimension, cardScope]);
+  const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...cardScope, dimension, limit: 10 } }, signal })), [key]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
 
   const label = (value: string | null, fromApi: string | undefined) => {
@@ -46,8 +56,9 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
         columnLabel={dimensionLabels[dimension]}
         countLabel="Clicks"
         selectLabel="Filter by"
+        chosen={chosen}
         loading={!rows.data}
-        onSelect={(row) => addFilter(dimension, row.value)}
+        onSelect={(row) => (chosen.has(row.value ?? NONE) ? removeFilter(dimension, row.value ?? NONE) : addFilter(dimension, row.value))}
         rows={data.map((r) => ({
           value: r.value ?? NONE,
           label: label(r.value, r.label),
@@ -58,7 +69,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
           <button
             type="button"
             class="linkish"
-            onClick={() => downloadCsv('/analytics/breakdown', { ...scope, dimension, limit: '1000' }).catch((err: unknown) => (err instanceof ApiFailure ? setExportError(err) : Promise.reject(err)))}
+            onClick={() => downloadCsv('/analytics/breakdown', { ...cardScope, dimension, limit: '1000' }).catch((err: unknown) => (err instanceof ApiFailure ? setExportError(err) : Promise.reject(err)))}
           >
             CSV of {dimensionLabels[dimension].toLowerCase()}
           </button>
