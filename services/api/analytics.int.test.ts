@@ -242,8 +242,9 @@ describe('analytics from ClickHouse', () => {
     expect(byLink).toEqual(expected(events, { ...base, linkId: link.id }));
     expect(byLink.summary.totalClicks).toBeGreaterThan(0);
     expect(await overview(`/analytics/${link.id}?from=2026-03-01&to=2026-11-30&granularity=month`)).toEqual(byLink);
-    // By its short code too, as PATCH /links/{id} takes it.
+    // By its short code too, as PATCH /links/{id} takes it, in the path or as the linkId scope.
     expect(await overview(`/analytics/${link.shortCode}?from=2026-03-01&to=2026-11-30&granularity=month`)).toEqual(byLink);
+    expect(await overview(`/analytics?from=2026-03-01&to=2026-11-30&granularity=month&linkId=${link.shortCode}`)).toEqual(byLink);
   });
 
   it('campaign and source filters, alone and together, west of UTC: partial UTC days at both ends', async () => {
@@ -283,7 +284,7 @@ describe('analytics from ClickHouse', () => {
     expect((await api.request('GET', `/analytics/${linksA[0]!.shortCode}`, { key: b.key })).status).toBe(404);
     expect((await api.request('GET', `/analytics/experiments/${linksA[0]!.shortCode}`, { key: b.key })).status).toBe(404);
     expect((await api.request('GET', '/analytics/no-such-code', { key: a.key })).status).toBe(404);
-    for (const qs of [`linkId=${linkB.id}`, `campaignId=${linkB.campaignId}`, `link=${linksA[0]!.id},${linkB.id}`, `campaign=${linkB.campaignId}`, 'linkId=link_doesnotexist']) {
+    for (const qs of [`linkId=${linkB.id}`, `linkId=${linkB.shortCode}`, 'linkId=no-such-code', `campaignId=${linkB.campaignId}`, `link=${linksA[0]!.id},${linkB.id}`, `campaign=${linkB.campaignId}`, 'linkId=link_doesnotexist']) {
       for (const path of ['/analytics', '/analytics/clicks', '/analytics/conversions', '/analytics/breakdown?dimension=country&', '/analytics/realtime']) {
         const res = await api.request('GET', `${path}${path.endsWith('&') ? '' : '?'}${qs}`, { key: a.key });
         expect(res.status, `${path} ${qs}`).toBe(404);

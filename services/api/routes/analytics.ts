@@ -73,12 +73,15 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
    * scope (linkId, campaignId) or a filter value (link, campaign, rule), answers 404
    * as it does everywhere else; a deleted link's history stays readable, and so does
    * a deleted rule's: rules are deleted for good, so a rule id that names no rule at
-   * all is taken as one of the workspace's deleted rules (its clicks keep the id).
+   * all is taken as one of the workspace's deleted rules (its clicks keep the id). The
+   * linkId scope also takes a live link's short code on the default domain, as the
+   * paths /links/{id} and /analytics/{linkId} do.
    */
   async function scopeOf(ctx: Context, q: ScopeQuery, extra: Dimension[] = []): Promise<ClickScope> {
     const workspaceId = principalOf(ctx).workspaceId;
     const filters = dimensionFiltersOf(q);
-    const linkIds = [...new Set([...(q.linkId !== undefined ? [q.linkId] : []), ...(filters.link ?? []).filter((v): v is string => v !== null)])];
+    const linkId = q.linkId === undefined || hasPrefix(q.linkId, 'link') ? q.linkId : await idOfShortCode(workspaceId, q.linkId);
+    const linkIds = [...new Set([...(linkId !== undefined ? [linkId] : []), ...(filters.link ?? []).filter((v): v is string => v !== null)])];
     const campaignIds = [...new Set([...(q.campaignId !== undefined ? [q.campaignId] : []), ...(filters.campaign ?? []).filter((v): v is string => v !== null)])];
     if (linkIds.length > 0) {
       const found = new Set((await sql<{ id: string }[]>`SELECT id FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(linkIds)}`).map((r) => r.id));
@@ -99,11 +102,17 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     return {
       workspaceId,
       campaignId: q.campaignId,
-      linkId: q.linkId,
+      linkId,
       includeBots: q.includeBots,
       filters,
       linkValues: await linkValues().snapshots(workspaceId, wanted),
     };
+  }
+
+  async function idOfShortCode(workspaceId: string, code: string): Promise<string> {
+    const id = (await links.idsByShortCode(workspaceId, [code])).get(code);
+    if (id === undefined) throw new AppError('NOT_FOUND', `Link not found: ${code}`);
+    return id;
   }
 
   /**
