@@ -318,6 +318,8 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
       }
       const events = await page.locator('[data-by-event] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.querySelector('th')!.textContent, tr.querySelector('td')!.textContent]));
       expect(events.map(([e, n]) => [e, digits(n)])).toEqual(Object.entries(answer.data.byEvent));
+      const currencies = await page.locator('[data-by-currency] tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.querySelector('th')?.textContent, ...[...tr.querySelectorAll('td')].map((td) => td.textContent)]));
+      expect(currencies.map(([c, n, r]) => [c, digits(n), amount(r)])).toEqual(answer.data.byCurrency.map((c) => [c.currency, c.conversions, Number(c.revenue.toFixed(2))]));
       expect(await records()).toEqual(answer.data.conversions.map((c) => [c.conversionId, c.event, Number(c.value.toFixed(2)), c.currency, c.orderId, c.linkId, c.clickId]));
       expect(await page.locator('.pager span').textContent()).toBe(`Page ${answer.pagination!.page} of ${answer.pagination!.totalPages} · ${answer.pagination!.total} conversions`);
     };

@@ -186,18 +186,18 @@ describe('server-to-server conversions', () => {
     const noon = Math.floor(Date.now() / DAY) * DAY - DAY + 12 * 3_600_000;
     const day = new Date(noon).toISOString().slice(0, 10);
     const at = (hoursAfterNoon: number) => new Date(noon + hoursAfterNoon * 3_600_000).toISOString();
-    const sent: Array<{ link: string; event: string; value: number; orderId?: string; attributed: boolean }> = [
+    const sent: Array<{ link: string; event: string; value: number; currency?: string; orderId?: string; attributed: boolean }> = [
       { link: a, event: 'purchase', value: 100, orderId: 'o-1', attributed: true },
       { link: a, event: 'purchase', value: 100, orderId: 'o-1', attributed: true }, // duplicate postback
       { link: a, event: 'signup', value: 0, attributed: true },
-      { link: b, event: 'purchase', value: 25.5, orderId: 'o-2', attributed: true },
+      { link: b, event: 'purchase', value: 25.5, currency: 'EUR', orderId: 'o-2', attributed: true },
       { link: b, event: 'lead', value: 3, attributed: false },
     ];
     const ids: string[] = [];
     for (const [i, c] of sent.entries()) {
       const clickAt = c.attributed ? noon : noon - 40 * DAY;
       const res = await post(
-        { clickId: createClickId(secret, c.link, clickAt), event: c.event, value: c.value, ...(c.orderId ? { orderId: c.orderId } : {}), timestamp: c.attributed ? at(2 - i * 0.1) : at(0.5) },
+        { clickId: createClickId(secret, c.link, clickAt), event: c.event, value: c.value, ...(c.currency ? { currency: c.currency } : {}), ...(c.orderId ? { orderId: c.orderId } : {}), timestamp: c.attributed ? at(2 - i * 0.1) : at(0.5) },
         tenant.key,
       );
       expect([200, 201]).toContain(res.status);
@@ -219,8 +219,13 @@ describe('server-to-server conversions', () => {
     expect(report.status).toBe(200);
     expect(report.body.data.summary).toEqual({ totalConversions: 3, totalRevenue: revenue, averageValue: Math.round((revenue / 3) * 10_000) / 10_000, conversionRate: 30 });
     expect(report.body.data.byEvent).toEqual({ purchase: 2, signup: 1, lead: 0, install: 0, conversion: 0 });
+    // Mixed currencies: the total adds them as sent; byCurrency is what to read.
+    expect(report.body.data.byCurrency).toEqual([
+      { currency: 'USD', conversions: 2, revenue: 100 },
+      { currency: 'EUR', conversions: 1, revenue: 25.5 },
+    ]);
     expect(report.body.data.conversions.map((c: { linkId: string; event: string }) => [c.linkId, c.event])).toEqual([[a, 'purchase'], [a, 'signup'], [b, 'purchase']]);
-    expect(report.body.data.conversions[2]).toEqual({ conversionId: expect.stringMatching(/^conv_/), clickId: expect.stringMatching(/^ck_/), linkId: b, event: 'purchase', value: 25.5, currency: 'USD', timestamp: expect.any(String), orderId: 'o-2' });
+    expect(report.body.data.conversions[2]).toEqual({ conversionId: expect.stringMatching(/^conv_/), clickId: expect.stringMatching(/^ck_/), linkId: b, event: 'purchase', value: 25.5, currency: 'EUR', timestamp: expect.any(String), orderId: 'o-2' });
     expect(report.body.pagination).toEqual({ page: 1, limit: 20, total: 3, totalPages: 1 });
 
     const onlyA = await api.request('GET', `/analytics/conversions?linkId=${a}&event=purchase`, { key: tenant.key });

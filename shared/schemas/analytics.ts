@@ -378,6 +378,11 @@ export const conversionReportSchema = z.strictObject({
   summary: z.strictObject({ totalConversions: z.number(), totalRevenue: z.number(), averageValue: z.number(), conversionRate: z.number() }),
   conversions: z.array(conversionRecordSchema),
   byEvent: z.record(z.string(), z.number()),
+  /**
+   * Revenue per currency, the largest first: totalRevenue adds the values as sent, whatever
+   * their currency (no exchange rates here), so with several currencies this is the figure to read.
+   */
+  byCurrency: z.array(z.strictObject({ currency: z.string(), conversions: z.number(), revenue: z.number() })),
 })
   .meta({ id: 'ConversionReport' });
 export type ConversionReport = z.infer<typeof conversionReportSchema>;

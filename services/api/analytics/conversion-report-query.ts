@@ -24,7 +24,7 @@ interface RecordRow {
 /**
  * The conversions report (SPEC 2.5): attributed conversions, each order once;
  * conversionRate against the clicks of the same filter (bots excluded). Revenue
- * sums values as sent, whatever their currency.
+ * sums values as sent, whatever their currency; byCurrency splits it.
  */
 export async function conversionReport(
   ch: ClickHouseClient,
@@ -32,9 +32,14 @@ export async function conversionReport(
 ): Promise<{ report: ConversionReport; total: number }> {
   const { subquery, params } = countedConversions(f);
   const clicks = clickTotal(f);
-  const [totals, byEvent, records, clickTotals] = await Promise.all([
+  const [totals, byEvent, byCurrency, records, clickTotals] = await Promise.all([
     queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params),
     queryRows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params),
+    queryRows<{ currency: string; n: number; revenue: number }>(
+      ch,
+      `SELECT currency, count() AS n, sum(value) AS revenue FROM ${subquery} GROUP BY currency ORDER BY revenue DESC, currency`,
+      params,
+    ),
     queryRows<RecordRow>(
       ch,
       `SELECT conversion_id, click_id, link_id, event, value, currency, toUnixTimestamp64Milli(ts) AS ms, order_id
@@ -67,6 +72,7 @@ export async function conversionReport(
         orderId: r.order_id,
       })),
       byEvent: counts,
+      byCurrency: byCurrency.map((r) => ({ currency: r.currency, conversions: Number(r.n), revenue: Number(r.revenue) })),
     },
   };
 }

@@ -271,5 +271,6 @@ export const componentExamples: Record<string, unknown> = {
     summary: { totalConversions: 42, totalRevenue: 2097.9, averageValue: 49.95, conversionRate: 3.28 },
     conversions: [{ conversionId: ids.conversion, clickId: ids.click, linkId: ids.link, event: 'purchase', value: 49.95, currency: 'EUR', timestamp: later, orderId: 'A-1001' }],
     byEvent: { purchase: 42 },
+    byCurrency: [{ currency: 'EUR', conversions: 42, revenue: 2097.9 }],
   },
 };

@@ -106,6 +106,39 @@ export function ConversionsView({ loc }: { loc: Location }) {
                 </tbody>
               </table>
             </section>
+            <section class="card" aria-labelledby="by-currency" data-by-currency>
+              <h2 id="by-currency">Revenue by currency</h2>
+              {report.data.data.byCurrency.length > 1 && <p class="muted">The revenue above adds amounts in different currencies as sent; read them here.</p>}
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Currency</th>
+                    <th scope="col" class="num">
+                      Conversions
+                    </th>
+                    <th scope="col" class="num">
+                      Revenue
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {report.data.data.byCurrency.length === 0 && (
+                    <tr>
+                      <td colSpan={3} class="muted">
+                        No conversions.
+                      </td>
+                    </tr>
+                  )}
+                  {report.data.data.byCurrency.map((c) => (
+                    <tr key={c.currency}>
+                      <th scope="row">{c.currency}</th>
+                      <td class="num">{fmtInt(c.conversions)}</td>
+                      <td class="num">{fmtMoney(c.revenue)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </section>
           </div>
           <TableScroll label={'Conversion records'}>
             <table class="conversions-table">
