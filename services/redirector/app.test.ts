@@ -926,6 +926,10 @@ describe('redirector app', () => {
       const [expires, mac] = cookie.slice('lr_pw='.length).split('.');
       expect((await send(base, '/locked-pass', { headers: { ...agent, cookie: `lr_pw=${Number(expires) + 86_400}.${mac}` } })).status).toBe(200);
       expect((await send(base, '/locked-pass', { headers: { ...agent, cookie: `lr_pw=${expires}.${mac!.slice(1)}A` } })).status).toBe(200);
+      // A few passes are looked at (paths may nest), never hundreds: the good one behind 4 forged ones is not reached.
+      const forged = (n: number) => Array.from({ length: n }, (_, i) => `lr_pw=${Number(expires) - i - 1}.${mac}`).join('; ');
+      expect((await send(base, '/locked-pass', { headers: { ...agent, cookie: `${forged(3)}; ${cookie}` } })).status).toBe(302);
+      expect((await send(base, '/locked-pass', { headers: { ...agent, cookie: `${forged(4)}; ${cookie}` } })).status).toBe(200);
       clock = NOW + 24 * 3_600_000 + 1_000;
       expect((await send(base, '/locked-pass', { headers: { ...agent, cookie } })).status).toBe(200);
 

@@ -17,6 +17,11 @@ export const PASSWORD_PASS_SECONDS = 86_400;
 
 const NAME_EQ = `${PASSWORD_PASS_COOKIE}=`;
 const MAC_BYTES = 18;
+/**
+ * A browser sends one pass per link path, so a request holds one, or a few where paths
+ * nest: more are not looked at, or a request could ask for hundreds of MACs.
+ */
+const MAX_PASSES_CHECKED = 4;
 
 export interface ProtectedLink {
   id: string;
@@ -40,9 +45,11 @@ export function passwordPassCookie(secret: Buffer, link: ProtectedLink, shortCod
 /** Whether the Cookie header holds an unexpired pass for `link` (any of several `lr_pw` pairs). */
 export function hasPasswordPass(cookieHeader: string, secret: Buffer, link: ProtectedLink, now: number): boolean {
   if (link.passwordHash === null || link.passwordHash === '') return false;
+  let checked = 0;
   for (const pair of cookieHeader.split(';')) {
     const trimmed = pair.trim();
     if (!trimmed.startsWith(NAME_EQ)) continue;
+    if (++checked > MAX_PASSES_CHECKED) return false;
     const [expiresText, macText] = trimmed.slice(NAME_EQ.length).split('.', 2);
     if (expiresText === undefined || macText === undefined || !/^\d{1,12}$/.test(expiresText)) continue;
     const expires = Number(expiresText);
