@@ -280,12 +280,12 @@ export const operations: Operation[] = [
     method: 'post',
     path: '/webhooks/{id}/deliveries/{deliveryId}/retry',
     summary:
-      'Send a delivery again (any status; the same webhook-id): due at once for any sender. Its retry window still runs from its first attempt, so one older than 24 h gets this one attempt. 409 WEBHOOK_DISABLED when the endpoint is disabled (enable it first)',
+      'Send a finished delivery (succeeded or failed) again, with the same webhook-id: due at once for any sender. Its retry window still runs from its first attempt, so one older than 24 h gets this one attempt. 409 CONFLICT while it is pending (queued already), 409 WEBHOOK_DISABLED when the endpoint is disabled (enable it first)',
     scope: 'webhooks:write',
     status: 202,
     response: webhookDeliverySchema,
     responseExample: { ...webhookDeliveryExample, status: 'pending', nextAttemptAt: webhookDeliveryExample.lastAttemptAt },
-    errors: ['WEBHOOK_DISABLED'],
+    errors: ['WEBHOOK_DISABLED', 'CONFLICT'],
   },
 
   { method: 'get', path: '/openapi.json', summary: 'This document', status: 200, response: z.object({}).loose(), responseExample: { openapi: '3.1.0', info: { title: 'linkroute', version: '1.0.0' }, paths: {} } },

@@ -101,7 +101,9 @@ export function webhookRoutes(router: Router, deps: WebhookRouteDeps): void {
   router.post('/webhooks/:id/deliveries/:deliveryId/retry', scope, async (ctx) => {
     const workspaceId = principalOf(ctx).workspaceId;
     requireEnabled((await webhooks.get(workspaceId, ctx.params.id!)) ?? notFoundThrow(), 'retries included');
-    ok(ctx, (await webhooks.retryDelivery(workspaceId, ctx.params.id!, ctx.params.deliveryId!)) ?? deliveryNotFoundThrow(), 202);
+    const resent = (await webhooks.retryDelivery(workspaceId, ctx.params.id!, ctx.params.deliveryId!)) ?? deliveryNotFoundThrow();
+    if (resent === 'pending') throw new AppError('CONFLICT', 'Webhook delivery is pending: it is queued already (see its nextAttemptAt); retry a delivery once it has succeeded or failed');
+    ok(ctx, resent, 202);
   });
 
   /** The sender gives up every delivery to a disabled endpoint: one queued now would go nowhere. */

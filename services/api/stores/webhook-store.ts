@@ -116,17 +116,22 @@ export function webhookStore(sql: Sql) {
     },
 
     /**
-     * Due again now, whatever its status (a succeeded one is sent again, as Stripe's and
-     * Svix's resend do): any sender attempts it within a moment, with the same webhook-id.
-     * Its retry window still runs from its first attempt, so a delivery older than that
-     * gets this one attempt; a newer one is retried on the schedule if it fails.
+     * A finished delivery (succeeded, as Stripe's and Svix's resend allow, or failed) due
+     * again now: any sender attempts it within a moment, with the same webhook-id. Its
+     * retry window still runs from its first attempt, so a delivery older than that gets
+     * this one attempt; a newer one is retried on the schedule if it fails. A pending one
+     * is left as it is (`pending`): it is queued already, and may be in a sender's hands
+     * right now, where a second attempt would overlap the first.
      */
-    async retryDelivery(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery | undefined> {
-      const [row] = await sql<DeliveryRow[]>`
+    async retryDelivery(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery | 'pending' | undefined> {
+      const delivery = sql`d.id = ${deliveryId} AND d.endpoint_id = ${endpointId} AND ${ofWorkspace(workspaceId)}`;
+      // Of concurrent retries, one finds it finished; the others then find it pending.
+      const [resent] = await sql<DeliveryRow[]>`
         UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now()
-        WHERE d.id = ${deliveryId} AND d.endpoint_id = ${endpointId} AND ${ofWorkspace(workspaceId)}
-        RETURNING ${deliveryColumns}`;
-      return row && presentDelivery(row);
+        WHERE ${delivery} AND d.status <> 'pending' RETURNING ${deliveryColumns}`;
+      if (resent) return presentDelivery(resent);
+      const [queued] = await sql`SELECT 1 FROM webhook_deliveries d WHERE ${delivery}`;
+      return queued ? 'pending' : undefined;
     },
   };
 }
