@@ -287,4 +287,32 @@ describe('server-to-server conversions', () => {
     const breakdown = await api.request('GET', `/analytics/breakdown?dimension=country&from=${day}&to=${day}`, { key: tenant.key });
     expect(breakdown.status).toBe(200);
   });
+
+  it('a public pixel fired first with an order id cannot stand in for the s2s conversion of that order: the authenticated one counts', async () => {
+    const tenant = await api.tenant();
+    const link = (await api.request('POST', '/links', { key: tenant.key, body: { destinationUrl: 'https://shop.example/o', conversionTracking: true } })).body.data.id as string;
+    const noon = Math.floor(Date.now() / DAY) * DAY - DAY + 12 * 3_600_000;
+    const day = new Date(noon).toISOString().slice(0, 10);
+    const row = (over: Record<string, unknown>) => ({
+      workspace_id: tenant.workspaceId, link_id: link, campaign_id: 'c', click_id: createClickId(secret, link, noon), event: 'purchase', value: 1, currency: 'EUR',
+      order_id: '', attributed: true, source: 'pixel', ...over,
+    });
+    await clickhouse.insert({
+      table: 'conversions',
+      format: 'JSONEachRow',
+      values: [
+        // Someone's pixel with a guessed order id and a cent, an hour before the merchant's postback of that order.
+        row({ conversion_id: 'conv_forged', ts: noon, order_id: 'ORD-1001', value: 0.01 }),
+        row({ conversion_id: 'conv_real', ts: noon + 3_600_000, order_id: 'ORD-1001', value: 499, source: 's2s' }),
+        // A pixel order no postback reports still counts, and its repeats fold as before.
+        row({ conversion_id: 'conv_px1', ts: noon + 60_000, order_id: 'ORD-2002', value: 20 }),
+        row({ conversion_id: 'conv_px2', ts: noon + 120_000, order_id: 'ORD-2002', value: 20 }),
+      ],
+    });
+    const report = await api.request('GET', `/analytics/conversions?from=${day}&to=${day}&linkId=${link}`, { key: tenant.key });
+    expect(report.body.data.summary).toMatchObject({ totalConversions: 2, totalRevenue: 519 });
+    expect(report.body.data.conversions.map((c: { conversionId: string }) => c.conversionId).sort()).toEqual(['conv_px1', 'conv_real']);
+    expect((await api.request('GET', `/links/${link}`, { key: tenant.key })).body.data).toMatchObject({ conversions: 2, revenue: 519 });
+    expect((await api.request('GET', `/analytics?from=${day}&to=${day}`, { key: tenant.key })).body.data.summary).toMatchObject({ conversions: 2, revenue: 519 });
+  });
 });

@@ -74,12 +74,19 @@ export function conversionEvents(deps: { sql: Sql; directory: EndpointDirectory;
   };
 }
 
-const orderKey = (c: ConversionEvent) => c.orderId ?? c.id;
+/**
+ * An order's claim key. Pixel orders have their own: a pixel is public, so one fired first
+ * with a guessed order id must not keep the merchant's authenticated s2s conversion of that
+ * order from being announced (reports count the s2s one: conversion-filter.ts).
+ */
+const PIXEL_ORDER = 'pixel\t'; // order ids are printable ASCII: no tab, so no clash (and Postgres text takes no NUL)
+const orderKey = (c: ConversionEvent) => (c.orderId === null ? c.id : c.source === 'pixel' ? `${PIXEL_ORDER}${c.orderId}` : c.orderId);
 
 /**
  * Claims the conversions' orders in one transaction and answers the ids to announce: each
- * the first claim of its order and, for a pixel conversion, within its click's cap. A
- * redelivered conversion finds its claim as it was decided.
+ * the first claim of its order and, for a pixel conversion, within its click's cap and of
+ * an order no s2s conversion has claimed. A redelivered conversion finds its claim as it
+ * was decided.
  */
 async function claim(sql: Sql, conversions: readonly ConversionEvent[]): Promise<Set<string>> {
   // In time order, so a click's earlier pixel conversions take its cap first.
@@ -93,12 +100,25 @@ async function claim(sql: Sql, conversions: readonly ConversionEvent[]): Promise
       ON CONFLICT (workspace_id, order_key) DO NOTHING
       RETURNING conversion_id`;
     const fresh = new Set(claimed.map((r) => r.conversionId));
+    // A pixel repeating an order an s2s postback reported is not announced and takes no
+    // room in its click's cap, as reports neither count it nor cap it.
+    const pixelOrders = ordered.filter((c) => c.source === 'pixel' && c.orderId !== null && fresh.has(c.id));
+    const shadowed = new Set<string>();
+    if (pixelOrders.length > 0) {
+      const rows = await t<{ conversionId: string }[]>`
+        UPDATE webhook_conversion_claims p SET announced = false
+        FROM unnest(${pixelOrders.map((c) => c.workspaceId)}::text[], ${pixelOrders.map((c) => c.orderId!)}::text[]) AS o(w, k)
+        WHERE p.workspace_id = o.w AND p.order_key = ${PIXEL_ORDER} || o.k
+          AND EXISTS (SELECT 1 FROM webhook_conversion_claims s WHERE s.workspace_id = o.w AND s.order_key = o.k)
+        RETURNING p.conversion_id`;
+      for (const r of rows) shadowed.add(r.conversionId);
+    }
     // Newly claimed pixel conversions by click, each click's in time order, each once (the
     // bus may carry one conversion twice in a batch).
     const byClick = new Map<string, ConversionEvent[]>();
     const counted = new Set<string>();
     for (const c of ordered) {
-      if (c.source !== 'pixel' || !fresh.has(c.id) || counted.has(c.id)) continue;
+      if (c.source !== 'pixel' || !fresh.has(c.id) || shadowed.has(c.id) || counted.has(c.id)) continue;
       counted.add(c.id);
       const key = `${c.workspaceId}\u0000${c.clickId}`;
       byClick.set(key, [...(byClick.get(key) ?? []), c]);

@@ -192,6 +192,22 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     expect(all.every((d) => d.type === 'conversion.created')).toBe(true);
     expect(got.find((d) => d.data.conversionId === first.id)!.data).toMatchObject({ orderId: 'A-1', linkId: link.id, value: 10, currency: 'EUR', source: 'pixel', attributed: true, clickId });
     expect(all.find((d) => d.data.conversionId === s2s.body.data.conversionId)!.data).toMatchObject({ orderId: 'S-1', event: 'lead', source: 's2s' });
+
+    // A public pixel fired first with an order id does not keep the merchant's authenticated
+    // postback of that order from being announced; a pixel after the postback is not announced.
+    const announced = () => delivered(hook.receiver, hook.secret).map((d) => d.data.conversionId as string);
+    const early = conversion('P-9', { value: 0.01 });
+    await publish(early);
+    await until('the early pixel', announced, (ids) => ids.includes(early.id));
+    const postback = await call('POST', '/conversions/s2s', { clickId, event: 'purchase', orderId: 'P-9', value: 499 });
+    expect(postback.body.data.duplicate).toBe(false);
+    await until('the postback of P-9', announced, (ids) => ids.includes(postback.body.data.conversionId));
+    const late = conversion('S-1', { ts: Date.now() });
+    const marker = conversion('M-1', { ts: Date.now() + 1 });
+    await publish(late);
+    await publish(marker);
+    await until('the marker behind the late pixel', announced, (ids) => ids.includes(marker.id));
+    expect(announced()).not.toContain(late.id);
   });
 
   it('announces at most 10 pixel conversions of a click, as reports count them; s2s ones and other clicks are not capped; redeliveries judged alike', async () => {

@@ -29,8 +29,10 @@ const FOLD_COLUMNS = ['ts', 'conversion_id', 'order_id', 'click_id', 'source'];
 
 /**
  * The rows every count of conversions keeps, as a subquery over `conversions` rows
- * matching `where`: each order once (its earliest row; a row without an order id is its
- * own order, and a pixel's repeats share its conversion id: shared/conversion-id.ts),
+ * matching `where`: each order once (its s2s row, else its earliest; a row without an
+ * order id is its own order, and a pixel's repeats share its conversion id:
+ * shared/conversion-id.ts). An s2s postback is authenticated and a pixel is public, so a
+ * pixel fired first with a guessed order id and a cent cannot stand in for the order;
  * then at most MAX_PIXEL_CONVERSIONS_PER_CLICK pixel conversions per click. It keeps
  * `columns`. `scope` (e.g. `workspace_id, `) prefixes both keys, for a query over
  * several workspaces. Every replica of the rule is this one function.
@@ -40,7 +42,7 @@ export function countedConversionRows(where: string, columns: string, scope = ''
   const read = [...kept, ...FOLD_COLUMNS.filter((c) => !kept.includes(c))].join(', ');
   return `(SELECT ${columns} FROM (
       SELECT ${read} FROM conversions WHERE ${where}
-      ORDER BY ts, conversion_id LIMIT 1 BY ${scope}if(order_id = '', conversion_id, order_id))
+      ORDER BY source = 'pixel', ts, conversion_id LIMIT 1 BY ${scope}if(order_id = '', conversion_id, order_id))
     ORDER BY ts, conversion_id LIMIT ${MAX_PIXEL_CONVERSIONS_PER_CLICK} BY ${scope}if(source = 'pixel', click_id, conversion_id))`;
 }
 
