@@ -882,6 +882,25 @@ describe('redirector app', () => {
       expect(statuses[12]).toBe(429);
     });
 
+    it('throttles one address across every link too, so many protected links do not multiply its guesses', async () => {
+      clock = NOW + 16_200_000;
+      const hash = await hashPassword(PASSWORD);
+      const codes = ['all-a', 'all-b', 'all-c', 'all-d'];
+      for (const shortCode of codes) add(store, { shortCode, defaultDestination: 'https://example.com/all', hasPassword: true }, [], { passwordHash: hash });
+      // 9 wrong answers on each of 4 links, 3 per User-Agent: under every per-link limit (3 per visitor, 12 per address).
+      const statuses: number[] = [];
+      for (const code of codes) {
+        for (let j = 0; j < 9; j++) statuses.push((await send(base, `/${code}`, form(`wrong-${j}`, { 'user-agent': `${UA} all-${code}-${Math.floor(j / 3)}` }))).status);
+      }
+      expect(statuses.every((s) => s === 401)).toBe(true);
+      // 36 = 12 x PASSWORD_ATTEMPTS_PER_MINUTE from this address in the minute: a fifth link is throttled as well.
+      const fifth = await send(base, '/locked', form('wrong', { 'user-agent': `${UA} all-fifth` }));
+      expect(fifth.status).toBe(429);
+      expect(Number(fifth.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      clock += 61_000;
+      expect((await send(base, '/locked', form(PASSWORD, { 'user-agent': `${UA} all-fifth` }))).status).toBe(302);
+    });
+
     it('rejects oversized bodies, other content types, and links without a password', async () => {
       clock = NOW + 7_200_000;
       expect((await send(base, '/locked', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${'x'.repeat(5000)}` })).status).toBe(413);

@@ -45,6 +45,12 @@ export const redirectorEnv = z.object({
   PIXEL_MAX_VALUE: z.preprocess(emptyAsUndefined, z.coerce.number().positive().max(1_000_000_000_000).default(1_000_000)),
   /** Wrong link passwords per visitor and link per minute before answers are 429. */
   PASSWORD_ATTEMPTS_PER_MINUTE: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(1000).default(5)),
+  /**
+   * Password checks (scrypt, ~40 ms each on libuv's threadpool, which the process shares)
+   * under way at once; a password posted beyond them is a 503 to retry a second later, so
+   * a flood of guesses across many links cannot take the pool.
+   */
+  PASSWORD_CHECKS_IN_FLIGHT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(256).default(8)),
 })
   .superRefine(checkNatsFields)
   .superRefine(checkAdminPort('REDIRECT_PORT'));

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../../shared/auth/password-hash.ts';
+import { newId } from '../../../shared/ids.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { makeLink } from '../../../shared/routing/fixtures.ts';
 import { compileLink } from '../../../shared/routing/index.ts';
@@ -45,5 +46,37 @@ describe('password POST on a link removed during the check', () => {
     expect(finds).toBe(2);
     const metrics = await app.metrics.metrics();
     expect(metrics).toMatch(/^linkroute_redirector_requests_total\{outcome="not_found"\} 1$/m);
+  });
+});
+
+describe('password checks under way at once', () => {
+  let app: RedirectorApp;
+  let base: string;
+
+  beforeAll(async () => {
+    const store = new SnapshotStore();
+    const link = makeLink({ id: newId('link'), shortCode: 'gated', hasPassword: true });
+    store.apply({ version: 1, linkId: link.id, link: { ...compileLink(link, [], []), passwordHash: await hashPassword(PASSWORD) } });
+    app = createRedirectorApp({ lookup: store, sink: { emit() {} }, secret: randomBytes(32), config: loadRedirectorConfig({ PASSWORD_CHECKS_IN_FLIGHT: '1' }), logger: silent, geo: GeoIp.open() });
+    base = (await app.listen(0, '127.0.0.1')).url;
+  });
+  afterAll(() => app?.close());
+
+  const post = (i: number) =>
+    fetch(`${base}/gated`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `gate-test ${i}` },
+      body: new URLSearchParams({ password: PASSWORD }).toString(),
+    });
+
+  it('beyond PASSWORD_CHECKS_IN_FLIGHT, a post is a 503 to retry a second later; the next one is checked again', async () => {
+    // Six at once against one check at a time: the first holds the check (scrypt) while the others arrive.
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => post(i)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses).toContain(302);
+    expect(statuses).toContain(503);
+    expect(answers.filter((r) => r.status === 503).every((r) => r.headers.get('retry-after') === '1')).toBe(true);
+    expect((await post(7)).status).toBe(302);
   });
 });

@@ -9,7 +9,10 @@
  * (visitor, link), and four times that per (client address, link) so that dropping the
  * cookie and rotating User-Agents (a new hashed visitor id each time) does not lift it;
  * an IPv6 client address counts as its /64 (throttledAddress), so rotating addresses
- * within one's own prefix does not lift it either.
+ * within one's own prefix does not lift it either; and ALL_LINKS_FACTOR times it per
+ * client address across every link, so a workspace's hundreds of protected links do not
+ * multiply one address's scrypt work. At most PASSWORD_CHECKS_IN_FLIGHT checks run at
+ * once; a post beyond them is a 503 with Retry-After, charged nothing.
  */
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { throttledAddress } from './throttled-address.ts';
@@ -37,6 +40,7 @@ import type { LinkServer } from './serve-link.ts';
 
 export const MAX_PASSWORD_BODY_BYTES = 4096;
 const ADDRESS_LIMIT_FACTOR = 4;
+const ALL_LINKS_FACTOR = 12;
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 interface PendingPost {
@@ -52,6 +56,8 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
   const clock = ctx.now;
   const byVisitor = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE);
   const byAddress = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE * ADDRESS_LIMIT_FACTOR);
+  const byAddressAllLinks = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE * ALL_LINKS_FACTOR);
+  let checksInFlight = 0;
   let missingHashLogged = false;
 
   /** Writes a page later (outside the handler): corked, once, never after an abort. */
@@ -74,8 +80,9 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     const cookie = visitor.isNew ? visitorCookie(visitor.id) : null;
     // The address key is itself a keyed hash: no raw IP is kept in the throttle.
     const visitorKey = `${visitor.id}\n${linkId}`;
-    const addressKey = `${hashedVisitorId(secret, throttledAddress(info.ip), '', now)}\n${linkId}`;
-    const retryAfter = Math.max(byVisitor.retryAfter(visitorKey, now), byAddress.retryAfter(addressKey, now));
+    const address = hashedVisitorId(secret, throttledAddress(info.ip), '', now);
+    const addressKey = `${address}\n${linkId}`;
+    const retryAfter = Math.max(byVisitor.retryAfter(visitorKey, now), byAddress.retryAfter(addressKey, now), byAddressAllLinks.retryAfter(address, now));
     if (retryAfter > 0) {
       counters.passwordRejected++;
       answerLater(res, pending, tooManyAttemptsPage, cookie, ['Retry-After', String(retryAfter)]);
@@ -89,10 +96,22 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
       answerLater(res, pending, unavailablePage);
       return;
     }
+    if (checksInFlight >= ctx.config.PASSWORD_CHECKS_IN_FLIGHT) {
+      counters.passwordRejected++;
+      answerLater(res, pending, unavailablePage, cookie, ['Retry-After', '1']);
+      return;
+    }
     // Charged before hashing so concurrent guesses cannot all pass the check above.
     byVisitor.charge(visitorKey, now);
     byAddress.charge(addressKey, now);
-    const right = password !== '' && (await verifyPassword(password, hash));
+    byAddressAllLinks.charge(address, now);
+    checksInFlight++;
+    let right: boolean;
+    try {
+      right = password !== '' && (await verifyPassword(password, hash));
+    } finally {
+      checksInFlight--;
+    }
     if (!right) {
       counters.passwordRejected++;
       answerLater(res, pending, wrongPasswordPage, cookie);
@@ -100,6 +119,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     }
     byVisitor.refund(visitorKey, now);
     byAddress.refund(addressKey, now);
+    byAddressAllLinks.refund(address, now);
     if (pending.aborted || pending.done) return;
     // The snapshot may have changed during scrypt: serve what it holds now, if it is still this link.
     const current = lookup.find(info.host, info.code);
