@@ -44,7 +44,8 @@ describe('custom domains, verified through a real DNS server', () => {
     const idn = await call('POST', '/domains', { hostname: 'Links.Bücher-Beispiel.de' });
     expect(idn.status).toBe(201);
     expect(idn.body.data).toMatchObject({ hostname: 'links.xn--bcher-beispiel-gsb.de', status: 'pending' });
-    for (const hostname of ['bü@evil.example.com', 'bücher.de:8080', 'bü cher.de', 'http://bücher.de']) {
+    // Nor names a browser reads otherwise: invalid punycode, an IPv4 address in hex, local names (fullwidth too).
+    for (const hostname of ['bü@evil.example.com', 'bücher.de:8080', 'bü cher.de', 'http://bücher.de', 'xn--zz.com', '0x7f.0x1', '127.0.0.0x1', 'localhost.localdomain', 'ｌｏｃａｌｈｏｓｔ.ｌｏｃａｌｄｏｍａｉｎ', 'go.localhost']) {
       const refused = await call('POST', '/domains', { hostname });
       expect(refused.status, hostname).toBe(400);
     }

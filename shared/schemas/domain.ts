@@ -1,31 +1,40 @@
 import { z } from 'zod';
 import { isoTimestamp, paginationQuery } from './common.ts';
 
+const HOSTNAME_MESSAGE =
+  'must be a hostname such as go.example.com (letters, digits and hyphens, or an internationalised name such as bücher.de; no port, no scheme)';
+
 /**
- * An internationalised name (bücher.de) as DNS and browsers' Host headers carry it
- * (xn--bcher-kva.de, IDNA via the WHATWG URL parser); anything else as given. Only a
- * bare name is converted: one with URL syntax in it is left for the checks to refuse.
+ * A name as browsers' Host headers and DNS carry it, through the WHATWG URL host parser:
+ * lowercase, an internationalised name in IDNA form (bücher.de -> xn--bcher-kva.de;
+ * fullwidth letters and ideographic full stops folded), a name a browser reads as an IPv4
+ * address in that form (0x7f.0x1 -> 127.0.0.1, which the checks then refuse). Null when
+ * it is no host there (invalid punycode such as xn--zz, forbidden characters) or carries
+ * URL syntax (a port, a path, credentials).
  */
-function asciiHostname(h: string): string {
-  if (!/[^\x00-\x7f]/.test(h) || /[\s/?#@:[\]\\%]/.test(h)) return h;
-  return URL.parse(`http://${h}/`)?.hostname ?? h;
+function hostOf(h: string): string | null {
+  if (/[\s/?#@:[\]\\%]/.test(h)) return null;
+  const host = URL.parse(`http://${h}/`)?.hostname;
+  return host === undefined || host === '' ? null : host.replace(/\.$/, '');
 }
 
 /**
  * A hostname we can route by Host: lowercase DNS labels, at least two, no port,
- * no IP address, within DNS length limits.
+ * no IP address, within DNS length limits, not a local name.
  */
 export const hostname = z
   .string()
   .trim()
-  .transform((h) => asciiHostname(h).toLowerCase().replace(/\.$/, ''))
+  .transform((h, ctx) => {
+    const host = hostOf(h);
+    if (host === null) ctx.addIssue({ code: 'custom', message: HOSTNAME_MESSAGE });
+    return host ?? h;
+  })
   .refine((h) => h.length >= 4 && h.length <= 253, 'must be 4 to 253 characters')
-  .refine(
-    (h) => h.split('.').length >= 2 && h.split('.').every((label) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(label)),
-    'must be a hostname such as go.example.com (letters, digits and hyphens, or an internationalised name such as bücher.de; no port, no scheme)',
-  )
+  .refine((h) => h.split('.').length >= 2 && h.split('.').every((label) => /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(label)), HOSTNAME_MESSAGE)
   .refine((h) => !/^\d+(\.\d+){3}$/.test(h), 'must be a hostname, not an IP address')
-  .refine((h) => !/^[0-9]+$/.test(h.split('.').at(-1)!), 'must end in a top-level domain');
+  .refine((h) => !/^[0-9]+$/.test(h.split('.').at(-1)!), 'must end in a top-level domain')
+  .refine((h) => !/(^|\.)localhost$/.test(h) && h !== 'localhost.localdomain', 'must be a public hostname, not localhost');
 
 export const domainStatuses = ['pending', 'verified', 'failed'] as const;
 
