@@ -45,7 +45,7 @@ const logger = createLogger('linkroute', config.LOG_LEVEL);
 
 try {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
-  await migrate(db.sql);
+  await migrate(db.sql, logger);
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
   const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
   const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);

@@ -37,31 +37,31 @@ export function conversionOrders(sql: Sql) {
   return {
     async claim(workspaceId: string, orderId: string, fresh: OrderConversion): Promise<OrderClaim> {
       const [claimed] = await sql`
-        INSERT INTO conversion_orders (workspace_id, order_id, conversion_id, link_id, campaign_id, attributed)
-        VALUES (${workspaceId}, ${orderId}, ${fresh.conversionId}, ${fresh.linkId}, ${fresh.campaignId}, ${fresh.attributed})
+        INSERT INTO conversion_orders (workspace_id, order_id, conversion_id, link_id, campaign_id, attributed, unpublished_since)
+        VALUES (${workspaceId}, ${orderId}, ${fresh.conversionId}, ${fresh.linkId}, ${fresh.campaignId}, ${fresh.attributed}, now())
         ON CONFLICT (workspace_id, order_id) DO NOTHING RETURNING conversion_id`;
       if (claimed) return { kind: 'claimed', conversion: fresh };
       // One statement decides who takes an abandoned claim, however many instances retry at once.
       const [abandoned] = await sql<OrderConversion[]>`
-        UPDATE conversion_orders SET claimed_at = now()
-        WHERE ${order(workspaceId, orderId)} AND published_at IS NULL AND claimed_at < now() - make_interval(secs => ${ABANDONED_CLAIM_MS / 1000})
+        UPDATE conversion_orders SET unpublished_since = now()
+        WHERE ${order(workspaceId, orderId)} AND unpublished_since < now() - make_interval(secs => ${ABANDONED_CLAIM_MS / 1000})
         RETURNING conversion_id, link_id, campaign_id, attributed`;
       if (abandoned) return { kind: 'taken_over', conversion: abandoned };
-      const [first] = await sql<Array<OrderConversion & { publishedAt: Date | null }>>`
-        SELECT conversion_id, link_id, campaign_id, attributed, published_at FROM conversion_orders WHERE ${order(workspaceId, orderId)}`;
+      const [first] = await sql<Array<OrderConversion & { unpublished: boolean }>>`
+        SELECT conversion_id, link_id, campaign_id, attributed, unpublished_since IS NOT NULL AS unpublished FROM conversion_orders WHERE ${order(workspaceId, orderId)}`;
       // Gone since the insert: released by a request whose publish failed; a retry claims it afresh.
-      if (!first || first.publishedAt === null) return { kind: 'in_flight' };
-      const { publishedAt: _publishedAt, ...conversion } = first;
+      if (!first || first.unpublished) return { kind: 'in_flight' };
+      const { unpublished: _unpublished, ...conversion } = first;
       return { kind: 'published', conversion };
     },
 
     async markPublished(workspaceId: string, orderId: string, conversionId: string): Promise<void> {
-      await sql`UPDATE conversion_orders SET published_at = now() WHERE ${order(workspaceId, orderId)} AND conversion_id = ${conversionId}`;
+      await sql`UPDATE conversion_orders SET unpublished_since = NULL WHERE ${order(workspaceId, orderId)} AND conversion_id = ${conversionId}`;
     },
 
     /** The conversion was not recorded: the order id is free for the postback's retry. */
     async release(workspaceId: string, orderId: string, conversionId: string): Promise<void> {
-      await sql`DELETE FROM conversion_orders WHERE ${order(workspaceId, orderId)} AND conversion_id = ${conversionId} AND published_at IS NULL`;
+      await sql`DELETE FROM conversion_orders WHERE ${order(workspaceId, orderId)} AND conversion_id = ${conversionId} AND unpublished_since IS NOT NULL`;
     },
   };
 }

@@ -89,7 +89,7 @@ describe('server-to-server conversions', () => {
     const clickId = createClickId(secret, linkId, Date.now());
     // What a request leaves when the API dies between claiming the order id and publishing its conversion.
     const claim = (orderId: string, conversionId: string, ageMs: number) => api.db.sql`
-      INSERT INTO conversion_orders (workspace_id, order_id, conversion_id, link_id, campaign_id, attributed, claimed_at)
+      INSERT INTO conversion_orders (workspace_id, order_id, conversion_id, link_id, campaign_id, attributed, unpublished_since)
       VALUES (${workspaceId}, ${orderId}, ${conversionId}, ${linkId}, ${campaignId}, true, now() - make_interval(secs => ${ageMs / 1000}))`;
     await claim('order-orphan', 'conv_orphaned', ABANDONED_CLAIM_MS + 5_000);
     const retried = await post({ clickId, event: 'purchase', value: 12.5, orderId: 'order-orphan' });
@@ -108,6 +108,15 @@ describe('server-to-server conversions', () => {
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('retry in a few seconds') });
     expect(await stored('conv_in_flight')).toEqual([]);
+
+    // A claim an older API wrote (it publishes before answering, and knows no unpublished_since):
+    // published, so its repeat is the duplicate it is, however old, during a rolling upgrade too.
+    await api.db.sql`
+      INSERT INTO conversion_orders (workspace_id, order_id, conversion_id, link_id, campaign_id, attributed, created_at)
+      VALUES (${workspaceId}, 'order-by-older-api', 'conv_older', ${linkId}, ${campaignId}, true, now() - interval '1 hour')`;
+    const older = await post({ clickId, orderId: 'order-by-older-api' });
+    expect(older.status).toBe(200);
+    expect(older.body.data).toMatchObject({ conversionId: 'conv_older', duplicate: true });
   });
 
   it('outside the 30-day window it is recorded but not attributed; defaults apply', async () => {

@@ -32,7 +32,7 @@ try {
     ? await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'an API serving redirectors (NATS_URL set)')
     : await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-api' });
-  await migrate(db.sql);
+  await migrate(db.sql, logger);
   let bus: Bus | null = null;
   let snapshot: OutboxPublisher | undefined;
   let publishing: SnapshotPublishing | undefined;

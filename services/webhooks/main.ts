@@ -21,7 +21,7 @@ try {
   // Before any store is reached: with a secret of its own it could unseal no endpoint's signing secret.
   const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone webhooks sender');
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks' });
-  await migrate(db.sql);
+  await migrate(db.sql, logger);
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger });
   const metrics = createMetricsRegistry();
   // Listening first: a taken port fails the start before any event is taken.

@@ -16,6 +16,17 @@ describe.each(backends)('migrations on %s', (backend) => {
     expect(again.applied).toEqual([]);
     expect(again.alreadyApplied).toBeGreaterThanOrEqual(1);
     expect((await db.sql`SELECT name FROM workspaces WHERE id = 'ws_keep'`)[0]!.name).toBe('keep');
+    expect(again.unknown).toEqual([]);
+  });
+
+  it('uses a database a newer version migrated as it is, and says so', async () => {
+    await db.sql`INSERT INTO schema_migrations (version) VALUES ('9999_from_a_newer_linkroute')`;
+    const warnings: Array<[string, Record<string, unknown> | undefined]> = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (message: string, fields?: Record<string, unknown>) => warnings.push([message, fields]) };
+    const result = await migrate(db.sql, logger);
+    expect(result).toMatchObject({ applied: [], unknown: ['9999_from_a_newer_linkroute'] });
+    expect(warnings).toEqual([[expect.stringContaining('newer linkroute'), { unknownMigrations: ['9999_from_a_newer_linkroute'] }]]);
+    await db.sql`DELETE FROM schema_migrations WHERE version = '9999_from_a_newer_linkroute'`;
   });
 });
 

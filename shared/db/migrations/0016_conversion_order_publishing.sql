@@ -1,8 +1,9 @@
--- An order id is claimed before its conversion is published to the bus and marked
--- published after. A claim left unpublished (the API died in between, during a NATS
+-- An order id is claimed before its conversion is published to the bus. A claim whose
+-- conversion is not on the bus yet carries the time it was made in `unpublished_since`,
+-- cleared once it is published. One left set (the API died in between, during a NATS
 -- outage, say) is taken over by a retry once it is older than a publish can take,
 -- instead of answering `duplicate: true` for a conversion that was never recorded.
--- Every claim made before this migration was published.
-ALTER TABLE conversion_orders ADD COLUMN published_at timestamptz DEFAULT now();
-ALTER TABLE conversion_orders ALTER COLUMN published_at DROP DEFAULT;
-ALTER TABLE conversion_orders ADD COLUMN claimed_at timestamptz NOT NULL DEFAULT now();
+-- NULL means published: every claim made before this migration, and the claims of an
+-- older API still running beside newer ones in a rolling upgrade (it publishes before it
+-- answers, and knows nothing of this column).
+ALTER TABLE conversion_orders ADD COLUMN unpublished_since timestamptz;
