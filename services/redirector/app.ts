@@ -22,11 +22,11 @@ import type { Registry } from 'prom-client';
 import { errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import type { RedirectorContext, RedirectorDeps } from './context.ts';
-import { internalErrorPage, notFoundPage } from './pages/html-pages.ts';
+import { notFoundPage } from './pages/html-pages.ts';
 import { createPasswordPostHandler } from './serving/password-post.ts';
 import { parsePixelConversion } from './serving/pixel.ts';
 import { captureRequest } from './serving/request-facts.ts';
-import { isDiscardedResponse, sendGif, sendJson, sendPage } from './pages/responses.ts';
+import { sendGif, sendInternalError, sendJson, sendPage } from './pages/responses.ts';
 import { createLinkServer } from './serving/serve-link.ts';
 import { LATENCY_SAMPLE_EVERY, PixelRefusals, redirectLatencyHistogram, RequestCounters } from './metrics/request-counters.ts';
 import { registerRequestMetrics } from './metrics/redirector-metrics.ts';
@@ -74,12 +74,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
       } catch (err) {
         counters.error++;
         logger.error(`${name} failed`, errorFields(err));
-        try {
-          sendPage(res, internalErrorPage, head);
-        } catch (writeErr) {
-          // Already answered (or aborted) before the throw: nothing more to write.
-          if (!isDiscardedResponse(writeErr)) throw writeErr;
-        }
+        sendInternalError(res, head);
       }
     };
   }

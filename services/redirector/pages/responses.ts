@@ -6,7 +6,7 @@
  * with an explicit Content-Length and ends without one (same headers as the GET).
  */
 import type { HttpResponse } from 'uWebSockets.js';
-import type { Page } from './html-pages.ts';
+import { internalErrorPage, type Page } from './html-pages.ts';
 
 /** Every redirect must reach us again (DESIGN: "Cache-Control: no-store so every click reaches us"). */
 export const NO_STORE = 'private, no-store, max-age=0';
@@ -89,4 +89,13 @@ export function sendNoContent(res: HttpResponse, setCookie: SetCookies): void {
 /** What uWS throws when a response is written after it was answered or aborted. */
 export function isDiscardedResponse(err: unknown): boolean {
   return err instanceof Error && err.message.startsWith('uWS.HttpResponse must not be accessed after');
+}
+
+/** The 500 page for a request whose handler threw, unless it was answered (or aborted) before the throw. */
+export function sendInternalError(res: HttpResponse, head: boolean): void {
+  try {
+    sendPage(res, internalErrorPage, head);
+  } catch (writeErr) {
+    if (!isDiscardedResponse(writeErr)) throw writeErr;
+  }
 }

@@ -80,3 +80,30 @@ describe('password checks under way at once', () => {
     expect((await post(7)).status).toBe(302);
   });
 });
+
+describe('password POST whose answer fails after the check', () => {
+  let app: RedirectorApp;
+  let base: string;
+
+  beforeAll(async () => {
+    const store = new SnapshotStore();
+    // An id no click id can be issued for: serving the link throws once the password is right.
+    const link = makeLink({ id: 'link_not-a-valid-id', shortCode: 'broken', hasPassword: true });
+    store.apply({ version: 1, linkId: link.id, link: { ...compileLink(link, [], []), passwordHash: await hashPassword(PASSWORD) } });
+    app = createRedirectorApp({ lookup: store, sink: { emit() {} }, secret: randomBytes(32), config: loadRedirectorConfig({}), logger: silent, geo: GeoIp.open() });
+    base = (await app.listen(0, '127.0.0.1')).url;
+  });
+  afterAll(() => app?.close());
+
+  it('answers 500 (it hung before: the request was marked answered before the throw) and counts an error', async () => {
+    const res = await fetch(`${base}/broken`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ password: PASSWORD }).toString(),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(res.status).toBe(500);
+    expect(await app.metrics.metrics()).toMatch(/^linkroute_redirector_requests_total\{outcome="error"\} 1$/m);
+  });
+});

@@ -35,7 +35,7 @@ import {
 } from '../pages/html-pages.ts';
 import { PasswordThrottle } from './password-throttle.ts';
 import { captureRequest, type RequestInfo } from './request-facts.ts';
-import { sendPage } from '../pages/responses.ts';
+import { sendInternalError, sendPage } from '../pages/responses.ts';
 import type { LinkServer } from './serve-link.ts';
 
 export const MAX_PASSWORD_BODY_BYTES = 4096;
@@ -125,10 +125,17 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     const current = lookup.find(info.host, info.code);
     pending.done = true;
     res.cork(() => {
-      if (current === undefined || current.compiled.id !== linkId) {
-        counters.notFound++;
-        sendPage(res, notFoundPage, false);
-      } else server.serve(res, info, current, false, true);
+      try {
+        if (current === undefined || current.compiled.id !== linkId) {
+          counters.notFound++;
+          sendPage(res, notFoundPage, false);
+        } else server.serve(res, info, current, false, true);
+      } catch (err) {
+        // Marked done above, so the check's own failure path would write nothing: answer here.
+        counters.error++;
+        logger.error('password post answer failed', { linkId, ...errorFields(err) });
+        sendInternalError(res, false);
+      }
     });
   }
 
