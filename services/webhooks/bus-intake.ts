@@ -2,6 +2,9 @@ import type { BusMessage, EventConsumer } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { Dispatcher } from './dispatcher.ts';
 
+/** Batches one arrival-mode intake handles at once. */
+const BATCHES_AT_ONCE = 4;
+
 export interface BusIntake {
   /** Stops fetching; resolves once the batch in hand is handled (or handed back). */
   stop(): Promise<void>;
@@ -22,35 +25,61 @@ export function startBusIntake(deps: {
   maxMessages: number;
   /**
    * `arrival`: messages are handled as they come (a batch is what came meanwhile), for
-   * latency. `batches`: a batch waits up to a second to fill, so messages close together
-   * on the bus are handled together by one sender, in order.
+   * latency, up to `BATCHES_AT_ONCE` batches at once, as a batch's handling waits for
+   * its first attempts. `batches`: a batch waits up to a second to fill, so messages
+   * close together on the bus are handled together by one sender, in order, one batch
+   * at a time.
    */
   take: 'arrival' | 'batches';
 }): BusIntake {
   let stopped = false;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const atOnce = deps.take === 'arrival' ? BATCHES_AT_ONCE : 1;
+  const handling = new Set<Promise<void>>();
+  let backoffMs = 100;
+  let pausedUntil = 0;
+
+  async function handle(messages: BusMessage[]): Promise<void> {
+    try {
+      await deps.handle(messages);
+      for (const m of messages) m.ack();
+      backoffMs = 100;
+    } catch (err) {
+      deps.logger.warn(`webhook ${deps.name} intake failed; retrying`, { messages: messages.length, ...errorFields(err) });
+      for (const m of messages) m.nak(backoffMs);
+      pausedUntil = Date.now() + backoffMs;
+      backoffMs = Math.min(5_000, backoffMs * 2);
+    }
+  }
 
   const loop = (async () => {
-    let backoffMs = 100;
     while (!stopped) {
+      if (handling.size >= atOnce) {
+        await Promise.race(handling);
+        continue;
+      }
+      if (Date.now() < pausedUntil) {
+        await sleep(pausedUntil - Date.now());
+        continue;
+      }
       if (deps.dispatcher.freeCapacity() < deps.maxMessages) {
         await sleep(10);
         continue;
       }
-      let messages: BusMessage[] = [];
+      let messages: BusMessage[];
       try {
         messages = deps.take === 'arrival' ? await deps.consumer.fetchReady(deps.maxMessages, 1_000) : await deps.consumer.fetch(deps.maxMessages, 1_000);
-        if (messages.length === 0) continue;
-        await deps.handle(messages);
-        for (const m of messages) m.ack();
-        backoffMs = 100;
       } catch (err) {
-        deps.logger.warn(`webhook ${deps.name} intake failed; retrying`, { messages: messages.length, ...errorFields(err) });
-        for (const m of messages) m.nak(backoffMs);
-        await sleep(backoffMs);
+        deps.logger.warn(`webhook ${deps.name} intake failed; retrying`, { messages: 0, ...errorFields(err) });
+        pausedUntil = Date.now() + backoffMs;
         backoffMs = Math.min(5_000, backoffMs * 2);
+        continue;
       }
+      if (messages.length === 0) continue;
+      const handled: Promise<void> = handle(messages).finally(() => handling.delete(handled));
+      handling.add(handled);
     }
+    await Promise.all(handling);
   })();
 
   return {

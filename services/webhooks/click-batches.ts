@@ -115,7 +115,7 @@ export function startClickBatches(deps: {
         if (clicks.length === 0) continue;
         events.push({ id: newId('webhookEvent'), workspaceId: w.workspaceId, type: TYPE, endpointIds: [endpointId], body: webhookBody(TYPE, Date.now(), { clicks }) });
       }
-      await deliver(events, Date.now(), sentClicks);
+      await deliver(events, { madeBefore: Date.now(), sentClicks });
     } catch (err) {
       for (const m of messages) m.nak(1_000);
       throw err;

@@ -15,7 +15,7 @@ describe('webhook delivery store', () => {
     await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES ('wh_s', ${ws.id}, 'https://x.example', '{link.created}', 'v1.x.y')`;
     const store = deliveryStore(db.sql, 60_000);
     const events = ['evt_old', 'evt_old_pending', 'evt_new'].map((id) => ({ id, workspaceId: ws.id, type: 'link.created', endpointIds: ['wh_s'], body: '{}' }));
-    const created = await store.record(events, events.map((e) => ({ eventId: e.id, endpointId: 'wh_s', eventType: e.type, claim: false })));
+    const created = await store.record(events, events.map((e) => ({ id: `dlv_${e.id}`, eventId: e.id, endpointId: 'wh_s', eventType: e.type, claim: false })));
     expect(created).toEqual([]); // none claimed: all due for any sender
     const [first, second] = await Promise.all([store.claimDue(10, []), store.claimDue(10, [])]);
     expect([...first!, ...second!].map((d) => d.eventId).sort()).toEqual(['evt_new', 'evt_old', 'evt_old_pending']);
@@ -29,5 +29,45 @@ describe('webhook delivery store', () => {
     expect((await db.sql<{ eventId: string }[]>`SELECT event_id FROM webhook_deliveries ORDER BY event_id`).map((r) => r.eventId)).toEqual(['evt_new', 'evt_old_pending']);
     expect((await db.sql<{ id: string }[]>`SELECT id FROM webhook_events ORDER BY id`).map((r) => r.id)).toEqual(['evt_new', 'evt_old_pending']);
     expect((await db.sql<{ orderKey: string }[]>`SELECT order_key FROM webhook_conversion_claims`).map((r) => r.orderKey)).toEqual(['A-2']);
+  });
+
+  it("stores a first attempt's outcome with its delivery in one write; claimed ones without an outcome are returned; a later outcome updates the row", async () => {
+    const ws = await createWorkspace(db.sql, { name: 'first attempts', plan: 'pro' });
+    await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES ('wh_f', ${ws.id}, 'https://x.example', '{link.created}', 'v1.x.y')`;
+    const store = deliveryStore(db.sql, 60_000);
+    const at = Date.now() - 1_000;
+    const events = ['evt_ok', 'evt_retry', 'evt_gave_up', 'evt_running', 'evt_due'].map((id) => ({ id, workspaceId: ws.id, type: 'link.created', endpointIds: ['wh_f'], body: `{"e":"${id}"}` }));
+    const outcome = (id: string, ok: boolean, status: number | null, nextAttemptAt: number | null) =>
+      ({ deliveryId: `dlv_${id}`, endpointId: 'wh_f', at, ok, status, latencyMs: 12, error: ok ? null : 'HTTP 503', nextAttemptAt });
+    const claimed = await store.record(events, [
+      { id: 'dlv_evt_ok', eventId: 'evt_ok', endpointId: 'wh_f', eventType: 'link.created', claim: true, outcome: outcome('evt_ok', true, 200, null) },
+      { id: 'dlv_evt_retry', eventId: 'evt_retry', endpointId: 'wh_f', eventType: 'link.created', claim: true, outcome: outcome('evt_retry', false, 503, at + 60_000) },
+      { id: 'dlv_evt_gave_up', eventId: 'evt_gave_up', endpointId: 'wh_f', eventType: 'link.created', claim: true, outcome: outcome('evt_gave_up', false, null, null) },
+      { id: 'dlv_evt_running', eventId: 'evt_running', endpointId: 'wh_f', eventType: 'link.created', claim: true },
+      { id: 'dlv_evt_due', eventId: 'evt_due', endpointId: 'wh_f', eventType: 'link.created', claim: false },
+    ]);
+    expect(claimed).toEqual([{ id: 'dlv_evt_running', endpointId: 'wh_f', eventId: 'evt_running', body: '{"e":"evt_running"}', attempts: 0, firstAttemptAt: null }]);
+    type Row = { eventId: string; status: string; attempts: number; responseStatus: number | null; latencyMs: number | null; error: string | null; due: boolean | null; retryAt: Date | null; firstAttemptAt: Date | null; oneWrite: boolean };
+    const rows = () => db.sql<Row[]>`
+      SELECT d.event_id, d.status, d.attempts, d.response_status, d.latency_ms, d.error, d.next_attempt_at <= now() AS due,
+        CASE WHEN d.attempts > 0 THEN d.next_attempt_at END AS retry_at, d.first_attempt_at,
+        d.xmin::text = e.xmin::text AS one_write -- written by the transaction that wrote its event: never updated
+      FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = 'wh_f' ORDER BY d.event_id`;
+    const byEvent = new Map((await rows()).map((r) => [r.eventId, r]));
+    expect(byEvent.get('evt_ok')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, latencyMs: 12, error: null, retryAt: null, oneWrite: true });
+    expect(byEvent.get('evt_ok')!.firstAttemptAt!.getTime()).toBe(at);
+    expect(byEvent.get('evt_retry')).toMatchObject({ status: 'pending', attempts: 1, responseStatus: 503, error: 'HTTP 503', oneWrite: true });
+    expect(byEvent.get('evt_retry')!.retryAt!.getTime()).toBe(at + 60_000);
+    expect(byEvent.get('evt_gave_up')).toMatchObject({ status: 'failed', attempts: 1, responseStatus: null, retryAt: null, oneWrite: true });
+    expect(byEvent.get('evt_running')).toMatchObject({ status: 'pending', attempts: 0, due: false, oneWrite: true });
+    expect(byEvent.get('evt_due')).toMatchObject({ status: 'pending', attempts: 0, due: true, oneWrite: true });
+
+    // The running attempt's outcome comes later: an update. A stored outcome only moves the endpoint's streak.
+    await store.recordAttempts([{ ...outcome('evt_running', true, 204, null), at: at + 500 }, { ...outcome('evt_ok', false, 500, null), stored: true }], 60_000);
+    const after = new Map((await rows()).map((r) => [r.eventId, r]));
+    expect(after.get('evt_running')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 204, oneWrite: false });
+    expect(after.get('evt_ok')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, oneWrite: true });
+    // Redelivered events and deliveries fold into what is stored.
+    expect(await store.record(events.slice(3, 4), [{ id: 'dlv_again', eventId: 'evt_running', endpointId: 'wh_f', eventType: 'link.created', claim: true }])).toEqual([]);
   });
 });

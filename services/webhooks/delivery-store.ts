@@ -1,6 +1,6 @@
-import { newId } from '../../shared/ids.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { WebhookBusEvent } from '../../shared/schemas/webhook.ts';
+import type { FirstAttempt } from './first-attempt.ts';
 
 /** A delivery this sender has taken: it alone attempts it until `claimUntil`. */
 export interface ClaimedDelivery {
@@ -12,6 +12,19 @@ export interface ClaimedDelivery {
   attempts: number;
   /** Epoch ms of the first attempt; null before it. */
   firstAttemptAt: number | null;
+  /** Set while the delivery is not stored yet: its first attempt's outcome goes into its insert. */
+  first?: FirstAttempt;
+}
+
+/** A delivery the fan-out stores: `outcome`, its first attempt's, when that came before the insert. */
+export interface NewDelivery {
+  id: string;
+  eventId: string;
+  endpointId: string;
+  eventType: string;
+  /** Taken by this sender (attempted here); else due at once for any sender. */
+  claim: boolean;
+  outcome?: AttemptResult;
 }
 
 export interface AttemptResult {
@@ -24,6 +37,8 @@ export interface AttemptResult {
   error: string | null;
   /** Epoch ms of the next attempt; null: none (succeeded, or given up). */
   nextAttemptAt: number | null;
+  /** The delivery was inserted holding this outcome (a first attempt): only the endpoint's streak is left to record. */
+  stored?: boolean;
 }
 
 interface DeliveryRow {
@@ -43,6 +58,11 @@ export interface SentClick {
 
 export const sentClickKey = (c: SentClick) => `${c.endpointId}\n${c.clickId}`;
 
+// Arrays travel as text (postgres.js types a parameter by its first element, and a
+// boolean, a null or a number there would not make the array wanted).
+const text = (values: Array<string | number | boolean | null>) => values.map((v) => (v === null ? null : String(v)));
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
 const toClaimed = (r: DeliveryRow): ClaimedDelivery => ({ ...r, firstAttemptAt: r.firstAttemptAt?.getTime() ?? null });
 
 /**
@@ -57,18 +77,17 @@ export function deliveryStore(sql: Sql, claimMs: number) {
   return {
     /**
      * Stores the events and a delivery per (event, endpoint), both once whatever the
-     * redeliveries. Deliveries to `claimed` endpoints are taken by this sender at once;
-     * the rest are due now for any sender. Returns the deliveries this call created.
+     * redeliveries, each delivery with its first attempt's outcome when it has one.
+     * Deliveries `claim`ed without an outcome are this sender's (running, or about to
+     * run here); unclaimed ones are due now for any sender. Returns the claimed ones
+     * without an outcome this call created.
      */
-    async record(
-      events: readonly WebhookBusEvent[],
-      deliveries: ReadonlyArray<{ eventId: string; endpointId: string; eventType: string; claim: boolean }>,
-      sentClicks: readonly SentClick[] = [],
-    ): Promise<ClaimedDelivery[]> {
+    async record(events: readonly WebhookBusEvent[], deliveries: readonly NewDelivery[], sentClicks: readonly SentClick[] = []): Promise<ClaimedDelivery[]> {
       if (deliveries.length === 0) return [];
       const used = new Set(deliveries.map((d) => d.eventId));
       const stored = events.filter((e) => used.has(e.id));
       const bodies = new Map(stored.map((e) => [e.id, e.body]));
+      const outcome = <T>(pick: (o: AttemptResult) => T) => deliveries.map((d) => (d.outcome ? pick(d.outcome) : null));
       // One statement, so atomic without a transaction's extra round trips: the deliveries'
       // foreign key to their event is checked at its end, after the events' insert.
       const rows = await sql<Array<Pick<DeliveryRow, 'id' | 'endpointId' | 'eventId'>>>`
@@ -82,13 +101,20 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           SELECT * FROM unnest(${sentClicks.map((c) => c.endpointId)}::text[], ${sentClicks.map((c) => c.clickId)}::text[])
           ON CONFLICT DO NOTHING
         ), d AS (
-          INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, next_attempt_at)
-          SELECT id, endpoint_id, event_id, event_type, CASE WHEN claim::boolean THEN now() + ${claimInterval} ELSE now() END
-          FROM unnest(${deliveries.map(() => newId('webhookDelivery'))}::text[], ${deliveries.map((d) => d.endpointId)}::text[],
+          INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, attempts, response_status, latency_ms, error,
+            next_attempt_at, first_attempt_at, last_attempt_at)
+          SELECT id, endpoint_id, event_id, event_type,
+            CASE WHEN at IS NULL THEN 'pending' WHEN ok::boolean THEN 'succeeded' WHEN next IS NULL THEN 'failed' ELSE 'pending' END,
+            CASE WHEN at IS NULL THEN 0 ELSE 1 END, code::int, latency::int, error,
+            CASE WHEN at IS NOT NULL THEN next::timestamptz WHEN claim::boolean THEN now() + ${claimInterval} ELSE now() END,
+            at::timestamptz, at::timestamptz
+          FROM unnest(${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.endpointId)}::text[],
             ${deliveries.map((d) => d.eventId)}::text[], ${deliveries.map((d) => d.eventType)}::text[],
-            ${deliveries.map((d) => String(d.claim))}::text[]) AS n(id, endpoint_id, event_id, event_type, claim)
+            ${deliveries.map((d) => String(d.claim))}::text[], ${text(outcome((o) => o.ok))}::text[], ${text(outcome((o) => o.status))}::text[],
+            ${text(outcome((o) => o.latencyMs))}::text[], ${outcome((o) => o.error)}::text[], ${outcome((o) => iso(o.nextAttemptAt))}::text[],
+            ${outcome((o) => iso(o.at))}::text[]) AS n(id, endpoint_id, event_id, event_type, claim, ok, code, latency, error, next, at)
           ON CONFLICT (endpoint_id, event_id) DO NOTHING
-          RETURNING id, endpoint_id, event_id, next_attempt_at > now() AS claimed
+          RETURNING id, endpoint_id, event_id, attempts = 0 AND next_attempt_at > now() AS claimed
         )
         SELECT d.id, d.endpoint_id, d.event_id FROM d WHERE d.claimed`;
       // The bodies are the events' in hand (an event's id names one body): not read back,
@@ -127,26 +153,24 @@ export function deliveryStore(sql: Sql, claimMs: number) {
     },
 
     /**
-     * Records attempts in one statement each for deliveries and endpoints: a success
-     * ends the endpoint's failure streak, a failure starts one (or continues it), and
-     * an endpoint failing for `windowMs` is disabled. Returns the endpoints it disabled.
+     * Records attempts in one statement each for deliveries (those not inserted holding
+     * their outcome) and endpoints: a success ends the endpoint's failure streak, a
+     * failure starts one (or continues it), and an endpoint failing for `windowMs` is
+     * disabled. Returns the endpoints it disabled.
      */
     async recordAttempts(results: readonly AttemptResult[], windowMs: number): Promise<string[]> {
       if (results.length === 0) return [];
-      // Arrays travel as text (postgres.js types a parameter by its first element, and a
-      // boolean, a null or a number there would not make the array wanted).
-      const text = (values: Array<string | number | boolean | null>) => values.map((v) => (v === null ? null : String(v)));
-      const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-      await sql`
+      const updates = results.filter((r) => !r.stored);
+      if (updates.length > 0) await sql`
         UPDATE webhook_deliveries d SET
           status = CASE WHEN r.ok::boolean THEN 'succeeded' WHEN r.next IS NULL THEN 'failed' ELSE 'pending' END,
           attempts = d.attempts + 1,
           response_status = r.status::int, latency_ms = r.latency::int, error = r.error,
           next_attempt_at = r.next::timestamptz, last_attempt_at = r.at::timestamptz,
           first_attempt_at = coalesce(d.first_attempt_at, r.at::timestamptz)
-        FROM unnest(${results.map((r) => r.deliveryId)}::text[], ${text(results.map((r) => r.ok))}::text[],
-          ${text(results.map((r) => r.status))}::text[], ${text(results.map((r) => r.latencyMs))}::text[], ${results.map((r) => r.error)}::text[],
-          ${results.map((r) => iso(r.nextAttemptAt))}::text[], ${results.map((r) => iso(r.at))}::text[]) AS r(id, ok, status, latency, error, next, at)
+        FROM unnest(${updates.map((r) => r.deliveryId)}::text[], ${text(updates.map((r) => r.ok))}::text[],
+          ${text(updates.map((r) => r.status))}::text[], ${text(updates.map((r) => r.latencyMs))}::text[], ${updates.map((r) => r.error)}::text[],
+          ${updates.map((r) => iso(r.nextAttemptAt))}::text[], ${updates.map((r) => iso(r.at))}::text[]) AS r(id, ok, status, latency, error, next, at)
         WHERE d.id = r.id AND d.status = 'pending'`;
       // The latest attempt per endpoint decides its streak.
       const latest = new Map<string, AttemptResult>();

@@ -31,7 +31,8 @@ const RECORD_BATCH = 1_000;
  * Runs attempts. Each endpoint has its own lane: at most `maxInFlightPerEndpoint`
  * attempts at once and a few times that queued, so a slow endpoint holds up no other.
  * Outcomes are written in batches (a success, a retry time, a give-up), endpoints'
- * failure streaks with them; an endpoint failing for the retry window is disabled.
+ * failure streaks with them; an endpoint failing for the retry window is disabled. A
+ * first attempt's outcome usually goes into its delivery's insert instead (FirstAttempt).
  */
 export function createDispatcher(deps: {
   store: DeliveryStore;
@@ -97,6 +98,18 @@ export function createDispatcher(deps: {
     if (held === 0 && results.length === 0 && !recording) idleWaiters.splice(0).forEach((w) => w());
   }
 
+  /**
+   * A delivery not stored yet hands its first outcome (or null: not attempted) to the
+   * fan-out's insert. Returns whether the outcome still needs recording here, which it
+   * does once the fan-out stopped waiting and stored the delivery without it; not when
+   * that insert failed (the bus hands the event out again).
+   */
+  async function recordHere(delivery: ClaimedDelivery, outcome: AttemptResult | null): Promise<boolean> {
+    if (!delivery.first) return true;
+    if (delivery.first.offer(outcome)) return false;
+    return delivery.first.stored;
+  }
+
   async function run(delivery: ClaimedDelivery): Promise<void> {
     let endpoint = directory.get(delivery.endpointId);
     // Unknown or disabled here: so it is, or it was created or re-enabled a moment ago
@@ -107,6 +120,8 @@ export function createDispatcher(deps: {
     }
     const at = Date.now();
     if (!endpoint || !endpoint.enabled) {
+      // Not stored yet: it is stored due for any sender, and the one that claims it gives it up.
+      if (!(await recordHere(delivery, null))) return;
       await store.abandon([delivery.id], endpoint ? 'endpoint disabled' : 'endpoint deleted').catch((err) => logger.warn('abandoning a delivery failed', errorFields(err)));
       return;
     }
@@ -123,7 +138,8 @@ export function createDispatcher(deps: {
       nextAttemptAt: attempt.ok ? null : nextAttemptAt(retry, attempts, delivery.firstAttemptAt ?? at, Date.now()),
     };
     metrics.attempt(result.ok ? 'succeeded' : result.nextAttemptAt === null ? 'gave_up' : 'will_retry', attempt.latencyMs);
-    results.push(result);
+    // The endpoint's streak is recorded here either way: the attempt was made.
+    results.push((await recordHere(delivery, result)) ? result : { ...result, stored: true });
     scheduleRecord();
   }
 

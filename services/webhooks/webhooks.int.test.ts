@@ -127,6 +127,28 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     expect(deliveries.body.data[0].latencyMs).toBeGreaterThanOrEqual(0);
   });
 
+  it('stores a delivery once, holding its first attempt; an attempt slower than the wait is stored first and its outcome recorded after', async () => {
+    /** The endpoint's deliveries: each row's version, against its event's (one insert wrote both). */
+    const rows = (endpointId: string) => stack.db.sql<Array<{ status: string; attempts: number; responseStatus: number | null; oneWrite: boolean }>>`
+      SELECT d.status, d.attempts, d.response_status, d.xmin::text = e.xmin::text AS one_write
+      FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.endpoint_id = ${endpointId}`;
+    const fast = await endpoint(['link.created']);
+    await call('POST', '/links/bulk', { links: Array.from({ length: 20 }, (_, i) => ({ destinationUrl: `https://example.com/once/${i}` })) });
+    const stored = await until('20 deliveries recorded', () => rows(fast.id), (r) => r.length === 20 && r.every((d) => d.status === 'succeeded'));
+    expect(stored.every((d) => d.oneWrite && d.attempts === 1 && d.responseStatus === 200)).toBe(true);
+    expect(fast.receiver.received).toHaveLength(20);
+
+    // The senders wait half their 1 s timeout for first attempts: this endpoint answers after 800 ms.
+    const slow = await endpoint(['link.created']);
+    slow.receiver.delayMs = 800;
+    await call('POST', '/links', { destinationUrl: 'https://example.com/slow' });
+    const [waiting] = await until('the delivery stored before its answer', () => rows(slow.id), (r) => r.length === 1);
+    expect(slow.receiver.received.length === 0 || waiting!.status === 'pending').toBe(true);
+    const [answered] = await until('its outcome recorded', () => rows(slow.id), (r) => r[0]?.status === 'succeeded');
+    expect(answered).toMatchObject({ attempts: 1, responseStatus: 200, oneWrite: false });
+    expect(slow.receiver.received).toHaveLength(1);
+  });
+
   it('retries a failed delivery with the same webhook-id until the endpoint answers 2xx', async () => {
     let failures = 0;
     const hook = await endpoint(['link.created'], () => (failures++ < 2 ? 503 : 204));

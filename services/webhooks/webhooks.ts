@@ -6,7 +6,7 @@
  * batches clicks. Built here so `npm run start:webhooks` and `npm start` run the same.
  */
 import type { Registry } from 'prom-client';
-import type { Bus } from '../../shared/bus/bus.ts';
+import type { Bus, BusMessage } from '../../shared/bus/bus.ts';
 import { webhookSubjects } from '../../shared/bus/bus.ts';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
@@ -35,6 +35,13 @@ const MAX_HELD = 5_000;
 const SCHEDULE_EVERY_MS = 250;
 const SWEEP_EVERY_MS = 10 * 60_000;
 const decoder = new TextDecoder();
+
+/**
+ * Messages the bus hands out for the first time, as far as this sender can tell: their
+ * deliveries may be attempted before they are stored. One handed out before may have
+ * been stored by another sender (or this one) already; storing first finds it.
+ */
+const firstHandOut = (messages: readonly BusMessage[]) => messages.every((m) => m.deliveries === 1 && !m.connectionLost());
 
 export async function startWebhooks(deps: {
   sql: Sql;
@@ -77,7 +84,7 @@ export async function startWebhooks(deps: {
     metrics,
     logger,
   });
-  const deliver = fanOut({ directory, store, dispatcher });
+  const deliver = fanOut({ directory, store, dispatcher, attemptTimeoutMs: config.WEBHOOKS_TIMEOUT_MS });
   const toConversionEvents = conversionEvents({ sql, directory, logger });
   const prefix = config.WEBHOOKS_CONSUMER;
 
@@ -96,7 +103,7 @@ export async function startWebhooks(deps: {
           if (parsed.success) events.push(parsed.data);
           else logger.warn('invalid webhook event skipped', { subject: m.subject });
         }
-        await deliver(events);
+        await deliver(events, { attemptFirst: firstHandOut(messages) });
         metrics.events('link', events.filter((e) => e.type.startsWith('link.')).length);
         metrics.events('test', events.filter((e) => !e.type.startsWith('link.')).length);
       },
@@ -114,7 +121,7 @@ export async function startWebhooks(deps: {
       take: 'batches',
       async handle(messages) {
         const events = await toConversionEvents(messages);
-        await deliver(events);
+        await deliver(events, { attemptFirst: firstHandOut(messages) });
         metrics.events('conversion', events.length);
       },
     }),
