@@ -37,7 +37,11 @@ export interface AttemptResult {
   error: string | null;
   /** Epoch ms of the next attempt; null: none (succeeded, or given up). */
   nextAttemptAt: number | null;
-  /** The delivery was inserted holding this outcome (a first attempt): only the endpoint's streak is left to record. */
+  /**
+   * No row to update: the delivery was inserted holding this outcome (a first attempt), or
+   * its insert failed and the bus hands its event out again. Only the endpoint's streak is
+   * left to record.
+   */
   stored?: boolean;
 }
 
