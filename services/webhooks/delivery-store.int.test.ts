@@ -70,4 +70,23 @@ describe('webhook delivery store', () => {
     // Redelivered events and deliveries fold into what is stored.
     expect(await store.record(events.slice(3, 4), [{ id: 'dlv_again', eventId: 'evt_running', endpointId: 'wh_f', eventType: 'link.created', claim: true }])).toEqual([]);
   });
+
+  it('sweeps every old row in one call, a batch at a time, however many batches there are', async () => {
+    const ws = await createWorkspace(db.sql, { name: 'sweep batches', plan: 'pro' });
+    await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES ('wh_b', ${ws.id}, 'https://x.example', '{link.clicked}', 'v1.x.y')`;
+    const store = deliveryStore(db.sql, 60_000);
+    const ids = Array.from({ length: 7 }, (_, i) => `evt_b${i}`);
+    const events = ids.map((id) => ({ id, workspaceId: ws.id, type: 'link.clicked', endpointIds: ['wh_b'], body: '{}' }));
+    const clicks = ids.map((id) => ({ endpointId: 'wh_b', clickId: `clk_${id}` }));
+    await store.record(events, ids.map((id) => ({ id: `dlv_${id}`, eventId: id, endpointId: 'wh_b', eventType: 'link.clicked', claim: false })), clicks);
+    await db.sql`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL, created_at = now() - interval '40 days' WHERE endpoint_id = 'wh_b'`;
+    await db.sql`UPDATE webhook_events SET created_at = now() - interval '40 days' WHERE id = ANY(${ids})`;
+    await db.sql`UPDATE webhook_sent_clicks SET created_at = now() - interval '2 days' WHERE endpoint_id = 'wh_b'`;
+    expect(await store.sweep(30, { batch: 2 })).toBe(21);
+    const left = await db.sql`
+      SELECT (SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = 'wh_b')::int AS deliveries,
+        (SELECT count(*) FROM webhook_events WHERE id = ANY(${ids}))::int AS events,
+        (SELECT count(*) FROM webhook_sent_clicks WHERE endpoint_id = 'wh_b')::int AS clicks`;
+    expect(left[0]).toEqual({ deliveries: 0, events: 0, clicks: 0 });
+  });
 });

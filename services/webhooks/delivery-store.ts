@@ -198,30 +198,45 @@ export function deliveryStore(sql: Sql, claimMs: number) {
     /**
      * Forgets what is older than `days`: finished deliveries, then events with no
      * delivery left, then conversion claims and pixel counts per click (kept three times
-     * as long: an order's late repeat is still recognised). A batch at a time; returns the
-     * rows deleted.
+     * as long: an order's late repeat is still recognised), and the clicks link.clicked
+     * events held (a day). Each table a batch at a time until none is left or `until`
+     * (epoch ms) has passed, so it keeps up with any rate of new rows; batches that
+     * another sender is deleting are skipped. Returns the rows deleted.
      */
-    async sweep(days: number, batch = 5_000): Promise<number> {
+    async sweep(days: number, options: { batch?: number; until?: number } = {}): Promise<number> {
+      const { batch = 5_000, until = Infinity } = options;
       const cutoff = sql`now() - make_interval(days => ${days})`;
-      const deliveries = await sql`
-        DELETE FROM webhook_deliveries WHERE id IN (
-          SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${batch})`;
-      const events = await sql`
-        DELETE FROM webhook_events e WHERE e.id IN (
-          SELECT id FROM webhook_events WHERE created_at < ${cutoff} LIMIT ${batch})
-        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`;
-      const claims = await sql`
-        DELETE FROM webhook_conversion_claims WHERE (workspace_id, order_key) IN (
-          SELECT workspace_id, order_key FROM webhook_conversion_claims WHERE created_at < now() - make_interval(days => ${3 * days}) LIMIT ${batch})`;
-      // A click converts within the attribution window: its pixel count is not needed after it.
-      const pixelClicks = await sql`
-        DELETE FROM webhook_pixel_clicks WHERE (workspace_id, click_id) IN (
-          SELECT workspace_id, click_id FROM webhook_pixel_clicks WHERE created_at < now() - make_interval(days => ${3 * days}) LIMIT ${batch})`;
-      // A crashed NATS server redelivers within minutes of its restart (migration 0017).
-      const sentClicks = await sql`
-        DELETE FROM webhook_sent_clicks WHERE (endpoint_id, click_id) IN (
-          SELECT endpoint_id, click_id FROM webhook_sent_clicks WHERE created_at < now() - interval '1 day' LIMIT ${batch})`;
-      return deliveries.count + events.count + claims.count + pixelClicks.count + sentClicks.count;
+      const longCutoff = sql`now() - make_interval(days => ${3 * days})`;
+      const statements = [
+        () => sql`
+          DELETE FROM webhook_deliveries WHERE id IN (
+            SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+        () => sql`
+          DELETE FROM webhook_events WHERE id IN (
+            SELECT id FROM webhook_events e WHERE created_at < ${cutoff}
+              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+            LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+        () => sql`
+          DELETE FROM webhook_conversion_claims WHERE (workspace_id, order_key) IN (
+            SELECT workspace_id, order_key FROM webhook_conversion_claims WHERE created_at < ${longCutoff} LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+        // A click converts within the attribution window: its pixel count is not needed after it.
+        () => sql`
+          DELETE FROM webhook_pixel_clicks WHERE (workspace_id, click_id) IN (
+            SELECT workspace_id, click_id FROM webhook_pixel_clicks WHERE created_at < ${longCutoff} LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+        // A crashed NATS server redelivers within minutes of its restart (migration 0017).
+        () => sql`
+          DELETE FROM webhook_sent_clicks WHERE (endpoint_id, click_id) IN (
+            SELECT endpoint_id, click_id FROM webhook_sent_clicks WHERE created_at < now() - interval '1 day' LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+      ];
+      let deleted = 0;
+      for (const statement of statements) {
+        for (;;) {
+          const { count } = await statement();
+          deleted += count;
+          if (count < batch || Date.now() >= until) break;
+        }
+      }
+      return deleted;
     },
 
     /** Gives up deliveries whose endpoint is disabled or deleted. */

@@ -33,7 +33,9 @@ export interface RunningWebhooks {
 const MAX_HELD = 5_000;
 /** How often due retries are looked for (sooner while there are more). */
 const SCHEDULE_EVERY_MS = 250;
-const SWEEP_EVERY_MS = 10 * 60_000;
+/** Old history is swept every minute, for at most half of it, so deletes keep up with busy endpoints in small steps. */
+const SWEEP_EVERY_MS = 60_000;
+const SWEEP_FOR_MS = 30_000;
 const decoder = new TextDecoder();
 
 /**
@@ -154,15 +156,24 @@ export async function startWebhooks(deps: {
   })();
 
   // What the deliveries list shows is kept for WEBHOOKS_RETENTION_DAYS; any sender may sweep.
-  const sweeper = setInterval(() => {
-    void store.sweep(config.WEBHOOKS_RETENTION_DAYS).catch((err) => logger.warn('webhook history sweep failed', errorFields(err)));
-  }, SWEEP_EVERY_MS);
-  sweeper.unref();
+  let sweeper: NodeJS.Timeout;
+  const sweepLater = () => {
+    sweeper = setTimeout(() => {
+      void store
+        .sweep(config.WEBHOOKS_RETENTION_DAYS, { until: Date.now() + SWEEP_FOR_MS })
+        .catch((err) => logger.warn('webhook history sweep failed', errorFields(err)))
+        .finally(() => {
+          if (!stopped) sweepLater();
+        });
+    }, SWEEP_EVERY_MS);
+    sweeper.unref();
+  };
+  sweepLater();
 
   return {
     async stop() {
       stopped = true;
-      clearInterval(sweeper);
+      clearTimeout(sweeper);
       await Promise.all([...intakes.map((i) => i.stop()), clicks.stop(), scheduler]);
       await dispatcher.drain();
       directory.stop();
