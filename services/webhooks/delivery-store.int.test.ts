@@ -89,4 +89,21 @@ describe('webhook delivery store', () => {
         (SELECT count(*) FROM webhook_sent_clicks WHERE endpoint_id = 'wh_b')::int AS clicks`;
     expect(left[0]).toEqual({ deliveries: 0, events: 0, clicks: 0 });
   });
+
+  it('claims due deliveries up to a size of bodies: always the first, then while the bodies before a delivery stay under the budget', async () => {
+    const ws = await createWorkspace(db.sql, { name: 'claim bytes', plan: 'pro' });
+    await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES ('wh_m', ${ws.id}, 'https://x.example', '{link.clicked}', 'v1.x.y')`;
+    const store = deliveryStore(db.sql, 60_000);
+    const ids = ['evt_m0', 'evt_m1', 'evt_m2', 'evt_m3'];
+    // Bodies Postgres compresses (a repeated pattern): the budget counts them as sent, not as stored.
+    const events = ids.map((id) => ({ id, workspaceId: ws.id, type: 'link.clicked', endpointIds: ['wh_m'], body: `{"clicks":"${'ab'.repeat(50_000)}"}` }));
+    await store.record(events, ids.map((id) => ({ id: `dlv_${id}`, eventId: id, endpointId: 'wh_m', eventType: 'link.clicked', claim: false })));
+    // Due in id order.
+    await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() - make_interval(secs => 10 - substr(event_id, 6)::int) WHERE endpoint_id = 'wh_m'`;
+    const size = events[0]!.body.length;
+    expect((await store.claimDue(10, [], 1)).map((d) => d.eventId)).toEqual(['evt_m0']);
+    expect((await store.claimDue(10, [], 2 * size)).map((d) => d.eventId).sort()).toEqual(['evt_m1', 'evt_m2']);
+    expect(await store.claimDue(10, [], 0)).toEqual([]);
+    expect((await store.claimDue(10, [])).filter((d) => d.endpointId === 'wh_m').map((d) => d.eventId)).toEqual(['evt_m3']);
+  });
 });

@@ -135,16 +135,24 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       return new Set(rows.map(sentClickKey));
     },
 
-    /** Claims up to `limit` due deliveries, oldest due first, leaving out endpoints with no room here. */
-    async claimDue(limit: number, busyEndpoints: readonly string[]): Promise<ClaimedDelivery[]> {
-      if (limit <= 0) return [];
+    /**
+     * Claims up to `limit` due deliveries, oldest due first, leaving out endpoints with no
+     * room here, and stopping once their bodies reach `maxBytes` (always at least one).
+     */
+    async claimDue(limit: number, busyEndpoints: readonly string[], maxBytes = Infinity): Promise<ClaimedDelivery[]> {
+      if (limit <= 0 || maxBytes <= 0) return [];
+      // octet_length reads a stored body's size without decompressing it.
       const rows = await sql<DeliveryRow[]>`
         WITH due AS (
-          SELECT id FROM webhook_deliveries
+          SELECT id, event_id, next_attempt_at FROM webhook_deliveries
           WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY(${busyEndpoints as string[]}::text[]))
           ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ), sized AS (
+          SELECT due.id, sum(octet_length(e.body)) OVER (ORDER BY due.next_attempt_at, due.id) - octet_length(e.body) AS bytes_before
+          FROM due JOIN webhook_events e ON e.id = due.event_id
         ), taken AS (
-          UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval} FROM due WHERE d.id = due.id
+          UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval}
+          FROM sized WHERE d.id = sized.id AND sized.bytes_before < ${Number.isFinite(maxBytes) ? maxBytes : Number.MAX_SAFE_INTEGER}
           RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.first_attempt_at
         )
         SELECT taken.*, e.body FROM taken JOIN webhook_events e ON e.id = taken.event_id`;

@@ -10,8 +10,10 @@ export interface Dispatcher {
   hasRoom(endpointId: string): boolean;
   /** Endpoints with no room: the due-delivery scheduler leaves their deliveries for later. */
   busyEndpoints(): string[];
-  /** Deliveries this sender can still take on, over all endpoints. */
+  /** Deliveries this sender can still take on, over all endpoints (none while their bodies fill `maxHeldBytes`). */
   freeCapacity(): number;
+  /** Body bytes this sender can still take on. */
+  freeBytes(): number;
   /** Attempts claimed deliveries, each endpoint at most `maxInFlightPerEndpoint` at a time. */
   dispatch(deliveries: readonly ClaimedDelivery[]): void;
   /** Waits for every attempt taken on to finish and be recorded. */
@@ -42,6 +44,12 @@ export function createDispatcher(deps: {
   maxInFlightPerEndpoint: number;
   /** Deliveries held (running or queued) over all endpoints. */
   maxHeld: number;
+  /**
+   * Their bodies' size (UTF-16 units, about bytes for JSON): a link.clicked batch may be
+   * megabytes, so a count alone would not bound memory. An event's body shared by several
+   * endpoints' deliveries counts once per delivery, erring on the safe side.
+   */
+  maxHeldBytes: number;
   metrics: WebhooksMetrics;
   logger: Logger;
 }): Dispatcher {
@@ -49,6 +57,7 @@ export function createDispatcher(deps: {
   const laneLimit = deps.maxInFlightPerEndpoint * 4;
   const lanes = new Map<string, EndpointLane>();
   let held = 0;
+  let heldBytes = 0;
   let results: AttemptResult[] = [];
   let recording: Promise<void> | null = null;
   let recordTimer: NodeJS.Timeout | null = null;
@@ -154,6 +163,7 @@ export function createDispatcher(deps: {
         .finally(() => {
           l.inFlight--;
           held--;
+          heldBytes -= delivery.body.length;
           metrics.inFlight(-1);
           if (l.inFlight === 0 && l.queue.length === 0) lanes.delete(endpointId);
           else pump(endpointId);
@@ -164,16 +174,19 @@ export function createDispatcher(deps: {
 
   return {
     hasRoom(endpointId) {
+      if (heldBytes >= deps.maxHeldBytes) return false;
       const l = lanes.get(endpointId);
       return !l || l.inFlight + l.queue.length < laneLimit;
     },
     busyEndpoints() {
       return [...lanes].filter(([, l]) => l.inFlight + l.queue.length >= laneLimit).map(([id]) => id);
     },
-    freeCapacity: () => deps.maxHeld - held,
+    freeCapacity: () => (heldBytes >= deps.maxHeldBytes ? 0 : deps.maxHeld - held),
+    freeBytes: () => Math.max(0, deps.maxHeldBytes - heldBytes),
     dispatch(deliveries) {
       for (const d of deliveries) {
         held++;
+        heldBytes += d.body.length;
         lane(d.endpointId).queue.push(d);
       }
       for (const id of new Set(deliveries.map((d) => d.endpointId))) pump(id);

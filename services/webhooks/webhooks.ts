@@ -29,8 +29,9 @@ export interface RunningWebhooks {
   stop(): Promise<void>;
 }
 
-/** Deliveries one sender holds at once (running or queued), over all endpoints. */
+/** Deliveries one sender holds at once (running or queued), over all endpoints, and their bodies' size. */
 const MAX_HELD = 5_000;
+const MAX_HELD_BYTES = 128 * 1024 * 1024;
 /** How often due retries are looked for (sooner while there are more). */
 const SCHEDULE_EVERY_MS = 250;
 /** Old history is swept every minute, for at most half of it, so deletes keep up with busy endpoints in small steps. */
@@ -83,6 +84,7 @@ export async function startWebhooks(deps: {
     retry: defaultRetryPolicy(config.WEBHOOKS_RETRY_BASE_MS, config.WEBHOOKS_RETRY_WINDOW_MS),
     maxInFlightPerEndpoint: config.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT,
     maxHeld: MAX_HELD,
+    maxHeldBytes: MAX_HELD_BYTES,
     metrics,
     logger,
   });
@@ -145,7 +147,7 @@ export async function startWebhooks(deps: {
     while (!stopped) {
       let claimed = 0;
       try {
-        const due = await store.claimDue(Math.min(500, dispatcher.freeCapacity()), dispatcher.busyEndpoints());
+        const due = await store.claimDue(Math.min(500, dispatcher.freeCapacity()), dispatcher.busyEndpoints(), dispatcher.freeBytes());
         claimed = due.length;
         dispatcher.dispatch(due);
       } catch (err) {
