@@ -86,6 +86,14 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     }
   }, 90_000);
 
+  /** The focused element's aria-label, else its id, else a button's text, else its tag ('BODY' when focus was dropped). */
+  const focusNow = () =>
+    page.evaluate(() => {
+      const el = document.activeElement;
+      return el?.getAttribute('aria-label') || el?.id || (el?.tagName === 'BUTTON' ? el.textContent?.trim() : el?.tagName) || 'BODY';
+    });
+  const announced = () => page.locator('[data-announcer]').textContent();
+
   const linkNow = async (id: string) => (await t.client.GET('/links/{id}', { params: { path: { id } } })).data!.data;
   const follow = async (code: string) => {
     const res = await fetch(`${t.linkroute.redirectUrl}/${code}`, { redirect: 'manual', headers: { 'user-agent': browserUa } });
@@ -157,6 +165,8 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     expect(await row.textContent()).not.toContain('https://example.com/main');
     await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${split.id}`);
     await expect.poll(() => page.locator('.short-url').textContent()).toContain('→ https://example.com/fallback');
+    // The whole URL, wrapping rather than cut off (a title is no help to keyboard users).
+    expect(await page.locator('.short-url [data-destination]').evaluate((el) => [getComputedStyle(el).whiteSpace, getComputedStyle(el).textOverflow])).toEqual(['normal', 'clip']);
     // The tests after this one count the links and start on the list.
     expect((await t.client.DELETE('/links/{id}', { params: { path: { id: split.id } } })).response.status).toBe(200);
     await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
@@ -197,6 +207,9 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await row.getByRole('button', { name: 'Delete /old-offer' }).click();
     await dialog.getByRole('button', { name: 'Delete link' }).click();
     await row.waitFor({ state: 'detached' });
+    // Focus goes to the Delete button of the row now in its place, not to <body>; the deletion is said.
+    await expect.poll(focusNow).toMatch(/^Delete \/(?!old-offer)/);
+    await expect.poll(announced).toBe('Link /old-offer deleted');
     expect((await t.client.GET('/links/{id}', { params: { path: { id: doomed.id } } })).response.status).toBe(404);
     expect((await follow('old-offer')).status).not.toBe(302);
   });
@@ -215,6 +228,8 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     // Edit: the form holds the rule; the saved rule is the API's.
     await page.getByRole('button', { name: 'Edit Half rule' }).click();
     const editor = page.getByRole('form', { name: 'Edit rule Half' });
+    // The editor takes focus at its first field (the type is fixed once created).
+    await expect.poll(focusNow).toBe(`r-${half.id}-name`);
     expect(await editor.getByLabel('Share of visitors (%)').inputValue()).toBe('50');
     await editor.getByRole('textbox', { name: 'Name', exact: true }).fill('Half B');
     await editor.getByLabel('Share of visitors (%)').fill('30');
@@ -223,10 +238,22 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await editor.waitFor({ state: 'detached' });
     expect(await ruleNow(half.id)).toMatchObject({ name: 'Half B', conditions: { percentage: 30 }, priority: 40, enabled: true });
     await page.locator(`tr[data-rule-id="${half.id}"]`).filter({ hasText: '30 % of visitors' }).waitFor();
+    // Back on the rule's Edit button.
+    await expect.poll(focusNow).toBe('Edit Half B rule');
 
     // The new-rule editor, with each type's fields.
     await page.getByRole('button', { name: 'Add rule' }).click();
     const creating = page.getByRole('form', { name: 'New rule' });
+    await expect.poll(focusNow).toBe('r-new-type');
+    // The API's refusal is shown at the field, in its visible label's words, and focus goes there.
+    await creating.getByLabel('Destination URL').fill('not a url');
+    await creating.getByRole('button', { name: 'Add rule' }).click();
+    const destination = creating.locator('#r-new-destination');
+    await expect.poll(() => destination.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(`#${await destination.getAttribute('aria-describedby')}`).textContent()).toMatch(/^Destination URL: /);
+    expect(await creating.locator('[data-error-summary]').textContent()).not.toContain('destinationUrl');
+    await expect.poll(focusNow).toBe('r-new-destination');
+    await creating.getByLabel('Destination URL').fill('https://example.com/c');
     for (const type of ['geo', 'device', 'time'] as const) {
       await creating.getByLabel('Type').selectOption(type);
       await t.expectAccessible(page, `rule editor, ${type}`);
@@ -234,6 +261,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await t.shot(page, 'rule-editor');
     await creating.getByRole('button', { name: 'Cancel' }).click();
     await creating.waitFor({ state: 'detached' });
+    await expect.poll(focusNow).toBe('Add rule');
 
     // Disable and enable.
     await page.getByRole('button', { name: 'Disable Germany rule' }).click();
@@ -246,10 +274,14 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     // Reorder: up puts Half B first, in the table and in the API's evaluation order (priority).
     await page.getByRole('button', { name: 'Move Half B rule up' }).click();
     await expect.poll(order).toEqual([half.id, germany.id]);
+    // Focus stays on the moved rule's button, now first (aria-disabled: it keeps focus).
+    await expect.poll(focusNow).toBe('Move Half B rule up');
+    expect(await page.getByRole('button', { name: 'Move Half B rule up' }).getAttribute('aria-disabled')).toBe('true');
     const [a, b] = [await ruleNow(half.id), await ruleNow(germany.id)];
     expect(a!.priority).toBeGreaterThan(b!.priority);
     await page.getByRole('button', { name: 'Move Half B rule down' }).click();
     await expect.poll(order).toEqual([germany.id, half.id]);
+    await expect.poll(focusNow).toBe('Move Half B rule down');
     expect((await ruleNow(germany.id))!.priority).toBeGreaterThan((await ruleNow(half.id))!.priority);
 
     // Delete asks first; Cancel keeps the rule.
@@ -280,6 +312,8 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await page.locator('.clicks-table tbody tr.fresh').first().waitFor();
     expect(await page.locator('.clicks-table tbody tr.fresh').count()).toBe(1);
     expect(await page.locator('.clicks-table tbody tr.fresh code').textContent()).toBe(link.id);
+    // Marked in words too, not by colour alone.
+    expect(await page.locator('.clicks-table tbody tr.fresh .badge').textContent()).toBe('new');
   });
 
   it('searches the links and pages through them, as GET /links answers', async () => {
@@ -308,15 +342,75 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 24 links');
     await expect.poll(rowIds).toEqual(await apiIds({ q: null, page: '1' }));
     expect(await rowIds()).toHaveLength(20);
-    await pager.getByRole('button', { name: 'Next' }).click();
+    await pager.getByRole('button', { name: 'Next' }).focus();
+    await page.keyboard.press('Enter');
     await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe('2');
     await expect.poll(() => pager.locator('span').textContent()).toBe('Page 2 of 2 · 24 links');
     const second = await apiIds({ page: '2' });
     expect(second).toHaveLength(4);
     await expect.poll(rowIds).toEqual(second);
-    expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+    // Next does nothing on the last page, yet keeps focus (aria-disabled: a disabled button would drop it to <body>).
+    expect(await pager.getByRole('button', { name: 'Next' }).getAttribute('aria-disabled')).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Next');
+    await page.keyboard.press('Enter');
+    expect(new URL(page.url()).searchParams.get('page')).toBe('2');
     await pager.getByRole('button', { name: 'Previous' }).click();
     await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 24 links');
+  });
+
+  it('a refused link form: each problem at its field in its label’s words, focus on the first; the button keeps focus while saving', async () => {
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links/new`);
+    await page.getByRole('heading', { name: 'Create link' }).waitFor();
+    await expect.poll(() => page.evaluate(() => document.title)).toBe('New link · linkroute');
+    await page.getByLabel('Destination URL').fill('not a url');
+    await page.getByLabel('Short code').fill('a b');
+    // The answer is held back a moment, to see the form while it saves.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/links', async (route) => {
+      if (route.request().method() === 'POST') await held;
+      await route.continue();
+    });
+    const submit = page.getByRole('button', { name: 'Create link' });
+    await submit.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('form.link-form button[type="submit"]').getAttribute('aria-disabled')).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('type'))).toBe('submit');
+    release();
+
+    for (const [id, label] of [
+      ['f-destinationUrl', 'Destination URL'],
+      ['f-shortCode', 'Short code'],
+    ] as const) {
+      const field = page.locator(`#${id}`);
+      await expect.poll(() => field.getAttribute('aria-invalid'), { timeout: 15_000 }).toBe('true');
+      const ids = (await field.getAttribute('aria-describedby'))!.split(' ');
+      expect(ids[0]).toBe(`${id}-error`);
+      const message = (await page.locator(`#${ids[0]}`).textContent())!;
+      expect(message.startsWith(`${label}: `), message).toBe(true);
+    }
+    // The summary names the fields as the form does, never as the API does, each a link to its field.
+    const summary = page.locator('[data-error-summary]');
+    const text = (await summary.textContent())!;
+    expect(text).toContain('Destination URL: ');
+    expect(text).toContain('Short code: ');
+    expect(text).not.toMatch(/destinationUrl|shortCode/);
+    // The first invalid field in the form's order has focus.
+    await expect.poll(focusNow).toBe('f-destinationUrl');
+    await summary.getByRole('link', { name: /^Short code: / }).click();
+    await expect.poll(focusNow).toBe('f-shortCode');
+    await t.expectAccessible(page, 'link form with errors');
+    await t.shot(page, 'link-form-errors');
+    await page.unroute('**/links');
+
+    // Fixed: saved, announced, and the link's page has focus on its main content.
+    await page.getByLabel('Destination URL').fill('https://example.com/fixed');
+    await page.getByLabel('Short code').fill('fixed-form');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    await page.getByRole('heading', { name: '/fixed-form' }).waitFor();
+    await expect.poll(() => page.evaluate(() => document.title)).toBe('Link /fixed-form · linkroute');
+    await expect.poll(focusNow).toBe('main');
+    await expect.poll(announced).toBe('Link /fixed-form created');
   });
 
   it('no page error and no request beyond loopback in any of it', () => {

@@ -212,7 +212,8 @@ describe('dashboard in chromium against npm start', () => {
     await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('DE,US');
     await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(5);
     await expect.poll(chosenRows, { timeout: 15_000 }).toEqual(['DE', 'US']);
-    await countries.getByRole('button', { name: 'Remove filter Germany' }).click();
+    // A chosen row keeps its name; aria-pressed says it is on, and pressing it again takes it away.
+    await countries.getByRole('button', { name: 'Filter by Germany', pressed: true }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('US');
     await expect.poll(async () => digits(await page.locator('[data-kpi="Clicks"]').textContent()), { timeout: 15_000 }).toBe(2);
     // The chip removes the filter again.
@@ -366,9 +367,11 @@ describe('dashboard in chromium against npm start', () => {
       await kb.keyboard.type(linkroute.apiKey);
       await kb.keyboard.press('Enter');
       await kb.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+      // Signed in: focus is on the first view's main content, not dropped to <body> with the form.
+      expect(await kb.evaluate(() => document.activeElement?.id)).toBe('main');
 
-      // Another view from the navigation, then back to the overview.
-      await tabTo(kb, /^Links$/);
+      // Another view from the navigation (before the main content), then back to the overview.
+      await tabTo(kb, /^Links$/, { backwards: true });
       await kb.keyboard.press('Enter');
       await kb.getByRole('heading', { name: 'Links', exact: true }).waitFor();
       expect(new URL(kb.url()).pathname).toBe('/dashboard/links');

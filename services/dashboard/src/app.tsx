@@ -1,7 +1,10 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, rateLimitState, unwrap } from './api.ts';
 import { ErrorBoundary } from './components/error-boundary.tsx';
 import { ErrorBox } from './components/error-box.tsx';
+import { StatusRegion } from './components/status-region.tsx';
+import { useTitle } from './document-title.ts';
+import { focusElement } from './focus.ts';
 import { ApiFailure, type Me } from './api.ts';
 import { href, navigate, onLinkClick, useLocation, type Location } from './router.ts';
 import { session } from './session.ts';
@@ -56,6 +59,8 @@ export function App() {
   // key answers 401 and signs out). Without a kept identity, wait for the answer.
   const [restoreError, setRestoreError] = useState<ApiFailure | undefined>();
   const [checked, setChecked] = useState(false);
+  // Signed in through the form (not restored on load): the shell then takes focus, which would otherwise fall to <body> as the form goes.
+  const signedInHere = useRef(false);
   useEffect(() => {
     if (checked || session.key() === null) return;
     unwrap(api.GET('/me')).then(
@@ -72,9 +77,12 @@ export function App() {
 
   if (restoreError && !me) return <main id="main" class="sign-in"><ErrorBox error={restoreError} onRetry={() => (setRestoreError(undefined), setChecked(false))} /></main>;
   if (!me && session.key() !== null && !checked) return <p class="loading">Signing in…</p>;
-  if (!me) return <SignInView notice={notice} />;
+  if (!me) {
+    signedInHere.current = true;
+    return <SignInView notice={notice} />;
+  }
 
-  return <Shell me={me} loc={loc} />;
+  return <Shell me={me} loc={loc} focusOnMount={signedInHere.current} />;
 }
 
 /** Why the last address was not shown: a section the key's scopes do not reach. */
@@ -85,7 +93,15 @@ interface Refusal {
   shownAt: string;
 }
 
-function Shell({ me, loc }: { me: Me; loc: Location }) {
+/** Closes the key's scopes popover on Escape, as a popover does, and gives focus back to its summary. */
+function closeOnEscape(event: KeyboardEvent) {
+  const details = event.currentTarget as HTMLDetailsElement;
+  if (event.key !== 'Escape' || !details.open) return;
+  details.open = false;
+  details.querySelector('summary')?.focus();
+}
+
+function Shell({ me, loc, focusOnMount }: { me: Me; loc: Location; focusOnMount: boolean }) {
   const allowed = nav.filter((n) => session.can(n.scope));
   const [section = '', id, sub] = loc.path.split('/');
   // A section the key may not read (a key without analytics:read sees the link
@@ -105,7 +121,12 @@ function Shell({ me, loc }: { me: Me; loc: Location }) {
   }, [loc.path]);
 
   let view;
-  if (refused) view = home ? null : <p>This API key may read none of the dashboard's pages. Sign out and sign in with a key that has the links:read or analytics:read scope.</p>;
+  // The views title the page themselves; these two pages are the shell's.
+  let shellTitle: string | null = null;
+  if (refused) {
+    shellTitle = home ? null : 'No access';
+    view = home ? null : <p>This API key may read none of the dashboard's pages. Sign out and sign in with a key that has the links:read or analytics:read scope.</p>;
+  }
   else if (section === '') view = <OverviewView loc={loc} />;
   else if (section === 'links' && id === 'new') view = <LinkFormView loc={loc} linkId={null} />;
   else if (section === 'links' && id && sub === 'edit') view = <LinkFormView loc={loc} linkId={id} />;
@@ -115,8 +136,23 @@ function Shell({ me, loc }: { me: Me; loc: Location }) {
   else if (section === 'conversions') view = <ConversionsView loc={loc} />;
   else if (section === 'campaigns') view = <CampaignsView loc={loc} />;
   else if (section === 'domains') view = <DomainsView />;
-  else view = <p>There is no page here. <a href={href(home?.path ?? '')}>Go to {home?.label.toLowerCase() ?? 'the start'}</a>.</p>;
+  else {
+    shellTitle = 'Page not found';
+    view = <p>There is no page here. <a href={href(home?.path ?? '')}>Go to {home?.label.toLowerCase() ?? 'the start'}</a>.</p>;
+  }
   const note = refusal && !refused && refusal.shownAt === loc.path ? refusal : null;
+  useTitle(shellTitle);
+
+  // A new page, reached without a page load: focus goes to its main region, so a
+  // screen reader announces where the user is and Tab starts there (WCAG 2.4.3,
+  // 4.1.3). Not on the first load (the browser starts at the top), nor when only
+  // the query changes (a filter): the user stays at the control they used.
+  const shownPath = useRef<string | null>(focusOnMount ? null : loc.path);
+  useEffect(() => {
+    if (shownPath.current === loc.path) return;
+    shownPath.current = loc.path;
+    focusElement(document.getElementById('main'));
+  }, [loc.path]);
 
   return (
     <div class="shell" onClick={onLinkClick}>
@@ -142,7 +178,7 @@ function Shell({ me, loc }: { me: Me; loc: Location }) {
           <p>
             <strong data-workspace>{me.workspace.name}</strong> <span class="muted">({me.workspace.plan})</span>
           </p>
-          <details class="scopes">
+          <details class="scopes" onKeyDown={closeOnEscape}>
             <summary>Key {me.key.prefix}…</summary>
             <div class="popover">
               <p>Scopes of this key:</p>
@@ -169,6 +205,7 @@ function Shell({ me, loc }: { me: Me; loc: Location }) {
         )}
         <ErrorBoundary resetKey={`${loc.path}?${loc.query.toString()}`}>{view}</ErrorBoundary>
       </main>
+      <StatusRegion />
     </div>
   );
 }

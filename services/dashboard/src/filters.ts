@@ -65,5 +65,13 @@ export function valueLabel(dimension: Dimension, value: string, labels: Map<stri
   return labels.get(`${dimension}:${value}`) ?? value;
 }
 
+/** The filters in words, as the chips name them: "Country: Germany or France; Device: Mobile"; '' for none. */
+export function describeFilters(filters: Partial<Record<Dimension, string>>): string {
+  return Object.entries(filters)
+    .filter((e): e is [Dimension, string] => !!e[1])
+    .map(([d, raw]) => `${dimensionLabels[d]}: ${splitFilterValues(raw).map((v) => valueLabel(d, v, seenLabels)).join(' or ')}`)
+    .join('; ');
+}
+
 /** Labels seen in breakdown rows (link short codes, campaign and rule names), for the chips. */
 export const seenLabels = new Map<string, string>();

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { focusElement } from './focus.ts';
 
 /**
  * Client-side routes under /dashboard/ on the History API. The URL holds the
@@ -70,6 +71,16 @@ export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element).closest('a');
   if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   if (anchor.target || anchor.hasAttribute('download') || anchor.origin !== location.origin || !anchor.pathname.startsWith(BASE)) return;
+  // A link within this page (the skip link, an error summary's field): the browser
+  // would only scroll, leaving focus behind (WCAG 2.4.1), so focus goes to the target.
+  if (anchor.hash && anchor.pathname === location.pathname && anchor.search === location.search) {
+    const target = document.getElementById(decodeURIComponent(anchor.hash.slice(1)));
+    if (!target) return;
+    event.preventDefault();
+    focusElement(target);
+    target.scrollIntoView({ block: 'start' });
+    return;
+  }
   event.preventDefault();
   navigate(anchor.pathname + anchor.search);
 }

@@ -9,7 +9,7 @@ export interface BreakdownRow {
   /** Shown instead of the count (e.g. device shares, which the API gives as percentages). */
   display?: string;
   href?: string;
-  /** More figures of the row, as a tooltip. */
+  /** More figures of the row: a tooltip on hover, and shown and read as the row's description when it has focus. */
   title?: string;
 }
 
@@ -55,7 +55,9 @@ export function BreakdownCard(props: {
             </tr>
           </thead>
           <tbody>
-            {props.rows.map((row) => {
+            {props.rows.map((row, i) => {
+              // Not in a title alone (WCAG 1.3.1, 2.1.1): keyboard and screen-reader users never get a tooltip.
+              const figuresId = row.title ? `${props.id}-figures-${i}` : undefined;
               const isChosen = props.chosen?.has(row.value ?? '(none)') ?? false;
               const content = (
                 <>
@@ -67,7 +69,7 @@ export function BreakdownCard(props: {
                 <tr key={row.value ?? '(none)'} data-value={row.value ?? ''} title={row.title}>
                   <th scope="row">
                     {row.href ? (
-                      <a class="bar-row" href={row.href}>
+                      <a class="bar-row" href={row.href} aria-describedby={figuresId}>
                         {content}
                       </a>
                     ) : props.onSelect ? (
@@ -76,12 +78,19 @@ export function BreakdownCard(props: {
                         class="bar-row"
                         onClick={() => props.onSelect!(row)}
                         aria-pressed={props.chosen ? isChosen : undefined}
-                        aria-label={isChosen ? `Remove filter ${row.label}` : `${props.selectLabel ?? 'Filter by'} ${row.label}`}
+                        // One name whatever the state: aria-pressed says whether the filter is on (WCAG 4.1.2).
+                        aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}`}
+                        aria-describedby={figuresId}
                       >
                         {content}
                       </button>
                     ) : (
                       <span class="bar-row">{content}</span>
+                    )}
+                    {figuresId && (
+                      <span id={figuresId} class="row-figures">
+                        {row.title}
+                      </span>
                     )}
                   </th>
                   <td class="num">{row.display ?? fmtInt(row.count)}</td>

@@ -1,4 +1,6 @@
+import { useEffect, useRef } from 'preact/hooks';
 import { dimensions, dimensionLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
+import { focusFirst, viewHeading } from '../focus.ts';
 import { setQuery, type Location } from '../router.ts';
 import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 
@@ -10,20 +12,53 @@ export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<
     if (!raw) continue;
     for (const value of splitFilterValues(raw)) chips.push({ name: d, value, label: `${dimensionLabels[d]}: ${valueLabel(d, value, seenLabels)}` });
   }
+  // A removed chip takes its button, which had focus, with it (WCAG 2.4.3): focus goes
+  // to the chip now in its place, else the one before, else the heading of what the
+  // filters apply to (the section's, or the view's).
+  const list = useRef<HTMLUListElement>(null);
+  const refocus = useRef<{ index: number; fallback: Element | null } | null>(null);
+  useEffect(() => {
+    const target = refocus.current;
+    if (!target) return;
+    refocus.current = null;
+    const buttons = list.current?.querySelectorAll('button[data-remove]') ?? [];
+    focusFirst(buttons[Math.min(target.index, buttons.length - 1)], target.fallback);
+  });
+  const removing = (index: number) => {
+    const section = list.current?.closest('section');
+    refocus.current = { index, fallback: section?.querySelector('h2') ?? viewHeading() };
+  };
+
   if (chips.length === 0) return null;
   return (
-    <ul class="chips" aria-label="Active filters">
-      {chips.map((chip) => (
+    <ul class="chips" aria-label="Active filters" ref={list}>
+      {chips.map((chip, i) => (
         <li key={`${chip.name}=${chip.value}`} data-filter={chip.name}>
           <span>{chip.label}</span>
-          <button type="button" aria-label={`Remove filter ${chip.label}`} onClick={() => (chip.value ? removeFilter(chip.name, chip.value) : setQuery({ [chip.name]: undefined }))}>
+          <button
+            type="button"
+            data-remove
+            aria-label={`Remove filter ${chip.label}`}
+            onClick={() => {
+              removing(i);
+              if (chip.value) removeFilter(chip.name, chip.value);
+              else setQuery({ [chip.name]: undefined });
+            }}
+          >
             ×
           </button>
         </li>
       ))}
       {chips.length > 1 && (
         <li>
-          <button type="button" class="linkish" onClick={() => setQuery(Object.fromEntries(chips.map((c) => [c.name, undefined])))}>
+          <button
+            type="button"
+            class="linkish"
+            onClick={() => {
+              removing(0);
+              setQuery(Object.fromEntries(chips.map((c) => [c.name, undefined])));
+            }}
+          >
             Clear all
           </button>
         </li>

@@ -2,19 +2,28 @@ import type { Pagination } from '../api.ts';
 import { fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
 
+/**
+ * Previous and next page. At either end the button is aria-disabled, not disabled:
+ * a disabled button drops the focus it has (to <body>, WCAG 2.4.3) when Next
+ * reaches the last page; an aria-disabled one keeps it and says it does nothing.
+ */
 export function Pager({ pagination, label }: { pagination: Pagination | undefined; label: string }) {
   const page = pagination?.page ?? 1;
   const pages = pagination?.totalPages ?? 1;
   if (!pagination) return null;
+  const step = (to: number, allowed: boolean) => ({
+    'aria-disabled': allowed ? undefined : ('true' as const),
+    onClick: () => allowed && setQuery({ page: String(to) }),
+  });
   return (
     <nav class="pager" aria-label={`${label} pages`}>
-      <button type="button" disabled={page <= 1} onClick={() => setQuery({ page: String(page - 1) })}>
+      <button type="button" {...step(page - 1, page > 1)}>
         Previous
       </button>
       <span>
         Page {fmtInt(page)} of {fmtInt(Math.max(1, pages))} · {fmtInt(pagination.total ?? 0)} {label}
       </span>
-      <button type="button" disabled={page >= pages} onClick={() => setQuery({ page: String(page + 1) })}>
+      <button type="button" {...step(page + 1, page < pages)}>
         Next
       </button>
     </nav>

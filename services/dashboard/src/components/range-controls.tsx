@@ -1,4 +1,5 @@
 import { setQuery } from '../router.ts';
+import { useQuerySelect } from '../query-select.ts';
 
 export const presets = ['24h', '7d', '30d', '90d', 'custom'] as const;
 export type Preset = (typeof presets)[number];
@@ -115,6 +116,8 @@ export const rangeWords = (range: Range): string => (range.preset === '24h' ? 't
 export function RangeControls({ range }: { range: Range }) {
   const zones = allZones();
   const zoneOptions = zones.includes(range.timezone) ? zones : [range.timezone, ...zones];
+  const granularitySelect = useQuerySelect('granularity', range.granularity);
+  const zoneSelect = useQuerySelect('tz', range.timezone);
   return (
     <form class="controls" aria-label="Report range" onSubmit={(e) => e.preventDefault()}>
       <fieldset class="segmented">
@@ -146,7 +149,7 @@ export function RangeControls({ range }: { range: Range }) {
       )}
       <span class="inline-field">
         <label for="range-granularity">Granularity</label>
-        <select id="range-granularity" value={range.granularity} onChange={(e) => setQuery({ granularity: e.currentTarget.value })}>
+        <select id="range-granularity" {...granularitySelect}>
           {granularities.map((g) => (
             <option key={g} value={g}>
               {g}
@@ -157,7 +160,7 @@ export function RangeControls({ range }: { range: Range }) {
       <span class="inline-field">
         <label for="range-tz">Time zone</label>
         {/* The URL names the zone once one is picked, so a shared view shows the same days to everyone. */}
-        <select id="range-tz" value={range.timezone} onChange={(e) => setQuery({ tz: e.currentTarget.value })}>
+        <select id="range-tz" {...zoneSelect}>
           {zoneOptions.map((z) => (
             <option key={z} value={z}>
               {z}

@@ -1,3 +1,7 @@
+import { useEffect, useRef } from 'preact/hooks';
+import { focusFirst } from '../focus.ts';
+import { announce } from './status-region.tsx';
+
 /**
  * As the API stores a tag (trimmed, inner whitespace runs as one space, lowercase),
  * so the form shows the tags the link will carry and drops repeats. The API stays
@@ -17,22 +21,56 @@ export function withTags(tags: string[], text: string): string[] {
  * (several when pasted comma-separated). What is left typed in the field when the
  * form is submitted counts too: the parent reads it through `pending`.
  */
-export function TagInput(props: { id: string; tags: string[]; onChange(tags: string[]): void; pending: string; onPending(text: string): void; suggestions: string[] }) {
+export function TagInput(props: {
+  id: string;
+  tags: string[];
+  onChange(tags: string[]): void;
+  pending: string;
+  onPending(text: string): void;
+  suggestions: string[];
+  /** aria-invalid and the id of its error message, when the API refused the tags. */
+  invalid?: { 'aria-invalid': 'true' | undefined; 'aria-describedby': string | undefined };
+}) {
   const listId = `${props.id}-suggestions`;
-  const add = () => {
-    if (props.pending.trim() === '') return;
-    props.onChange(withTags(props.tags, props.pending));
+  /** Adds what `text` holds; a chip appears without a page change, so it is said. */
+  const addFrom = (text: string) => {
+    const next = withTags(props.tags, text);
+    const added = next.slice(props.tags.length);
+    props.onChange(next);
     props.onPending('');
+    if (added.length > 0) announce(`${added.length > 1 ? 'Tags' : 'Tag'} ${added.join(', ')} added`);
   };
+  const add = () => {
+    if (props.pending.trim() !== '') addFrom(props.pending);
+  };
+  // A removed chip takes its focused button with it (WCAG 2.4.3): focus goes to the
+  // chip now in its place, else the one before, else the tag field.
+  const chips = useRef<HTMLUListElement>(null);
+  const removedAt = useRef<number | null>(null);
+  useEffect(() => {
+    const index = removedAt.current;
+    if (index === null) return;
+    removedAt.current = null;
+    const buttons = chips.current?.querySelectorAll('button') ?? [];
+    focusFirst(buttons[Math.min(index, buttons.length - 1)], document.getElementById(props.id));
+  });
   return (
     <div class="field tag-input">
       <label for={props.id}>Tags</label>
       {props.tags.length > 0 && (
-        <ul class="chips" aria-label="Tags of this link" data-tags>
-          {props.tags.map((tag) => (
+        <ul class="chips" aria-label="Tags of this link" data-tags ref={chips}>
+          {props.tags.map((tag, i) => (
             <li key={tag} data-tag={tag}>
               <span>{tag}</span>
-              <button type="button" aria-label={`Remove tag ${tag}`} onClick={() => props.onChange(props.tags.filter((t) => t !== tag))}>
+              <button
+                type="button"
+                aria-label={`Remove tag ${tag}`}
+                onClick={() => {
+                  removedAt.current = i;
+                  props.onChange(props.tags.filter((t) => t !== tag));
+                  announce(`Tag ${tag} removed`);
+                }}
+              >
                 ×
               </button>
             </li>
@@ -44,14 +82,13 @@ export function TagInput(props: { id: string; tags: string[]; onChange(tags: str
           id={props.id}
           list={listId}
           value={props.pending}
-          aria-describedby={`${props.id}-help`}
+          aria-invalid={props.invalid?.['aria-invalid']}
+          aria-describedby={[props.invalid?.['aria-describedby'], `${props.id}-help`].filter(Boolean).join(' ')}
           onInput={(e) => {
             const value = e.currentTarget.value;
             // A typed or pasted comma ends a tag.
-            if (value.includes(',')) {
-              props.onChange(withTags(props.tags, value));
-              props.onPending('');
-            } else props.onPending(value);
+            if (value.includes(',')) addFrom(value);
+            else props.onPending(value);
           }}
           onKeyDown={(e) => {
             if (e.key !== 'Enter') return;

@@ -1,8 +1,10 @@
-import { useMemo, useRef } from 'preact/hooks';
+import { useEffect, useMemo, useRef } from 'preact/hooks';
 import { api, unwrap, type Dimension, type Overview } from '../api.ts';
 import { breakdownGroups } from '../breakdown-groups.ts';
 import { BreakdownTabs } from '../components/breakdown-tabs.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
+import { announce } from '../components/status-region.tsx';
+import { describeFilters } from '../filters.ts';
 import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { RealtimeStrip } from '../components/realtime-strip.tsx';
 import { Kpis } from '../components/kpis.tsx';
@@ -50,6 +52,17 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
   // embedded ClickHouse runs one statement at a time, and the figures come first.
   const shown = useRef(scope);
   if (!loaded.loading) shown.current = scope;
+
+  // A filter added or taken away reloads the figures in place: once they have
+  // answered, the polite status region says what they now show (WCAG 4.1.3).
+  // Not on the first load: the page itself says that.
+  const filterWords = describeFilters(filters.dimensions);
+  const announced = useRef<string | null>(null);
+  useEffect(() => {
+    if (loaded.loading || !loaded.data) return;
+    if (announced.current !== null && announced.current !== filterWords) announce(filterWords ? `Showing clicks for ${filterWords}` : 'Filters cleared');
+    announced.current = filterWords;
+  }, [loaded.loading, filterWords]);
 
   if (loaded.error && !loaded.data) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data) return <p class="loading" aria-live="polite">Loading analytics…</p>;

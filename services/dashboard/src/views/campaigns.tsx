@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Campaign } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { InlineForm } from '../components/inline-form.tsx';
@@ -8,10 +9,12 @@ import { href, pageOf, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
+import { announce } from '../components/status-region.tsx';
 
 const statuses: Array<Campaign['status']> = ['active', 'paused', 'archived'];
 
 export function CampaignsView({ loc }: { loc: Location }) {
+  useTitle('Campaigns');
   const page = pageOf(loc.query);
   const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { page, limit: 20 } }, signal })), [page]);
   const [name, setName] = useState('');
@@ -29,6 +32,7 @@ export function CampaignsView({ loc }: { loc: Location }) {
           onSubmit={() =>
             void run(async () => {
               await unwrap(api.POST('/campaigns', { body: { name, description } }));
+              announce(`Campaign ${name} created`);
               setName('');
               setDescription('');
             })

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useTitle } from '../document-title.ts';
 import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { filtersFrom } from '../filters.ts';
@@ -10,6 +11,7 @@ import { pageOf, setQuery, type Location } from '../router.ts';
 import { reportZone } from '../components/range-controls.tsx';
 import { useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
+import { useQuerySelect } from '../query-select.ts';
 
 const LIVE_INTERVAL_MS = 5_000;
 
@@ -24,6 +26,7 @@ const listValue = (typed: string) =>
     .join(',') || undefined;
 
 export function ClicksView({ loc }: { loc: Location }) {
+  useTitle('Click log');
   const q = loc.query;
   const filters = {
     ...filtersFrom(q),
@@ -43,6 +46,7 @@ export function ClicksView({ loc }: { loc: Location }) {
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [exporting, setExporting] = useState<string | null>(null);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
+  const deviceSelect = useQuerySelect('device', filters.device ?? '');
 
   // Live mode polls the first page; rows not seen before are marked new.
   useEffect(() => {
@@ -79,17 +83,19 @@ export function ClicksView({ loc }: { loc: Location }) {
     }
   }
 
+  // Labels beside their fields (for/id), as on every other view.
   const filterField = (name: 'linkId' | 'campaignId' | 'country', label: string) => (
-    <label>
-      {label}{' '}
-      <input name={name} type="text" value={filters[name] ?? ''} size={14} onChange={(e) => setQuery({ [name]: listValue(e.currentTarget.value) })} />
-    </label>
+    <span class="inline-field">
+      <label for={`clicks-${name}`}>{label}</label>
+      <input id={`clicks-${name}`} name={name} type="text" value={filters[name] ?? ''} size={14} onChange={(e) => setQuery({ [name]: listValue(e.currentTarget.value) })} />
+    </span>
   );
   /** From is at most To and To at least From, as the API wants them. */
   const dateField = (name: 'from' | 'to', label: string) => (
-    <label>
-      {label}{' '}
+    <span class="inline-field">
+      <label for={`clicks-${name}`}>{label}</label>
       <input
+        id={`clicks-${name}`}
         name={name}
         type="date"
         value={filters[name] ?? ''}
@@ -97,7 +103,7 @@ export function ClicksView({ loc }: { loc: Location }) {
         max={name === 'from' && isDate(filters.to) ? filters.to : undefined}
         onChange={(e) => setQuery({ [name]: e.currentTarget.value.trim() || undefined })}
       />
-    </label>
+    </span>
   );
 
   return (
@@ -117,15 +123,15 @@ export function ClicksView({ loc }: { loc: Location }) {
         {filterField('linkId', 'Link id')}
         {filterField('campaignId', 'Campaign id')}
         {filterField('country', 'Country codes')}
-        <label>
-          Device{' '}
-          <select value={filters.device ?? ''} onChange={(e) => setQuery({ device: e.currentTarget.value || undefined })}>
+        <span class="inline-field">
+          <label for="clicks-device">Device</label>
+          <select id="clicks-device" {...deviceSelect}>
             <option value="">Any</option>
             <option value="desktop">Desktop</option>
             <option value="mobile">Mobile</option>
             <option value="tablet">Tablet</option>
           </select>
-        </label>
+        </span>
         {dateField('from', 'From')}
         {dateField('to', 'To')}
       </form>
@@ -165,7 +171,11 @@ export function ClicksView({ loc }: { loc: Location }) {
                 )}
                 {clicks.data.data.map((c) => (
                   <tr key={c.clickId} class={fresh.has(c.clickId) ? 'fresh' : ''}>
-                    <td>{fmtDateTime(c.timestamp)}</td>
+                    <td>
+                      {fmtDateTime(c.timestamp)}
+                      {/* Said in words, not by the row's colour alone (WCAG 1.4.1). */}
+                      {fresh.has(c.clickId) && <span class="badge">new</span>}
+                    </td>
                     <td>
                       <code>{c.linkId}</code>
                     </td>

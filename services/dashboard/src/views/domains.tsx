@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Domain } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
@@ -63,6 +64,7 @@ function ZoneLines({ domain, records }: { domain: Domain; records: DnsRecord[] }
 
 /** Custom domains: the exact TXT record to publish, then verify. */
 export function DomainsView() {
+  useTitle('Domains');
   const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: 100 } }, signal })), []);
   const [hostname, setHostname] = useState('');
   const { error, busy, run } = useAction(domains.reload);

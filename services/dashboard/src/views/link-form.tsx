@@ -1,6 +1,9 @@
 import { useState } from 'preact/hooks';
+import { useTitle } from '../document-title.ts';
 import { ApiFailure, api, unwrap, type Link, type LinkCreate, type LinkUpdate } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
+import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } from '../components/field-errors.tsx';
+import { announce } from '../components/status-region.tsx';
 import { TagInput, withTags } from '../components/tag-input.tsx';
 import { href, navigate, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
@@ -79,6 +82,32 @@ function draftOf(link: Link | undefined, campaignId: string): Draft {
   };
 }
 
+/** The visible label of each field the API may refuse, by the API's name for it (SPEC 2.1); each control's id is `f-` and that name. */
+const labels: Record<string, string> = {
+  destinationUrl: 'Destination URL',
+  defaultDestination: 'Default destination',
+  shortCode: 'Short code',
+  domainId: 'Domain',
+  redirectBehavior: 'Redirect behaviour',
+  forwardQuery: 'Visitor’s query string',
+  title: 'Title',
+  description: 'Description',
+  campaignId: 'Campaign',
+  tags: 'Tags',
+  enabled: 'Enabled',
+  expiresAt: 'Expires at',
+  expiredUrl: 'After expiry, redirect to',
+  clicksLimit: 'Clicks limit',
+  password: 'Password',
+  deepLinkEnabled: 'Open the app on iOS and Android',
+  deepLinkIos: 'iOS URL scheme',
+  deepLinkAndroid: 'Android intent',
+  deepLinkFallbackUrl: 'Fallback URL',
+  conversionTracking: 'Append clickId to the destination',
+  trackingType: 'Tracking type',
+};
+const fields: FieldMap = Object.fromEntries(Object.entries(labels).map(([name, label]) => [name, { id: `f-${name}`, label }]));
+
 const orNull = (s: string) => (s.trim() === '' ? null : s.trim());
 
 /** Every field a client may set, as the API names them (SPEC 2.1). */
@@ -107,6 +136,7 @@ function fieldsOf(d: Draft) {
 
 export function LinkFormView({ loc, linkId }: { loc: Location; linkId: string | null }) {
   const existing = useLoad(async (signal) => (linkId ? (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data : undefined), [linkId]);
+  useTitle(linkId === null ? 'New link' : existing.data ? `Edit /${existing.data.shortCode}` : 'Edit link');
   if (existing.error) return <ErrorBox error={existing.error} onRetry={existing.reload} />;
   if (linkId && !existing.data) return <p class="loading">Loading link…</p>;
   return <LinkForm link={existing.data} campaignId={loc.query.get('campaignId') ?? ''} />;
@@ -120,6 +150,10 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
   const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: 100, status: 'verified' } }, signal })), []);
   const knownTags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: 100 } }, signal })), []);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
+  const problems = problemsOf(error, fields);
+  /** aria-invalid and aria-describedby of a control, and the message shown after it. */
+  const invalid = (name: string, help?: string) => invalidProps(problems, `f-${name}`, help);
+  const fieldError = (name: string) => <FieldError problems={problems} id={`f-${name}`} />;
 
   const text = (name: keyof Draft, label: string, options: { type?: string; help?: string; required?: boolean; placeholder?: string } = {}) => (
     <div class="field">
@@ -131,9 +165,10 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
         value={draft[name] as string}
         required={options.required}
         placeholder={options.placeholder}
-        aria-describedby={options.help ? `f-${name}-help` : undefined}
+        {...invalid(name, options.help ? `f-${name}-help` : undefined)}
         onInput={(e) => set(name, e.currentTarget.value as never)}
       />
+      {fieldError(name)}
       {options.help && (
         <small id={`f-${name}-help`} class="help">
           {options.help}
@@ -143,13 +178,16 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
   );
   const check = (name: keyof Draft, label: string) => (
     <div class="field check">
-      <input id={`f-${name}`} name={name} type="checkbox" checked={draft[name] as boolean} onChange={(e) => set(name, e.currentTarget.checked as never)} />
+      <input id={`f-${name}`} name={name} type="checkbox" checked={draft[name] as boolean} {...invalid(name)} onChange={(e) => set(name, e.currentTarget.checked as never)} />
       <label for={`f-${name}`}>{label}</label>
+      {fieldError(name)}
     </div>
   );
 
   async function submit(event: Event) {
     event.preventDefault();
+    // The button is aria-disabled while saving, so it keeps focus; a second press does nothing.
+    if (saving) return;
     setSaving(true);
     setError(undefined);
     try {
@@ -163,9 +201,11 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
         else if (draft.password) changes.password = draft.password;
         if (Object.keys(changes).length === 0) return navigate(href(`links/${link.id}`));
         saved = (await unwrap(api.PATCH('/links/{id}', { params: { path: { id: link.id } }, body: changes as LinkUpdate }))).data;
+        announce(`Link /${saved.shortCode} saved`);
       } else {
         const body: LinkCreate = { ...fields, ...(draft.campaignId ? {} : { campaignId: undefined }), ...(draft.shortCode.trim() ? { shortCode: draft.shortCode.trim() } : {}), ...(draft.domainId ? { domainId: draft.domainId } : {}), ...(draft.password ? { password: draft.password } : {}) } as LinkCreate;
         saved = (await unwrap(api.POST('/links', { body }))).data;
+        announce(`Link /${saved.shortCode} created`);
       }
       navigate(href(`links/${saved.id}`));
     } catch (err) {
@@ -182,7 +222,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
         <h1>{link ? `Edit /${link.shortCode}` : 'Create link'}</h1>
       </header>
       <form class="link-form" onSubmit={submit} noValidate>
-        {error && <ErrorBox error={error} />}
+        <ErrorSummary error={error} problems={problems} />
         <fieldset>
           <legend>Where it goes</legend>
           {text('destinationUrl', 'Destination URL', { type: 'url', required: true, placeholder: 'https://example.com/page' })}
@@ -191,7 +231,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
           {!link && (
             <div class="field">
               <label for="f-domainId">Domain</label>
-              <select id="f-domainId" value={draft.domainId} onChange={(e) => set('domainId', e.currentTarget.value)}>
+              <select id="f-domainId" value={draft.domainId} {...invalid('domainId')} onChange={(e) => set('domainId', e.currentTarget.value)}>
                 <option value="">Default redirect domain</option>
                 {domains.data?.data.map((d) => (
                   <option key={d.id} value={d.id}>
@@ -199,26 +239,29 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
                   </option>
                 ))}
               </select>
+              {fieldError('domainId')}
             </div>
           )}
           <div class="field">
             <label for="f-redirectBehavior">Redirect behaviour</label>
-            <select id="f-redirectBehavior" value={draft.redirectBehavior} onChange={(e) => set('redirectBehavior', e.currentTarget.value as Behavior)}>
+            <select id="f-redirectBehavior" value={draft.redirectBehavior} {...invalid('redirectBehavior')} onChange={(e) => set('redirectBehavior', e.currentTarget.value as Behavior)}>
               <option value="auto">auto: rules, else the default destination</option>
               <option value="always">always: always redirect, also when expired</option>
               <option value="rule_only">rule_only: redirect only when a rule matches</option>
               <option value="never">never: record the click, do not redirect</option>
             </select>
+            {fieldError('redirectBehavior')}
           </div>
           <div class="field">
             <label for="f-forwardQuery">Visitor’s query string</label>
-            <select id="f-forwardQuery" value={draft.forwardQuery} aria-describedby="f-forwardQuery-help" onChange={(e) => set('forwardQuery', e.currentTarget.value)}>
+            <select id="f-forwardQuery" value={draft.forwardQuery} {...invalid('forwardQuery', 'f-forwardQuery-help')} onChange={(e) => set('forwardQuery', e.currentTarget.value)}>
               {forwardQueryOptions.map(([value, , label]) => (
                 <option key={value} value={value}>
                   {label}
                 </option>
               ))}
             </select>
+            {fieldError('forwardQuery')}
             <small id="f-forwardQuery-help" class="help">
               What a redirect does with parameters on the short URL (…/code?utm_source=x). The destination’s own parameters win unless utm_* are set to be replaced.
             </small>
@@ -226,14 +269,15 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
         </fieldset>
         <fieldset>
           <legend>Description</legend>
-          {text('title', 'Title')}
+          {text('title', labels.title!)}
           <div class="field">
             <label for="f-description">Description</label>
-            <textarea id="f-description" value={draft.description} rows={2} onInput={(e) => set('description', e.currentTarget.value)} />
+            <textarea id="f-description" value={draft.description} rows={2} {...invalid('description')} onInput={(e) => set('description', e.currentTarget.value)} />
+            {fieldError('description')}
           </div>
           <div class="field">
             <label for="f-campaignId">Campaign</label>
-            <select id="f-campaignId" value={draft.campaignId} onChange={(e) => set('campaignId', e.currentTarget.value)}>
+            <select id="f-campaignId" value={draft.campaignId} {...invalid('campaignId')} onChange={(e) => set('campaignId', e.currentTarget.value)}>
               {!link && <option value="">Default campaign</option>}
               {campaigns.data?.data.map((c) => (
                 <option key={c.id} value={c.id}>
@@ -241,6 +285,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
                 </option>
               ))}
             </select>
+            {fieldError('campaignId')}
           </div>
           <TagInput
             id="f-tags"
@@ -249,7 +294,9 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
             pending={draft.tagText}
             onPending={(text) => set('tagText', text)}
             suggestions={knownTags.data?.data.map((t) => t.name) ?? []}
+            invalid={invalid('tags')}
           />
+          {fieldError('tags')}
           {check('enabled', 'Enabled (disabled links answer 404)')}
         </fieldset>
         <fieldset>
@@ -272,17 +319,18 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
           {check('conversionTracking', 'Append clickId to the destination')}
           <div class="field">
             <label for="f-trackingType">Tracking type</label>
-            <select id="f-trackingType" value={draft.trackingType} onChange={(e) => set('trackingType', e.currentTarget.value as Tracking)}>
+            <select id="f-trackingType" value={draft.trackingType} {...invalid('trackingType')} onChange={(e) => set('trackingType', e.currentTarget.value as Tracking)}>
               <option value="pixel">pixel: a 1×1 image on your page</option>
               <option value="s2s">s2s: your server posts to /conversions/s2s</option>
             </select>
+            {fieldError('trackingType')}
           </div>
         </fieldset>
         <div class="actions">
           <a class="button" href={link ? href(`links/${link.id}`) : href('links')}>
             Cancel
           </a>
-          <button type="submit" class="primary" disabled={saving}>
+          <button type="submit" class="primary" aria-disabled={saving ? 'true' : undefined}>
             {saving ? 'Saving…' : link ? 'Save changes' : 'Create link'}
           </button>
         </div>

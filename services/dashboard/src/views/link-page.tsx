@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Rule } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
@@ -16,6 +17,7 @@ import { filtersFrom } from '../filters.ts';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
+import { focusFirst } from '../focus.ts';
 
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
 function byEvaluationOrder(a: Rule, b: Rule): number {
@@ -25,6 +27,7 @@ function byEvaluationOrder(a: Rule, b: Rule): number {
 export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
   const link = useLoad(async (signal) => (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data, [linkId]);
   const mutations = useLinkMutations(link.reload);
+  useTitle(link.data ? `Link /${link.data.shortCode}` : 'Link');
   const range = rangeFrom(loc.query);
 
   if (link.error && !link.data) return <ErrorBox error={link.error} onRetry={link.reload} />;
@@ -44,8 +47,8 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
             <a href={l.shortUrl} rel="noreferrer">
               {l.shortUrl}
             </a>{' '}
-            {/* Where visitors go when no rule decides: defaultDestination (the API fills it with destinationUrl when unset). */}
-            → <span class="truncate" title="Where visitors go when no rule decides">{l.defaultDestination}</span>
+            {/* Where visitors go when no rule decides: defaultDestination (the API fills it with destinationUrl when unset). Whole, wrapping: a cut URL hides the part that differs. */}
+            → <span class="destination" data-destination>{l.defaultDestination}</span>
           </p>
         </div>
         <div class="row-actions">
@@ -138,6 +141,24 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   const [editing, setEditing] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<Rule | null>(null);
   const { error, run } = useAction(rules.reload);
+
+  // The control that opened an editor, or moved a rule, is replaced or moved by the
+  // answer (WCAG 2.4.3): focus goes back to it by selector once it is in the page,
+  // and for a move, once the reordered list has loaded (moving a row drops focus).
+  const section = useRef<HTMLElement>(null);
+  const refocus = useRef<{ selector: string; after: unknown } | null>(null);
+  const focusLater = (selector: string, afterLoad = false) => (refocus.current = { selector, after: afterLoad ? rules.data : undefined });
+  useEffect(() => {
+    const target = refocus.current;
+    if (!target || (target.after !== undefined && (rules.data === target.after || rules.loading))) return;
+    refocus.current = null;
+    focusFirst(section.current?.querySelector(target.selector), section.current?.querySelector('h2'));
+  });
+  const closeEditor = (saved: boolean, opener: string) => {
+    setEditing(null);
+    focusLater(opener, saved);
+    if (saved) rules.reload();
+  };
   const canWrite = session.can('rules:write');
   const patchRule = (rule: Rule, body: { enabled?: boolean; priority?: number }) => unwrap(api.PATCH('/rules/{id}', { params: { path: { id: rule.id } }, body }));
   const patch = (rule: Rule, body: { enabled?: boolean; priority?: number }) => run(() => patchRule(rule, body));
@@ -146,7 +167,9 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   function move(index: number, direction: -1 | 1) {
     const list = rules.data!;
     const rule = list[index]!;
-    const neighbour = list[index + direction]!;
+    const neighbour = list[index + direction];
+    if (!neighbour) return;
+    focusLater(`tr[data-rule-id="${rule.id}"] [data-move="${direction < 0 ? 'up' : 'down'}"]`, true);
     const priority = Math.min(100, Math.max(1, neighbour.priority - direction));
     // At the edge of 1..100 (or tied there): swap the two priorities instead.
     if (priority === rule.priority) return run(() => Promise.all([patchRule(rule, { priority: neighbour.priority }), patchRule(neighbour, { priority: rule.priority })]));
@@ -154,11 +177,11 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   }
 
   return (
-    <section aria-labelledby="rules-title" class="rules">
+    <section aria-labelledby="rules-title" class="rules" ref={section}>
       <div class="section-header">
         <h2 id="rules-title">Routing rules</h2>
         {canWrite && editing !== 'new' && (
-          <button type="button" class="primary" onClick={() => setEditing('new')}>
+          <button type="button" class="primary" data-add-rule onClick={() => setEditing('new')}>
             Add rule
           </button>
         )}
@@ -166,7 +189,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
       <p class="muted">The first enabled rule that matches a visitor decides; no match sends them to the default destination.</p>
       {error && <ErrorBox error={error} />}
       {rules.error && <ErrorBox error={rules.error} onRetry={rules.reload} />}
-      {editing === 'new' && <RuleEditor linkId={linkId} campaignId={campaignId} onDone={(saved) => (setEditing(null), saved && rules.reload())} />}
+      {editing === 'new' && <RuleEditor linkId={linkId} campaignId={campaignId} onDone={(saved) => closeEditor(saved, '[data-add-rule]')} />}
       {rules.data && (
         <TableScroll label={'Rules in evaluation order'}>
           <table class="rules-table">
@@ -196,7 +219,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
                 editing === rule.id ? (
                   <tr key={rule.id}>
                     <td colSpan={7}>
-                      <RuleEditor rule={rule} linkId={linkId} campaignId={campaignId} onDone={(saved) => (setEditing(null), saved && rules.reload())} />
+                      <RuleEditor rule={rule} linkId={linkId} campaignId={campaignId} onDone={(saved) => closeEditor(saved, `tr[data-rule-id="${rule.id}"] [data-edit]`)} />
                     </td>
                   </tr>
                 ) : (
@@ -214,13 +237,14 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
                     <td>{rule.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
                     {canWrite && (
                       <td class="row-actions">
-                        <button type="button" disabled={i === 0} onClick={() => move(i, -1)} aria-label={`Move ${ruleName(rule)} rule up`}>
+                        {/* aria-disabled at the ends, not disabled: the button keeps focus when its rule reaches the top or bottom. */}
+                        <button type="button" data-move="up" aria-disabled={i === 0 ? 'true' : undefined} onClick={() => move(i, -1)} aria-label={`Move ${ruleName(rule)} rule up`}>
                           ↑
                         </button>
-                        <button type="button" disabled={i === rules.data!.length - 1} onClick={() => move(i, 1)} aria-label={`Move ${ruleName(rule)} rule down`}>
+                        <button type="button" data-move="down" aria-disabled={i === rules.data!.length - 1 ? 'true' : undefined} onClick={() => move(i, 1)} aria-label={`Move ${ruleName(rule)} rule down`}>
                           ↓
                         </button>
-                        <button type="button" onClick={() => setEditing(rule.id)} aria-label={`Edit ${ruleName(rule)} rule`}>
+                        <button type="button" data-edit onClick={() => setEditing(rule.id)} aria-label={`Edit ${ruleName(rule)} rule`}>
                           Edit
                         </button>
                         <button type="button" onClick={() => patch(rule, { enabled: !rule.enabled })} aria-label={`${rule.enabled ? 'Disable' : 'Enable'} ${ruleName(rule)} rule`}>

@@ -1,4 +1,5 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Link } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
@@ -11,20 +12,24 @@ import { href, pageOf, setQuery, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
+import { announce } from '../components/status-region.tsx';
+import { focusFirst, viewHeading } from '../focus.ts';
+import { useQuerySelect } from '../query-select.ts';
 
 /** Enable/disable and delete, shared by the list and the link page. */
 export function useLinkMutations(onChanged: () => void) {
   const { error, run } = useAction(onChanged);
   const [deleting, setDeleting] = useState<Link | null>(null);
   const toggle = (link: Link) => run(() => unwrap(api.PATCH('/links/{id}', { params: { path: { id: link.id } }, body: { enabled: !link.enabled } })));
-  const confirmDelete = (after?: () => void) =>
+  const confirmDelete = (after?: (link: Link) => void) =>
     run(async () => {
       const link = deleting!;
       setDeleting(null);
       await unwrap(api.DELETE('/links/{id}', { params: { path: { id: link.id } } }));
-      after?.();
+      announce(`Link /${link.shortCode} deleted`);
+      after?.(link);
     });
-  const dialog = (after?: () => void) => (
+  const dialog = (after?: (link: Link) => void) => (
     <Confirm open={deleting !== null} title="Delete this link?" confirmLabel="Delete link" onCancel={() => setDeleting(null)} onConfirm={() => confirmDelete(after)}>
       <p>
         <strong>/{deleting?.shortCode}</strong> will stop redirecting at once. Its history stays readable, and its short code is never given out again.
@@ -35,6 +40,7 @@ export function useLinkMutations(onChanged: () => void) {
 }
 
 export function LinksView({ loc }: { loc: Location }) {
+  useTitle('Links');
   const q = loc.query.get('q') ?? '';
   const page = pageOf(loc.query);
   const campaignId = loc.query.get('campaignId') ?? undefined;
@@ -48,6 +54,19 @@ export function LinksView({ loc }: { loc: Location }) {
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
   const mutations = useLinkMutations(links.reload);
   const canWrite = session.can('links:write');
+  const tagSelect = useQuerySelect('tag', tagValues.length === 1 ? tag! : '');
+
+  // A deleted link's row goes, and its Delete button with it: focus moves to the
+  // Delete button of the row that takes its place (else the one before, else the heading).
+  const deletedAt = useRef<{ id: string; index: number } | null>(null);
+  useEffect(() => {
+    const deleted = deletedAt.current;
+    if (!deleted || links.loading || links.data?.data.some((l) => l.id === deleted.id)) return;
+    deletedAt.current = null;
+    const rows = document.querySelectorAll('.links-table tbody tr[data-link-id]');
+    const row = rows[Math.min(deleted.index, rows.length - 1)];
+    focusFirst(row?.querySelector('button[data-delete]'), viewHeading());
+  }, [links.data, links.loading]);
 
   return (
     <>
@@ -71,7 +90,7 @@ export function LinksView({ loc }: { loc: Location }) {
         <input id="link-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} placeholder="Title, short code or destination" />
         <button type="submit">Search</button>
         <label for="link-tag">Tag</label>
-        <select id="link-tag" value={tagValues.length === 1 ? tag : ''} onChange={(e) => setQuery({ tag: e.currentTarget.value || undefined })}>
+        <select id="link-tag" {...tagSelect}>
           <option value="">{tagValues.length > 1 ? `${tagValues.length} tags` : 'All tags'}</option>
           {tagNames.map((name) => (
             <option key={name} value={name}>
@@ -147,7 +166,7 @@ export function LinksView({ loc }: { loc: Location }) {
                           <button type="button" onClick={() => mutations.toggle(link)} aria-label={`${link.enabled ? 'Disable' : 'Enable'} /${link.shortCode}`}>
                             {link.enabled ? 'Disable' : 'Enable'}
                           </button>
-                          <button type="button" class="danger" onClick={() => mutations.askDelete(link)} aria-label={`Delete /${link.shortCode}`}>
+                          <button type="button" class="danger" data-delete onClick={() => mutations.askDelete(link)} aria-label={`Delete /${link.shortCode}`}>
                             Delete
                           </button>
                         </>
@@ -161,7 +180,7 @@ export function LinksView({ loc }: { loc: Location }) {
           <Pager pagination={links.data.pagination} label="links" />
         </>
       )}
-      {mutations.dialog()}
+      {mutations.dialog((link) => (deletedAt.current = { id: link.id, index: links.data?.data.findIndex((l) => l.id === link.id) ?? 0 }))}
     </>
   );
 }

@@ -1,17 +1,21 @@
 import { api, unwrap } from '../api.ts';
+import { useTitle } from '../document-title.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { filtersFrom } from '../filters.ts';
-import { setQuery, type Location } from '../router.ts';
+import type { Location } from '../router.ts';
+import { useQuerySelect } from '../query-select.ts';
 import { useLoad } from '../use-load.ts';
 import { AnalyticsPanel, type OverviewFilters } from './analytics-panel.tsx';
 
 /** The workspace's analytics; every control and filter lives in the URL. */
 export function OverviewView({ loc }: { loc: Location }) {
+  useTitle('Overview');
   const range = rangeFrom(loc.query);
   const filters: OverviewFilters = { campaignId: loc.query.get('campaignId') ?? undefined, dimensions: filtersFrom(loc.query) };
   const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: 100 } }, signal })), []);
   const campaignName = (id: string) => campaigns.data?.data.find((c) => c.id === id)?.name ?? id;
+  const campaignSelect = useQuerySelect('campaignId', filters.campaignId ?? '');
 
   return (
     <>
@@ -20,9 +24,9 @@ export function OverviewView({ loc }: { loc: Location }) {
         <RangeControls range={range} />
       </header>
       <div class="filters">
-        <label>
-          Campaign{' '}
-          <select value={filters.campaignId ?? ''} onChange={(e) => setQuery({ campaignId: e.currentTarget.value })}>
+        <span class="inline-field">
+          <label for="overview-campaign">Campaign</label>
+          <select id="overview-campaign" {...campaignSelect}>
             <option value="">All campaigns</option>
             {campaigns.data?.data.map((c) => (
               <option key={c.id} value={c.id}>
@@ -30,7 +34,7 @@ export function OverviewView({ loc }: { loc: Location }) {
               </option>
             ))}
           </select>
-        </label>
+        </span>
         <FilterChips loc={loc} extra={filters.campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaignName(filters.campaignId)}` }] : []} />
       </div>
       <AnalyticsPanel range={range} filters={filters} loc={loc} realtime />

@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, unwrap, type Rule, type RuleCreate } from '../api.ts';
-import { ErrorBox } from '../components/error-box.tsx';
+import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } from '../components/field-errors.tsx';
 
 type RuleType = Rule['type'];
 const devices = ['mobile', 'tablet', 'desktop'] as const;
@@ -74,13 +74,40 @@ export function describeConditions(rule: Rule): string {
   }
 }
 
-/** Create (with linkId and campaignId) or edit a rule; type is fixed once created. */
+/** The editor's fields by the API's path, with their visible labels; `idp` prefixes the ids (one editor per rule). */
+const fieldsOf = (idp: string): FieldMap => ({
+  type: { id: `${idp}-type`, label: 'Type' },
+  name: { id: `${idp}-name`, label: 'Name' },
+  destinationUrl: { id: `${idp}-destination`, label: 'Destination URL' },
+  priority: { id: `${idp}-priority`, label: 'Priority' },
+  enabled: { id: `${idp}-enabled`, label: 'Enabled' },
+  'conditions.percentage': { id: `${idp}-percentage`, label: 'Share of visitors' },
+  'conditions.operator': { id: `${idp}-operator`, label: 'Match' },
+  'conditions.countries': { id: `${idp}-countries`, label: 'Countries' },
+  'conditions.startTime': { id: `${idp}-start`, label: 'From' },
+  'conditions.endTime': { id: `${idp}-end`, label: 'Until' },
+  'conditions.timezone': { id: `${idp}-tz`, label: 'Time zone' },
+  // Groups of checkboxes: their legend names them; no one box is the field.
+  'conditions.days': { id: null, label: 'Days' },
+  'conditions.devices': { id: null, label: 'Devices' },
+  'conditions.os': { id: null, label: 'Operating systems' },
+  conditions: { id: null, label: 'Conditions' },
+});
+
+/** Create (with linkId and campaignId) or edit a rule; type is fixed once created. Opening it moves focus to its first field. */
 export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: string; onDone(saved: boolean): void }) {
   const [d, setDraft] = useState(() => draftOf(props.rule));
   const [error, setError] = useState<ApiFailure | undefined>();
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((x) => ({ ...x, [name]: value }));
   const toggleIn = (name: 'devices' | 'os' | 'days', value: string) => set(name, d[name].includes(value) ? d[name].filter((v) => v !== value) : [...d[name], value]);
   const idp = props.rule ? `r-${props.rule.id}` : 'r-new';
+  const problems = problemsOf(error, fieldsOf(idp));
+  const invalid = (id: string) => invalidProps(problems, `${idp}-${id}`);
+  const fieldError = (id: string) => <FieldError problems={problems} id={`${idp}-${id}`} />;
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    form.current?.querySelector<HTMLElement>('input:not(:disabled), select:not(:disabled)')?.focus();
+  }, []);
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -108,8 +135,9 @@ export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: str
   );
 
   return (
-    <form class="rule-editor card" onSubmit={submit} aria-label={props.rule ? `Edit rule ${props.rule.name || props.rule.id}` : 'New rule'}>
-      {error && <ErrorBox error={error} />}
+    // noValidate: the API's answer is shown beside each field, in words, where the browser's bubble would vanish.
+    <form class="rule-editor card" ref={form} onSubmit={submit} noValidate aria-label={props.rule ? `Edit rule ${props.rule.name || props.rule.id}` : 'New rule'}>
+      <ErrorSummary error={error} problems={problems} />
       <div class="grid">
         <div class="field">
           <label for={`${idp}-type`}>Type</label>
@@ -122,20 +150,24 @@ export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: str
         </div>
         <div class="field">
           <label for={`${idp}-name`}>Name</label>
-          <input id={`${idp}-name`} value={d.name} onInput={(e) => set('name', e.currentTarget.value)} placeholder="Variant B" />
+          <input id={`${idp}-name`} value={d.name} {...invalid('name')} onInput={(e) => set('name', e.currentTarget.value)} placeholder="Variant B" />
+          {fieldError('name')}
         </div>
         <div class="field wide">
           <label for={`${idp}-destination`}>Destination URL</label>
-          <input id={`${idp}-destination`} type="url" required value={d.destinationUrl} onInput={(e) => set('destinationUrl', e.currentTarget.value)} placeholder="https://example.com/b" />
+          <input id={`${idp}-destination`} type="url" required value={d.destinationUrl} {...invalid('destination')} onInput={(e) => set('destinationUrl', e.currentTarget.value)} placeholder="https://example.com/b" />
+          {fieldError('destination')}
         </div>
         <div class="field">
           <label for={`${idp}-priority`}>Priority (1–100, higher first)</label>
-          <input id={`${idp}-priority`} type="number" min={1} max={100} value={d.priority} onInput={(e) => set('priority', e.currentTarget.value)} />
+          <input id={`${idp}-priority`} type="number" min={1} max={100} value={d.priority} {...invalid('priority')} onInput={(e) => set('priority', e.currentTarget.value)} />
+          {fieldError('priority')}
         </div>
         {d.type === 'percentage' && (
           <div class="field">
             <label for={`${idp}-percentage`}>Share of visitors (%)</label>
-            <input id={`${idp}-percentage`} type="number" min={0} max={100} step="any" value={d.percentage} onInput={(e) => set('percentage', e.currentTarget.value)} />
+            <input id={`${idp}-percentage`} type="number" min={0} max={100} step="any" value={d.percentage} {...invalid('percentage')} onInput={(e) => set('percentage', e.currentTarget.value)} />
+            {fieldError('percentage')}
           </div>
         )}
         {d.type === 'geo' && (
@@ -149,7 +181,8 @@ export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: str
             </div>
             <div class="field">
               <label for={`${idp}-countries`}>Countries (ISO codes)</label>
-              <input id={`${idp}-countries`} value={d.countries} onInput={(e) => set('countries', e.currentTarget.value)} placeholder="DE, AT, CH" />
+              <input id={`${idp}-countries`} value={d.countries} {...invalid('countries')} onInput={(e) => set('countries', e.currentTarget.value)} placeholder="DE, AT, CH" />
+              {fieldError('countries')}
             </div>
           </>
         )}
@@ -164,15 +197,18 @@ export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: str
             {checks('days', days, 'Days')}
             <div class="field">
               <label for={`${idp}-start`}>From</label>
-              <input id={`${idp}-start`} type="time" value={d.startTime} onInput={(e) => set('startTime', e.currentTarget.value)} />
+              <input id={`${idp}-start`} type="time" value={d.startTime} {...invalid('start')} onInput={(e) => set('startTime', e.currentTarget.value)} />
+              {fieldError('start')}
             </div>
             <div class="field">
               <label for={`${idp}-end`}>Until</label>
-              <input id={`${idp}-end`} type="time" value={d.endTime} onInput={(e) => set('endTime', e.currentTarget.value)} />
+              <input id={`${idp}-end`} type="time" value={d.endTime} {...invalid('end')} onInput={(e) => set('endTime', e.currentTarget.value)} />
+              {fieldError('end')}
             </div>
             <div class="field">
               <label for={`${idp}-tz`}>Time zone</label>
-              <input id={`${idp}-tz`} value={d.timezone} onInput={(e) => set('timezone', e.currentTarget.value)} />
+              <input id={`${idp}-tz`} value={d.timezone} {...invalid('tz')} onInput={(e) => set('timezone', e.currentTarget.value)} />
+              {fieldError('tz')}
             </div>
           </>
         )}
