@@ -324,4 +324,41 @@ describe('server-to-server conversions', () => {
     expect((await api.request('GET', `/links/${link}`, { key: tenant.key })).body.data).toMatchObject({ conversions: 2, revenue: 519 });
     expect((await api.request('GET', `/analytics?from=${day}&to=${day}`, { key: tenant.key })).body.data.summary).toMatchObject({ conversions: 2, revenue: 519 });
   });
+
+  it('an order counts on the link and event of its counted row alone: its other copies (a pixel on another link, under another event) count nowhere, narrowed reports included', async () => {
+    const tenant = await api.tenant();
+    const newLink = async (path: string) => (await api.request('POST', '/links', { key: tenant.key, body: { destinationUrl: `https://shop.example/${path}`, conversionTracking: true } })).body.data.id as string;
+    const [a, b] = [await newLink('a'), await newLink('b')];
+    const noon = Math.floor(Date.now() / DAY) * DAY - DAY + 12 * 3_600_000;
+    const day = new Date(noon).toISOString().slice(0, 10);
+    const row = (link: string, over: Record<string, unknown>) => ({
+      workspace_id: tenant.workspaceId, link_id: link, campaign_id: 'c', click_id: createClickId(secret, link, noon), event: 'purchase', value: 1, currency: 'EUR',
+      attributed: true, source: 'pixel', ...over,
+    });
+    await clickhouse.insert({
+      table: 'conversions',
+      format: 'JSONEachRow',
+      values: [
+        // A pixel on link a with the order id of link b's postback: the postback is the order.
+        row(a, { conversion_id: 'conv_a_copy', ts: noon, order_id: 'ORD-3003', value: 1 }),
+        row(b, { conversion_id: 'conv_b_order', ts: noon + 3_600_000, order_id: 'ORD-3003', value: 300, source: 's2s' }),
+        // Two pixels of one order: the first (a signup on a) is the order; b's later purchase is its copy.
+        row(a, { conversion_id: 'conv_a_signup', ts: noon + 60_000, order_id: 'ORD-4004', value: 5, event: 'signup' }),
+        row(b, { conversion_id: 'conv_b_copy', ts: noon + 120_000, order_id: 'ORD-4004', value: 7 }),
+      ],
+    });
+    const report = async (query: string) => (await api.request('GET', `/analytics/conversions?from=${day}&to=${day}&${query}`, { key: tenant.key })).body.data;
+    const ofLink = async (link: string) => report(`linkId=${link}`);
+    expect((await ofLink(a)).summary).toMatchObject({ totalConversions: 1, totalRevenue: 5 });
+    expect((await ofLink(a)).conversions.map((c: { conversionId: string }) => c.conversionId)).toEqual(['conv_a_signup']);
+    expect((await ofLink(b)).summary).toMatchObject({ totalConversions: 1, totalRevenue: 300 });
+    expect((await report('event=purchase')).conversions.map((c: { conversionId: string }) => c.conversionId)).toEqual(['conv_b_order']);
+    expect((await report(`event=purchase&linkId=${b}`)).summary).toMatchObject({ totalConversions: 1, totalRevenue: 300 });
+    expect((await report('')).summary).toMatchObject({ totalConversions: 2, totalRevenue: 305 });
+    // The link reports and the links' counters agree with the workspace's: 1 + 1 = 2.
+    for (const [link, revenue] of [[a, 5], [b, 300]] as const) {
+      expect((await api.request('GET', `/analytics/${link}?from=${day}&to=${day}`, { key: tenant.key })).body.data.summary).toMatchObject({ conversions: 1, revenue });
+      expect((await api.request('GET', `/links/${link}`, { key: tenant.key })).body.data).toMatchObject({ conversions: 1, revenue });
+    }
+  });
 });

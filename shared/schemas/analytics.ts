@@ -284,8 +284,11 @@ export const experimentVariantSchema = z.strictObject({
   isControl: z.boolean(),
   clicks: count,
   uniqueVisitors: count,
+  /** Every counted conversion of the variant's clicks (a click may convert more than once: two orders). */
   conversions: count,
-  /** Percent of clicks that converted. */
+  /** Clicks with at least one conversion: the successes the statistics count. */
+  convertedClicks: count,
+  /** Percent of clicks that converted: convertedClicks / clicks. */
   conversionRate: rate,
   revenue: z.number(),
   revenuePerClick: z.number(),
@@ -312,7 +315,7 @@ export const experimentReportSchema = z.strictObject({
   from: z.string(),
   to: z.string(),
   control: z.string(),
-  /** The rule a variant needs per arm before a verdict: at least this many clicks and conversions. */
+  /** The rule a variant needs per arm before a verdict: at least this many clicks and converted clicks. */
   minimumSample: z.strictObject({ clicks: count, conversions: count }),
   variants: z.array(experimentVariantSchema),
 })

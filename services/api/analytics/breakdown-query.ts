@@ -28,6 +28,8 @@ interface PageRow {
   /** Every value's unique visitors in one pass; 0 when the page's are read after. */
   uniques: number | string;
   conversions: number | string;
+  /** Clicks with at least one of those conversions (the successes of experiment-statistics.ts). */
+  converted: number | string;
   revenue: number | string;
   total: number | string;
 }
@@ -52,7 +54,7 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
   // Bots too: the conversion happened whatever the click looked like.
   const clicks = clickConditions({ ...f, includeBots: true }, 'converted_clicks', 'bkc');
   return {
-    sql: `SELECT ${value.of('k.key')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, sum(c.value) AS revenue
+    sql: `SELECT ${value.of('k.key')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, uniqExact(c.h) AS converted, sum(c.value) AS revenue
       FROM (SELECT cityHash64(click_id) AS h, value FROM ${counted.subquery}) AS c
       ALL INNER JOIN (
         SELECT click, any(${value.key}) AS key FROM converted_clicks
@@ -86,7 +88,11 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
  * with 0 clicks. `total` is the number of rows before the page is cut, the same count
  * on every page.
  */
-export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilter): Promise<{ rows: BreakdownRow[]; total: number }> {
+export async function breakdown(
+  ch: ClickHouseClient,
+  sql: Sql,
+  f: BreakdownFilter,
+): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
   const source = breakdownSource(f, hourRange(f.from, f.to, f.timezone));
   const declared = dimensionSources[f.dimension];
   const onePass = (declared.kind === 'column' && declared.fewValues === true) || source.onePass;
@@ -95,11 +101,12 @@ export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilt
   const clicks = onePass ? source.rows(null) : { sql: source.clicks, params: {} };
   const v = onePass ? 'v, ' : '';
   const all = {
-    query: `SELECT value, sum(clicks) AS clicks, ${onePass ? `${source.uniques.merge}(v)` : '0'} AS uniques, sum(conversions) AS conversions, sum(revenue) AS revenue
+    query: `SELECT value, sum(clicks) AS clicks, ${onePass ? `${source.uniques.merge}(v)` : '0'} AS uniques, sum(conversions) AS conversions,
+        sum(converted) AS converted, sum(revenue) AS revenue
       FROM (
-        SELECT value, clicks, ${v}0 AS conversions, toDecimal128(0, 4) AS revenue FROM (${clicks.sql})
+        SELECT value, clicks, ${v}0 AS conversions, 0 AS converted, toDecimal128(0, 4) AS revenue FROM (${clicks.sql})
         UNION ALL
-        SELECT value, clicks, ${v}conversions, revenue FROM (${conversions.sql})
+        SELECT value, clicks, ${v}conversions, converted, revenue FROM (${conversions.sql})
       )
       GROUP BY value`,
     params: { ...source.params, ...clicks.params, ...conversions.params },
@@ -109,9 +116,10 @@ export async function breakdown(ch: ClickHouseClient, sql: Sql, f: BreakdownFilt
     bLimit: f.limit,
     bOffset: (f.page - 1) * f.limit,
   });
-  if (page.length === 0) return { rows: [], total: f.page > 1 ? await countRows(ch, all) : 0 };
+  if (page.length === 0) return { rows: [], total: f.page > 1 ? await countRows(ch, all) : 0, convertedClicks: new Map() };
   const uniques = onePass ? new Map(page.map((r) => [r.value, Number(r.uniques)])) : await pageUniques(ch, source, page.map((r) => r.value));
-  return { rows: await labelled(sql, f, page, uniques), total: Number(page[0]!.total) };
+  const rows = await labelled(sql, f, page, uniques);
+  return { rows, total: Number(page[0]!.total), convertedClicks: new Map(rows.map((r, i) => [r.value, Number(page[i]!.converted)])) };
 }
 
 /** Unique visitors of the given values, from their rows alone. */

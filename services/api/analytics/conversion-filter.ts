@@ -26,6 +26,8 @@ export interface ConversionFilter {
 
 /** Columns the fold reads besides those the caller keeps. */
 const FOLD_COLUMNS = ['ts', 'conversion_id', 'order_id', 'click_id', 'source'];
+/** Columns the conditions applied after the fold may read. */
+const SCOPE_COLUMNS = ['link_id', 'campaign_id', 'event'];
 
 /**
  * The rows every count of conversions keeps, as a subquery over `conversions` rows
@@ -36,14 +38,21 @@ const FOLD_COLUMNS = ['ts', 'conversion_id', 'order_id', 'click_id', 'source'];
  * then at most MAX_PIXEL_CONVERSIONS_PER_CLICK pixel conversions per click. It keeps
  * `columns`. `scope` (e.g. `workspace_id, `) prefixes both keys, for a query over
  * several workspaces. Every replica of the rule is this one function.
+ *
+ * `where` must hold every row of an order and of a click (a workspace and a range):
+ * `narrow` (a link, a campaign, an event, the clicks' dimensions) applies after the
+ * fold, so an order's pixel copy on another link, or under another event, is not
+ * counted where its counted row is not (a report narrowed to one link would count it).
  */
-export function countedConversionRows(where: string, columns: string, scope = ''): string {
+export function countedConversionRows(where: string, columns: string, scope = '', narrow = ''): string {
   const kept = columns.split(',').map((c) => c.trim());
-  const read = [...kept, ...FOLD_COLUMNS.filter((c) => !kept.includes(c))].join(', ');
-  return `(SELECT ${columns} FROM (
+  const wanted = [...FOLD_COLUMNS, ...(narrow ? SCOPE_COLUMNS : [])];
+  const read = [...kept, ...wanted.filter((c) => !kept.includes(c))].join(', ');
+  const folded = `SELECT ${narrow ? read : columns} FROM (
       SELECT ${read} FROM conversions WHERE ${where}
       ORDER BY source = 'pixel', ts, conversion_id LIMIT 1 BY ${scope}if(order_id = '', conversion_id, order_id))
-    ORDER BY ts, conversion_id LIMIT ${MAX_PIXEL_CONVERSIONS_PER_CLICK} BY ${scope}if(source = 'pixel', click_id, conversion_id))`;
+    ORDER BY ts, conversion_id LIMIT ${MAX_PIXEL_CONVERSIONS_PER_CLICK} BY ${scope}if(source = 'pixel', click_id, conversion_id)`;
+  return narrow ? `(SELECT ${columns} FROM (${folded}) WHERE ${narrow})` : `(${folded})`;
 }
 
 /**
@@ -72,16 +81,18 @@ export function countedConversions(
     parts.push(`toDate(toTimeZone(ts, {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`);
     Object.assign(params, { [`${p}From`]: f.from, [`${p}To`]: f.to });
   }
+  // Conditions on the counted rows: after the fold (see countedConversionRows).
+  const narrow: string[] = [];
   if (f.campaignId !== undefined) {
-    parts.push(`campaign_id = {${p}CampaignId:String}`);
+    narrow.push(`campaign_id = {${p}CampaignId:String}`);
     params[`${p}CampaignId`] = f.campaignId;
   }
   if (f.linkId !== undefined) {
-    parts.push(`link_id = {${p}LinkId:String}`);
+    narrow.push(`link_id = {${p}LinkId:String}`);
     params[`${p}LinkId`] = f.linkId;
   }
   if (f.event !== undefined) {
-    parts.push(`event = {${p}Event:String}`);
+    narrow.push(`event = {${p}Event:String}`);
     params[`${p}Event`] = f.event;
   }
   if (f.filters !== undefined && hasDimensionFilters(f.filters)) {
@@ -91,13 +102,13 @@ export function countedConversions(
     // click was never stored (a click id shown to a HEAD request, say) matches no filter.
     // Bots are not excluded here: the conversion happened whatever the click looked like.
     const clicks = clickConditions({ workspaceId: f.workspaceId, campaignId: f.campaignId, linkId: f.linkId, includeBots: true, filters: f.filters, ...(f.linkValues ? { linkValues: f.linkValues } : {}) }, 'converted_clicks', `${p}c`);
-    parts.push(`cityHash64(click_id) IN (SELECT click FROM converted_clicks WHERE ${clicks.sql.join(' AND ')}
+    narrow.push(`cityHash64(click_id) IN (SELECT click FROM converted_clicks WHERE ${clicks.sql.join(' AND ')}
       AND ts >= fromUnixTimestamp64Milli({${p}ClickLo:Int64}) AND ts < fromUnixTimestamp64Milli({${p}ClickHi:Int64}))`);
     Object.assign(params, clicks.params);
     params[`${p}ClickLo`] = span.loMs - ATTRIBUTION_WINDOW_MS;
     params[`${p}ClickHi`] = span.hiMs + CLOCK_SKEW_MS;
   }
-  return { subquery: countedConversionRows(parts.join(' AND '), columns), params };
+  return { subquery: countedConversionRows(parts.join(' AND '), columns, '', narrow.join(' AND ')), params };
 }
 
 /** conversions / clicks x 100, 0 without clicks; two decimals. */

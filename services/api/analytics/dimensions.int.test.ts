@@ -151,6 +151,17 @@ describe('analytics by dimension', () => {
       .sort((x, y) => y.clicks - x.clicks || y.conversions - x.conversions || ((x.value ?? '') < (y.value ?? '') ? -1 : 1));
   }
 
+  /** Per value, the clicks that converted at least once in the range (the experiments' successes). */
+  function convertedClicks(dimension: string, opts: Parameters<typeof clicksOf>[0] = {}) {
+    const byValue = new Map<string | null, Set<string>>();
+    for (const v of conversionsOf({ ...opts, filter: {} })) {
+      if (!v.click) continue;
+      const value = valueOf[dimension]!(v.click) || null;
+      (byValue.get(value) ?? byValue.set(value, new Set()).get(value)!).add(v.click.click_id);
+    }
+    return new Map([...byValue].map(([value, clicks]) => [value, clicks.size]));
+  }
+
   const get = async (path: string, key = a.key) => {
     const res = await api.request('GET', path, { key });
     expect(res.status, `${path}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
@@ -374,19 +385,26 @@ describe('analytics by dimension', () => {
     const link = links[0]!;
     const report = experimentReportSchema.parse((await get(`/analytics/experiments/${link.id}?from=${FROM}&to=${TO}`)).data);
     const expected = expectedBreakdown('rule', { linkId: link.id });
+    const converted = convertedClicks('rule', { linkId: link.id });
+    // Successes are clicks that converted, once each: a click with a second order (an upsell) is one.
+    const arm = (e: (typeof expected)[number]) => ({ clicks: e.clicks, conversions: converted.get(e.value) ?? 0 });
+    expect(expected.some((e) => e.conversions > arm(e).conversions)).toBe(true);
     const control = expected.find((r) => r.value === 'default')!;
     expect(report.variants.map((v) => v.variant)).toEqual(expected.map((r) => r.value));
     for (const v of report.variants) {
       const e = expected.find((r) => r.value === v.variant)!;
-      expect(v, v.variant).toMatchObject({ clicks: e.clicks, uniqueVisitors: e.uniqueClicks, conversions: e.conversions, conversionRate: e.conversionRate, revenue: e.revenue, isControl: v.variant === 'default' });
+      expect(v, v.variant).toMatchObject({
+        clicks: e.clicks, uniqueVisitors: e.uniqueClicks, conversions: e.conversions, convertedClicks: arm(e).conversions,
+        conversionRate: rate(arm(e).conversions, e.clicks), revenue: e.revenue, isControl: v.variant === 'default',
+      });
       expect(v.revenuePerClick).toBe(Math.round((e.revenue / e.clicks) * 10_000) / 10_000);
-      expect(v.comparison).toEqual(v.isControl ? null : compareWithControl(e, control));
+      expect(v.comparison).toEqual(v.isControl ? null : compareWithControl(arm(e), arm(control)));
     }
     expect(report.variants.find((v) => v.variant === rules[1]!.id)).toMatchObject({ name: 'Variant B', type: 'percentage' });
     // Below the minimum sample a variant gets no verdict: said, not claimed.
     expect(report.minimumSample).toEqual(MINIMUM_SAMPLE);
     for (const v of report.variants.filter((x) => x.comparison)) {
-      const short = [v, control].some((x) => x.clicks < MINIMUM_SAMPLE.clicks || x.conversions < MINIMUM_SAMPLE.conversions);
+      const short = [v, report.variants.find((x) => x.isControl)!].some((x) => x.clicks < MINIMUM_SAMPLE.clicks || x.convertedClicks < MINIMUM_SAMPLE.conversions);
       expect(v.comparison!.insufficientSample !== null, v.variant).toBe(short);
       if (short) expect(v.comparison!.significant).toBe(false);
     }

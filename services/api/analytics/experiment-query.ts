@@ -4,6 +4,7 @@ import type { ExperimentReport } from '../../../shared/schemas/analytics.ts';
 import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
 import { breakdown, type BreakdownFilter } from './breakdown-query.ts';
 import type { ClickScope } from './click-filter.ts';
+import { conversionRate } from './conversion-filter.ts';
 import { compareWithControl, MINIMUM_SAMPLE } from './experiment-statistics.ts';
 
 export interface ExperimentFilter extends ClickScope {
@@ -26,7 +27,10 @@ const MAX_VARIANTS = 1000;
  */
 export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: ExperimentFilter): Promise<ExperimentReport | { missingControl: string }> {
   const filter: BreakdownFilter = { ...f, dimension: 'rule' as Dimension, page: 1, limit: MAX_VARIANTS };
-  const { rows } = await breakdown(ch, sql, filter);
+  const { rows, convertedClicks } = await breakdown(ch, sql, filter);
+  // The statistics compare proportions of clicks: a click that converted twice (two
+  // orders) is one success, not two (rates above 100 % would break them).
+  const converted = (r: (typeof rows)[number]) => convertedClicks.get(r.value) ?? 0;
   const variants = rows.filter((r) => r.value !== null);
   const control = variants.find((r) => r.value === f.control) ?? (f.control === 'default' ? undefined : null);
   if (control === null) {
@@ -37,7 +41,7 @@ export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: Experi
       WHERE r.workspace_id = ${f.workspaceId} AND r.id = ${f.control} AND (r.link_id = l.id OR (r.link_id IS NULL AND r.campaign_id = l.campaign_id))`;
     if (!rule) return { missingControl: f.control };
   }
-  const controlCounts = { clicks: control?.clicks ?? 0, conversions: control?.conversions ?? 0 };
+  const controlCounts = { clicks: control?.clicks ?? 0, conversions: control ? converted(control) : 0 };
   return {
     linkId: f.linkId,
     from: f.from,
@@ -54,10 +58,11 @@ export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: Experi
         clicks: r.clicks,
         uniqueVisitors: r.uniqueClicks,
         conversions: r.conversions,
-        conversionRate: r.conversionRate,
+        convertedClicks: converted(r),
+        conversionRate: conversionRate(converted(r), r.clicks),
         revenue: r.revenue,
         revenuePerClick: r.clicks === 0 ? 0 : Math.round((r.revenue / r.clicks) * 10_000) / 10_000,
-        comparison: isControl ? null : compareWithControl({ clicks: r.clicks, conversions: r.conversions }, controlCounts),
+        comparison: isControl ? null : compareWithControl({ clicks: r.clicks, conversions: converted(r) }, controlCounts),
       };
     }),
   };

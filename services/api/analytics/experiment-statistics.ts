@@ -76,7 +76,7 @@ export function twoProportionZTest(x1: number, n1: number, x2: number, n2: numbe
 
 /**
  * The minimum sample for a verdict (README "Experiments"): each of the two arms needs
- * at least this many clicks and conversions. Below it the normal approximations of
+ * at least this many clicks and converted clicks. Below it the normal approximations of
  * the interval and the z-test are poor (the usual rule of at least 5-10 successes per group) and an
  * early "significant" is mostly noise from peeking at a small sample.
  */
@@ -84,6 +84,10 @@ export const MINIMUM_SAMPLE = { clicks: 100, conversions: 10 } as const;
 
 export interface ArmCounts {
   clicks: number;
+  /**
+   * Successes: clicks that converted, each once however many orders it brought. At most
+   * `clicks` (one taken above, a click of an earlier range converting in this one, is cut).
+   */
   conversions: number;
 }
 
@@ -108,7 +112,9 @@ export interface Comparison {
  * p = 0.0496 while the interval is [-0.04, +21.80] points), and a row never says
  * "significant" next to an interval that contains 0.
  */
-export function compareWithControl(variant: ArmCounts, control: ArmCounts): Comparison {
+export function compareWithControl(variantCounts: ArmCounts, controlCounts: ArmCounts): Comparison {
+  const arm = (a: ArmCounts): ArmCounts => ({ clicks: a.clicks, conversions: Math.min(a.conversions, a.clicks) });
+  const [variant, control] = [arm(variantCounts), arm(controlCounts)];
   const rate = (a: ArmCounts) => (a.clicks === 0 ? 0 : a.conversions / a.clicks);
   const [lo, hi] = newcombeInterval(variant.conversions, variant.clicks, control.conversions, control.clicks);
   const { pValue } = twoProportionZTest(variant.conversions, variant.clicks, control.conversions, control.clicks);
@@ -117,7 +123,7 @@ export function compareWithControl(variant: ArmCounts, control: ArmCounts): Comp
     ...(control.clicks < MINIMUM_SAMPLE.clicks || control.conversions < MINIMUM_SAMPLE.conversions ? ['the control'] : []),
   ];
   const insufficientSample = short.length
-    ? `${short.join(' and ')} ${short.length > 1 ? 'have' : 'has'} fewer than ${MINIMUM_SAMPLE.clicks} clicks or ${MINIMUM_SAMPLE.conversions} conversions: no verdict yet`
+    ? `${short.join(' and ')} ${short.length > 1 ? 'have' : 'has'} fewer than ${MINIMUM_SAMPLE.clicks} clicks or ${MINIMUM_SAMPLE.conversions} converted clicks: no verdict yet`
     : null;
   const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
   const interval: [number, number] = [round(lo * 100, 4), round(hi * 100, 4)];

@@ -227,9 +227,9 @@ export const componentExamples: Record<string, unknown> = {
     from: '2026-02-01',
     to: '2026-03-02',
     control: 'default',
-    minimumSample: { clicks: 100, conversions: 5 },
+    minimumSample: { clicks: 100, conversions: 10 },
     variants: [
-      { variant: 'default', name: null, type: null, isControl: true, clicks: 640, uniqueVisitors: 512, conversions: 16, conversionRate: 2.5, revenue: 799.2, revenuePerClick: 1.25, comparison: null },
+      { variant: 'default', name: null, type: null, isControl: true, clicks: 640, uniqueVisitors: 512, conversions: 17, convertedClicks: 16, conversionRate: 2.5, revenue: 799.2, revenuePerClick: 1.25, comparison: null },
       {
         variant: ids.rule,
         name: 'North America',
@@ -238,6 +238,7 @@ export const componentExamples: Record<string, unknown> = {
         clicks: 640,
         uniqueVisitors: 499,
         conversions: 26,
+        convertedClicks: 26,
         conversionRate: 4.06,
         revenue: 1298.7,
         revenuePerClick: 2.03,

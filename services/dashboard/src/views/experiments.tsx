@@ -49,7 +49,7 @@ export function ExperimentsSection({ linkId, range }: { linkId: string; range: R
       </div>
       <p class="muted">
         Each rule that sent visitors somewhere is a variant, compared with the default destination{data ? ` (${data.from} to ${data.to})` : ''}. A verdict needs at least{' '}
-        {data ? `${fmtInt(data.minimumSample.clicks)} clicks and ${fmtInt(data.minimumSample.conversions)} conversions` : 'enough clicks and conversions'} per variant.
+        {data ? `${fmtInt(data.minimumSample.clicks)} clicks and ${fmtInt(data.minimumSample.conversions)} converted clicks` : 'enough clicks and converted clicks'} per variant.
       </p>
       {report.error && <ErrorBox error={report.error} onRetry={report.reload} />}
       {data && (
