@@ -78,7 +78,8 @@ export function countedConversions(
   const params: Record<string, unknown> = { [`${p}WorkspaceId`]: f.workspaceId, [`${p}Lo`]: span.loMs, [`${p}Hi`]: span.hiMs, [`${p}Tz`]: f.timezone };
   // Dates: local days in the zone, inside the span; instants: the span is the range.
   if (!isInstant(f.from)) {
-    parts.push(`toDate(toTimeZone(ts, {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`);
+    // By the local day its UTC hour starts on, as the clicks' rollups count (bucket-label.ts).
+    parts.push(`toDate(toTimeZone(toStartOfHour(ts), {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`);
     Object.assign(params, { [`${p}From`]: f.from, [`${p}To`]: f.to });
   }
   // Conditions on the counted rows: after the fold (see countedConversionRows).

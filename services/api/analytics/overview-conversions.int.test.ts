@@ -125,4 +125,32 @@ describe('overview conversions', () => {
     const series = (await api.request('GET', `/analytics?${range}&source=qr`, { key: tenant.key })).body.data.timeSeries;
     expect(series.map((b: { conversions: number }) => b.conversions)).toEqual([1, 0, 1]);
   });
+
+  it('in a 30-minute zone, a click and its conversion of one minute share their hour and day bucket, filtered or not', async () => {
+    const t = await api.tenant();
+    const link = (await api.request('POST', '/links', { key: t.key, body: { destinationUrl: 'https://shop.example/kolkata' } })).body.data.id as string;
+    const row = { workspace_id: t.workspaceId, link_id: link, campaign_id: '', visitor_id: 'v1', country: 'IN', device_class: 'mobile', os: '', browser: '', referrer_host: '',
+      utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '', source: 'link', rule_id: '', destination: '', bot: false, kind: 'click' };
+    // 03:58Z is 09:28 in Kolkata, in the UTC hour that starts at 08:30 there; 18:45Z is 00:15 the next local day, in the hour that starts at 23:30.
+    await client.insert({ table: 'events', format: 'JSONEachRow', values: [{ ...row, ts: Date.parse('2026-06-20T03:58:00Z'), click_id: 'ck_kol_1' }, { ...row, ts: Date.parse('2026-06-20T18:45:00Z'), click_id: 'ck_kol_2' }] });
+    const conversion = (id: string, click: string, iso: string) => ({ workspace_id: t.workspaceId, link_id: link, ts: Date.parse(iso), conversion_id: id, click_id: click, campaign_id: '',
+      event: 'purchase', value: 10, currency: 'EUR', order_id: id, attributed: true, source: 's2s' });
+    await client.insert({ table: 'conversions', format: 'JSONEachRow', values: [conversion('conv_kol_1', 'ck_kol_1', '2026-06-20T03:59:00Z'), conversion('conv_kol_2', 'ck_kol_2', '2026-06-20T18:46:00Z')] });
+    const zone = 'timezone=Asia%2FKolkata';
+    for (const filter of ['', '&country=IN']) {
+      const hours = (await api.request('GET', `/analytics?from=2026-06-20&to=2026-06-20&granularity=hour&${zone}${filter}`, { key: t.key })).body.data;
+      const busy = hours.timeSeries.filter((b: { clicks: number; conversions: number }) => b.clicks + b.conversions > 0);
+      // Each hour is labelled by the local hour it starts in (08:30 -> 08:00, 23:30 -> 23:00).
+      expect(busy, filter).toEqual([
+        expect.objectContaining({ date: '2026-06-20T08:00', clicks: 1, conversions: 1 }),
+        expect.objectContaining({ date: '2026-06-20T23:00', clicks: 1, conversions: 1 }),
+      ]);
+      expect(hours.summary, filter).toMatchObject({ totalClicks: 2, conversions: 2 });
+      const days = (await api.request('GET', `/analytics?from=2026-06-20&to=2026-06-21&granularity=day&${zone}${filter}`, { key: t.key })).body.data;
+      expect(days.timeSeries.map((b: { date: string; clicks: number; conversions: number }) => [b.date, b.clicks, b.conversions]), filter).toEqual([
+        ['2026-06-20', 2, 2],
+        ['2026-06-21', 0, 0],
+      ]);
+    }
+  });
 });
