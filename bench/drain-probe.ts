@@ -1,10 +1,16 @@
 /**
  * One backlog drain for bench/before-after.ts, with the code of the checkout at $TREE
- * (this tree's or an older revision's): as the ingest suite measures it, EVENTS click
- * events published as redirector batches (500 a message, keys in that tree's declaration
- * order) to NATS_URL, then that tree's ingester (its shipped defaults) drains them into
- * CLICKHOUSE_URL, timed from its start until it has inserted them all. Prints
- * `RATE <events/s>`.
+ * (this tree's or an older revision's): EVENTS click events published as redirector
+ * batches (500 a message, keys in that tree's declaration order) to NATS_URL, then that
+ * tree's ingester (its shipped defaults) drains them into CLICKHOUSE_URL, timed from its
+ * start until it has inserted them all. Prints `RATE <events/s>` and `CPU <seconds>`
+ * (this process's, publishing included).
+ *
+ * Unlike the ingest suite, it measures the ingester code's cost apart from what the
+ * tables hold: the events are bench/bench-events.ts's low-cardinality ones (few distinct
+ * dimension values, so the rollups get small inserts), into a fresh, empty ClickHouse
+ * each round, one drain per round. Its events/s are not the ingest suite's figure and
+ * are compared only between the two trees of one run.
  *
  * Only module paths and functions both trees have are used (the ingester, its click
  * table and config, the bus, the ClickHouse client and migrations, the click schema).
@@ -82,4 +88,5 @@ await ingester.stop();
 await bus.close();
 await clickhouse.close();
 if (inserted < events) throw new Error(`drain-probe: ${inserted} of ${events} events inserted before the deadline`);
-process.stdout.write(`RATE ${inserted / seconds}\n`);
+const cpu = process.cpuUsage();
+process.stdout.write(`RATE ${inserted / seconds}\nCPU ${(cpu.user + cpu.system) / 1e6}\n`);

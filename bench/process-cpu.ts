@@ -7,6 +7,12 @@ import { readFile } from 'node:fs/promises';
  */
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
+/**
+ * Above this much CPU used by unrelated processes during a round (in % of one core), a
+ * suite warns: such rounds measure the neighbours as much as the code.
+ */
+export const OTHER_CPU_WARNING_PERCENT = 10;
+
 /** User + system CPU seconds of a process so far; 0 once it is gone. */
 export async function processCpuSeconds(pid: number): Promise<number> {
   try {

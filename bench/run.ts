@@ -3,12 +3,15 @@
  *   npx tsx bench/run.ts            every suite in bench/suites/
  *   npx tsx bench/run.ts routing    only the named suite(s)
  * Prints each suite's table, then a summary; writes bench/results/<suite>-<timestamp>.json.
- * Exits 1 when a suite's acceptance check fails or a suite throws.
+ * Exits 1 when a suite's acceptance check fails or a suite throws; on Ctrl-C (SIGINT) or
+ * SIGTERM, stops what the running suite started and exits 130 or 143 (cleanup.ts).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installInterruptCleanup, interrupted } from './cleanup.ts';
 import type { Row, SuiteModule, SuiteResult } from './suite.ts';
 import { formatTable } from './table.ts';
 
@@ -26,6 +29,17 @@ async function discover(): Promise<Map<string, SuiteModule>> {
   return suites;
 }
 
+/** The commit measured, and whether the working tree differed from it (then the figures are of uncommitted code). */
+function revision(): { commit: string; dirty: boolean } | { commit: null; error: string } {
+  const git = (...args: string[]) => execFileSync('git', ['-C', fileURLToPath(new URL('../', import.meta.url)), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  try {
+    return { commit: git('rev-parse', 'HEAD'), dirty: git('status', '--porcelain') !== '' };
+  } catch (err) {
+    // Not a git checkout (an unpacked release): the results say so rather than failing.
+    return { commit: null, error: err instanceof Error ? err.message.split('\n')[0]! : String(err) };
+  }
+}
+
 function environment() {
   const cpus = os.cpus();
   return {
@@ -36,11 +50,19 @@ function environment() {
   };
 }
 
-async function save(result: SuiteResult, startedAt: Date): Promise<string> {
+async function save(result: SuiteResult, startedAt: Date, load: number[]): Promise<string> {
   await mkdir(resultsDir, { recursive: true });
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
   const file = new URL(`${result.suite}-${stamp}.json`, resultsDir);
-  await writeFile(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), environment: environment(), ...result }, null, 2)}\n`);
+  const record = {
+    startedAt: startedAt.toISOString(),
+    environment: environment(),
+    revision: revision(),
+    // The machine's load averages (1, 5, 15 min) at the start and the end of the suite: how busy it was around the figures.
+    loadAverage: { atStart: load, atEnd: os.loadavg().map((n) => Number(n.toFixed(2))) },
+    ...result,
+  };
+  await writeFile(file, `${JSON.stringify(record, null, 2)}\n`);
   return fileURLToPath(file);
 }
 
@@ -59,14 +81,17 @@ async function main(): Promise<number> {
   const summary: Row[] = [];
   let failed = false;
   for (const name of selected) {
+    if (interrupted()) break;
     const suite = suites.get(name)!;
     console.log(`\n▶ ${name}: ${suite.description}`);
     const startedAt = new Date();
+    const load = os.loadavg().map((n) => Number(n.toFixed(2)));
     let result: SuiteResult;
     try {
       result = await suite.run();
     } catch (error) {
       failed = true;
+      if (interrupted()) break; // its error is the cleanup's doing
       console.error(`✗ ${name} failed:`, error);
       summary.push({ name, status: 'error', seconds: (Date.now() - startedAt.getTime()) / 1000, checks: '' });
       continue;
@@ -80,7 +105,7 @@ async function main(): Promise<number> {
     for (const check of checks) console.log(`${check.pass ? '✓' : '✗'} ${check.name}: ${check.detail}`);
     const passed = checks.filter((check) => check.pass).length;
     if (passed < checks.length) failed = true;
-    const file = await save(result, startedAt);
+    const file = await save(result, startedAt, load);
     console.log(`saved ${file}`);
     summary.push({
       name,
@@ -93,4 +118,10 @@ async function main(): Promise<number> {
   return failed ? 1 : 0;
 }
 
-process.exitCode = await main();
+installInterruptCleanup();
+try {
+  process.exitCode = await main();
+} catch (err) {
+  // Once interrupted, the cleanup ends the process (exit 130 or 143); what its teardown broke is expected.
+  if (!interrupted()) throw err;
+}

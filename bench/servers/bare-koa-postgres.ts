@@ -6,7 +6,7 @@
  *   GET  /health            {"status":"ok"}
  *   POST /links             insert one link ({destinationUrl, title}), answer the row
  *   GET  /links/:id         the row
- *   GET  /links?limit=20    count + newest page, as the API lists
+ *   GET  /links?limit=20    count and newest page in one statement, as the API lists (link-store.ts)
  * Env: DATABASE_URL, PORT. Prints `READY <port>` once listening; exits on SIGTERM.
  */
 import { randomBytes } from 'node:crypto';
@@ -37,9 +37,12 @@ app.use(async (ctx) => {
     ctx.body = { success: true, data: row };
   } else if (ctx.method === 'GET' && ctx.path === '/links') {
     const limit = Number(ctx.query.limit ?? 20);
-    const [count] = await sql<{ total: number }[]>`SELECT count(*)::int AS total FROM links WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL`;
-    const rows = await sql`SELECT * FROM links WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
-    ctx.body = { success: true, data: rows, pagination: { page: 1, limit, total: count!.total } };
+    // The API's statement shape: the total and the page in one round trip; a page past the end is one row of nulls.
+    const rows = await sql<Array<{ id: string | null; total: number }>>`
+      SELECT c.total, p.* FROM (SELECT count(*)::int AS total FROM links WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL) c
+      LEFT JOIN (SELECT * FROM links WHERE workspace_id = ${workspaceId} AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ${limit}) p ON true
+      ORDER BY p.created_at DESC, p.id DESC`;
+    ctx.body = { success: true, data: rows[0]!.id === null ? [] : rows, pagination: { page: 1, limit, total: rows[0]!.total } };
   } else if (ctx.method === 'GET' && ctx.path.startsWith('/links/')) {
     const [row] = await sql`SELECT * FROM links WHERE id = ${ctx.path.slice('/links/'.length)} AND workspace_id = ${workspaceId}`;
     ctx.status = row ? 200 : 404;

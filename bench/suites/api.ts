@@ -13,12 +13,12 @@
  * Targets (issue 18): one link and a page >= 0.3 x /health, POST /links >= 0.15 x
  * /health, bulk >= 10,000 links/s and live within 1 s.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
-import { startChildService, type ChildService } from '../../shared/testing/child-service.ts';
+import type { ChildService } from '../../shared/testing/child-service.ts';
+import { benchTempDir, startBenchService } from '../cleanup.ts';
 import { createTestDatabase } from '../../shared/testing/test-database.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
@@ -133,13 +133,13 @@ async function allLive(redirectBase: string, codes: string[], since: number): Pr
 
 export async function run(): Promise<SuiteResult> {
   requireWrk();
-  const dir = await mkdtemp(join(tmpdir(), 'linkroute-bench-api-'));
+  const dir = await benchTempDir('linkroute-bench-api-');
   const nats = await startTestNatsServer();
   const db = await createTestDatabase('postgres');
   const children: ChildService[] = [];
   try {
     const chPort = await freePort();
-    const clickhouse = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: join(dir, 'ch'), CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench' });
+    const clickhouse = startBenchService('services/clickhouse-embedded/main.ts', { DATA_DIR: join(dir, 'ch'), CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench' });
     children.push(clickhouse);
     await clickhouse.waitFor(/listening/, 60_000);
     // Its tables, as the ingester makes them in production: without them every counter
@@ -149,7 +149,7 @@ export async function run(): Promise<SuiteResult> {
     const apiPort = await freePort();
     // One deployment: the API verifies what the redirector issues.
     const secret = randomBytes(32).toString('hex');
-    const api = startChildService('services/api/main.ts', {
+    const api = startBenchService('services/api/main.ts', {
       LINKROUTE_SECRET: secret,
       DATABASE_URL: db.url,
       NATS_URL: nats.url,
@@ -163,7 +163,7 @@ export async function run(): Promise<SuiteResult> {
     const base = `http://127.0.0.1:${apiPort}`;
     await waitReady(`${base}/ready`, api, 'API');
     const [redirectPort, redirectAdminPort] = [await freePort(), await freePort()];
-    const redirector = startChildService('services/redirector/main.ts', {
+    const redirector = startBenchService('services/redirector/main.ts', {
       NATS_URL: nats.url,
       REDIRECT_PORT: String(redirectPort),
       ADMIN_PORT: String(redirectAdminPort),
@@ -173,7 +173,7 @@ export async function run(): Promise<SuiteResult> {
     children.push(redirector);
     const redirectBase = `http://127.0.0.1:${redirectPort}`;
     await waitReady(`http://127.0.0.1:${redirectAdminPort}/ready`, redirector, 'redirector');
-    const bare = startChildService('bench/servers/bare-koa-postgres.ts', { DATABASE_URL: db.url });
+    const bare = startBenchService('bench/servers/bare-koa-postgres.ts', { DATABASE_URL: db.url });
     children.push(bare);
     await bare.waitFor(/READY \d+/, 60_000);
     const bareBase = `http://127.0.0.1:${/READY (\d+)/.exec(bare.output)![1]}`;
@@ -262,16 +262,20 @@ export async function run(): Promise<SuiteResult> {
     const bulkTenant = tenants[0]!;
     const rates: number[] = [];
     const lives: number[] = [];
+    // Links the API did not create: a failed request counts all its links.
+    let bulkErrors = 0;
     for (let round = 0; round < BULK_ROUNDS; round++) {
       const links = Array.from({ length: BULK_LINKS }, (_, i) => ({ destinationUrl: `https://example.com/bulk/${round}/${i}`, title: `Bulk ${i}` }));
       const body = JSON.stringify({ links });
       const started = performance.now();
-      const res = await fetch(`${base}/links/bulk`, { method: 'POST', headers: { authorization: `Bearer ${bulkTenant.key}`, 'content-type': 'application/json' }, body });
-      const answer = (await res.json()) as { data: Array<{ success: boolean; data: { shortCode: string } }> };
+      const res = await fetch(`${base}/links/bulk`, { method: 'POST', headers: { authorization: `Bearer ${bulkTenant.key}`, 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(60_000) });
+      const answer = (await res.json()) as { data?: Array<{ success: boolean; data?: { shortCode: string } }> };
       const answeredAt = performance.now();
-      if (res.status !== 200 || !answer.data.every((i) => i.success)) throw new Error(`bulk create answered ${res.status}`);
-      rates.push(BULK_LINKS / ((answeredAt - started) / 1000));
-      lives.push(await allLive(redirectBase, answer.data.map((i) => i.data.shortCode), answeredAt));
+      const created = res.status === 200 ? (answer.data ?? []).filter((i) => i.success && i.data) : [];
+      bulkErrors += BULK_LINKS - created.length;
+      if (created.length < BULK_LINKS) log(`bulk ${round + 1}: answered ${res.status}, ${BULK_LINKS - created.length} of ${BULK_LINKS} links not created`);
+      rates.push(created.length / ((answeredAt - started) / 1000));
+      lives.push(await allLive(redirectBase, created.map((i) => i.data!.shortCode), answeredAt));
       log(`bulk ${round + 1}: ${Math.round(rates.at(-1)!)} links/s, all live on the redirector ${Math.round(lives.at(-1)!)} ms after the answer`);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -280,7 +284,7 @@ export async function run(): Promise<SuiteResult> {
       'links/s': Math.round(median(rates)),
       'links/s min': Math.round(Math.min(...rates)),
       'live ms max': Math.round(Math.max(...lives)),
-      errors: 0,
+      errors: bulkErrors,
     });
 
     const [created] = await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM links`;

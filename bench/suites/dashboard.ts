@@ -23,17 +23,15 @@
  *
  *   npm run bench -- dashboard          DASHBOARD_BENCH_EVENTS=1000000 for a quick run
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
-import { startChildService } from '../../shared/testing/child-service.ts';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { startTestApi } from '../../services/api/testing/api-harness.ts';
-import { launchChromium } from '../../services/dashboard/testing/chromium.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../services/dashboard/testing/chromium.ts';
+import { benchTempDir, onInterrupt, startBenchService } from '../cleanup.ts';
 import { benchCampaignId, CAMPAIGNS, generateConversionsStatement, generateStatement, generationParams, seedBenchWorkspace, storeBenchPlaces } from '../analytics-data.ts';
 import { percentile } from '../stats.ts';
 import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
@@ -122,13 +120,19 @@ async function renderedAfter(page: Page, since: number, previousKey: string | nu
 }
 
 export async function run(): Promise<SuiteResult> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-bench-dashboard-ch-'));
+  const dataDir = await benchTempDir('linkroute-bench-dashboard-ch-');
   const chPort = await freePort();
-  const ch = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench', LOG_LEVEL: 'info' });
+  const ch = startBenchService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'bench', LOG_LEVEL: 'info' });
   let clickhouse: ClickHouseClient | undefined;
   let api: Awaited<ReturnType<typeof startTestApi>> | undefined;
-  const browser = await launchChromium();
+  let browser: Browser | undefined;
   try {
+    // Inside the try: a chromium that fails to start must not leave the ClickHouse
+    // process (and with it this process) running. Playwright's own signal handlers are
+    // off: on Ctrl-C they would exit before bench/cleanup.ts has stopped the rest.
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false, timeout: 60_000 });
+    const launched = browser;
+    onInterrupt('chromium', () => launched.close());
     const sizes = JSON.parse(await readFile(fileURLToPath(new URL('../../services/dashboard/dist/build-sizes.json', import.meta.url)), 'utf8')) as { jsGzip: number; files: Array<{ name: string; gzip: number }> };
     await ch.waitFor(/listening/);
     clickhouse = connectClickHouse(`http://default:bench@127.0.0.1:${chPort}`, { requestTimeoutMs: 300_000 });
@@ -183,7 +187,7 @@ export async function run(): Promise<SuiteResult> {
     const apiFiltered = await timeFetches(apiServer.url, key, [`${overview}&campaignId=${benchCampaignId(7)}`], SAMPLES);
     const apiCountry = await timeFetches(apiServer.url, key, [`${overview}&country=DE`], SAMPLES);
 
-    const signIn = await browser.newContext();
+    const signIn = await launched.newContext();
     const signInPage = await signIn.newPage();
     const appStart: number[] = [];
     for (let i = 0; i <= SAMPLES; i++) {
@@ -269,7 +273,7 @@ export async function run(): Promise<SuiteResult> {
     return { suite: name, rows, baseline: rows[0]!, notes, checks };
     }
   } finally {
-    await browser.close();
+    await browser?.close();
     await api?.close();
     await clickhouse?.close();
     await ch.kill();

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,25 @@ export interface TestNatsServer {
 }
 
 const NATS_BINARY = '/usr/sbin/nats-server';
+/**
+ * util-linux's setpriv, to start nats-server with a parent-death signal: a Go binary
+ * cannot watch its parent, and a test or benchmark process that is SIGKILLed would
+ * otherwise leave it running. It execs nats-server, so the pid stays the server's.
+ */
+const SETPRIV = '/usr/bin/setpriv';
+const withParentDeathSignal = (command: string, args: string[]): [string, string[]] =>
+  existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'SIGTERM', '--', command, ...args]] : [command, args];
+
+/** Servers started and not yet destroyed, for destroyRunningTestNatsServers. */
+const running = new Set<TestNatsServer>();
+
+/**
+ * Destroys every server this process started and has not destroyed yet: what an
+ * interrupted benchmark (bench/cleanup.ts) runs before it exits.
+ */
+export async function destroyRunningTestNatsServers(): Promise<void> {
+  await Promise.all([...running].map((server) => server.destroy()));
+}
 
 async function waitForPort(port: number, up: boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -70,7 +90,8 @@ async function natsServerProcess(port: number, extraArgs: () => string[]): Promi
       return child?.pid ?? 0;
     },
     async start() {
-      child = spawn(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...extraArgs()], { stdio: 'ignore' });
+      const [command, args] = withParentDeathSignal(NATS_BINARY, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, ...extraArgs()]);
+      child = spawn(command, args, { stdio: 'ignore' });
       await waitForPort(port, true);
     },
     stop: () => server.kill('SIGTERM'),
@@ -85,8 +106,10 @@ async function natsServerProcess(port: number, extraArgs: () => string[]): Promi
     async destroy() {
       await server.stop();
       await rm(storeDir, { recursive: true, force: true });
+      running.delete(server);
     },
   };
+  running.add(server);
   return server;
 }
 

@@ -20,6 +20,17 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
+/** Postgres databases created and not yet dropped, by name, each with its close(). */
+const open = new Map<string, () => Promise<void>>();
+
+/**
+ * Drops every database this process created and has not dropped yet: what an
+ * interrupted benchmark (bench/cleanup.ts) runs before it exits.
+ */
+export async function dropOpenTestDatabases(): Promise<void> {
+  await Promise.all([...open.values()].map((close) => close()));
+}
+
 export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === 'pglite') {
     const embedded = await startEmbeddedPostgres();
@@ -40,15 +51,22 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
   await admin.unsafe(`CREATE DATABASE ${name}`);
   const url = ADMIN_URL.replace(/\/postgres$/, `/${name}`);
   const sql = connectPostgres(url, { max: 5 });
-  await migrate(sql);
-  return {
-    backend,
-    url,
-    sql,
-    async close() {
+  // Once only: an interrupted benchmark's cleanup may call it while the test's own teardown does.
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
       await sql.end({ timeout: 5 });
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end({ timeout: 5 });
-    },
-  };
+      open.delete(name);
+    })());
+  open.set(name, close);
+  try {
+    await migrate(sql);
+  } catch (err) {
+    // A failed migration would otherwise leave the database behind: nobody gets its close().
+    await close();
+    throw err;
+  }
+  return { backend, url, sql, close };
 }
