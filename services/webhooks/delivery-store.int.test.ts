@@ -17,9 +17,9 @@ describe('webhook delivery store', () => {
     const events = ['evt_old', 'evt_old_pending', 'evt_new'].map((id) => ({ id, workspaceId: ws.id, type: 'link.created', endpointIds: ['wh_s'], body: '{}' }));
     const created = await store.record(events, events.map((e) => ({ id: `dlv_${e.id}`, eventId: e.id, endpointId: 'wh_s', eventType: e.type, claim: false })));
     expect(created).toEqual([]); // none claimed: all due for any sender
-    const [first, second] = await Promise.all([store.claimDue(10, []), store.claimDue(10, [])]);
+    const [first, second] = await Promise.all([store.claimDue(10, new Map(), 100), store.claimDue(10, new Map(), 100)]);
     expect([...first!, ...second!].map((d) => d.eventId).sort()).toEqual(['evt_new', 'evt_old', 'evt_old_pending']);
-    expect(await store.claimDue(10, [])).toEqual([]);
+    expect(await store.claimDue(10, new Map(), 100)).toEqual([]);
 
     await db.sql`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL WHERE event_id IN ('evt_old', 'evt_new')`;
     await db.sql`UPDATE webhook_deliveries SET created_at = now() - interval '40 days' WHERE event_id IN ('evt_old', 'evt_old_pending')`;
@@ -101,9 +101,23 @@ describe('webhook delivery store', () => {
     // Due in id order.
     await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() - make_interval(secs => 10 - substr(event_id, 6)::int) WHERE endpoint_id = 'wh_m'`;
     const size = events[0]!.body.length;
-    expect((await store.claimDue(10, [], 1)).map((d) => d.eventId)).toEqual(['evt_m0']);
-    expect((await store.claimDue(10, [], 2 * size)).map((d) => d.eventId).sort()).toEqual(['evt_m1', 'evt_m2']);
-    expect(await store.claimDue(10, [], 0)).toEqual([]);
-    expect((await store.claimDue(10, [])).filter((d) => d.endpointId === 'wh_m').map((d) => d.eventId)).toEqual(['evt_m3']);
+    expect((await store.claimDue(10, new Map(), 100, 1)).map((d) => d.eventId)).toEqual(['evt_m0']);
+    expect((await store.claimDue(10, new Map(), 100, 2 * size)).map((d) => d.eventId).sort()).toEqual(['evt_m1', 'evt_m2']);
+    expect(await store.claimDue(10, new Map(), 100, 0)).toEqual([]);
+    expect((await store.claimDue(10, new Map(), 100)).filter((d) => d.endpointId === 'wh_m').map((d) => d.eventId)).toEqual(['evt_m3']);
+  });
+
+  it('claims at most the room each endpoint has here: none for a full lane, the rest for endpoints with no work here', async () => {
+    const ws = await createWorkspace(db.sql, { name: 'claim room', plan: 'pro' });
+    for (const id of ['wh_r1', 'wh_r2', 'wh_r3']) {
+      await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES (${id}, ${ws.id}, 'https://x.example', '{link.created}', 'v1.x.y')`;
+    }
+    const store = deliveryStore(db.sql, 60_000);
+    const events = Array.from({ length: 4 }, (_, i) => ({ id: `evt_r${i}`, workspaceId: ws.id, type: 'link.created', endpointIds: ['wh_r1', 'wh_r2', 'wh_r3'], body: '{}' }));
+    await store.record(events, events.flatMap((e) => ['wh_r1', 'wh_r2', 'wh_r3'].map((endpointId) => ({ id: `dlv_${e.id}_${endpointId}`, eventId: e.id, endpointId, eventType: e.type, claim: false }))));
+    await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 minute' WHERE endpoint_id LIKE 'wh_r%'`;
+    const taken = await store.claimDue(100, new Map([['wh_r1', 1], ['wh_r2', 0]]), 3);
+    const byEndpoint = (endpoint: string) => taken.filter((d) => d.endpointId === endpoint).length;
+    expect([byEndpoint('wh_r1'), byEndpoint('wh_r2'), byEndpoint('wh_r3')]).toEqual([1, 0, 3]);
   });
 });

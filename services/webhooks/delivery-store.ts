@@ -136,23 +136,30 @@ export function deliveryStore(sql: Sql, claimMs: number) {
     },
 
     /**
-     * Claims up to `limit` due deliveries, oldest due first, leaving out endpoints with no
-     * room here, and stopping once their bodies reach `maxBytes` (always at least one).
+     * Claims up to `limit` due deliveries, oldest due first: per endpoint at most its
+     * `room` (endpoints not in it: `defaultRoom`), so none is claimed that would wait here
+     * past its claim; and stopping once their bodies reach `maxBytes` (always at least one).
      */
-    async claimDue(limit: number, busyEndpoints: readonly string[], maxBytes = Infinity): Promise<ClaimedDelivery[]> {
+    async claimDue(limit: number, room: ReadonlyMap<string, number>, defaultRoom: number, maxBytes = Infinity): Promise<ClaimedDelivery[]> {
       if (limit <= 0 || maxBytes <= 0) return [];
+      const busy = [...room].filter(([, n]) => n <= 0).map(([id]) => id);
+      const partial = [...room].filter(([, n]) => n > 0);
       // octet_length reads a stored body's size without decompressing it.
       const rows = await sql<DeliveryRow[]>`
         WITH due AS (
-          SELECT id, event_id, next_attempt_at FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY(${busyEndpoints as string[]}::text[]))
+          SELECT id, endpoint_id, event_id, next_attempt_at FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY(${busy}::text[]))
           ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ), sized AS (
-          SELECT due.id, sum(octet_length(e.body)) OVER (ORDER BY due.next_attempt_at, due.id) - octet_length(e.body) AS bytes_before
+          SELECT due.id, sum(octet_length(e.body)) OVER (ORDER BY due.next_attempt_at, due.id) - octet_length(e.body) AS bytes_before,
+            row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS nth,
+            coalesce(r.room, ${defaultRoom}) AS room
           FROM due JOIN webhook_events e ON e.id = due.event_id
+          LEFT JOIN unnest(${partial.map(([id]) => id)}::text[], ${partial.map(([, n]) => n)}::int[]) AS r(endpoint_id, room) ON r.endpoint_id = due.endpoint_id
         ), taken AS (
           UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval}
-          FROM sized WHERE d.id = sized.id AND sized.bytes_before < ${Number.isFinite(maxBytes) ? maxBytes : Number.MAX_SAFE_INTEGER}
+          FROM sized WHERE d.id = sized.id AND sized.nth <= sized.room
+            AND sized.bytes_before < ${Number.isFinite(maxBytes) ? maxBytes : Number.MAX_SAFE_INTEGER}
           RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.first_attempt_at
         )
         SELECT taken.*, e.body FROM taken JOIN webhook_events e ON e.id = taken.event_id`;

@@ -6,17 +6,23 @@ import type { WebhookSender } from './send-webhook.ts';
 import type { WebhooksMetrics } from './webhooks-metrics.ts';
 
 export interface Dispatcher {
-  /** Whether the endpoint can take another delivery here now. */
-  hasRoom(endpointId: string): boolean;
-  /** Endpoints with no room: the due-delivery scheduler leaves their deliveries for later. */
-  busyEndpoints(): string[];
+  /** Whether the endpoint can take another delivery here now, besides `planned` ones about to be dispatched. */
+  hasRoom(endpointId: string, planned?: number): boolean;
+  /** Deliveries each endpoint with work here can still take (those without work here: `laneLimit`). */
+  room(): Map<string, number>;
+  /** What a lane holds at most, running or queued. */
+  readonly laneLimit: number;
   /** Deliveries this sender can still take on, over all endpoints (none while their bodies fill `maxHeldBytes`). */
   freeCapacity(): number;
   /** Body bytes this sender can still take on. */
   freeBytes(): number;
   /** Attempts claimed deliveries, each endpoint at most `maxInFlightPerEndpoint` at a time. */
   dispatch(deliveries: readonly ClaimedDelivery[]): void;
-  /** Waits for every attempt taken on to finish and be recorded. */
+  /**
+   * Stopping: deliveries queued here and not started are handed back (due at once for
+   * any sender), as are any dispatched from now on; then waits for the attempts under
+   * way to finish and be recorded.
+   */
   drain(): Promise<void>;
 }
 
@@ -152,6 +158,18 @@ export function createDispatcher(deps: {
     scheduleRecord();
   }
 
+  let stopping = false;
+
+  /**
+   * Hands deliveries back without attempting them: one not stored yet is stored due
+   * (its fan-out takes the null outcome), a stored one is released, due at once.
+   */
+  async function handBack(deliveries: readonly ClaimedDelivery[]): Promise<void> {
+    const stored = await Promise.all(deliveries.map((d) => recordHere(d, null)));
+    const ids = deliveries.filter((_, i) => stored[i]).map((d) => d.id);
+    await store.release(ids).catch((err) => logger.warn('webhook deliveries not handed back; due again when their claim ends', { deliveries: ids.length, ...errorFields(err) }));
+  }
+
   function pump(endpointId: string): void {
     const l = lane(endpointId);
     while (l.inFlight < deps.maxInFlightPerEndpoint && l.queue.length > 0) {
@@ -172,18 +190,27 @@ export function createDispatcher(deps: {
     }
   }
 
+  const load = (id: string) => {
+    const l = lanes.get(id);
+    return l ? l.inFlight + l.queue.length : 0;
+  };
+
   return {
-    hasRoom(endpointId) {
-      if (heldBytes >= deps.maxHeldBytes) return false;
-      const l = lanes.get(endpointId);
-      return !l || l.inFlight + l.queue.length < laneLimit;
+    laneLimit,
+    hasRoom(endpointId, planned = 0) {
+      if (heldBytes >= deps.maxHeldBytes || stopping) return false;
+      return load(endpointId) + planned < laneLimit;
     },
-    busyEndpoints() {
-      return [...lanes].filter(([, l]) => l.inFlight + l.queue.length >= laneLimit).map(([id]) => id);
+    room() {
+      return new Map([...lanes.keys()].map((id) => [id, Math.max(0, laneLimit - load(id))]));
     },
     freeCapacity: () => (heldBytes >= deps.maxHeldBytes ? 0 : deps.maxHeld - held),
     freeBytes: () => Math.max(0, deps.maxHeldBytes - heldBytes),
     dispatch(deliveries) {
+      if (stopping) {
+        void handBack(deliveries);
+        return;
+      }
       for (const d of deliveries) {
         held++;
         heldBytes += d.body.length;
@@ -191,8 +218,16 @@ export function createDispatcher(deps: {
       }
       for (const id of new Set(deliveries.map((d) => d.endpointId))) pump(id);
     },
-    drain() {
-      if (held === 0 && results.length === 0 && !recording) return Promise.resolve();
+    async drain() {
+      stopping = true;
+      const queued = [...lanes.values()].flatMap((l) => l.queue.splice(0));
+      for (const d of queued) {
+        held--;
+        heldBytes -= d.body.length;
+      }
+      for (const [id, l] of lanes) if (l.inFlight === 0) lanes.delete(id);
+      await handBack(queued);
+      if (held === 0 && results.length === 0 && !recording) return;
       const idle = new Promise<void>((resolve) => idleWaiters.push(resolve));
       void record();
       return idle;

@@ -52,13 +52,22 @@ export function fanOut(deps: { directory: EndpointDirectory; store: DeliveryStor
     if (events.length === 0) return;
     const { madeBefore = Date.now(), sentClicks = [], attemptFirst = false } = options;
     if (events.some((e) => known(e).length < e.endpointIds.length)) await directory.readSince(madeBefore);
+    // A lane's room is counted per delivery: a batch of 500 events must not queue 500 in
+    // one lane, where the last would wait past their claim and be taken by another sender too.
+    const claimed = new Map<string, number>();
+    const claim = (endpointId: string) => {
+      const n = claimed.get(endpointId) ?? 0;
+      if (!dispatcher.hasRoom(endpointId, n)) return false;
+      claimed.set(endpointId, n + 1);
+      return true;
+    };
     const planned: NewDelivery[] = events.flatMap((event) =>
       known(event).map((endpoint) => ({
         id: newId('webhookDelivery'),
         eventId: event.id,
         endpointId: endpoint.id,
         eventType: event.type,
-        claim: dispatcher.hasRoom(endpoint.id),
+        claim: claim(endpoint.id),
       })),
     );
     if (!attemptFirst) {

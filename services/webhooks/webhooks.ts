@@ -147,7 +147,7 @@ export async function startWebhooks(deps: {
     while (!stopped) {
       let claimed = 0;
       try {
-        const due = await store.claimDue(Math.min(500, dispatcher.freeCapacity()), dispatcher.busyEndpoints(), dispatcher.freeBytes());
+        const due = await store.claimDue(Math.min(500, dispatcher.freeCapacity()), dispatcher.room(), dispatcher.laneLimit, dispatcher.freeBytes());
         claimed = due.length;
         dispatcher.dispatch(due);
       } catch (err) {
@@ -175,8 +175,12 @@ export async function startWebhooks(deps: {
   return {
     async stop() {
       stopped = true;
+      // Queued deliveries go back at once (due for the other senders), so a stop waits only
+      // for the attempts under way, not for a lane's worth of them.
+      const shedding = dispatcher.drain();
       clearTimeout(sweeper);
       await Promise.all([...intakes.map((i) => i.stop()), clicks.stop(), scheduler]);
+      await shedding;
       await dispatcher.drain();
       directory.stop();
       sender.close();
