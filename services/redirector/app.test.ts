@@ -595,8 +595,10 @@ describe('redirector app', () => {
       expect(head.status).toBe(302);
       expect(head.headers.location).toBe('https://example.com/landing');
       expect(head.headers['cache-control']).toContain('no-store');
+      // A tracked link's HEAD shows no click id: it records no click for a conversion to count on.
       const tracked = await send(base, '/tracked', { method: 'HEAD' });
-      expect(verifyClickId(secret, clickIdOf(tracked.headers.location!))).not.toBeNull();
+      expect(tracked.status).toBe(302);
+      expect(new URL(tracked.headers.location!).searchParams.has('clickId')).toBe(false);
       expect((await send(base, '/never', { method: 'HEAD' })).status).toBe(204);
       const page = await send(base, '/expired', { method: 'HEAD' });
       const get = await send(base, '/expired');
@@ -708,8 +710,19 @@ describe('redirector app', () => {
       expect(gif.status).toBe(200);
       expect(gif.headers['content-type']).toBe('image/gif');
       expect(conversions).toEqual([{ clickId, linkId: ids.tracked, event: 'purchase', value: 12.5, currency: 'EUR', orderId: 'A-1' }]);
-      await send(base, `/p.gif?click_id=${clickId}&event=refund&value=-3&currency=EURO&order_id=${'x'.repeat(200)}`);
-      expect(conversions[1]).toEqual({ clickId, linkId: ids.tracked, event: 'conversion', value: null, currency: null, orderId: null });
+      await send(base, `/p.gif?click_id=${clickId}&event=purchase&value=49&currency=EURO&order_id=${'x'.repeat(200)}`);
+      // Not 49 USD: a value in a currency that is no ISO 4217 code is dropped with it.
+      expect(conversions[1]).toEqual({ clickId, linkId: ids.tracked, event: 'purchase', value: null, currency: null, orderId: null, dropped: ['currency', 'orderId'] });
+    });
+
+    it('refuses an event name s2s refuses (never booked as `conversion`): the GIF all the same, counted', async () => {
+      const clickId = clickIdOf((await send(base, '/tracked')).headers.location!);
+      const metric = async () => sample(await app.metrics.metrics(), 'linkroute_redirector_pixel_conversions_refused_total{reason="unknown_event"}');
+      const before = await metric();
+      const answer = await send(base, `/p.gif?clickId=${clickId}&event=refund&value=30`);
+      expect(answer.headers['content-type']).toBe('image/gif');
+      expect(conversions).toEqual([]);
+      expect(await metric()).toBe(before! + 1);
     });
 
     it('refuses a value above PIXEL_MAX_VALUE: the GIF all the same, no conversion, counted', async () => {

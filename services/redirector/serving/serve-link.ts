@@ -125,7 +125,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   function onward(url: string, query: string, link: CompiledLink, clickId: string): string {
     const tracking = link.conversionTracking;
     const forwarded = forwardQuery(url, query, link.forwardQuery, tracking ? notForwardedWhenTracking : notForwarded);
-    return tracking ? appendClickId(forwarded, clickId) : forwarded;
+    return tracking && clickId !== '' ? appendClickId(forwarded, clickId) : forwarded;
   }
 
   function fail(res: HttpResponse, head: boolean, message: string, link: CompiledLink): void {
@@ -182,9 +182,10 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       }
     }
     const record = !head;
-    // The click id is the event id, so every recorded click gets one; HEAD needs one only
-    // to show the same Location a GET would.
-    const clickId = record || compiled.conversionTracking ? clickIds.issue(compiled.id, now) : '';
+    // The click id is the event id: only a recorded click gets one. HEAD's Location has
+    // none (RFC 9110 lets HEAD leave out what only generating the answer decides): an id
+    // shown to a link preview would let a conversion count for a click never recorded.
+    const clickId = record ? clickIds.issue(compiled.id, now) : '';
 
     if (decision.kind === 'no_content') {
       counters.noContent++;
