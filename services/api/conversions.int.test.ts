@@ -152,6 +152,15 @@ describe('server-to-server conversions', () => {
       [{ clickId, currency: 'XXY' }, ['currency']],
       [{ clickId, currency: 'US' }, ['currency']],
       [{ clickId, event: 'refund' }, ['event']],
+      // ClickHouse keeps 4 decimal places: more would be cut off in reports while webhooks carried them.
+      [{ clickId, value: 10.00009 }, ['value']],
+      [{ clickId, value: 0.000099 }, ['value']],
+      [{ clickId, value: 1e-7 }, ['value']],
+      [{ clickId, orderId: 'café-1' }, ['orderId']],
+      [{ clickId, orderId: '   ' }, ['orderId']],
+      // More than 5 minutes (clock skew) in the future: it would count on a day still to come.
+      [{ clickId, timestamp: new Date(Date.now() + 3_600_000).toISOString() }, ['timestamp']],
+      [{ clickId, timestamp: new Date(Date.now() + 6 * DAY).toISOString() }, ['timestamp']],
       [{ clickId, timestamp: 'yesterday' }, ['timestamp']],
       // Outside what ClickHouse's DateTime64 and the epoch hold (1970-01-01 .. 2299-12-31, UTC).
       [{ clickId, timestamp: '2300-01-01T00:00:00Z' }, ['timestamp']],
@@ -171,13 +180,61 @@ describe('server-to-server conversions', () => {
   });
 
   it('takes a conversion time at either end of what the stores hold, and stores it as sent', async () => {
-    for (const timestamp of ['1970-01-01T00:00:00.000Z', '2299-12-31T23:59:59.999Z', '2300-01-01T13:59:59.999+14:00']) {
+    // The latest is now plus clock skew; a minute ahead is within it.
+    const inAMinute = new Date(Date.now() + 60_000);
+    for (const timestamp of ['1970-01-01T00:00:00.000Z', '1970-01-01T01:00:00.000+01:00', inAMinute.toISOString()]) {
       const res = await post({ clickId: createClickId(secret, linkId, Date.now()), timestamp });
       expect(res.status, timestamp).toBe(201);
-      expect(res.body.data.attributed, timestamp).toBe(false);
+      expect(res.body.data.attributed, timestamp).toBe(timestamp === inAMinute.toISOString());
       const rows = await eventually(() => stored(res.body.data.conversionId), (r) => r.length > 0);
       expect(Date.parse(`${String(rows[0]!.ts).replace(' ', 'T')}Z`), timestamp).toBe(Date.parse(timestamp));
     }
+  });
+
+  it('explains a value with more than 4 decimal places, and stores one with 4 exactly as sent', async () => {
+    const clickId = createClickId(secret, linkId, Date.now());
+    const refused = await post({ clickId, value: 10.00009, currency: 'BHD' });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([expect.objectContaining({ path: 'value', message: expect.stringContaining('at most 4 decimal places') })]);
+    const res = await post({ clickId, value: 10.0001, currency: 'BHD' });
+    expect(res.status).toBe(201);
+    const rows = await eventually(() => stored(res.body.data.conversionId), (r) => r.length > 0);
+    expect(rows[0]).toMatchObject({ value: 10.0001, currency: 'BHD' });
+  });
+
+  it('takes event names in any case, stored lowercase, as the pixel does', async () => {
+    const res = await post({ clickId: createClickId(secret, linkId, Date.now()), event: 'Purchase', value: 5 });
+    expect(res.status).toBe(201);
+    const rows = await eventually(() => stored(res.body.data.conversionId), (r) => r.length > 0);
+    expect(rows[0]).toMatchObject({ event: 'purchase' });
+  });
+
+  it('trims an orderId as the pixel does, so " SP-1" and "SP-1" are one order', async () => {
+    const clickId = createClickId(secret, linkId, Date.now());
+    const first = await post({ clickId, value: 7, orderId: ' SP-1' });
+    const again = await post({ clickId, value: 7, orderId: 'SP-1 ' });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ conversionId: first.body.data.conversionId, duplicate: true });
+    const rows = await eventually(() => stored(first.body.data.conversionId), (r) => r.length > 0);
+    expect(rows[0]).toMatchObject({ order_id: 'SP-1' });
+  });
+
+  it('is documented as it is validated: aliases listed, currency default USD, the 200 example a duplicate', async () => {
+    const document = (await (await fetch(`${api.url}/openapi.json`)).json()) as Record<string, any>;
+    const body = document.components.schemas.ConversionS2s;
+    expect(body.additionalProperties).toBe(false);
+    expect(Object.keys(body.properties)).toEqual(expect.arrayContaining(['clickId', 'click_id', 'orderId', 'order_id']));
+    expect(body.properties.currency.default).toBe('USD');
+    expect(body.properties.value.description).toContain('at most 4 decimal places');
+    const answers = document.paths['/conversions/s2s'].post.responses;
+    expect(answers['200'].content['application/json'].example.data.duplicate).toBe(true);
+    expect(answers['201'].content['application/json'].example.data.duplicate).toBe(false);
+    // What the document shows is what the API takes: the aliases, the default currency.
+    const res = await post({ click_id: createClickId(secret, linkId, Date.now()), order_id: 'documented-1', value: 3 });
+    expect(res.status).toBe(201);
+    const rows = await eventually(() => stored(res.body.data.conversionId), (r) => r.length > 0);
+    expect(rows[0]).toMatchObject({ order_id: 'documented-1', currency: 'USD' });
   });
 
   it('needs the conversions:write scope', async () => {

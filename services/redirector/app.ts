@@ -120,7 +120,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     if (conversion === null) return;
     if (lookup.findById(conversion.linkId)?.compiled.trackingType !== 'pixel') return;
     if ('refused' in conversion) {
-      refusals.valueTooLarge++;
+      refusals.byReason[conversion.refused]++;
       return;
     }
     try {

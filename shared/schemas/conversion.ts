@@ -1,7 +1,17 @@
 import { z } from 'zod';
 import { eventTimestamp } from './common.ts';
+import { documented } from './documented-as.ts';
 
 export const conversionEvents = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
+
+/**
+ * An event name, in any case, stored lowercase: `Purchase` is `purchase` on the pixel
+ * and on s2s alike, and a name outside the list is refused by both (never booked as a
+ * `conversion`, which would add its value to revenue under a name nobody sent).
+ */
+export const conversionEvent = z
+  .preprocess((v) => (typeof v === 'string' ? v.toLowerCase() : v), z.enum(conversionEvents))
+  .meta({ description: 'Case-insensitive; stored lowercase' });
 
 const currencies = new Set(Intl.supportedValuesOf('currency'));
 
@@ -12,14 +22,77 @@ export const currencyCode = z
   .transform((c) => c.toUpperCase())
   .refine((c) => currencies.has(c), 'unknown ISO 4217 currency code');
 
+/**
+ * ClickHouse stores values as Decimal(18, 4) (clickhouse/0003_conversions.sql): more
+ * decimal places would be cut off there while webhooks carry the value as sent, so a
+ * value has at most this many, wherever it comes from.
+ */
+export const VALUE_DECIMALS = 4;
+
+/** A value as text (the pixel's query): a plain decimal with at most VALUE_DECIMALS places, no sign, no exponent. */
+export const plainValueText = new RegExp(`^\\d+(\\.\\d{1,${VALUE_DECIMALS}})?$`);
+
+/**
+ * Whether a JSON number has at most VALUE_DECIMALS decimal places as written: its
+ * shortest round-trip text (String) has no more digits than the literal it was parsed
+ * from (49.95 is "49.95"), so this judges what the client sent; 1e-7 fails, as it should.
+ * The sign is another check's (a negative value is refused once, for being negative).
+ */
+export function hasValueDecimals(value: number): boolean {
+  return plainValueText.test(String(Math.abs(value)));
+}
+
+/**
+ * An order id as both the pixel and s2s take it: surrounding whitespace trimmed (so
+ * " SP-1" and "SP-1" are one order), then 1 to 128 printable ASCII characters (it ends
+ * up in logs, events, webhooks and API responses).
+ */
+export const orderIdSchema = z
+  .string()
+  .trim()
+  .regex(/^[\x20-\x7e]{1,128}$/, 'must be 1 to 128 printable ASCII characters (surrounding spaces are trimmed)');
+
+/** A conversion time may be this far in the future (clock skew between the client's host and ours), no further. */
+export const MAX_FUTURE_MS = 5 * 60_000;
+
+/** The time a postback names: what the stores hold, and not beyond clock skew into the future (it would count on a day still to come). */
+const conversionTimestamp = eventTimestamp.refine((value) => Date.parse(value) <= Date.now() + MAX_FUTURE_MS, {
+  message: 'must not be more than 5 minutes in the future',
+  // Past what the stores hold (2300) is said once, by eventTimestamp.
+  when: (payload) => (payload.issues ?? []).length === 0,
+});
+
 /** Postback tools send snake_case: these aliases are accepted for the camelCase fields. */
 const aliases: Record<string, string> = { click_id: 'clickId', order_id: 'orderId' };
+
+const clickIdField = z.string().min(1).max(200);
+const valueField = z.number().min(0).max(1_000_000_000_000);
+const valueDescription = `In the currency's units, not cents (49.95 is 49.95), at most ${VALUE_DECIMALS} decimal places`;
+
+/**
+ * What a client reads for POST /conversions/s2s: the validating schema folds the
+ * aliases in before its strict object, so its own JSON Schema would leave them out
+ * (while saying additionalProperties: false), and its currency, a transform, would
+ * lose its default. The same fields, declared for the reader.
+ */
+const conversionS2sDocumentation = z
+  .strictObject({
+    clickId: clickIdField.optional().meta({ description: 'The clickId the redirect appended to the destination. Required: this or click_id' }),
+    click_id: clickIdField.optional().meta({ description: 'clickId under the name postback tools send; not both' }),
+    event: z.enum(conversionEvents).default('conversion').meta({ description: 'Case-insensitive; stored lowercase' }),
+    value: valueField.default(0).meta({ description: valueDescription }),
+    currency: z.string().regex(/^[A-Za-z]{3}$/).default('USD').meta({ description: 'ISO 4217 code, any case (stored uppercase); USD when absent' }),
+    orderId: orderIdSchema.optional().meta({ description: 'Your order id: a repeated one is the same conversion (200, duplicate: true). Surrounding spaces are trimmed' }),
+    order_id: orderIdSchema.optional().meta({ description: 'orderId under the name postback tools send; not both' }),
+    timestamp: eventTimestamp.optional().meta({ description: 'When the conversion happened (default: now); at most 5 minutes in the future' }),
+  })
+  .meta({ description: 'A server-to-server conversion. clickId (or click_id) is required.' });
 
 /**
  * Body of POST /conversions/s2s. Aliases are folded in first; naming a field in
  * both forms is a 400, so a postback is never silently half-read.
  */
-export const conversionS2sSchema = z
+export const conversionS2sSchema = documented(z
   .preprocess((input) => {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
     const out: Record<string, unknown> = {};
@@ -29,14 +102,14 @@ export const conversionS2sSchema = z
     }
     return out;
   }, z.strictObject({
-    clickId: z.string().min(1).max(200),
-    event: z.enum(conversionEvents).default('conversion'),
-    value: z.number().min(0).max(1_000_000_000_000).default(0),
+    clickId: clickIdField,
+    event: conversionEvent.default('conversion'),
+    value: valueField.refine(hasValueDecimals, `must have at most ${VALUE_DECIMALS} decimal places`).default(0),
     currency: currencyCode.default('USD'),
-    orderId: z.string().regex(/^[\x20-\x7e]{1,128}$/, 'must be 1 to 128 printable ASCII characters').optional(),
-    timestamp: eventTimestamp.optional(),
+    orderId: orderIdSchema.optional(),
+    timestamp: conversionTimestamp.optional(),
   }))
-  .meta({ id: 'ConversionS2s' });
+  .meta({ id: 'ConversionS2s' }), conversionS2sDocumentation);
 export type ConversionS2s = z.infer<typeof conversionS2sSchema>;
 
 /** The answer to POST /conversions/s2s (201 recorded; 200 with duplicate: true for an orderId seen before). */

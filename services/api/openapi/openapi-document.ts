@@ -114,8 +114,7 @@ export function responseExampleOf(op: Operation): unknown {
   return op.responseExample ?? exampleOf(op.response);
 }
 
-function successResponse(op: Operation, converter: SchemaConverter, description: string): Record<string, unknown> {
-  const example = responseExampleOf(op);
+function successResponse(op: Operation, converter: SchemaConverter, description: string, example: unknown = responseExampleOf(op)): Record<string, unknown> {
   const successHeaders = {
     ...(op.scope !== undefined ? rateLimitHeaders : {}),
     ...(takesIdempotencyKey(op) ? { 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') } : {}),
@@ -169,7 +168,7 @@ function operationObject(op: Operation, converter: SchemaConverter): JsonSchema 
       : {}),
     responses: {
       [String(op.status)]: successResponse(op, converter, successDescriptions[op.status]),
-      ...(op.alsoStatus ? { [String(op.alsoStatus.status)]: successResponse(op, converter, op.alsoStatus.description) } : {}),
+      ...(op.alsoStatus ? { [String(op.alsoStatus.status)]: successResponse(op, converter, op.alsoStatus.description, op.alsoStatus.example ?? responseExampleOf(op)) } : {}),
       ...errorResponses(op),
     },
   };

@@ -7,7 +7,7 @@ import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } f
 import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
 import { conversionResultSchema, conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
 import { meSchema } from '../../../shared/schemas/me.ts';
-import { webhookDeliveryExample } from './examples.ts';
+import { componentExamples, webhookDeliveryExample } from './examples.ts';
 import { domainCreateSchema, domainListQuerySchema, domainSchema } from '../../../shared/schemas/domain.ts';
 import { tagListQuerySchema, tagSchema } from '../../../shared/schemas/tag.ts';
 import {
@@ -63,8 +63,8 @@ export interface Operation {
    * `response` is not a named schema with an example in examples.ts.
    */
   responseExample?: unknown;
-  /** Another success status the operation answers with the same body shape. */
-  alsoStatus?: { status: 200 | 201; description: string };
+  /** Another success status the operation answers with the same body shape (and its own example `data`, when it differs). */
+  alsoStatus?: { status: 200 | 201; description: string; example?: unknown };
   /** Error codes this operation's own logic answers, beyond those statuses.ts derives. */
   errors?: ErrorCode[];
   /** Lists add `pagination` beside `data`. */
@@ -181,7 +181,11 @@ export const operations: Operation[] = [
     example: { clickId: 'ck_...', event: 'purchase', value: 49.95, currency: 'EUR', orderId: 'A-1001' },
     status: 201,
     response: conversionResultSchema,
-    alsoStatus: { status: 200, description: 'A conversion with this orderId was recorded before: its answer, with duplicate: true; nothing is recorded again' },
+    alsoStatus: {
+      status: 200,
+      description: 'A conversion with this orderId was recorded before: its answer, with duplicate: true; nothing is recorded again',
+      example: { ...(componentExamples.Conversion as object), duplicate: true },
+    },
     errors: ['NOT_FOUND', 'CONFLICT'],
   },
 

@@ -5,12 +5,21 @@ import { pixelConversionId } from '../../../shared/conversion-id.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 import { eventSubjects } from '../../../shared/schemas/click-event.ts';
 import { isAttributed, type ConversionEvent } from '../../../shared/schemas/conversion.ts';
-import type { PixelConversion } from '../serving/pixel.ts';
+import type { DroppedField, PixelConversion } from '../serving/pixel.ts';
 import type { SnapshotStore } from '../snapshot/snapshot-store.ts';
+
+export interface PixelConversionStats {
+  published: number;
+  pending: number;
+  /** Conversions lost because MAX_PENDING were waiting. */
+  dropped: number;
+  /** Malformed fields of recorded conversions, dropped (pixel.ts), so operators see a shop sending them. */
+  fieldsDropped: Record<DroppedField, number>;
+}
 
 export interface PixelConversions {
   record(input: PixelConversion): void;
-  stats(): { published: number; pending: number; dropped: number };
+  stats(): PixelConversionStats;
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -28,6 +37,7 @@ export function pixelConversions(deps: { bus: Bus; store: SnapshotStore; secret:
   const now = deps.now ?? Date.now;
   const pending: ConversionEvent[] = [];
   const stats = { published: 0, dropped: 0 };
+  const fieldsDropped: Record<DroppedField, number> = { value: 0, currency: 0, orderId: 0 };
   let pumping: Promise<void> | null = null;
   let closed = false;
 
@@ -58,6 +68,7 @@ export function pixelConversions(deps: { bus: Bus; store: SnapshotStore; secret:
         stats.dropped++;
         return;
       }
+      for (const field of input.dropped ?? []) fieldsDropped[field]++;
       const at = now();
       pending.push({
         id: input.orderId === null ? pixelConversionId(input.clickId, input.event) : newId('conversion'),
@@ -66,6 +77,7 @@ export function pixelConversions(deps: { bus: Bus; store: SnapshotStore; secret:
         linkId: link.id,
         campaignId: link.campaignId,
         event: input.event,
+        // No value (none sent, or dropped as malformed, with its currency's) is 0: it adds nothing to revenue in the default currency.
         value: input.value ?? 0,
         currency: input.currency ?? 'USD',
         orderId: input.orderId,
@@ -75,7 +87,7 @@ export function pixelConversions(deps: { bus: Bus; store: SnapshotStore; secret:
       });
       pumping ??= pump().finally(() => (pumping = null));
     },
-    stats: () => ({ ...stats, pending: pending.length }),
+    stats: () => ({ ...stats, pending: pending.length, fieldsDropped: { ...fieldsDropped } }),
     async close(timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
       while (pending.length > 0 && Date.now() < deadline) await (pumping ?? new Promise((r) => setTimeout(r, 20)));

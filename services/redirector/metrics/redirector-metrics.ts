@@ -2,6 +2,7 @@ import type { Registry } from 'prom-client';
 import { collectedCounter, collectedGauge } from '../../../shared/metrics/collected-metrics.ts';
 import { registerPlainHistogram, type PlainHistogram } from '../../../shared/metrics/plain-histogram.ts';
 import type { EventPublisherStats } from '../events/event-publisher.ts';
+import type { PixelConversionStats } from '../events/pixel-conversions.ts';
 import { outcomeLabels, type PixelRefusals, type RequestCounters } from './request-counters.ts';
 
 /**
@@ -18,9 +19,9 @@ export function registerRequestMetrics(registry: Registry, counters: RequestCoun
   });
   collectedCounter(registry, {
     name: 'linkroute_redirector_pixel_conversions_refused_total',
-    help: 'Verified conversion pixels whose conversion was not recorded, by reason (value_too_large: above PIXEL_MAX_VALUE); each still got its GIF',
+    help: 'Verified conversion pixels whose conversion was not recorded, by reason (value_too_large: above PIXEL_MAX_VALUE; unknown_event: an event name POST /conversions/s2s refuses); each still got its GIF',
     labelNames: ['reason'],
-    read: () => [[{ reason: 'value_too_large' }, refusals.valueTooLarge] as const],
+    read: () => Object.entries(refusals.byReason).map(([reason, n]) => [{ reason }, n] as const),
   });
   registerPlainHistogram(registry, {
     name: 'linkroute_redirector_request_duration_seconds',
@@ -31,7 +32,7 @@ export function registerRequestMetrics(registry: Registry, counters: RequestCoun
 
 export interface RedirectorParts {
   events: { stats(): EventPublisherStats };
-  conversions: { stats(): { published: number; pending: number; dropped: number } };
+  conversions: { stats(): PixelConversionStats };
   store: { readonly size: number; readonly highestVersion: number; readonly lastAppliedAt: number; ready(): boolean };
   bus: { connected(): boolean };
   startedAt: number;
@@ -45,6 +46,12 @@ export function registerRedirectorMetrics(registry: Registry, parts: RedirectorP
   collectedCounter(registry, { name: 'linkroute_redirector_event_publish_failures_total', help: 'Failed publish attempts of event batches (each retried)', read: () => events.stats().publishFailures });
   collectedCounter(registry, { name: 'linkroute_redirector_pixel_conversions_published_total', help: 'Conversion-pixel events the bus acknowledged', read: () => conversions.stats().published });
   collectedGauge(registry, { name: 'linkroute_redirector_pixel_conversions_pending', help: 'Conversion-pixel events waiting for the bus', read: () => conversions.stats().pending });
+  collectedCounter(registry, {
+    name: 'linkroute_redirector_pixel_conversion_fields_dropped_total',
+    help: 'Fields of recorded pixel conversions sent malformed and dropped, by field (value, currency: recorded with value 0; orderId: recorded without one)',
+    labelNames: ['field'],
+    read: () => Object.entries(conversions.stats().fieldsDropped).map(([field, n]) => [{ field }, n] as const),
+  });
   collectedCounter(registry, { name: 'linkroute_redirector_pixel_conversions_dropped_total', help: 'Conversion-pixel events lost because too many were waiting', read: () => conversions.stats().dropped });
   collectedGauge(registry, { name: 'linkroute_redirector_snapshot_links', help: 'Links held in the snapshot', read: () => store.size });
   collectedGauge(registry, { name: 'linkroute_redirector_snapshot_version', help: 'Highest snapshot version applied', read: () => store.highestVersion });

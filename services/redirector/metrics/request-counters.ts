@@ -1,3 +1,4 @@
+import type { PixelRefusalReason } from '../serving/pixel.ts';
 import { PlainHistogram } from '../../../shared/metrics/plain-histogram.ts';
 
 /**
@@ -33,8 +34,8 @@ export class RequestCounters {
 
 /** Verified conversion pixels of pixel links whose conversion was refused, by reason (the GIF was answered). */
 export class PixelRefusals {
-  /** The value was above PIXEL_MAX_VALUE. */
-  valueTooLarge = 0;
+  /** value_too_large: the value was above PIXEL_MAX_VALUE; unknown_event: an event name s2s would refuse. */
+  readonly byReason: Record<PixelRefusalReason, number> = { value_too_large: 0, unknown_event: 0 };
 }
 
 /** Prometheus label of each counter (`outcome="..."`). */

@@ -1,14 +1,20 @@
 /**
  * The conversion pixel `GET /p.gif?clickId=...` (trackingType `pixel`). The pixel always
  * answers the GIF; whether a conversion is reported is decided here: the click id must
- * verify (MAC), a value above PIXEL_MAX_VALUE refuses the conversion (the pixel's 400: it
- * has no one to show an error to), and other optional fields are taken only when valid
- * (a malformed one is dropped).
+ * verify (MAC), a value above PIXEL_MAX_VALUE or an event name s2s would refuse refuses
+ * the conversion (the pixel's 400: it has no one to show an error to), and other optional
+ * fields are taken only when valid (a malformed one is dropped). Fields are judged by the
+ * same rules as POST /conversions/s2s (shared/schemas/conversion.ts), so one order or
+ * currency never means two things depending on how it was reported.
  */
+import type { z } from 'zod';
 import { verifyClickId } from '../../../shared/click-id.ts';
+import { conversionEvent, currencyCode, orderIdSchema, plainValueText, type ConversionEvent as ConversionEventRecord } from '../../../shared/schemas/conversion.ts';
 
-export const conversionEvents = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
-export type ConversionEvent = (typeof conversionEvents)[number];
+export type ConversionEvent = ConversionEventRecord['event'];
+
+/** A field given but malformed, and so dropped (`currency` drops the value too). */
+export type DroppedField = 'value' | 'currency' | 'orderId';
 
 export interface PixelConversion {
   clickId: string;
@@ -19,15 +25,18 @@ export interface PixelConversion {
   /** ISO 4217, uppercase. */
   currency: string | null;
   orderId: string | null;
+  /** Fields sent malformed and dropped (for the metric); absent when none was. */
+  dropped?: DroppedField[];
 }
+
+/** Why a verified pixel's conversion is not recorded. */
+export type PixelRefusalReason = 'value_too_large' | 'unknown_event';
 
 /** A verified pixel whose conversion is not recorded, and why. */
 export interface PixelRefusal {
-  refused: 'value_too_large';
+  refused: PixelRefusalReason;
   linkId: string;
 }
-
-const MAX_ORDER_ID_LENGTH = 128;
 
 /** First value of each parameter, decoded; snake_case aliases as postback tools send them. */
 function params(query: string): Map<string, string> {
@@ -39,25 +48,15 @@ function params(query: string): Map<string, string> {
   return found;
 }
 
-/** A plain decimal, up to 6 fraction digits: its number (Infinity when too long to hold); anything else null. */
-function parseValue(text: string | undefined): number | null {
-  return text !== undefined && /^\d+(\.\d{1,6})?$/.test(text) ? Number(text) : null;
+/** A plain decimal with at most 4 places (what ClickHouse keeps): its number (Infinity when too long to hold); anything else null. */
+function parseValue(text: string): number | null {
+  return plainValueText.test(text) ? Number(text) : null;
 }
 
-function parseCurrency(text: string | undefined): string | null {
-  return text !== undefined && /^[A-Za-z]{3}$/.test(text) ? text.toUpperCase() : null;
-}
-
-function parseOrderId(text: string | undefined): string | null {
-  if (text === undefined) return null;
-  const trimmed = text.trim();
-  // Printable, no control characters: it ends up in logs, events and API responses.
-  return trimmed.length > 0 && trimmed.length <= MAX_ORDER_ID_LENGTH && !/[\x00-\x1f\x7f]/.test(trimmed) ? trimmed : null;
-}
-
-function parseEvent(text: string | undefined): ConversionEvent {
-  const lower = text?.toLowerCase();
-  return (conversionEvents as readonly string[]).includes(lower ?? '') ? (lower as ConversionEvent) : 'conversion';
+/** The schema's value for `text`, or null when it refuses it. */
+function valid<T>(schema: z.ZodType<T>, text: string): T | null {
+  const parsed = schema.safeParse(text);
+  return parsed.success ? parsed.data : null;
 }
 
 /**
@@ -71,14 +70,25 @@ export function parsePixelConversion(secret: Buffer, query: string, maxValue: nu
   if (clickId === undefined) return null;
   const verified = verifyClickId(secret, clickId);
   if (verified === null) return null;
-  const value = parseValue(found.get('value'));
-  if (value !== null && !(value <= maxValue)) return { refused: 'value_too_large', linkId: verified.linkId };
-  return {
-    clickId,
-    linkId: verified.linkId,
-    event: parseEvent(found.get('event')),
-    value,
-    currency: parseCurrency(found.get('currency')),
-    orderId: parseOrderId(found.get('orderId')),
+  const dropped: DroppedField[] = [];
+  const field = <T>(name: DroppedField, parse: (text: string) => T | null): T | null => {
+    const text = found.get(name);
+    if (text === undefined) return null;
+    const parsed = parse(text);
+    if (parsed === null) dropped.push(name);
+    return parsed;
   };
+
+  let value = field('value', parseValue);
+  if (value !== null && !(value <= maxValue)) return { refused: 'value_too_large', linkId: verified.linkId };
+  // s2s refuses an unknown event; booking it as `conversion` would add its value to revenue under a name nobody sent.
+  const eventText = found.get('event');
+  const event = eventText === undefined ? 'conversion' : valid(conversionEvent, eventText);
+  if (event === null) return { refused: 'unknown_event', linkId: verified.linkId };
+  const currency = field('currency', (text) => valid(currencyCode, text));
+  // A value in an unknown currency has no unit: counted as a conversion (it happened), but
+  // with value 0, never as that many of the default currency (EURO 49 is not USD 49).
+  if (currency === null && dropped.includes('currency')) value = null;
+  const orderId = field('orderId', (text) => valid(orderIdSchema, text));
+  return { clickId, linkId: verified.linkId, event, value, currency, orderId, ...(dropped.length > 0 ? { dropped } : {}) };
 }
