@@ -323,7 +323,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     }
     const requests = new ApiRequests(page);
     const rowIds = () => page.locator('.links-table tbody tr[data-link-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-link-id')));
-    const apiIds = async (params: Record<string, string | null>) => (await t.apiGet<{ data: Link[] }>(requests.last('/links', params))).data.map((l) => l.id);
+    const apiIds = async (params: Record<string, string | null>) => (await t.apiGet<{ data: Link[] }>(await requests.asked('/links', params))).data.map((l) => l.id);
 
     await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
     await page.getByLabel('Search links').fill('Catalogue item 1');

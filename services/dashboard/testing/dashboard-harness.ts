@@ -143,9 +143,24 @@ export class ApiRequests {
     return answer.body as T;
   }
 
+  /** The newest GET of `path` whose query has every one of `params` (null: without it). */
+  #newest(path: string, params: Record<string, string | null>): URL | undefined {
+    return [...this.urls].reverse().find((u) => u.pathname === path && Object.entries(params).every(([k, v]) => u.searchParams.get(k) === v));
+  }
+
+  /**
+   * As `last`, once the page has asked it: the URL changes before the view's request
+   * goes out, so a test that waited for the URL may look a moment too soon.
+   */
+  async asked(path: string, params: Record<string, string | null> = {}, timeoutMs = 15_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#newest(path, params) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    return this.last(path, params);
+  }
+
   /** Path and query of the newest GET of `path` whose query has every one of `params` (null: without it); fails when there is none. */
   last(path: string, params: Record<string, string | null> = {}): string {
-    const url = [...this.urls].reverse().find((u) => u.pathname === path && Object.entries(params).every(([k, v]) => u.searchParams.get(k) === v));
+    const url = this.#newest(path, params);
     if (!url) throw new Error(`the page asked no GET ${path} with ${JSON.stringify(params)}; it asked: ${this.urls.map((u) => u.pathname + u.search).join(', ')}`);
     return url.pathname + url.search;
   }
