@@ -1,4 +1,5 @@
 import { newId } from '../../shared/ids.ts';
+import { settledOrTimeout } from '../../shared/settled-or-timeout.ts';
 import type { WebhookBusEvent } from '../../shared/schemas/webhook.ts';
 import type { ClaimedDelivery, DeliveryStore, NewDelivery, SentClick } from './delivery-store.ts';
 import type { Dispatcher } from './dispatcher.ts';
@@ -83,7 +84,7 @@ export function fanOut(deps: { directory: EndpointDirectory; store: DeliveryStor
       return { id: d.id, endpointId: d.endpointId, eventId: d.eventId, body: bodies.get(d.eventId)!, attempts: 0, firstAttemptAt: null, first };
     });
     dispatcher.dispatch(attempts);
-    await settledWithin([...firsts.values()].map((f) => f.finished), waitMs);
+    await settledOrTimeout(Promise.all([...firsts.values()].map((f) => f.finished)), waitMs);
 
     // From here to storeWithout, synchronously: an outcome is either in this insert or recorded after it.
     const late: FirstAttempt[] = [];
@@ -103,18 +104,6 @@ export function fanOut(deps: { directory: EndpointDirectory; store: DeliveryStor
     for (const first of late) first.storeWithout(stored);
     await insert;
   };
-}
-
-/** Resolves when every promise has settled or after `ms`, whichever is first. */
-function settledWithin(promises: Array<Promise<void>>, ms: number): Promise<void> {
-  if (promises.length === 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    void Promise.all(promises).then(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }
 
 export type FanOut = ReturnType<typeof fanOut>;

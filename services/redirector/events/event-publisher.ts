@@ -1,5 +1,6 @@
 import type { Bus } from '../../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
+import { settledOrTimeout } from '../../../shared/settled-or-timeout.ts';
 import { clickEventJson, eventSubjects, type ClickEvent } from '../../../shared/schemas/click-event.ts';
 import type { ClickSink } from '../ports.ts';
 
@@ -181,17 +182,6 @@ export function eventPublisher(deps: {
         else if (openCount > 0) schedule(lingerMs);
       });
     }, delay);
-  }
-
-  /** Resolves when `promise` settles or after `ms`, whichever is first. */
-  function settledOrTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      promise.finally(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
   }
 
   async function flush(timeoutMs = 10_000): Promise<void> {
