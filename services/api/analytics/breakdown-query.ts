@@ -4,7 +4,8 @@ import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts'
 import { NONE } from '../../../shared/schemas/analytics-dimensions.ts';
 import { rangeSpanMs, type BreakdownRow } from '../../../shared/schemas/analytics.ts';
 import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
-import { breakdownSource, type BreakdownSource } from './breakdown-source.ts';
+import { breakdownSource, rollupAnswers, type BreakdownSource } from './breakdown-source.ts';
+import { cachedPeriods } from './link-value-periods.ts';
 import { breakdownValue } from './breakdown-value.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { conversionRate, countedConversions } from './conversion-filter.ts';
@@ -20,6 +21,8 @@ export interface BreakdownFilter extends ClickScope {
   timezone: string;
   page: number;
   limit: number;
+  /** The clock the cached periods of a link-valued dimension are cut by (default Date.now). */
+  nowMs?: number;
 }
 
 interface PageRow {
@@ -93,20 +96,27 @@ export async function breakdown(
   sql: Sql,
   f: BreakdownFilter,
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
-  const source = breakdownSource(f, hourRange(f.from, f.to, f.timezone));
+  const range = hourRange(f.from, f.to, f.timezone);
   const declared = dimensionSources[f.dimension];
+  const periods =
+    declared.kind === 'linkValues' && rollupAnswers(f) && range.whole
+      ? await cachedPeriods(ch, { workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() })
+      : undefined;
+  const source = breakdownSource({ ...f, periods }, range);
   const onePass = (declared.kind === 'column' && declared.fewValues === true) || source.onePass;
-  // Two passes: no uniques here (0), the page's are read after.
-  const conversions = conversionsByValue(f, onePass ? source.uniques.empty : null);
-  const clicks = onePass ? source.rows(null) : { sql: source.clicks, params: {} };
-  const v = onePass ? 'v, ' : '';
+  // Two passes: no uniques here (0), the page's are read after. One pass: each value's
+  // uniques counted where the source groups by value at once, else merged from states.
+  const counted = onePass ? source.counted : undefined;
+  const conversions = conversionsByValue(f, onePass && !counted ? source.uniques.empty : null);
+  const clicks = counted ? { sql: counted, params: {} } : onePass ? source.rows(null) : { sql: source.clicks, params: {} };
+  const v = counted ? 'u, ' : onePass ? 'v, ' : '';
   const all = {
-    query: `SELECT value, sum(clicks) AS clicks, ${onePass ? `${source.uniques.merge}(v)` : '0'} AS uniques, sum(conversions) AS conversions,
+    query: `SELECT value, sum(clicks) AS clicks, ${counted ? 'sum(u)' : onePass ? `${source.uniques.merge}(v)` : '0'} AS uniques, sum(conversions) AS conversions,
         sum(converted) AS converted, sum(revenue) AS revenue
       FROM (
         SELECT value, clicks, ${v}0 AS conversions, 0 AS converted, toDecimal128(0, 4) AS revenue FROM (${clicks.sql})
         UNION ALL
-        SELECT value, clicks, ${v}conversions, converted, revenue FROM (${conversions.sql})
+        SELECT value, clicks, ${counted ? '0 AS u, ' : v}conversions, converted, revenue FROM (${conversions.sql})
       )
       GROUP BY value`,
     params: { ...source.params, ...clicks.params, ...conversions.params },

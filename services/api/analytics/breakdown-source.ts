@@ -4,6 +4,7 @@ import { dimensionSources, hasDimensionFilters } from './dimensions.ts';
 import { breakdownValue, pageCondition, type BreakdownValue } from './breakdown-value.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { sqlDateTime, type HourRange } from './hour-range.ts';
+import type { CachedPeriods } from './link-value-periods.ts';
 
 /**
  * Where a breakdown's clicks and unique visitors come from: SQL yielding
@@ -13,7 +14,9 @@ import { sqlDateTime, type HourRange } from './hour-range.ts';
  *   - A whole workspace without filters, campaign, link or bots: dimension_daily
  *     (clickhouse/0010) for the whole UTC days of the range, click_facts for the hours
  *     at its edges (a zone's partial days: at most a day of clicks). Uniques: the rows'
- *     sketches merged with the edge clicks' (uniqCombined64(12)).
+ *     sketches merged with the edge clicks' (uniqCombined64(12)). A link-valued
+ *     dimension (tag) reads its whole days from link_value_periods (clickhouse/0014)
+ *     instead, with `periods`, and the current hour live from click_facts.
  *   - Anything else: click_facts, where a campaign's or a link's clicks are one key
  *     range. Uniques as everywhere (facts-click-statement.ts): exact for one link, the
  *     same sketch otherwise.
@@ -35,6 +38,13 @@ export interface BreakdownSource {
   onePass: boolean;
   clicks: string;
   rows(values: string[] | null): { sql: string; params: Record<string, unknown> };
+  /**
+   * `(value, clicks, u)` rows, one per value with `u` its unique visitors counted, where
+   * the source groups by value at once (a column of click_facts): then a one-pass
+   * breakdown counts instead of passing a state per value on to be merged again (at 10M
+   * clicks with two filters, 15k rule values: ~115 against ~150 ms a statement).
+   */
+  counted?: string;
   uniques: Uniques;
   params: Record<string, unknown>;
 }
@@ -44,18 +54,23 @@ export interface Uniques {
   state: string;
   empty: string;
   merge: string;
+  /** The count of `visitor` in one aggregation, as merging its state would give. */
+  count: string;
 }
 
 const sketch: Uniques = {
+  count: 'uniqCombined64(12)(visitor)',
   state: 'uniqCombined64State(12)(visitor)',
   empty: 'uniqCombined64StateIf(12)(toUInt64(0), false)',
   merge: 'uniqCombined64Merge(12)',
 };
 /** One link's uniques are exact, as link_hourly's are (README "Unique clicks"). */
-const exact: Uniques = { state: 'uniqExactState(visitor)', empty: 'uniqExactStateIf(toUInt64(0), false)', merge: 'uniqExactMerge' };
+const exact: Uniques = { count: 'uniqExact(visitor)', state: 'uniqExactState(visitor)', empty: 'uniqExactStateIf(toUInt64(0), false)', merge: 'uniqExactMerge' };
 
 export interface SourceFilter extends ClickScope {
   dimension: Dimension;
+  /** The cached periods of a link-valued dimension's whole days (link-value-periods.ts), when rollupAnswers. */
+  periods?: CachedPeriods | undefined;
 }
 
 /** Whether dimension_daily answers a breakdown: no scope, filter or bots (see the migration for why no more). */
@@ -63,7 +78,8 @@ export const rollupAnswers = (f: SourceFilter): boolean =>
   !f.includeBots && f.campaignId === undefined && f.linkId === undefined && !hasDimensionFilters(f.filters);
 
 export function breakdownSource(f: SourceFilter, r: HourRange): BreakdownSource {
-  return rollupAnswers(f) ? rollupSource(f, r) : clicksSource(f, r);
+  if (!rollupAnswers(f)) return clicksSource(f, r);
+  return f.periods && r.whole ? periodsSource(f, r, r.whole, f.periods) : rollupSource(f, r);
 }
 
 /**
@@ -72,19 +88,21 @@ export function breakdownSource(f: SourceFilter, r: HourRange): BreakdownSource 
  * it can; null when there are none (a range of whole UTC days).
  */
 function factsWhere(f: ClickScope, r: HourRange, p: string, edgesOnly: boolean): { where: string; params: Record<string, unknown> } | null {
+  if (!edgesOnly || !r.whole) return factsIn(f, [[r.startMs, r.endMs]], p);
+  const wholeStart = dateToMs(r.whole.first);
+  const wholeEnd = dateToMs(addDays(r.whole.last, 1));
+  return factsIn(f, [[r.startMs, wholeStart], [wholeEnd, r.endMs]], p);
+}
+
+/** Conditions on click_facts for the scope in the given [from, to) ranges (empty ones dropped); null when none is left. */
+function factsIn(f: ClickScope, spans: Array<[number, number]>, p: string): { where: string; params: Record<string, unknown> } | null {
   const c = clickConditions(f, 'click_facts', `${p}k`);
-  const range = (from: number, to: number, name: string) => ({
-    sql: `(ts >= toDateTime({${p}${name}From:String}, 'UTC') AND ts < toDateTime({${p}${name}To:String}, 'UTC'))`,
-    params: { [`${p}${name}From`]: sqlDateTime(from), [`${p}${name}To`]: sqlDateTime(to) },
-  });
-  const ranges = [];
-  if (!edgesOnly || !r.whole) ranges.push(range(r.startMs, r.endMs, 'All'));
-  else {
-    const wholeStart = dateToMs(r.whole.first);
-    const wholeEnd = dateToMs(addDays(r.whole.last, 1));
-    if (r.startMs < wholeStart) ranges.push(range(r.startMs, wholeStart, 'Head'));
-    if (wholeEnd < r.endMs) ranges.push(range(wholeEnd, r.endMs, 'Tail'));
-  }
+  const ranges = spans
+    .filter(([from, to]) => from < to)
+    .map(([from, to], i) => ({
+      sql: `(ts >= toDateTime({${p}From${i}:String}, 'UTC') AND ts < toDateTime({${p}To${i}:String}, 'UTC'))`,
+      params: { [`${p}From${i}`]: sqlDateTime(from), [`${p}To${i}`]: sqlDateTime(to) },
+    }));
   if (ranges.length === 0) return null;
   return {
     where: [...c.sql, ranges.length === 1 ? ranges[0]!.sql : `(${ranges.map((x) => x.sql).join(' OR ')})`].join(' AND '),
@@ -136,6 +154,7 @@ function clicksSource(f: SourceFilter, r: HourRange): BreakdownSource {
   return {
     onePass: f.linkId !== undefined || f.campaignId !== undefined || hasDimensionFilters(f.filters),
     clicks: fromClicks(value, facts.where, [['count()', 'clicks']]),
+    ...(value.linkValued ? {} : { counted: fromClicks(value, facts.where, [['count()', 'clicks'], [uniques.count, 'u']]) }),
     rows(values) {
       const page = restricted(f, values, 'clicks', 'bcu');
       return { sql: fromClicks(value, `${facts.where}${page.sql}`, [['count()', 'clicks'], [uniques.state, 'v']]), params: page.params };
@@ -171,5 +190,34 @@ function rollupSource(f: SourceFilter, r: HourRange): BreakdownSource {
     },
     uniques: sketch,
     params,
+  };
+}
+
+/**
+ * A link-valued dimension's whole workspace: the cached periods of its whole days
+ * (link_value_periods), and from click_facts the rest of those days (the current hour)
+ * and the zone's edge hours. Every value's uniques in the same pass: a row per value
+ * and period, a few dozen values.
+ */
+function periodsSource(f: SourceFilter, r: HourRange, whole: { first: string; last: string }, periods: CachedPeriods): BreakdownSource {
+  const value = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'bp');
+  const live = factsIn(f, [[r.startMs, dateToMs(whole.first)], [periods.liveFromMs, r.endMs]], 'bp');
+  const cached = (page: string[] | null) =>
+    `SELECT value, clicks, visitors AS v FROM link_value_periods
+      WHERE workspace_id = {bpWs:String} AND dimension = {bpDim:String} AND fingerprint = {bpFp:String} AND kind = 'value'
+        AND concat(toString(start), '/', batch) IN {bpKeys:Array(String)}${page ? ' AND value IN {bpPage:Array(String)}' : ''}`;
+  const union = (cachedRows: string, liveRows: string) => [cachedRows, ...(live ? [liveRows] : [])].join(' UNION ALL ');
+  return {
+    onePass: true,
+    clicks: union(`SELECT value, clicks FROM (${cached(null)})`, fromClicks(value, live?.where ?? '', [['count()', 'clicks']])),
+    rows(values) {
+      const page = restricted(f, values, 'clicks', 'bpu');
+      return {
+        sql: union(cached(values), fromClicks(value, `${live?.where}${page.sql}`, [['count()', 'clicks'], [sketch.state, 'v']])),
+        params: { ...page.params, ...(values ? { bpPage: values } : {}) },
+      };
+    },
+    uniques: sketch,
+    params: { ...value.params, ...live?.params, bpWs: f.workspaceId, bpDim: f.dimension, bpFp: f.linkValues?.[f.dimension] ?? '', bpKeys: periods.keys },
   };
 }

@@ -6,6 +6,7 @@ import { analyticsOverviewSchema, breakdownRowSchema } from '../../../shared/sch
 import { mulberry32 } from '../../../shared/testing/seeded-random.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
 import { LinkValueStore, linkValueRows } from './link-values.ts';
+import { breakdown } from './breakdown-query.ts';
 
 /**
  * The `tag` dimension: tags live on links (Postgres), clicks in ClickHouse. A click
@@ -253,6 +254,52 @@ describe('analytics by tag', () => {
     expect((await get(`/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}`, c.key)).data).toEqual([]);
     expect(await snapshotOf(second[0])).toHaveLength(2);
     expect((await client.query({ query: `SELECT count() AS n FROM ${linkValueRows(c.workspaceId, 'tag', second[0], 't').sql}`, query_params: linkValueRows(c.workspaceId, 'tag', second[0], 't').params, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>()))[0]!.n).toBe(1);
+  }, HEAVY);
+
+  it('reads whole days from the periods it cached, and counts a click arriving late for a cached day or hour at once', async () => {
+    const batches = async () =>
+      (await (await client.query({
+        query: `SELECT period, toString(start) AS start, count(DISTINCT batch) AS n FROM link_value_periods WHERE workspace_id = {w:String} AND kind = 'total' GROUP BY period, start ORDER BY start`,
+        query_params: { w: a.workspaceId },
+        format: 'JSONEachRow',
+      })).json<{ period: string; start: string; n: number }>());
+    const path = `/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100`;
+    expect(figures((await get(path)).data)).toEqual(expectedByTag(a.workspaceId));
+    const before = await batches();
+    // Every day of the range with a click is cached (these days are long past: no hours).
+    expect(before.map((r) => r.start.slice(0, 10))).toEqual([...new Set(clicksOf(a.workspaceId).map((c) => day(c.ts)))].sort());
+    expect(before.every((r) => r.period === 'day')).toBe(true);
+    // Asked again: read from the same batches, nothing written.
+    expect(figures((await get(path)).data)).toEqual(expectedByTag(a.workspaceId));
+    expect(await batches()).toEqual(before);
+
+    // A click of a tagged link arrives late for 2026-03-03: that day is filled again, the others kept.
+    const link = aLinks[0]!;
+    const late: Click = { workspace_id: a.workspaceId, link_id: link.id, ts: Date.parse('2026-03-03T08:00:00Z'), click_id: 'ck_tag_late_day', kind: 'click', campaign_id: link.campaignId, visitor_id: 'v-late', country: 'DE', device_class: 'mobile', source: 'link', bot: false };
+    await client.insert({ table: 'events', values: [late], format: 'JSONEachRow' });
+    clicks.push(late);
+    expect(figures((await get(path)).data)).toEqual(expectedByTag(a.workspaceId));
+    expect((await batches()).map((r) => [r.start, r.n])).toEqual(before.map((r) => [r.start, r.start.startsWith('2026-03-03') ? r.n + 1 : r.n]));
+
+    // The current day, as of 2026-03-05 15:20 UTC: its finished hours are cached per hour,
+    // and the current hour and the days after it are read live; a late click in a cached
+    // hour is counted at once too.
+    const snapshots = await new LinkValueStore(client, api.db.sql).snapshots(a.workspaceId, ['tag']);
+    const asOf = (nowMs: number) =>
+      breakdown(client, api.db.sql, { workspaceId: a.workspaceId, dimension: 'tag', from: FROM, to: TO, timezone: 'UTC', page: 1, limit: 100, includeBots: false, filters: {}, linkValues: snapshots, nowMs });
+    const nowMs = Date.parse('2026-03-05T15:20:00Z');
+    expect(figures((await asOf(nowMs)).rows)).toEqual(expectedByTag(a.workspaceId));
+    const hours = (await batches()).filter((r) => r.period === 'hour').map((r) => r.start);
+    expect(hours.length).toBeGreaterThan(0);
+    expect(hours.every((h) => h >= '2026-03-05 00:00:00' && h < '2026-03-05 15:00:00')).toBe(true);
+    const lateHour: Click = { ...late, ts: Date.parse('2026-03-05T10:30:00Z'), click_id: 'ck_tag_late_hour', visitor_id: 'v-late-hour' };
+    await client.insert({ table: 'events', values: [lateHour], format: 'JSONEachRow' });
+    clicks.push(lateHour);
+    expect(figures((await asOf(nowMs)).rows)).toEqual(expectedByTag(a.workspaceId));
+    expect((await batches()).find((r) => r.start === '2026-03-05 10:00:00')).toMatchObject({ period: 'hour', n: 2 });
+    // Within the first hour of a day nothing of it is cached: all of it is live.
+    expect(figures((await asOf(Date.parse('2026-03-06T00:10:00Z'))).rows)).toEqual(expectedByTag(a.workspaceId));
+    expect(figures((await get(`${path}&timezone=America/New_York`)).data).length).toBeGreaterThan(0);
   }, HEAVY);
 
   it('bad tag filters are 400 naming the parameter', async () => {
