@@ -140,6 +140,15 @@ async function timeRequests(
   return { samples, body, firstDone, ...(cpu ? { cpu } : {}) };
 }
 
+/** One request's time, ms. */
+async function timeOnce(url: string, key: string, path: string): Promise<number> {
+  const start = performance.now();
+  const res = await fetch(url + path, { headers: { authorization: `Bearer ${key}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return performance.now() - start;
+}
+
 function row(label: string, tier: string, samples: number[], baselineP50: number | undefined, extra: Record<string, string | number> = {}): Row {
   const sorted = [...samples].sort((a, b) => a - b);
   const p50 = percentile(sorted, 50);
@@ -438,6 +447,12 @@ export async function run(): Promise<SuiteResult> {
         p50ByLabel.set(q.label, r['p50 ms'] as number);
         log(`${tier}: ${q.label}: p50 ${r['p50 ms']} ms, p95 ${r['p95 ms']} ms (${fmt(counted)} ${countedWhat} counted)`);
       }
+      // The rows above read a tag breakdown's cached periods, filled by its first warm-up.
+      // The first request of a day (or after a link is retagged) fills them: timed once, cold.
+      await clickhouse!.command({ query: 'TRUNCATE TABLE link_value_periods' });
+      const cold = await timeOnce(api!.url, key, `/analytics/breakdown?dimension=tag&from=${from30}&to=${today}`);
+      rows.push(row('breakdown by tag, 30 days, first request (fills link_value_periods, clickhouse/0014)', tier, [cold], baseP50));
+      log(`${tier}: tag breakdown, cold: ${cold.toFixed(1)} ms`);
     };
 
     for (const target of TIERS) {
