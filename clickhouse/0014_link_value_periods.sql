@@ -13,17 +13,19 @@
 -- fingerprint): a retagged link changes the fingerprint, so the next breakdown fills
 -- periods for the new one and a click counts under its link's tags as they are now.
 --
--- Periods: whole UTC days before the current one (from dimension_daily), and the
--- current day's finished hours (from click_facts); the current hour is always read
--- live. Each fill is a batch (an id the API draws) with, per period, a row per value
--- and one `total` row holding every click the batch read for it. The API reads a
--- period from a batch whose total equals the period's clicks now (dimension_daily's
--- rows of one dimension sum to the day's clicks; click_facts counts an hour's), so a
--- click arriving late for a past period makes that period's batch stale and it is
--- filled again: clicks only ever add, so an equal total means the same clicks. Two API
--- instances filling the same period write two batches; readers take one per period.
+-- Periods: whole UTC days (from dimension_daily), and the hours of the current day (from
+-- click_facts), each once it ended 10 minutes ago; the rest is read live. Each fill is
+-- a batch (an id the API draws): per period a row per value and a `pending` total of
+-- every click it read, then, once those are written, the totals copied as `total`,
+-- which readers go by (a fill failing half-way is never read). The API reads a period
+-- from a batch whose total equals the period's clicks now (dimension_daily's link rows
+-- for a day, click_facts for an hour), so a click arriving late for a past period makes
+-- its batch stale: the request is answered without the cache and the period filled
+-- again in the background. Clicks only ever add, so an equal total means the same
+-- clicks. Two API instances filling the same period write two batches, and readers
+-- take one per period.
 --
--- Rows older than a day are not read (the API fills again), and go after 7 days.
+-- Batches over 6 days old are not read (filled again), and rows go after 7 days.
 CREATE TABLE IF NOT EXISTS link_value_periods
 (
     workspace_id   LowCardinality(String),

@@ -416,6 +416,19 @@ export async function run(): Promise<SuiteResult> {
         if (i >= WARMUPS) select1.push(performance.now() - start);
       }
       rows.push(row('SELECT 1 via ClickHouse client (reference)', tier, select1, baseP50));
+      // A tag breakdown's periods (clickhouse/0014) are filled in the background after a
+      // request misses them; a live system holds them from the day's first request on.
+      // Primed here until a request reads them: then it sends two statements (the check
+      // and the page), against three without them.
+      const tagPath = `/analytics/breakdown?dimension=tag&from=${from30}&to=${today}`;
+      let primed = false;
+      for (let i = 0; i < 150 && !primed; i++) {
+        const before = statements;
+        await timeOnce(api!.url, key, tagPath);
+        primed = statements - before === 2;
+        if (!primed) await new Promise((r) => setTimeout(r, 200));
+      }
+      if (!primed) notes.push(`tier ${tier}: the tag breakdown's periods were not cached within 30 s: its rows measured the uncached answer`);
       for (const q of queries) {
         const before = statements;
         const { samples, body, firstDone, cpu } = await timeRequests(api!.url, key, q.path, () => statements, { clickhouse: ch.pid, bench: process.pid }, q.samples);
@@ -447,12 +460,13 @@ export async function run(): Promise<SuiteResult> {
         p50ByLabel.set(q.label, r['p50 ms'] as number);
         log(`${tier}: ${q.label}: p50 ${r['p50 ms']} ms, p95 ${r['p95 ms']} ms (${fmt(counted)} ${countedWhat} counted)`);
       }
-      // The rows above read a tag breakdown's cached periods, filled by its first warm-up.
-      // The first request of a day (or after a link is retagged) fills them: timed once, cold.
+      // The rows above read a tag breakdown's cached periods, filled after its first
+      // warm-up. A request that finds them missing or stale (the first of a day, after a
+      // retag) is answered without them while they fill in the background: timed once.
       await clickhouse!.command({ query: 'TRUNCATE TABLE link_value_periods' });
-      const cold = await timeOnce(api!.url, key, `/analytics/breakdown?dimension=tag&from=${from30}&to=${today}`);
-      rows.push(row('breakdown by tag, 30 days, first request (fills link_value_periods, clickhouse/0014)', tier, [cold], baseP50));
-      log(`${tier}: tag breakdown, cold: ${cold.toFixed(1)} ms`);
+      const cold = await timeOnce(api!.url, key, tagPath);
+      rows.push(row('breakdown by tag, 30 days, periods not cached (clickhouse/0014; a fill starts)', tier, [cold], baseP50));
+      log(`${tier}: tag breakdown, periods not cached: ${cold.toFixed(1)} ms`);
     };
 
     for (const target of TIERS) {

@@ -131,7 +131,7 @@ export function createApiApp(deps: ApiDeps): Koa {
     },
   });
   openApiRoutes(router);
-  analyticsRoutes(router, { sql, links, requireScope, analytics: deps.analytics });
+  analyticsRoutes(router, { sql, links, requireScope, analytics: deps.analytics, logger });
 
   const app = new Koa();
   // The routes the router knows, for the test that holds the OpenAPI document to them.

@@ -5,7 +5,7 @@ import { NONE } from '../../../shared/schemas/analytics-dimensions.ts';
 import { rangeSpanMs, type BreakdownRow } from '../../../shared/schemas/analytics.ts';
 import { ATTRIBUTION_WINDOW_MS, CLOCK_SKEW_MS } from '../../../shared/schemas/conversion.ts';
 import { breakdownSource, rollupAnswers, type BreakdownSource } from './breakdown-source.ts';
-import { cachedPeriods } from './link-value-periods.ts';
+import type { LinkValuePeriods } from './link-value-periods.ts';
 import { breakdownValue } from './breakdown-value.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { conversionRate, countedConversions } from './conversion-filter.ts';
@@ -95,14 +95,16 @@ export async function breakdown(
   ch: ClickHouseClient,
   sql: Sql,
   f: BreakdownFilter,
+  /** The cache of a link-valued dimension's periods (link-value-periods.ts); without it, tags read dimension_daily. */
+  linkValuePeriods?: LinkValuePeriods,
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
   const range = hourRange(f.from, f.to, f.timezone);
   const declared = dimensionSources[f.dimension];
   const periods =
-    declared.kind === 'linkValues' && rollupAnswers(f) && range.whole
-      ? await cachedPeriods(ch, { workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() })
-      : undefined;
-  const source = breakdownSource({ ...f, periods }, range);
+    linkValuePeriods && declared.kind === 'linkValues' && rollupAnswers(f) && range.whole
+      ? await linkValuePeriods.cached({ workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() })
+      : null;
+  const source = breakdownSource({ ...f, periods: periods ?? undefined }, range);
   const onePass = (declared.kind === 'column' && declared.fewValues === true) || source.onePass;
   // Two passes: no uniques here (0), the page's are read after. One pass: each value's
   // uniques counted where the source groups by value at once, else merged from states.

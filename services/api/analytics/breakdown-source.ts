@@ -205,7 +205,8 @@ function periodsSource(f: SourceFilter, r: HourRange, whole: { first: string; la
   const cached = (page: string[] | null) =>
     `SELECT value, clicks, visitors AS v FROM link_value_periods
       WHERE workspace_id = {bpWs:String} AND dimension = {bpDim:String} AND fingerprint = {bpFp:String} AND kind = 'value'
-        AND concat(toString(start), '/', batch) IN {bpKeys:Array(String)}${page ? ' AND value IN {bpPage:Array(String)}' : ''}`;
+        AND start >= {bpFrom:DateTime('UTC')} AND start < {bpTo:DateTime('UTC')}
+        AND concat(period, '/', toString(start), '/', batch) IN {bpKeys:Array(String)}${page ? ' AND value IN {bpPage:Array(String)}' : ''}`;
   const union = (cachedRows: string, liveRows: string) => [cachedRows, ...(live ? [liveRows] : [])].join(' UNION ALL ');
   return {
     onePass: true,
@@ -218,6 +219,6 @@ function periodsSource(f: SourceFilter, r: HourRange, whole: { first: string; la
       };
     },
     uniques: sketch,
-    params: { ...value.params, ...live?.params, bpWs: f.workspaceId, bpDim: f.dimension, bpFp: f.linkValues?.[f.dimension] ?? '', bpKeys: periods.keys },
+    params: { ...value.params, ...live?.params, bpWs: f.workspaceId, bpDim: f.dimension, bpFp: f.linkValues?.[f.dimension] ?? '', bpKeys: periods.keys, bpFrom: sqlDateTime(periods.fromMs), bpTo: sqlDateTime(periods.liveFromMs) },
   };
 }

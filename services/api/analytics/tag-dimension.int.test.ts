@@ -7,6 +7,8 @@ import { mulberry32 } from '../../../shared/testing/seeded-random.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
 import { LinkValueStore, linkValueRows } from './link-values.ts';
 import { breakdown } from './breakdown-query.ts';
+import { LinkValuePeriods } from './link-value-periods.ts';
+import { createLogger } from '../../../shared/logger.ts';
 
 /**
  * The `tag` dimension: tags live on links (Postgres), clicks in ClickHouse. A click
@@ -25,6 +27,8 @@ interface Conversion { workspace_id: string; link_id: string; ts: number; conver
 const FROM = '2026-03-01';
 const TO = '2026-03-07';
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+/** The local date of an instant in a zone (en-CA formats YYYY-MM-DD). */
+const localDay = (ms: number, zone: string) => new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(ms);
 const HEAVY = 180_000;
 
 describe('analytics by tag', () => {
@@ -90,27 +94,28 @@ describe('analytics by tag', () => {
   const tagsOfClick = (c: Click) => (c.workspace_id === a.workspaceId ? tagsOf.get(c.link_id) ?? [] : c.link_id === bLink.id ? ['email'] : []);
   /** tag filter values ('(none)': untagged links): a click passes when its link has any of them. */
   const passes = (c: Click, tags: string[] | undefined) => tags === undefined || tagsOfClick(c).some((t) => tags.includes(t)) || (tags.includes('(none)') && tagsOfClick(c).length === 0);
-  const inRange = (ms: number) => day(ms) >= FROM && day(ms) <= TO;
-  const clicksOf = (workspaceId: string, tags?: string[], country?: string) =>
-    clicks.filter((c) => c.workspace_id === workspaceId && !c.bot && inRange(c.ts) && passes(c, tags) && (country === undefined || c.country === country));
-  const conversionsOf = (workspaceId: string, tags?: string[]) => {
+  /** Whether an instant is in FROM..TO as local days of `zone` (its whole-hour offsets put every click on its hour's day). */
+  const inRange = (ms: number, zone = 'UTC') => localDay(ms, zone) >= FROM && localDay(ms, zone) <= TO;
+  const clicksOf = (workspaceId: string, tags?: string[], country?: string, zone = 'UTC') =>
+    clicks.filter((c) => c.workspace_id === workspaceId && !c.bot && inRange(c.ts, zone) && passes(c, tags) && (country === undefined || c.country === country));
+  const conversionsOf = (workspaceId: string, tags?: string[], zone = 'UTC') => {
     const byClick = new Map(clicks.map((c) => [`${c.workspace_id}/${c.click_id}`, c]));
-    return conversions.filter((v) => v.workspace_id === workspaceId && inRange(v.ts)).map((v) => ({ ...v, click: byClick.get(`${v.workspace_id}/${v.click_id}`)! })).filter((v) => passes(v.click, tags));
+    return conversions.filter((v) => v.workspace_id === workspaceId && inRange(v.ts, zone)).map((v) => ({ ...v, click: byClick.get(`${v.workspace_id}/${v.click_id}`)! })).filter((v) => passes(v.click, tags));
   };
   const money = (xs: number[]) => Math.round(xs.reduce((s, x) => s + x, 0) * 10_000) / 10_000;
   const rate = (conv: number, n: number) => (n === 0 ? 0 : Math.round((conv / n) * 10_000) / 100);
 
-  function expectedByTag(workspaceId: string, filter?: string[]) {
+  function expectedByTag(workspaceId: string, filter?: string[], zone = 'UTC') {
     const rows = new Map<string, { clicks: number; visitors: Set<string>; conversions: number; revenue: number[] }>();
     const row = (v: string) => rows.get(v) ?? rows.set(v, { clicks: 0, visitors: new Set(), conversions: 0, revenue: [] }).get(v)!;
     const valuesOf = (c: Click) => (tagsOfClick(c).length ? tagsOfClick(c) : ['']);
-    for (const c of clicksOf(workspaceId, filter)) {
+    for (const c of clicksOf(workspaceId, filter, undefined, zone)) {
       for (const t of valuesOf(c)) {
         row(t).clicks++;
         row(t).visitors.add(c.visitor_id);
       }
     }
-    for (const v of conversionsOf(workspaceId, filter)) {
+    for (const v of conversionsOf(workspaceId, filter, zone)) {
       for (const t of valuesOf(v.click)) {
         row(t).conversions++;
         row(t).revenue.push(v.value);
@@ -256,50 +261,96 @@ describe('analytics by tag', () => {
     expect((await client.query({ query: `SELECT count() AS n FROM ${linkValueRows(c.workspaceId, 'tag', second[0], 't').sql}`, query_params: linkValueRows(c.workspaceId, 'tag', second[0], 't').params, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>()))[0]!.n).toBe(1);
   }, HEAVY);
 
-  it('reads whole days from the periods it cached, and counts a click arriving late for a cached day or hour at once', async () => {
-    const batches = async () =>
+  it('caches its periods in the background and reads them once all are current: late clicks, the current day, a retag, old batches, two instances', async () => {
+    const logger = createLogger('tag-periods-test', 'silent');
+    const totals = async () =>
       (await (await client.query({
-        query: `SELECT period, toString(start) AS start, count(DISTINCT batch) AS n FROM link_value_periods WHERE workspace_id = {w:String} AND kind = 'total' GROUP BY period, start ORDER BY start`,
+        query: `SELECT period, toString(start) AS start, count(DISTINCT batch) AS n FROM link_value_periods
+          WHERE workspace_id = {w:String} AND kind = 'total' GROUP BY period, start ORDER BY start`,
         query_params: { w: a.workspaceId },
         format: 'JSONEachRow',
       })).json<{ period: string; start: string; n: number }>());
+    const tagSnapshot = async () => (await new LinkValueStore(client, api.db.sql).snapshots(a.workspaceId, ['tag'])).tag!;
+    const query = (fingerprint: string, nowMs: number) => ({ workspaceId: a.workspaceId, dimension: 'tag' as const, fingerprint, first: FROM, last: TO, nowMs });
+    const asOf = async (periods: LinkValuePeriods, nowMs: number) =>
+      (await breakdown(client, api.db.sql, { workspaceId: a.workspaceId, dimension: 'tag', from: FROM, to: TO, timezone: 'UTC', page: 1, limit: 100, includeBots: false, filters: {}, linkValues: { tag: await tagSnapshot() }, nowMs }, periods)).rows;
+    const past = Date.parse('2026-04-01T12:00:00Z');
+    const clickDays = () => [...new Set(clicksOf(a.workspaceId).map((c) => day(c.ts)))].sort();
+
+    // Through the API: the first answer is read without the cache and starts a fill;
+    // once it is done every day with a click is cached.
     const path = `/analytics/breakdown?dimension=tag&from=${FROM}&to=${TO}&limit=100`;
     expect(figures((await get(path)).data)).toEqual(expectedByTag(a.workspaceId));
-    const before = await batches();
-    // Every day of the range with a click is cached (these days are long past: no hours).
-    expect(before.map((r) => r.start.slice(0, 10))).toEqual([...new Set(clicksOf(a.workspaceId).map((c) => day(c.ts)))].sort());
-    expect(before.every((r) => r.period === 'day')).toBe(true);
-    // Asked again: read from the same batches, nothing written.
+    for (let i = 0; i < 200 && (await totals()).length < clickDays().length; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await totals()).map((r) => [r.period, r.start.slice(0, 10)])).toEqual(clickDays().map((d) => ['day', d]));
     expect(figures((await get(path)).data)).toEqual(expectedByTag(a.workspaceId));
-    expect(await batches()).toEqual(before);
+    // In a zone the edge hours are read live around the cached days.
+    expect(figures((await get(`${path}&timezone=America/New_York`)).data)).toEqual(expectedByTag(a.workspaceId, undefined, 'America/New_York'));
 
-    // A click of a tagged link arrives late for 2026-03-03: that day is filled again, the others kept.
+    // Without the minute between fills of a key, so each step's fill runs.
+    const periods = new LinkValuePeriods(client, logger, { fillCooldownMs: 0 });
+    expect(await periods.cached(query(await tagSnapshot(), past))).not.toBeNull();
+    expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
+
+    // A click arrives late for 2026-03-03: that day is stale (answered without the cache)
+    // until a fill writes it again; the other days keep their batch.
     const link = aLinks[0]!;
     const late: Click = { workspace_id: a.workspaceId, link_id: link.id, ts: Date.parse('2026-03-03T08:00:00Z'), click_id: 'ck_tag_late_day', kind: 'click', campaign_id: link.campaignId, visitor_id: 'v-late', country: 'DE', device_class: 'mobile', source: 'link', bot: false };
+    const before = await totals();
     await client.insert({ table: 'events', values: [late], format: 'JSONEachRow' });
     clicks.push(late);
-    expect(figures((await get(path)).data)).toEqual(expectedByTag(a.workspaceId));
-    expect((await batches()).map((r) => [r.start, r.n])).toEqual(before.map((r) => [r.start, r.start.startsWith('2026-03-03') ? r.n + 1 : r.n]));
+    expect(await periods.cached(query(await tagSnapshot(), past))).toBeNull();
+    await periods.settled();
+    expect((await totals()).map((r) => [r.start, r.n])).toEqual(before.map((r) => [r.start, r.start.startsWith('2026-03-03') ? r.n + 1 : r.n]));
+    expect(await periods.cached(query(await tagSnapshot(), past))).not.toBeNull();
+    expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
 
-    // The current day, as of 2026-03-05 15:20 UTC: its finished hours are cached per hour,
-    // and the current hour and the days after it are read live; a late click in a cached
-    // hour is counted at once too.
-    const snapshots = await new LinkValueStore(client, api.db.sql).snapshots(a.workspaceId, ['tag']);
-    const asOf = (nowMs: number) =>
-      breakdown(client, api.db.sql, { workspaceId: a.workspaceId, dimension: 'tag', from: FROM, to: TO, timezone: 'UTC', page: 1, limit: 100, includeBots: false, filters: {}, linkValues: snapshots, nowMs });
+    // The current day as of 2026-03-05 15:20 UTC: its hours that ended 10 minutes ago
+    // or more are cached per hour (those with a click), the rest read live.
     const nowMs = Date.parse('2026-03-05T15:20:00Z');
-    expect(figures((await asOf(nowMs)).rows)).toEqual(expectedByTag(a.workspaceId));
-    const hours = (await batches()).filter((r) => r.period === 'hour').map((r) => r.start);
-    expect(hours.length).toBeGreaterThan(0);
-    expect(hours.every((h) => h >= '2026-03-05 00:00:00' && h < '2026-03-05 15:00:00')).toBe(true);
+    expect(await periods.cached(query(await tagSnapshot(), nowMs))).toBeNull();
+    await periods.settled();
+    const cachedHours = (await periods.cached(query(await tagSnapshot(), nowMs)))!.keys.filter((k) => k.startsWith('hour/')).map((k) => k.slice(5, 24));
+    const clickHours = (to: string) =>
+      [...new Set(clicksOf(a.workspaceId).filter((c) => day(c.ts) === '2026-03-05' && new Date(c.ts).toISOString() < to).map((c) => `${new Date(c.ts).toISOString().slice(0, 13).replace('T', ' ')}:00:00`))].sort();
+    expect(cachedHours).toEqual(clickHours('2026-03-05T15:00'));
+    expect(figures(await asOf(periods, nowMs))).toEqual(expectedByTag(a.workspaceId));
     const lateHour: Click = { ...late, ts: Date.parse('2026-03-05T10:30:00Z'), click_id: 'ck_tag_late_hour', visitor_id: 'v-late-hour' };
     await client.insert({ table: 'events', values: [lateHour], format: 'JSONEachRow' });
     clicks.push(lateHour);
-    expect(figures((await asOf(nowMs)).rows)).toEqual(expectedByTag(a.workspaceId));
-    expect((await batches()).find((r) => r.start === '2026-03-05 10:00:00')).toMatchObject({ period: 'hour', n: 2 });
-    // Within the first hour of a day nothing of it is cached: all of it is live.
-    expect(figures((await asOf(Date.parse('2026-03-06T00:10:00Z'))).rows)).toEqual(expectedByTag(a.workspaceId));
-    expect(figures((await get(`${path}&timezone=America/New_York`)).data).length).toBeGreaterThan(0);
+    expect(figures(await asOf(periods, nowMs))).toEqual(expectedByTag(a.workspaceId));
+    await periods.settled();
+    expect(figures(await asOf(periods, nowMs))).toEqual(expectedByTag(a.workspaceId));
+    expect((await totals()).find((r) => r.start === '2026-03-05 10:00:00')).toMatchObject({ period: 'hour', n: 2 });
+    // 15:09: the hour that ended at 15:00 is not settled yet, and 14:00-15:00 is read live.
+    expect((await periods.cached(query(await tagSnapshot(), Date.parse('2026-03-05T15:09:59Z'))))!.keys.filter((k) => k.startsWith('hour/')).map((k) => k.slice(5, 24))).toEqual(clickHours('2026-03-05T14:00'));
+
+    // A retagged link with clicks: the new snapshot's periods are filled, and read with its new tags.
+    const retagged = aLinks[1]!;
+    const oldTags = tagsOf.get(retagged.id)!;
+    expect((await api.request('PATCH', `/links/${retagged.id}`, { key: a.key, body: { tags: ['print', 'fresh'] } })).status).toBe(200);
+    tagsOf.set(retagged.id, ['print', 'fresh']);
+    try {
+      expect(clicksOf(a.workspaceId).some((c) => c.link_id === retagged.id)).toBe(true);
+      expect(await periods.cached(query(await tagSnapshot(), past))).toBeNull();
+      expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
+      await periods.settled();
+      expect(await periods.cached(query(await tagSnapshot(), past))).not.toBeNull();
+      expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
+    } finally {
+      await api.request('PATCH', `/links/${retagged.id}`, { key: a.key, body: { tags: oldTags } });
+      tagsOf.set(retagged.id, oldTags);
+    }
+
+    // Batches over 6 days old are not read, though their totals still match.
+    await client.command({ query: `ALTER TABLE link_value_periods UPDATE written_at = now() - INTERVAL 6 DAY - INTERVAL 1 HOUR WHERE workspace_id = {w:String} SETTINGS mutations_sync = 2`, query_params: { w: a.workspaceId } });
+    // Two API instances, each its own store, fill at once: each period is then read from one batch.
+    const other = new LinkValuePeriods(client, logger, { fillCooldownMs: 0 });
+    expect(await Promise.all([periods.cached(query(await tagSnapshot(), past)), other.cached(query(await tagSnapshot(), past))])).toEqual([null, null]);
+    await Promise.all([periods.settled(), other.settled()]);
+    expect(await other.cached(query(await tagSnapshot(), past))).not.toBeNull();
+    expect(figures(await asOf(other, past))).toEqual(expectedByTag(a.workspaceId));
+    expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
   }, HEAVY);
 
   it('bad tag filters are 400 naming the parameter', async () => {

@@ -24,6 +24,8 @@ import { realtime } from '../analytics/realtime-query.ts';
 import { experimentReport } from '../analytics/experiment-query.ts';
 import type { ClickScope } from '../analytics/click-filter.ts';
 import { LinkValueStore } from '../analytics/link-values.ts';
+import { LinkValuePeriods } from '../analytics/link-value-periods.ts';
+import type { Logger } from '../../../shared/logger.ts';
 import { sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { ok, okList } from '../respond.ts';
@@ -35,6 +37,7 @@ export interface AnalyticsRouteDeps {
   requireScope: RequireScope;
   /** Absent when no ClickHouse is configured: analytics then answer 503 rather than a misleading zero. */
   analytics?: ClickHouseClient | undefined;
+  logger: Logger;
 }
 
 interface ScopeQuery {
@@ -67,6 +70,9 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   let linkValueStore: LinkValueStore | undefined;
   /** Tags and the like, copied into ClickHouse as queries need them (one store per API instance). */
   const linkValues = () => (linkValueStore ??= new LinkValueStore(store(), sql));
+  let periods: LinkValuePeriods | undefined;
+  /** A tag breakdown's cached periods, filled in the background (one per API instance). */
+  const linkValuePeriods = () => (periods ??= new LinkValuePeriods(store(), deps.logger));
 
   /**
    * The clicks a request is about. Another workspace's link, campaign or rule, as a
@@ -137,7 +143,7 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     const query = parseInput(breakdownQuerySchema, ctx.query, 'query');
     const dimension = query.dimension as Dimension;
     const scope = await scopeOf(ctx, query, [dimension]);
-    const { rows, total } = await breakdown(store(), sql, { ...query, ...scope, dimension });
+    const { rows, total } = await breakdown(store(), sql, { ...query, ...scope, dimension }, linkValuePeriods());
     if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `breakdown-${dimension}-${query.from}-${query.to}`, toCsv(breakdownColumns(dimension), rows));
     okList(ctx, rows, pagination(query.page, query.limit, total));
   });
