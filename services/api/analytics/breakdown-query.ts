@@ -100,11 +100,24 @@ export async function breakdown(
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
   const range = hourRange(f.from, f.to, f.timezone);
   const declared = dimensionSources[f.dimension];
-  const periods =
+  const cache =
     linkValuePeriods && declared.kind === 'linkValues' && rollupAnswers(f) && range.whole
       ? await linkValuePeriods.cached({ workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() })
       : null;
-  const source = breakdownSource({ ...f, periods: periods ?? undefined }, range);
+  try {
+    return await breakdownFrom(ch, sql, f, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range));
+  } finally {
+    cache?.fill();
+  }
+}
+
+async function breakdownFrom(
+  ch: ClickHouseClient,
+  sql: Sql,
+  f: BreakdownFilter,
+  source: BreakdownSource,
+): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
+  const declared = dimensionSources[f.dimension];
   const onePass = (declared.kind === 'column' && declared.fewValues === true) || source.onePass;
   // Two passes: no uniques here (0), the page's are read after. One pass: each value's
   // uniques counted where the source groups by value at once, else merged from states.

@@ -274,6 +274,12 @@ describe('analytics by tag', () => {
     const query = (fingerprint: string, nowMs: number) => ({ workspaceId: a.workspaceId, dimension: 'tag' as const, fingerprint, first: FROM, last: TO, nowMs });
     const asOf = async (periods: LinkValuePeriods, nowMs: number) =>
       (await breakdown(client, api.db.sql, { workspaceId: a.workspaceId, dimension: 'tag', from: FROM, to: TO, timezone: 'UTC', page: 1, limit: 100, includeBots: false, filters: {}, linkValues: { tag: await tagSnapshot() }, nowMs }, periods)).rows;
+    /** The cached periods as of `nowMs`, or null; `fill`: when null, start their fill as a request does after answering. */
+    const lookup = async (p: LinkValuePeriods, nowMs: number, fill = false) => {
+      const found = await p.cached(query(await tagSnapshot(), nowMs));
+      if (fill) found.fill();
+      return found.periods;
+    };
     const past = Date.parse('2026-04-01T12:00:00Z');
     const clickDays = () => [...new Set(clicksOf(a.workspaceId).map((c) => day(c.ts)))].sort();
 
@@ -289,7 +295,7 @@ describe('analytics by tag', () => {
 
     // Without the minute between fills of a key, so each step's fill runs.
     const periods = new LinkValuePeriods(client, logger, { fillCooldownMs: 0 });
-    expect(await periods.cached(query(await tagSnapshot(), past))).not.toBeNull();
+    expect(await lookup(periods, past)).not.toBeNull();
     expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
 
     // A click arrives late for 2026-03-03: that day is stale (answered without the cache)
@@ -299,18 +305,18 @@ describe('analytics by tag', () => {
     const before = await totals();
     await client.insert({ table: 'events', values: [late], format: 'JSONEachRow' });
     clicks.push(late);
-    expect(await periods.cached(query(await tagSnapshot(), past))).toBeNull();
+    expect(await lookup(periods, past, true)).toBeNull();
     await periods.settled();
     expect((await totals()).map((r) => [r.start, r.n])).toEqual(before.map((r) => [r.start, r.start.startsWith('2026-03-03') ? r.n + 1 : r.n]));
-    expect(await periods.cached(query(await tagSnapshot(), past))).not.toBeNull();
+    expect(await lookup(periods, past)).not.toBeNull();
     expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
 
     // The current day as of 2026-03-05 15:20 UTC: its hours that ended 10 minutes ago
     // or more are cached per hour (those with a click), the rest read live.
     const nowMs = Date.parse('2026-03-05T15:20:00Z');
-    expect(await periods.cached(query(await tagSnapshot(), nowMs))).toBeNull();
+    expect(await lookup(periods, nowMs, true)).toBeNull();
     await periods.settled();
-    const cachedHours = (await periods.cached(query(await tagSnapshot(), nowMs)))!.keys.filter((k) => k.startsWith('hour/')).map((k) => k.slice(5, 24));
+    const cachedHours = (await lookup(periods, nowMs))!.keys.filter((k) => k.startsWith('hour/')).map((k) => k.slice(5, 24));
     const clickHours = (to: string) =>
       [...new Set(clicksOf(a.workspaceId).filter((c) => day(c.ts) === '2026-03-05' && new Date(c.ts).toISOString() < to).map((c) => `${new Date(c.ts).toISOString().slice(0, 13).replace('T', ' ')}:00:00`))].sort();
     expect(cachedHours).toEqual(clickHours('2026-03-05T15:00'));
@@ -323,7 +329,7 @@ describe('analytics by tag', () => {
     expect(figures(await asOf(periods, nowMs))).toEqual(expectedByTag(a.workspaceId));
     expect((await totals()).find((r) => r.start === '2026-03-05 10:00:00')).toMatchObject({ period: 'hour', n: 2 });
     // 15:09: the hour that ended at 15:00 is not settled yet, and 14:00-15:00 is read live.
-    expect((await periods.cached(query(await tagSnapshot(), Date.parse('2026-03-05T15:09:59Z'))))!.keys.filter((k) => k.startsWith('hour/')).map((k) => k.slice(5, 24))).toEqual(clickHours('2026-03-05T14:00'));
+    expect((await lookup(periods, Date.parse('2026-03-05T15:09:59Z')))!.keys.filter((k) => k.startsWith('hour/')).map((k) => k.slice(5, 24))).toEqual(clickHours('2026-03-05T14:00'));
 
     // A retagged link with clicks: the new snapshot's periods are filled, and read with its new tags.
     const retagged = aLinks[1]!;
@@ -332,10 +338,10 @@ describe('analytics by tag', () => {
     tagsOf.set(retagged.id, ['print', 'fresh']);
     try {
       expect(clicksOf(a.workspaceId).some((c) => c.link_id === retagged.id)).toBe(true);
-      expect(await periods.cached(query(await tagSnapshot(), past))).toBeNull();
+      expect(await lookup(periods, past, true)).toBeNull();
       expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
       await periods.settled();
-      expect(await periods.cached(query(await tagSnapshot(), past))).not.toBeNull();
+      expect(await lookup(periods, past)).not.toBeNull();
       expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
     } finally {
       await api.request('PATCH', `/links/${retagged.id}`, { key: a.key, body: { tags: oldTags } });
@@ -346,11 +352,31 @@ describe('analytics by tag', () => {
     await client.command({ query: `ALTER TABLE link_value_periods UPDATE written_at = now() - INTERVAL 6 DAY - INTERVAL 1 HOUR WHERE workspace_id = {w:String} SETTINGS mutations_sync = 2`, query_params: { w: a.workspaceId } });
     // Two API instances, each its own store, fill at once: each period is then read from one batch.
     const other = new LinkValuePeriods(client, logger, { fillCooldownMs: 0 });
-    expect(await Promise.all([periods.cached(query(await tagSnapshot(), past)), other.cached(query(await tagSnapshot(), past))])).toEqual([null, null]);
+    expect(await Promise.all([lookup(periods, past, true), lookup(other, past, true)])).toEqual([null, null]);
     await Promise.all([periods.settled(), other.settled()]);
-    expect(await other.cached(query(await tagSnapshot(), past))).not.toBeNull();
+    expect(await lookup(other, past)).not.toBeNull();
     expect(figures(await asOf(other, past))).toEqual(expectedByTag(a.workspaceId));
     expect(figures(await asOf(periods, past))).toEqual(expectedByTag(a.workspaceId));
+
+    // An instance fills a key at most once a minute: a second late click within it is
+    // answered exactly, without the cache, and starts no fill.
+    const cooled = new LinkValuePeriods(client, logger);
+    const lateAgain = async (n: number) => {
+      const c: Click = { ...late, ts: Date.parse('2026-03-04T09:00:00Z') + n, click_id: `ck_tag_late_again_${n}`, visitor_id: `v-again-${n}` };
+      await client.insert({ table: 'events', values: [c], format: 'JSONEachRow' });
+      clicks.push(c);
+    };
+    await lateAgain(1);
+    expect(await lookup(cooled, past, true)).toBeNull();
+    await cooled.settled();
+    expect(await lookup(cooled, past)).not.toBeNull();
+    await lateAgain(2);
+    const written = await totals();
+    expect(await lookup(cooled, past, true)).toBeNull();
+    await cooled.settled();
+    expect(await totals()).toEqual(written);
+    expect(await lookup(cooled, past)).toBeNull();
+    expect(figures(await asOf(cooled, past))).toEqual(expectedByTag(a.workspaceId));
   }, HEAVY);
 
   it('bad tag filters are 400 naming the parameter', async () => {
