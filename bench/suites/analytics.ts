@@ -108,16 +108,8 @@ async function timeRequests(
   cpuOf?: Record<string, number>,
   maxSamples = SAMPLES,
 ): Promise<{ samples: number[]; body: unknown; firstDone: number; cpu?: { engineMs: number; otherCores: number } }> {
-  const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
   let body: unknown;
-  const once = async () => {
-    const start = performance.now();
-    const res = await fetch(url + path, { headers });
-    const text = await res.text();
-    const ms = performance.now() - start;
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 300)}`);
-    return { text, ms };
-  };
+  const once = () => timedGet(url, key, path);
   let warmMs = 0;
   let firstDone = 0;
   for (let i = 0; i < WARMUPS; i++) {
@@ -140,13 +132,14 @@ async function timeRequests(
   return { samples, body, firstDone, ...(cpu ? { cpu } : {}) };
 }
 
-/** One request's time, ms. */
-async function timeOnce(url: string, key: string, path: string): Promise<number> {
+/** One GET: its body and its time, ms; anything but a 200 throws. */
+async function timedGet(url: string, key: string | null, path: string): Promise<{ text: string; ms: number }> {
   const start = performance.now();
-  const res = await fetch(url + path, { headers: { authorization: `Bearer ${key}` } });
+  const res = await fetch(url + path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
   const text = await res.text();
+  const ms = performance.now() - start;
   if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 300)}`);
-  return performance.now() - start;
+  return { text, ms };
 }
 
 function row(label: string, tier: string, samples: number[], baselineP50: number | undefined, extra: Record<string, string | number> = {}): Row {
@@ -424,7 +417,7 @@ export async function run(): Promise<SuiteResult> {
       let primed = false;
       for (let i = 0; i < 150 && !primed; i++) {
         const before = statements;
-        await timeOnce(api!.url, key, tagPath);
+        await timedGet(api!.url, key, tagPath);
         primed = statements - before === 2;
         if (!primed) await new Promise((r) => setTimeout(r, 200));
       }
@@ -460,11 +453,11 @@ export async function run(): Promise<SuiteResult> {
         p50ByLabel.set(q.label, r['p50 ms'] as number);
         log(`${tier}: ${q.label}: p50 ${r['p50 ms']} ms, p95 ${r['p95 ms']} ms (${fmt(counted)} ${countedWhat} counted)`);
       }
-      // The rows above read a tag breakdown's cached periods, filled after its first
-      // warm-up. A request that finds them missing or stale (the first of a day, after a
-      // retag) is answered without them while they fill in the background: timed once.
+      // The rows above read a tag breakdown's cached periods (primed before them). A
+      // request that finds them missing or stale (the first of a day, after a retag) is
+      // answered without them while they fill in the background: timed once.
       await clickhouse!.command({ query: 'TRUNCATE TABLE link_value_periods' });
-      const cold = await timeOnce(api!.url, key, tagPath);
+      const cold = (await timedGet(api!.url, key, tagPath)).ms;
       rows.push(row('breakdown by tag, 30 days, periods not cached (clickhouse/0014; a fill starts)', tier, [cold], baseP50));
       log(`${tier}: tag breakdown, periods not cached: ${cold.toFixed(1)} ms`);
     };
