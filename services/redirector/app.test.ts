@@ -811,6 +811,24 @@ describe('redirector app', () => {
       expect((await send(proxied, '/locked', { method: 'POST', headers: other, body: 'password=wrong' })).status).toBe(401);
     });
 
+    it('keeps an address throttled across UTC midnight (its key is not the day-salted visitor hash)', async () => {
+      // 30 s before a midnight, then 20 s after it: one sliding minute.
+      const midnight = Date.parse('2026-03-06T00:00:00Z');
+      const perAddress = 20;
+      const post = (i: number) =>
+        send(proxied, '/locked', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `${UA} night-${i}`, ...chain('198.51.100.9', '192.0.2.78') }, body: 'password=wrong' });
+      clock = midnight - 30_000;
+      const before: number[] = [];
+      for (let i = 0; i < perAddress; i++) before.push((await post(i)).status);
+      expect(before.every((s) => s === 401)).toBe(true);
+      clock = midnight + 20_000;
+      const after = await post(perAddress);
+      expect(after.status).toBe(429);
+      // The minute that began at the first of them ends 30 s after midnight.
+      clock = midnight + 31_000;
+      expect((await post(perAddress + 1)).status).toBe(401);
+    });
+
     it('takes the address N hops from the right with TRUSTED_PROXY_HOPS=N, the left-most when the chain is shorter', async () => {
       const twoHops = createRedirectorApp({
         lookup: store,

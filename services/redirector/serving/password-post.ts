@@ -14,12 +14,13 @@
  * multiply one address's scrypt work. At most PASSWORD_CHECKS_IN_FLIGHT checks run at
  * once; a post beyond them is a 503 with Retry-After, charged nothing.
  */
+import { createHmac } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { throttledAddress } from './throttled-address.ts';
 import { verifyPassword } from '../../../shared/auth/password-hash.ts';
 import { errorFields } from '../../../shared/logger.ts';
 import type { RoutableLink } from '../../../shared/routing/index.ts';
-import { hashedVisitorId, visitorCookie } from '../../../shared/visitor.ts';
+import { visitorCookie } from '../../../shared/visitor.ts';
 import type { RedirectorContext } from '../context.ts';
 import { passwordHashOf } from './link-password.ts';
 import {
@@ -53,6 +54,8 @@ interface PendingPost {
 
 export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkServer): (res: HttpResponse, req: HttpRequest) => void {
   const { lookup, secret, logger, counters } = ctx;
+  /** Keys the throttle's address hashes; derived, so the secret itself keys nothing else. */
+  const addressKeySecret = createHmac('sha256', secret).update('linkroute:password-throttle-address').digest();
   const clock = ctx.now;
   const byVisitor = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE);
   const byAddress = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE * ADDRESS_LIMIT_FACTOR);
@@ -78,9 +81,11 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     const now = clock();
     const visitor = server.visitorOf(info, now);
     const cookie = visitor.isNew ? visitorCookie(visitor.id) : null;
-    // The address key is itself a keyed hash: no raw IP is kept in the throttle.
     const visitorKey = `${visitor.id}\n${linkId}`;
-    const address = hashedVisitorId(secret, throttledAddress(info.ip), '', now);
+    // The address key is itself a keyed hash: no raw IP is kept in the throttle. Not the
+    // visitor hash, whose key changes at UTC midnight: an address's minute spanning
+    // midnight started afresh there.
+    const address = createHmac('sha256', addressKeySecret).update(throttledAddress(info.ip)).digest('base64url');
     const addressKey = `${address}\n${linkId}`;
     const retryAfter = Math.max(byVisitor.retryAfter(visitorKey, now), byAddress.retryAfter(addressKey, now), byAddressAllLinks.retryAfter(address, now));
     if (retryAfter > 0) {
