@@ -135,8 +135,8 @@ describe('link counters from ClickHouse', () => {
     const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/ahead' } })).body.data.id;
     const other = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/ahead/2' } })).body.data.id;
     let clock = 1_000_000;
-    // Reads aging within 2 s (real time) of the first are asked again together.
-    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, refreshGatherMs: 2_000, now: () => clock });
+    // Reads aging within 100 ms (real time) of the first are asked again together.
+    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, refreshGatherMs: 100, now: () => clock });
     const before = queries;
     expect((await counters.forLinks(workspaceId, [link, other])).counters.size).toBe(0); // never clicked; asked at 1_000_000
     await client.insert({ table: 'events', values: [event(link, 1), event(other, 1)], format: 'JSONEachRow' });
@@ -146,13 +146,13 @@ describe('link counters from ClickHouse', () => {
     // 500 ms old: answered with what is kept, and asked again once, however many reads
     // meanwhile; the other link, read on its own, joins the same query.
     clock += 1;
-    const gatheringFrom = Date.now();
-    const [first, second] = await Promise.all([counters.forLinks(workspaceId, [link]), counters.forLinks(workspaceId, [link])]);
-    expect(first.counters.get(link)).toBeUndefined();
-    expect(second.counters.get(link)).toBeUndefined();
-    expect((await counters.forLinks(workspaceId, [other])).counters.get(other)).toBeUndefined();
-    // Still gathering (measured, not assumed: a busy machine may be slow here).
-    if (Date.now() - gatheringFrom < 2_000) expect(queries).toBe(before + 1);
+    // Read in one tick: each read gathers before it returns, so nothing is asked yet.
+    const reads = [counters.forLinks(workspaceId, [link]), counters.forLinks(workspaceId, [link]), counters.forLinks(workspaceId, [other])];
+    expect(queries).toBe(before + 1);
+    const [first, second, third] = await Promise.all(reads);
+    expect(first!.counters.get(link)).toBeUndefined();
+    expect(second!.counters.get(link)).toBeUndefined();
+    expect(third!.counters.get(other)).toBeUndefined();
     // The answer asked at 1_000_500 lands in the background; the clock stands still meanwhile.
     let read = await counters.forLinks(workspaceId, [link, other]);
     while (read.counters.size < 2) {
@@ -169,17 +169,24 @@ describe('link counters from ClickHouse', () => {
     expect(queries).toBe(before + 3);
   });
 
-  it('a request waiting for counters goes before reads ahead already queued', async () => {
-    const [busy, waiting] = [await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/busy' } }), await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/waiting' } })].map((r) => r.body.data.id as string) as [string, string];
+  it('a request waiting for counters goes before the reads ahead queued, once: the next waits behind them', async () => {
+    const created = [];
+    for (const name of ['busy', 'waiting', 'later']) created.push((await api.request('POST', '/links', { key, body: { destinationUrl: `https://example.com/${name}` } })).body.data.id as string);
+    const [busy, waiting, later] = created as [string, string, string];
     // As many links as one query takes (never clicked: ids of no link answer as such).
     const ahead = Array.from({ length: 200 }, (_, i) => `link_ahead${i}`);
     let clock = 2_000_000;
     const asked: string[][] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    // Records each query's links; the one for `busy` is held until the queue is set up.
     const recorded = new Proxy(client, {
       get(target, prop, receiver) {
         if (prop === 'query') {
-          return (params: Parameters<ClickHouseClient['query']>[0]) => {
-            asked.push((params.query_params as { linkIds: string[] }).linkIds);
+          return async (params: Parameters<ClickHouseClient['query']>[0]) => {
+            const ids = (params.query_params as { linkIds: string[] }).linkIds;
+            asked.push(ids);
+            if (ids.includes(busy)) await held;
             return target.query(params);
           };
         }
@@ -189,13 +196,14 @@ describe('link counters from ClickHouse', () => {
     const counters = clickHouseLinkCounters(recorded, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, refreshGatherMs: 0, now: () => clock });
     await counters.forLinks(workspaceId, ahead);
     clock += 600;
-    // While a query runs, the 200 aging links' read ahead queues, then a request that must wait.
     const running = counters.forLinks(workspaceId, [busy]);
-    await counters.forLinks(workspaceId, ahead);
+    await counters.forLinks(workspaceId, ahead); // aging: gathered
     await new Promise((r) => setTimeout(r, 0)); // the gathered read ahead (after 0 ms) is queued now
-    await Promise.all([running, counters.forLinks(workspaceId, [waiting])]);
-    while (asked.length < 4) await new Promise((r) => setTimeout(r, 10));
-    expect(asked).toEqual([ahead, [busy], [waiting], ahead]);
+    const reads = [counters.forLinks(workspaceId, [waiting]), counters.forLinks(workspaceId, [later])];
+    release();
+    await Promise.all([running, ...reads]);
+    while (asked.length < 5) await new Promise((r) => setTimeout(r, 10));
+    expect(asked).toEqual([ahead, [busy], [waiting], ahead, [later]]);
   });
 
   it('when ClickHouse cannot answer, links still read, with zero counters flagged in a header', async () => {

@@ -27,8 +27,10 @@ interface CounterRow {
 interface Waiting {
   workspaceId: string;
   linkIds: readonly string[];
-  /** A read ahead nobody waits for: requests waiting for their answer go before it. */
+  /** A read ahead nobody waits for: a request waiting for its answer may go before it, once (see `ask`). */
   background: boolean;
+  /** A waiting request went before it already: no other will. */
+  overtaken?: boolean;
   resolve(result: { counters: Map<string, LinkCounters>; available: boolean }): void;
 }
 
@@ -181,10 +183,17 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
 
   const ask = (workspaceId: string, linkIds: readonly string[], background = false) =>
     new Promise<{ counters: Map<string, LinkCounters>; available: boolean }>((resolve) => {
-      const waiting = { workspaceId, linkIds, background, resolve };
-      const firstBackground = background ? -1 : queue.findIndex((w) => w.background);
-      if (firstBackground === -1) queue.push(waiting);
-      else queue.splice(firstBackground, 0, waiting);
+      const waiting: Waiting = { workspaceId, linkIds, background, resolve };
+      // A waiting request goes before the read-aheads queued, each of which it then
+      // delays by one query at most: later requests queue behind them, so read-aheads
+      // still run under a steady stream of misses (always jumped, they never would,
+      // and their links would wait on every read once their answers expired).
+      const jump = background ? -1 : queue.findIndex((w) => w.background && !w.overtaken);
+      if (jump === -1) queue.push(waiting);
+      else {
+        for (let i = jump; i < queue.length; i++) queue[i]!.overtaken = true;
+        queue.splice(jump, 0, waiting);
+      }
       void pump();
     });
 
