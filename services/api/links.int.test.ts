@@ -359,6 +359,35 @@ describe.each(backends)('links API on %s', (backend) => {
     expect(await ids('domainId=domain_none')).toEqual([]);
   });
 
+  it('lists the links named by ids (up to 100), in the list order, leaving out ids of no live link of the workspace', async () => {
+    const tenant = await api.tenant();
+    const made: string[] = [];
+    for (let i = 0; i < 4; i++) made.push((await post({ destinationUrl: `https://shop.example/named-${i}` }, tenant.key)).body.data.id);
+    const elsewhere = (await post({ destinationUrl: 'https://shop.example/theirs' })).body.data.id;
+    expect((await api.request('DELETE', `/links/${made[3]}`, { key: tenant.key })).status).toBe(200);
+    const listed = async (query: string) => {
+      const res = await api.request('GET', `/links?${query}`, { key: tenant.key });
+      expect(res.status, query).toBe(200);
+      return { ids: res.body.data.map((l: { id: string }) => l.id), total: res.body.pagination.total };
+    };
+    expect(await listed(`ids=${made[0]},${made[2]}`)).toEqual({ ids: [made[2], made[0]], total: 2 });
+    // Repeated, as every list parameter; another workspace's link, a deleted one and an id of nothing are left out.
+    expect(await listed(`ids=${made[1]}&ids=${elsewhere},${made[3]},link_nothing`)).toEqual({ ids: [made[1]], total: 1 });
+    // With the other filters (AND).
+    expect(await listed(`ids=${made[0]},${made[1]}&q=named-1`)).toEqual({ ids: [made[1]], total: 1 });
+    for (const [query, detail] of [
+      ['ids=', { path: 'ids.0', message: 'must not be empty' }],
+      [`ids=${made[0]},`, { path: 'ids.1', message: 'must not be empty' }],
+      [`ids=${Array.from({ length: 101 }, (_, i) => `link_${i}`).join(',')}`, { path: 'ids', message: 'at most 100 ids' }],
+      [`ids=${'x'.repeat(101)}`, { path: 'ids.0', message: 'must be at most 100 characters' }],
+    ] as const) {
+      const res = await api.request('GET', `/links?${query}`, { key: tenant.key });
+      expect(res.status, query).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+      expect(res.body.error.details, query).toEqual([detail]);
+    }
+  });
+
   it('rejects bad list queries', async () => {
     for (const query of ['page=0', 'limit=101', 'limit=abc', 'enabled=yes', 'page=1&page=2', 'sort=asc', 'q=']) {
       const res = await api.request('GET', `/links?${query}`, { key });

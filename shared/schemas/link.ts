@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appUrl, httpUrl, immutableField, isoTimestamp, paginationQuery, queryBoolean, someFieldToUpdate, storedTimestamp } from './common.ts';
+import { appUrl, httpUrl, immutableField, isoTimestamp, paginationQuery, queryBoolean, repeatableNote, repeatableQueryList, someFieldToUpdate, storedTimestamp } from './common.ts';
 import { customShortCode } from './short-code.ts';
 import { tagFilter, tagList } from './tag.ts';
 import { hostname } from './domain.ts';
@@ -165,6 +165,12 @@ export const linkUpdateSchema = z
   .meta({ id: 'LinkUpdate' });
 export type LinkUpdate = z.infer<typeof linkUpdateSchema>;
 
+/** Links asked for by id, e.g. to name the links of a page of the click log. */
+const MAX_LINK_IDS_FILTER = 100;
+const linkIdsFilter = repeatableQueryList((value) => value.split(','), z.string().max(MAX_LINK_IDS_FILTER * 101))
+  .pipe(z.array(z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters')).min(1).max(MAX_LINK_IDS_FILTER, `at most ${MAX_LINK_IDS_FILTER} ids`))
+  .describe(`These links only, by id: ids=a,b (ids of no live link of the workspace are left out). ${repeatableNote('ids')} At most ${MAX_LINK_IDS_FILTER}.`);
+
 export const linkListQuerySchema = z
   .strictObject({
     ...paginationQuery,
@@ -174,6 +180,7 @@ export const linkListQuerySchema = z
     q: z.string().min(1).max(200).optional(),
     /** Links with any of these tags: `tag=a,b`. */
     tag: tagFilter.optional(),
+    ids: linkIdsFilter.optional(),
     startingAfter: z
       .string()
       .min(1)

@@ -245,6 +245,7 @@ export function linkStore(sql: Sql) {
         enabled?: boolean | undefined;
         q?: string | undefined;
         tag?: string[] | undefined;
+        ids?: string[] | undefined;
         /** A link id of the workspace: the page starts after it (keyset), not at an offset. */
         startingAfter?: string | undefined;
       },
@@ -261,8 +262,9 @@ export function linkStore(sql: Sql) {
           ? sql`AND (l.title ILIKE ${likeContains(query.q)} OR l.short_code ILIKE ${likeContains(query.q)} OR l.destination_url ILIKE ${likeContains(query.q)})`
           : sql``,
         query.tag !== undefined ? sql`AND l.tags && ${query.tag}::text[]` : sql``,
+        query.ids !== undefined ? sql`AND l.id = ANY(${query.ids}::text[])` : sql``,
       ];
-      const where = sql`WHERE l.workspace_id = ${workspaceId} AND l.deleted_at IS NULL ${filters[0]!} ${filters[1]!} ${filters[2]!} ${filters[3]!} ${filters[4]!}`;
+      const where = sql`WHERE l.workspace_id = ${workspaceId} AND l.deleted_at IS NULL ${filters[0]!} ${filters[1]!} ${filters[2]!} ${filters[3]!} ${filters[4]!} ${filters[5]!}`;
       // After a link (a deleted one too: it keeps its place in the order), by the order's key.
       const after =
         query.startingAfter === undefined

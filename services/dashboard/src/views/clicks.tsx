@@ -7,7 +7,7 @@ import { ErrorBox } from '../components/error-box.tsx';
 import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { Pager } from '../components/pager.tsx';
 import { countryName, fmtDateTime } from '../format.ts';
-import { pageOf, setQuery, type Location } from '../router.ts';
+import { href, pageOf, setQuery, type Location } from '../router.ts';
 import { reportZone } from '../components/range-controls.tsx';
 import { useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -25,6 +25,28 @@ const listValue = (typed: string) =>
     .filter(Boolean)
     .join(',') || undefined;
 
+/**
+ * The short codes of a page's links, to name them as a reader knows them, asked only for
+ * links not in `known` (a live poll's new rows are mostly of links already named). A link
+ * deleted since (null in `known`), or a key without links:read, leaves its id shown: the
+ * log reads on regardless.
+ */
+async function shortCodesOf(linkIds: string[], known: Map<string, string | null>, signal: AbortSignal): Promise<Map<string, string | null>> {
+  const ids = [...new Set(linkIds)].filter((id) => !known.has(id));
+  if (ids.length === 0) return known;
+  try {
+    const links = await unwrap(api.GET('/links', { params: { query: { ids: ids.join(','), limit: 100 } }, signal }));
+    const found = new Map(links.data.map((l) => [l.id, l.shortCode]));
+    for (const id of ids) known.set(id, found.get(id) ?? null);
+  } catch (err) {
+    if (!(err instanceof ApiFailure) || err.status === 401) throw err;
+    // Without links:read it would fail on every poll: not asked again in this view. Other
+    // failures (a rate limit, an outage) are asked again with the next load.
+    if (err.status === 403) for (const id of ids) known.set(id, null);
+  }
+  return known;
+}
+
 export function ClicksView({ loc }: { loc: Location }) {
   useTitle('Click log');
   const q = loc.query;
@@ -41,7 +63,11 @@ export function ClicksView({ loc }: { loc: Location }) {
   const timezone = reportZone(q);
   const key = JSON.stringify([filters, page, timezone]);
   const asked = { ...filters, timezone };
-  const clicks = useLoad((signal) => unwrap(api.GET('/analytics/clicks', { params: { query: { ...asked, page, limit: 50 } }, signal })), [key]);
+  const knownCodes = useRef(new Map<string, string | null>());
+  const clicks = useLoad(async (signal) => {
+    const log = await unwrap(api.GET('/analytics/clicks', { params: { query: { ...asked, page, limit: 50 } }, signal }));
+    return { ...log, shortCodes: await shortCodesOf(log.data.map((c) => c.linkId), knownCodes.current, signal) };
+  }, [key]);
   const seen = useRef<Set<string>>(new Set());
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const [exporting, setExporting] = useState<string | null>(null);
@@ -177,7 +203,9 @@ export function ClicksView({ loc }: { loc: Location }) {
                       {fresh.has(c.clickId) && <span class="badge">new</span>}
                     </td>
                     <td>
-                      <code>{c.linkId}</code>
+                      <a href={href(`links/${c.linkId}`)} title={c.linkId}>
+                        <code>{clicks.data!.shortCodes.get(c.linkId) ? `/${clicks.data!.shortCodes.get(c.linkId)}` : c.linkId}</code>
+                      </a>
                     </td>
                     <td>{countryName(c.country)}</td>
                     <td>{c.device}</td>
