@@ -373,8 +373,10 @@ describe.each(backends)('links API on %s', (backend) => {
     expect(await listed(`ids=${made[0]},${made[2]}`)).toEqual({ ids: [made[2], made[0]], total: 2 });
     // Repeated, as every list parameter; another workspace's link, a deleted one and an id of nothing are left out.
     expect(await listed(`ids=${made[1]}&ids=${elsewhere},${made[3]},link_nothing`)).toEqual({ ids: [made[1]], total: 1 });
-    // With the other filters (AND).
+    // With the other filters (AND), and paginated as any list: the total counts every match.
     expect(await listed(`ids=${made[0]},${made[1]}&q=named-1`)).toEqual({ ids: [made[1]], total: 1 });
+    expect(await listed(`ids=${made[0]},${made[1]},${made[2]}&limit=2`)).toEqual({ ids: [made[2], made[1]], total: 3 });
+    expect(await listed(`ids=${made[0]},${made[1]},${made[2]}&limit=2&startingAfter=${made[1]}`)).toEqual({ ids: [made[0]], total: 3 });
     for (const [query, detail] of [
       ['ids=', { path: 'ids.0', message: 'must not be empty' }],
       [`ids=${made[0]},`, { path: 'ids.1', message: 'must not be empty' }],

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
+import { session } from '../session.ts';
 import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { filtersFrom } from '../filters.ts';
@@ -26,23 +27,22 @@ const listValue = (typed: string) =>
     .join(',') || undefined;
 
 /**
- * The short codes of a page's links, to name them as a reader knows them, asked only for
- * links not in `known` (a live poll's new rows are mostly of links already named). A link
- * deleted since (null in `known`), or a key without links:read, leaves its id shown: the
- * log reads on regardless.
+ * How a page's links are named, `/code` (`host/code` on a custom domain: codes are unique
+ * per domain), asked only for links not in `known` (a live poll's new rows are mostly of
+ * links already named). A key without links:read never asks; a link deleted since (null in
+ * `known`) keeps its id. The log reads on regardless.
  */
-async function shortCodesOf(linkIds: string[], known: Map<string, string | null>, signal: AbortSignal): Promise<Map<string, string | null>> {
+async function linkNamesOf(linkIds: string[], known: Map<string, string | null>, signal: AbortSignal): Promise<Map<string, string | null>> {
   const ids = [...new Set(linkIds)].filter((id) => !known.has(id));
-  if (ids.length === 0) return known;
+  if (ids.length === 0 || !session.can('links:read')) return known;
   try {
     const links = await unwrap(api.GET('/links', { params: { query: { ids: ids.join(','), limit: 100 } }, signal }));
-    const found = new Map(links.data.map((l) => [l.id, l.shortCode]));
+    const found = new Map(links.data.map((l) => [l.id, `${l.domainId ? l.redirectDomain : ''}/${l.shortCode}`]));
     for (const id of ids) known.set(id, found.get(id) ?? null);
   } catch (err) {
-    if (!(err instanceof ApiFailure) || err.status === 401) throw err;
-    // Without links:read it would fail on every poll: not asked again in this view. Other
-    // failures (a rate limit, an outage) are asked again with the next load.
-    if (err.status === 403) for (const id of ids) known.set(id, null);
+    // A rate limit or an outage: the ids show, and the next load asks again. Anything
+    // else (a refused or malformed request) is a fault to show.
+    if (!(err instanceof ApiFailure) || (err.status !== 0 && err.status !== 429 && err.status < 500)) throw err;
   }
   return known;
 }
@@ -63,10 +63,10 @@ export function ClicksView({ loc }: { loc: Location }) {
   const timezone = reportZone(q);
   const key = JSON.stringify([filters, page, timezone]);
   const asked = { ...filters, timezone };
-  const knownCodes = useRef(new Map<string, string | null>());
+  const knownNames = useRef(new Map<string, string | null>());
   const clicks = useLoad(async (signal) => {
     const log = await unwrap(api.GET('/analytics/clicks', { params: { query: { ...asked, page, limit: 50 } }, signal }));
-    return { ...log, shortCodes: await shortCodesOf(log.data.map((c) => c.linkId), knownCodes.current, signal) };
+    return { ...log, linkNames: await linkNamesOf(log.data.map((c) => c.linkId), knownNames.current, signal) };
   }, [key]);
   const seen = useRef<Set<string>>(new Set());
   const [fresh, setFresh] = useState<Set<string>>(new Set());
@@ -203,9 +203,14 @@ export function ClicksView({ loc }: { loc: Location }) {
                       {fresh.has(c.clickId) && <span class="badge">new</span>}
                     </td>
                     <td>
-                      <a href={href(`links/${c.linkId}`)} title={c.linkId}>
-                        <code>{clicks.data!.shortCodes.get(c.linkId) ? `/${clicks.data!.shortCodes.get(c.linkId)}` : c.linkId}</code>
-                      </a>
+                      {/* Named and linked where the link is live and the key may open it; else its id. */}
+                      {clicks.data!.linkNames.get(c.linkId) ? (
+                        <a href={href(`links/${c.linkId}`)} title={c.linkId} aria-label={`Link ${clicks.data!.linkNames.get(c.linkId)} (${c.linkId})`}>
+                          <code>{clicks.data!.linkNames.get(c.linkId)}</code>
+                        </a>
+                      ) : (
+                        <code>{c.linkId}</code>
+                      )}
                     </td>
                     <td>{countryName(c.country)}</td>
                     <td>{c.device}</td>
