@@ -225,7 +225,7 @@ describe('dashboard in chromium against npm start', () => {
     await page.goto(`${linkroute.apiUrl}/dashboard/clicks?country=DE`);
     await expect.poll(async () => digits(await page.locator('[data-total]').textContent()), { timeout: 15_000 }).toBe(3);
     expect(await page.locator('.clicks-table tbody tr').count()).toBe(3);
-    // Each row names its link by short code, linked to the link's page (its id in the title).
+    // Each row names its link by short code (default domain), linked to the link's page (its id in the title).
     const logged = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE' } } })).data as { data: Array<{ linkId: string }> };
     const codes = await Promise.all(logged.data.map(async (c) => ((await client.GET('/links/{id}', { params: { path: { id: c.linkId } } })).data as { data: { shortCode: string } }).data.shortCode));
     const linkCells = page.locator('.clicks-table tbody tr td:nth-child(2) a');
@@ -358,6 +358,24 @@ describe('dashboard in chromium against npm start', () => {
     expect(await card.locator('.status-badge').textContent()).toBe('Verified');
     await expectAccessible('domains, one verified');
     await shot('domain-verified');
+
+    // The daily re-checks stop finding the record (a browser-side fake of the list's answer:
+    // the API's test drives the re-checks themselves): the card says since when, and what follows.
+    const since = '2026-03-04T05:06:07.000Z';
+    await page.route('**/domains?**', async (route) => {
+      const answer = await route.fetch();
+      const body = (await answer.json()) as { data: Array<{ hostname: string; failingSince: string | null }> };
+      for (const d of body.data) if (d.hostname === host) d.failingSince = since;
+      await route.fulfill({ response: answer, json: body });
+    });
+    await page.reload();
+    const warning = card.locator('[data-failing-since]');
+    await warning.waitFor();
+    expect(await warning.getAttribute('data-failing-since')).toBe(since);
+    expect(await warning.textContent()).toContain('The daily checks have not found the TXT record since');
+    expect(await card.textContent()).toContain('Checked ');
+    await expectAccessible('domains, one failing its re-checks');
+    await page.unroute('**/domains?**');
 
     // The link form offers the verified domain.
     await page.goto(`${linkroute.apiUrl}/dashboard/links/new`);

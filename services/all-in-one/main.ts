@@ -16,6 +16,7 @@ import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
+import { startDomainRechecks } from '../api/domain-rechecks.ts';
 import { rateLimiter } from '../api/middleware/rate-limit.ts';
 import { loadApiConfig, withRedirectorPort } from '../api/config.ts';
 import { listen } from '../api/server.ts';
@@ -72,6 +73,7 @@ try {
   const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(apiConfig.REDIRECT_BASE_URL), logger });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
   const limiter = rateLimiter(db.sql, logger);
+  const rechecks = startDomainRechecks({ sql: db.sql, config: apiConfig, logger, onDomainFailed: () => snapshot.flush() });
   const api = await listen(
     createApiApp({
       sql: db.sql,
@@ -129,6 +131,7 @@ try {
   const shutdown = async () => {
     await api.close();
     await limiter.close(); // unspent rate-limit tokens back to their windows
+    await rechecks.stop();
     await redirector.close(); // publishes buffered clicks
     // Store what they hold; on the in-process bus, everything it holds (it dies with the process).
     await ingesters.stop({ drain: memoryBus !== null });

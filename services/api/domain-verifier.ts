@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 
-export type VerificationResult = { verified: true } | { verified: false; reason: string };
+/** `dnsAnswered`: false when the lookup itself failed (a timeout, SERVFAIL), so nothing is known about the record. */
+export type VerificationResult = { verified: true } | { verified: false; reason: string; dnsAnswered: boolean };
 
 export interface DomainVerifier {
   /** Looks for `value` among the TXT records of `name`. */
@@ -19,11 +20,11 @@ export function dnsVerifier(servers: string[], timeoutMs = 3_000): DomainVerifie
       try {
         const records = (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
         if (records.includes(value)) return { verified: true };
-        return { verified: false, reason: `TXT record ${name} found, but none equals the expected value` };
+        return { verified: false, reason: `TXT record ${name} found, but none equals the expected value`, dnsAnswered: true };
       } catch (err) {
         const code = (err as { code?: string }).code;
-        if (code === 'ENOTFOUND' || code === 'ENODATA') return { verified: false, reason: `no TXT record at ${name} yet (DNS answered ${code})` };
-        return { verified: false, reason: `DNS lookup of ${name} failed (${code ?? (err as Error).message}); try again` };
+        if (code === 'ENOTFOUND' || code === 'ENODATA') return { verified: false, reason: `no TXT record at ${name} yet (DNS answered ${code})`, dnsAnswered: true };
+        return { verified: false, reason: `DNS lookup of ${name} failed (${code ?? (err as Error).message}); try again`, dnsAnswered: false };
       }
     },
   };

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/logger.ts';
 import { createApiApp } from './app.ts';
+import { startDomainRechecks } from './domain-rechecks.ts';
 import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
 import { loadCompiledLinks } from './snapshot/load-compiled-links.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 import { startDnsServer, type DnsServer } from '../../shared/testing/dns-server.ts';
+import { freePort } from '../../shared/testing/free-port.ts';
 
 describe('custom domains, verified through a real DNS server', () => {
   let api: TestApi;
@@ -178,5 +180,99 @@ describe('custom domains, verified through a real DNS server', () => {
     expect((await call('GET', '/domains?status=gone')).status).toBe(400);
     const readOnly = await api.tenant({ scopes: ['links:read'] });
     expect((await call('POST', '/domains', { hostname: 'ro.example.com' }, readOnly.key)).status).toBe(403);
+  });
+
+  // Last: its re-checks (every period 0) claim every verified domain of this file's database.
+  it('re-checks verified domains: a missing TXT record makes a domain failing, after the grace failed (links gone, hostname free); checks are shared between instances and republish nothing', async () => {
+    const hostname = 'recheck.brand-example.com';
+    const registered = await call('POST', '/domains', { hostname });
+    expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+    const domain = registered.body.data;
+    records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+    const verified = (await call('POST', `/domains/${domain.id}/verify`)).body.data;
+    expect(verified).toMatchObject({ status: 'verified', checkedAt: expect.any(String), failingSince: null });
+    const link = (await call('POST', '/links', { destinationUrl: 'https://brand.example/rc', domainId: domain.id, shortCode: 'recheck' })).body.data;
+    expect(link?.id).toEqual(expect.any(String));
+    const mine = async () => (await call('GET', '/domains?limit=100')).body.data.find((d: { id: string }) => d.id === domain.id);
+    const queued = async () => (await api.db.sql<{ generation: string }[]>`SELECT generation FROM snapshot_outbox WHERE link_id = ${link.id}`)[0]?.generation;
+    const silent = createLogger('t', 'silent');
+    let published = 0;
+    const rechecks = (graceMs: number) =>
+      startDomainRechecks({
+        sql: api.db.sql,
+        config: loadApiConfig({ DNS_SERVERS: dns.address, DOMAIN_RECHECK_EVERY_MS: '0', DOMAIN_RECHECK_GRACE_MS: String(graceMs) }),
+        logger: silent,
+        onDomainFailed: async () => void published++,
+      });
+    // A port nothing listens on (freed at once).
+    const closedPort = await freePort();
+    const patient = rechecks(3_600_000);
+    const strict = rechecks(0);
+    try {
+      // Found: checked again, not failing, and its links are not queued again.
+      const before = await queued();
+      expect((await patient.runOnce()).checked).toBeGreaterThanOrEqual(1);
+      expect(await mine()).toMatchObject({ status: 'verified', failingSince: null });
+      expect(Date.parse((await mine()).checkedAt)).toBeGreaterThanOrEqual(Date.parse(verified.checkedAt));
+      expect(await queued()).toBe(before);
+
+      // Gone: failing, still verified within the grace, its link still resolving.
+      records.delete(`_linkroute.${hostname}`);
+      await patient.runOnce();
+      const failing = await mine();
+      expect(failing).toMatchObject({ status: 'verified', failingSince: expect.any(String) });
+      expect((await loadCompiledLinks(api.db.sql, [link.id])).get(link.id)).toMatchObject({ domain: hostname });
+      // Missing again: failing since the first miss.
+      await patient.runOnce();
+      expect((await mine()).failingSince).toBe(failing.failingSince);
+      expect(published).toBe(0);
+
+      // Past the grace: failed, saying why; its link stops resolving; another workspace may claim the hostname.
+      const { checked, failed } = await strict.runOnce();
+      expect(checked).toBeGreaterThanOrEqual(1);
+      expect(failed).toBeGreaterThanOrEqual(1);
+      expect(published).toBe(1);
+      expect(await mine()).toMatchObject({ status: 'failed', failingSince: null, verifiedAt: null, failureReason: expect.stringContaining(`not found by the daily re-checks since ${failing.failingSince}`) });
+      expect((await loadCompiledLinks(api.db.sql, [link.id])).get(link.id)).toBeNull();
+      const other = await api.tenant();
+      expect((await call('POST', '/domains', { hostname }, other.key)).status).toBe(201);
+
+      // The record back: the owner verifies again, and a re-check finds it.
+      records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+      expect((await call('POST', `/domains/${domain.id}/verify`)).body.data).toMatchObject({ status: 'verified', failingSince: null });
+      await strict.runOnce();
+      expect(await mine()).toMatchObject({ status: 'verified', failingSince: null });
+
+      // A lookup that fails (no DNS server where asked) tells nothing of the record: not failing, even with no grace.
+      const blind = startDomainRechecks({
+        sql: api.db.sql,
+        config: loadApiConfig({ DNS_SERVERS: `127.0.0.1:${closedPort}`, DOMAIN_RECHECK_EVERY_MS: '0', DOMAIN_RECHECK_GRACE_MS: '0' }),
+        logger: silent,
+        onDomainFailed: async () => void published++,
+      });
+      try {
+        expect((await blind.runOnce()).failed).toBe(0);
+      } finally {
+        await blind.stop();
+      }
+      expect(await mine()).toMatchObject({ status: 'verified', failingSince: null });
+
+      // A day's period: two instances at once check the domain once between them.
+      await api.db.sql`UPDATE domains SET checked_at = now() - interval '2 days' WHERE id = ${domain.id}`;
+      const daily = () =>
+        startDomainRechecks({ sql: api.db.sql, config: loadApiConfig({ DNS_SERVERS: dns.address }), logger: silent, onDomainFailed: async () => undefined });
+      const [a, b] = [daily(), daily()];
+      try {
+        const passes = await Promise.all([a.runOnce(), b.runOnce()]);
+        expect(passes[0]!.checked + passes[1]!.checked).toBe(1);
+        expect((await a.runOnce()).checked).toBe(0);
+      } finally {
+        await a.stop();
+        await b.stop();
+      }
+    } finally {
+      await patient.stop();
+      await strict.stop();
+    }
   });
 });

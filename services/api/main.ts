@@ -19,6 +19,7 @@ import { startWebhookEventPublishing } from './outbox/webhook-outbox-publisher.t
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { startApiAdminServer } from './admin-server.ts';
+import { startDomainRechecks } from './domain-rechecks.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 const config = configOrExit('api', () => loadApiConfig());
@@ -54,6 +55,7 @@ try {
   const limiter = rateLimiter(db.sql, logger);
   const metrics = createMetricsRegistry();
   const admin = await startApiAdminServer({ config, registry: metrics, sql: db.sql, bus, clickhouse, logger });
+  const rechecks = startDomainRechecks({ sql: db.sql, config, logger, onDomainFailed: async () => snapshot?.flush() });
   const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, rateLimiter: limiter, metrics, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, dashboard: `${server.url}/dashboard`, adminUrl: admin.url, database: db.description });
   handleShutdown(logger, async () => {
@@ -64,6 +66,7 @@ try {
     await admin.close();
     // Unspent rate-limit tokens go back to the workspaces' windows for the other instances.
     await limiter.close();
+    await rechecks.stop();
     await publishing?.stop();
     await webhookEvents?.stop();
     await bus?.close();

@@ -64,6 +64,13 @@ export const domainSchema = z.object({
    */
   failureReason: z.string().nullable(),
   verifiedAt: isoTimestamp.nullable(),
+  /** The last DNS check: a verify request, or the daily re-check of a verified domain. */
+  checkedAt: isoTimestamp.nullable(),
+  /**
+   * A verified domain whose TXT record the re-checks have not found since then (null
+   * while it is found): after the grace period (7 days by default) it turns `failed`.
+   */
+  failingSince: isoTimestamp.nullable(),
   createdAt: isoTimestamp,
   updatedAt: isoTimestamp,
 })

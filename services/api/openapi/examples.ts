@@ -177,6 +177,8 @@ export const componentExamples: Record<string, unknown> = {
     routing: { type: 'CNAME', name: 'go.example.com', value: 'links.example.net' },
     failureReason: null,
     verifiedAt: later,
+    checkedAt: later,
+    failingSince: null,
     createdAt: at,
     updatedAt: later,
   },

@@ -19,8 +19,15 @@ interface DomainRow {
   verificationToken: string;
   failureReason: string | null;
   verifiedAt: Date | null;
+  checkedAt: Date | null;
+  failingSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** The TXT record that proves control of the hostname's DNS. */
+function verificationRecord(hostname: string, token: string): { name: string; value: string } {
+  return { name: `${VERIFICATION_PREFIX}${hostname}`, value: `linkroute-verify=${token}` };
 }
 
 function present(row: DomainRow, redirectBaseUrl: string): Domain {
@@ -28,10 +35,12 @@ function present(row: DomainRow, redirectBaseUrl: string): Domain {
     id: row.id,
     hostname: row.hostname,
     status: row.status,
-    verification: { type: 'TXT', name: `${VERIFICATION_PREFIX}${row.hostname}`, value: `linkroute-verify=${row.verificationToken}` },
+    verification: { type: 'TXT', ...verificationRecord(row.hostname, row.verificationToken) },
     routing: routingRecord(row.hostname, redirectBaseUrl),
     failureReason: row.failureReason,
     verifiedAt: iso(row.verifiedAt),
+    checkedAt: iso(row.checkedAt),
+    failingSince: iso(row.failingSince),
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   };
@@ -39,12 +48,12 @@ function present(row: DomainRow, redirectBaseUrl: string): Domain {
 
 /** `redirectBaseUrl`: REDIRECT_BASE_URL, where custom domains are told to point. */
 export function domainStore(sql: Sql, redirectBaseUrl: string) {
-  const columns = sql`id, hostname, status, verification_token, failure_reason, verified_at, created_at, updated_at`;
+  const columns = sql`id, hostname, status, verification_token, failure_reason, verified_at, checked_at, failing_since, created_at, updated_at`;
 
   /** A failed verification: the domain stops taking (and serving) links until verified again. undefined: deleted meanwhile. */
   async function setFailed(id: string, reason: string): Promise<Domain | undefined> {
     const [row] = await sql<DomainRow[]>`
-      UPDATE domains SET status = 'failed', failure_reason = ${reason}, verified_at = null, updated_at = now()
+      UPDATE domains SET status = 'failed', failure_reason = ${reason}, verified_at = null, checked_at = now(), failing_since = null, updated_at = now()
       WHERE id = ${id} AND deleted_at IS NULL RETURNING ${columns}`;
     return row && present(row, redirectBaseUrl);
   }
@@ -119,7 +128,7 @@ export function domainStore(sql: Sql, redirectBaseUrl: string) {
           const [owner] = await t`SELECT id FROM domains WHERE lower(hostname) = lower(${hostname}) AND status = 'verified' AND deleted_at IS NULL AND id <> ${id}`;
           if (owner) return null;
           const [mine] = await t<DomainRow[]>`
-            UPDATE domains SET status = 'verified', failure_reason = null, verified_at = coalesce(verified_at, now()), updated_at = now()
+            UPDATE domains SET status = 'verified', failure_reason = null, verified_at = coalesce(verified_at, now()), checked_at = now(), failing_since = null, updated_at = now()
             WHERE id = ${id} AND deleted_at IS NULL RETURNING ${columns}`;
           if (!mine) return undefined; // deleted meanwhile
           await t`
@@ -132,6 +141,44 @@ export function domainStore(sql: Sql, redirectBaseUrl: string) {
         if (!isUniqueViolation(err, 'domains_hostname_verified')) throw err;
       }
       return setFailed(id, taken);
+    },
+
+    /**
+     * Up to `limit` verified domains last checked `everyMs` ago or more (or never), claimed
+     * for a re-check by setting their checked_at now: however many API instances re-check,
+     * each takes other domains (SKIP LOCKED) and a domain is checked once per period.
+     */
+    async claimRechecks(everyMs: number, limit: number): Promise<Array<{ id: string; hostname: string; record: { name: string; value: string } }>> {
+      const due = await sql<Array<{ id: string; hostname: string; verificationToken: string }>>`
+        UPDATE domains d SET checked_at = now()
+        FROM (
+          SELECT id FROM domains
+          WHERE status = 'verified' AND deleted_at IS NULL AND (checked_at IS NULL OR checked_at <= now() - ${everyMs} * interval '1 millisecond')
+          ORDER BY checked_at NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED
+        ) due
+        WHERE d.id = due.id
+        RETURNING d.id, d.hostname, d.verification_token`;
+      return due.map((d) => ({ id: d.id, hostname: d.hostname, record: verificationRecord(d.hostname, d.verificationToken) }));
+    },
+
+    /** A re-check found the TXT record: the domain is not failing (any more). */
+    async recheckFound(id: string): Promise<void> {
+      await sql`UPDATE domains SET failing_since = null WHERE id = ${id} AND failing_since IS NOT NULL`;
+    },
+
+    /**
+     * A re-check did not find the TXT record: the domain is failing since the first such
+     * re-check; once that is `graceMs` ago, it fails (its links stop resolving, the hostname
+     * is free). Returns the domain when it failed now. A domain verified again, failed or
+     * deleted meanwhile is left alone.
+     */
+    async recheckMissed(id: string, reason: string, graceMs: number): Promise<Domain | undefined> {
+      const [row] = await sql<{ failingSince: Date; expired: boolean }[]>`
+        UPDATE domains SET failing_since = coalesce(failing_since, now())
+        WHERE id = ${id} AND status = 'verified' AND deleted_at IS NULL
+        RETURNING failing_since, failing_since <= now() - ${graceMs} * interval '1 millisecond' AS expired`;
+      if (!row?.expired) return undefined;
+      return setFailed(id, `its TXT record was not found by the daily re-checks since ${iso(row.failingSince)} (${reason}); publish it and verify again`);
     },
 
     /** Soft delete: the trigger of migration 0003 republishes its links, which stop resolving. */

@@ -116,7 +116,16 @@ export function DomainsView() {
               <h2 id={`domain-${d.id}`}>{d.hostname}</h2>
               <span class={`status-badge ${d.status}`}>{statusText[d.status]}</span>
             </div>
-            {d.status !== 'verified' ? <p>Publish these DNS records at your DNS provider, then verify:</p> : <p>Keep these DNS records published: a later verification checks the TXT record again.</p>}
+            {d.status !== 'verified' ? (
+              <p>Publish these DNS records at your DNS provider, then verify:</p>
+            ) : (
+              <p>Keep these DNS records published: linkroute checks the TXT record again every day.</p>
+            )}
+            {d.failingSince && (
+              <p class="notice" data-failing-since={d.failingSince}>
+                The daily checks have not found the TXT record since {fmtDateTime(d.failingSince)}. Publish it again: a domain whose record stays missing for the grace period (a week unless this server sets another) loses its verification, and its links stop redirecting.
+              </p>
+            )}
             <TableScroll label={`DNS records of ${d.hostname}`}>
               <table class="dns-record">
                 <thead>
@@ -147,6 +156,7 @@ export function DomainsView() {
             <p class="muted">
               {!d.routing && `Also point ${d.hostname} at the machines running the redirector (a CNAME, or A/AAAA records): this server’s default redirect domain is local, so linkroute cannot name the record. `}
               {d.verifiedAt ? `Verified ${fmtDateTime(d.verifiedAt)}.` : ''}
+              {d.checkedAt ? ` Checked ${fmtDateTime(d.checkedAt)}.` : ''}
               {d.failureReason ? ` Last check: ${d.failureReason}` : ''}
             </p>
             {canWrite && (
