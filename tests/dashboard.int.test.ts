@@ -372,7 +372,7 @@ describe('dashboard in chromium against npm start', () => {
     const warning = card.locator('[data-failing-since]');
     await warning.waitFor();
     expect(await warning.getAttribute('data-failing-since')).toBe(since);
-    expect(await warning.textContent()).toContain('The daily checks have not found the TXT record since');
+    expect(await warning.textContent()).toContain('The regular checks have not found the TXT record since');
     expect(await card.textContent()).toContain('Checked ');
     await expectAccessible('domains, one failing its re-checks');
     await page.unroute('**/domains?**');

@@ -4,7 +4,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Registry } from 'prom-client';
 import type { Sql } from '../../shared/db/postgres.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
-import type { ApiConfig } from './config.ts';
+import { DOMAIN_RECHECK_GRACE_DEFAULT_MS, type ApiConfig } from './config.ts';
 import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
 import type { OutboxDrainer } from './outbox/outbox-drainer.ts';
 import { noLinkCounters, type LinkCountersSource } from './link-counters.ts';
@@ -45,7 +45,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'API_KEY_CACHE_MS'>>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'API_KEY_CACHE_MS' | 'DOMAIN_RECHECK_GRACE_MS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: OutboxPublisher;
@@ -120,7 +120,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
   qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });
-  domainRoutes(router, { domains, verifier: deps.verifier ?? dnsVerifier(config.DNS_SERVERS ?? []), requireScope, onDomainChanged: publishChanges });
+  domainRoutes(router, { domains, verifier: deps.verifier ?? dnsVerifier(config.DNS_SERVERS ?? []), requireScope, onDomainChanged: publishChanges, recheckGraceMs: config.DOMAIN_RECHECK_GRACE_MS ?? DOMAIN_RECHECK_GRACE_DEFAULT_MS });
   webhookRoutes(router, {
     webhooks: webhookStore(sql),
     requireScope,

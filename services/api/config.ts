@@ -4,6 +4,9 @@ import { adminEnv, booleanEnv, checkAdminPort, commonEnv, parseEnv, port } from 
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 import { API_KEY_CACHE_MS } from './middleware/key-cache.ts';
 
+/** How long a verified domain's TXT record may stay missing before it turns failed (DOMAIN_RECHECK_GRACE_MS). */
+export const DOMAIN_RECHECK_GRACE_DEFAULT_MS = 7 * 86_400_000;
+
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
 
 export const apiEnv = z
@@ -34,10 +37,10 @@ export const apiEnv = z
       .default('')
       .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
       .pipe(z.array(z.string().regex(/^[\d.:[\]a-fA-F]+$/, 'must be an IP address, optionally with :port'))),
-    /** Verified domains' TXT records are checked again this often (domain-rechecks.ts)... */
+    /** Verified domains' TXT records are checked again this often (domain-rechecks.ts; 0: never)... */
     DOMAIN_RECHECK_EVERY_MS: z.coerce.number().int().min(0).default(86_400_000),
     /** ...and a domain whose record they have not found for this long turns failed. */
-    DOMAIN_RECHECK_GRACE_MS: z.coerce.number().int().min(0).default(7 * 86_400_000),
+    DOMAIN_RECHECK_GRACE_MS: z.coerce.number().int().min(0).default(DOMAIN_RECHECK_GRACE_DEFAULT_MS),
     /** Verifies click ids of conversions; must equal the redirectors' (generated into DATA_DIR when unset). */
     LINKROUTE_SECRET: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
     /** Largest accepted JSON body; bigger is a 413, never buffered. */

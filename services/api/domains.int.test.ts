@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/logger.ts';
 import { createApiApp } from './app.ts';
 import { startDomainRechecks } from './domain-rechecks.ts';
+import { domainStore } from './stores/domain-store.ts';
 import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
 import { loadCompiledLinks } from './snapshot/load-compiled-links.ts';
@@ -209,11 +210,12 @@ describe('custom domains, verified through a real DNS server', () => {
     const patient = rechecks(3_600_000);
     const strict = rechecks(0);
     try {
-      // Found: checked again, not failing, and its links are not queued again.
+      // Found: checked again (by Postgres's clock, which stamps it), not failing, and its links are not queued again.
       const before = await queued();
+      const now = (await api.db.sql<{ now: Date }[]>`SELECT now()`)[0]!.now;
       expect((await patient.runOnce()).checked).toBeGreaterThanOrEqual(1);
       expect(await mine()).toMatchObject({ status: 'verified', failingSince: null });
-      expect(Date.parse((await mine()).checkedAt)).toBeGreaterThanOrEqual(Date.parse(verified.checkedAt));
+      expect(Date.parse((await mine()).checkedAt)).toBeGreaterThanOrEqual(Math.floor(now.getTime()));
       expect(await queued()).toBe(before);
 
       // Gone: failing, still verified within the grace, its link still resolving.
@@ -222,17 +224,46 @@ describe('custom domains, verified through a real DNS server', () => {
       const failing = await mine();
       expect(failing).toMatchObject({ status: 'verified', failingSince: expect.any(String) });
       expect((await loadCompiledLinks(api.db.sql, [link.id])).get(link.id)).toMatchObject({ domain: hostname });
-      // Missing again: failing since the first miss.
+      // Missing again: failing since the first miss. Failing queued none of its links again.
       await patient.runOnce();
       expect((await mine()).failingSince).toBe(failing.failingSince);
       expect(published).toBe(0);
+      expect(await queued()).toBe(before);
+
+      // The owner presses Verify while the record is missing: still verified, still failing (the grace holds).
+      expect((await call('POST', `/domains/${domain.id}/verify`)).body.data).toMatchObject({ status: 'verified', failingSince: failing.failingSince });
+      // A lookup that fails answers 503 and changes nothing.
+      const blindApi = await listen(createApiApp({ sql: api.db.sql, config: loadApiConfig({ DNS_SERVERS: `127.0.0.1:${closedPort}` }), logger: silent }), 0, '127.0.0.1');
+      try {
+        const res = await fetch(`${blindApi.url}/domains/${domain.id}/verify`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+        expect(res.status).toBe(503);
+        expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('the domain stays verified') });
+      } finally {
+        await blindApi.close();
+      }
+      expect(await mine()).toMatchObject({ status: 'verified', failingSince: failing.failingSince });
+
+      // A verify request between a re-check's claim and its result: the result is dropped.
+      const store = domainStore(api.db.sql, 'http://go.test:8080');
+      await api.db.sql`UPDATE domains SET checked_at = now() - interval '2 days' WHERE id = ${domain.id}`;
+      const [claim] = (await store.claimRechecks(86_400_000, 100)).filter((d) => d.id === domain.id);
+      records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+      expect((await call('POST', `/domains/${domain.id}/verify`)).body.data).toMatchObject({ status: 'verified', failingSince: null });
+      expect(await store.missed(domain.id, 'gone', 0, claim!.claimed)).toBeUndefined();
+      expect(await mine()).toMatchObject({ status: 'verified', failingSince: null });
+      // Gone again: failing from the next re-check.
+      records.delete(`_linkroute.${hostname}`);
+      await patient.runOnce();
+      const failingAgain = await mine();
+      expect(failingAgain).toMatchObject({ status: 'verified', failingSince: expect.any(String) });
 
       // Past the grace: failed, saying why; its link stops resolving; another workspace may claim the hostname.
       const { checked, failed } = await strict.runOnce();
       expect(checked).toBeGreaterThanOrEqual(1);
       expect(failed).toBeGreaterThanOrEqual(1);
       expect(published).toBe(1);
-      expect(await mine()).toMatchObject({ status: 'failed', failingSince: null, verifiedAt: null, failureReason: expect.stringContaining(`not found by the daily re-checks since ${failing.failingSince}`) });
+      expect(await mine()).toMatchObject({ status: 'failed', failingSince: null, verifiedAt: null, failureReason: expect.stringContaining(`not found by the re-checks since ${failingAgain.failingSince.slice(0, 19)}Z`) });
+      expect(await queued()).not.toBe(before);
       expect((await loadCompiledLinks(api.db.sql, [link.id])).get(link.id)).toBeNull();
       const other = await api.tenant();
       expect((await call('POST', '/domains', { hostname }, other.key)).status).toBe(201);

@@ -227,7 +227,7 @@ export const operations: Operation[] = [
 
   { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
   { method: 'post', path: '/domains', summary: 'Claim a custom domain (publish the returned TXT record, then verify); 409 when another workspace has it verified', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema, errors: ['CONFLICT'] },
-  { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified (the first workspace to verify owns the hostname; the others\' claims turn failed), or failed with the reason', scope: 'domains:write', status: 200, response: domainSchema },
+  { method: 'post', path: '/domains/{id}/verify', summary: 'Check the TXT record through DNS: verified (the first workspace to verify owns the hostname; the others\' claims turn failed), or failed with the reason; a verified domain whose record is missing stays verified, failingSince set, for the grace period (503 when the lookup itself failed)', scope: 'domains:write', status: 200, response: domainSchema },
   { method: 'delete', path: '/domains/{id}', summary: 'Delete a custom domain (its links stop resolving)', scope: 'domains:write', status: 200, response: deletedSchema },
 
   {

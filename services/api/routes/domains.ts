@@ -16,7 +16,10 @@ const domainNotFound = () => new AppError('NOT_FOUND', 'Domain not found');
  * verify it through DNS. Only verified domains take links; deleting a domain
  * makes its links stop resolving (they stay, readable, with their counters).
  */
-export function domainRoutes(router: Router, deps: { domains: DomainStore; verifier: DomainVerifier; requireScope: RequireScope; onDomainChanged(): Promise<void> }): void {
+export function domainRoutes(
+  router: Router,
+  deps: { domains: DomainStore; verifier: DomainVerifier; requireScope: RequireScope; onDomainChanged(): Promise<void>; /** DOMAIN_RECHECK_GRACE_MS */ recheckGraceMs: number },
+): void {
   const { domains, requireScope } = deps;
 
   router.get('/domains', requireScope('links:read'), async (ctx) => {
@@ -34,8 +37,15 @@ export function domainRoutes(router: Router, deps: { domains: DomainStore; verif
     const domain = await domains.get(principalOf(ctx).workspaceId, ctx.params.id!);
     if (!domain) throw domainNotFound();
     const result = await deps.verifier.check(`${VERIFICATION_PREFIX}${domain.hostname}`, domain.verification.value);
+    let updated;
     // The first workspace to verify a hostname owns it; a later one's claim turns failed.
-    const updated = result.verified ? await domains.setVerified(domain.id, domain.hostname) : await domains.setFailed(domain.id, result.reason);
+    if (result.verified) updated = await domains.setVerified(domain.id, domain.hostname);
+    else if (domain.status !== 'verified') updated = await domains.setFailed(domain.id, result.reason);
+    // A verified domain keeps its verification through a miss as through the re-checks'
+    // (failing, for the grace period: an owner pressing Verify while the record
+    // propagates does not lose the domain), and a lookup that failed tells nothing.
+    else if (!result.dnsAnswered) throw new AppError('SERVICE_UNAVAILABLE', `${result.reason}; the domain stays verified`);
+    else updated = (await domains.missed(domain.id, result.reason, deps.recheckGraceMs)) ?? (await domains.get(principalOf(ctx).workspaceId, domain.id));
     await deps.onDomainChanged();
     if (!updated) throw domainNotFound();
     ok(ctx, updated);

@@ -49,6 +49,12 @@ function present(row: DomainRow, redirectBaseUrl: string): Domain {
 /** `redirectBaseUrl`: REDIRECT_BASE_URL, where custom domains are told to point. */
 export function domainStore(sql: Sql, redirectBaseUrl: string) {
   const columns = sql`id, hostname, status, verification_token, failure_reason, verified_at, checked_at, failing_since, created_at, updated_at`;
+  /**
+   * A re-check's claim version: checked_at in microseconds since the epoch, as text. Not
+   * the timestamp itself: postgres.js sends a timestamptz parameter through a JS Date,
+   * which keeps milliseconds, so the claim would never match again.
+   */
+  const claimVersion = (column: 'checked_at' | 'd.checked_at') => sql.unsafe(`(extract(epoch from ${column}) * 1000000)::bigint::text`);
 
   /** A failed verification: the domain stops taking (and serving) links until verified again. undefined: deleted meanwhile. */
   async function setFailed(id: string, reason: string): Promise<Domain | undefined> {
@@ -147,9 +153,12 @@ export function domainStore(sql: Sql, redirectBaseUrl: string) {
      * Up to `limit` verified domains last checked `everyMs` ago or more (or never), claimed
      * for a re-check by setting their checked_at now: however many API instances re-check,
      * each takes other domains (SKIP LOCKED) and a domain is checked once per period.
+     * `claimed` (checked_at to the microsecond, as text: claimVersion) is the claim's
+     * version: a verify request meanwhile sets checked_at anew, and the re-check's result is
+     * then dropped (recheckFound, missed).
      */
-    async claimRechecks(everyMs: number, limit: number): Promise<Array<{ id: string; hostname: string; record: { name: string; value: string } }>> {
-      const due = await sql<Array<{ id: string; hostname: string; verificationToken: string }>>`
+    async claimRechecks(everyMs: number, limit: number): Promise<Array<{ id: string; hostname: string; claimed: string; record: { name: string; value: string } }>> {
+      const due = await sql<Array<{ id: string; hostname: string; verificationToken: string; claimed: string }>>`
         UPDATE domains d SET checked_at = now()
         FROM (
           SELECT id FROM domains
@@ -157,28 +166,44 @@ export function domainStore(sql: Sql, redirectBaseUrl: string) {
           ORDER BY checked_at NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED
         ) due
         WHERE d.id = due.id
-        RETURNING d.id, d.hostname, d.verification_token`;
-      return due.map((d) => ({ id: d.id, hostname: d.hostname, record: verificationRecord(d.hostname, d.verificationToken) }));
+        RETURNING d.id, d.hostname, d.verification_token, ${claimVersion('d.checked_at')} AS claimed`;
+      return due.map((d) => ({ id: d.id, hostname: d.hostname, claimed: d.claimed, record: verificationRecord(d.hostname, d.verificationToken) }));
     },
 
-    /** A re-check found the TXT record: the domain is not failing (any more). */
-    async recheckFound(id: string): Promise<void> {
-      await sql`UPDATE domains SET failing_since = null WHERE id = ${id} AND failing_since IS NOT NULL`;
+    /** A re-check found the TXT record: the domain is not failing (any more), unless a verify request came between. */
+    async recheckFound(id: string, claimed: string): Promise<void> {
+      await sql`UPDATE domains SET failing_since = null WHERE id = ${id} AND ${claimVersion('checked_at')} = ${claimed} AND failing_since IS NOT NULL`;
     },
 
     /**
-     * A re-check did not find the TXT record: the domain is failing since the first such
-     * re-check; once that is `graceMs` ago, it fails (its links stop resolving, the hostname
-     * is free). Returns the domain when it failed now. A domain verified again, failed or
-     * deleted meanwhile is left alone.
+     * The TXT record of a verified domain was not found (DNS answered): it is failing since
+     * the first such miss, and once that is `graceMs` ago it fails (its links stop
+     * resolving, the hostname is free), in the same statement. `claimed`: a re-check's
+     * claim, dropped when a verify request came between; without it (a verify request
+     * itself), its own check. Returns the domain, unless it was not verified any more
+     * (failed, deleted) or the claim was dropped.
      */
-    async recheckMissed(id: string, reason: string, graceMs: number): Promise<Domain | undefined> {
-      const [row] = await sql<{ failingSince: Date; expired: boolean }[]>`
-        UPDATE domains SET failing_since = coalesce(failing_since, now())
-        WHERE id = ${id} AND status = 'verified' AND deleted_at IS NULL
-        RETURNING failing_since, failing_since <= now() - ${graceMs} * interval '1 millisecond' AS expired`;
-      if (!row?.expired) return undefined;
-      return setFailed(id, `its TXT record was not found by the daily re-checks since ${iso(row.failingSince)} (${reason}); publish it and verify again`);
+    async missed(id: string, reason: string, graceMs: number, claimed?: string): Promise<Domain | undefined> {
+      // failing_since as it is after this miss, and whether that is past the grace.
+      const [row] = await sql<DomainRow[]>`
+        WITH t AS (
+          SELECT coalesce(failing_since, now()) AS since, coalesce(failing_since, now()) <= now() - ${graceMs} * interval '1 millisecond' AS expired
+          FROM domains
+          WHERE id = ${id} AND status = 'verified' AND deleted_at IS NULL ${claimed === undefined ? sql`` : sql`AND ${claimVersion('checked_at')} = ${claimed}`}
+          FOR UPDATE
+        )
+        UPDATE domains SET
+          status = CASE WHEN t.expired THEN 'failed' ELSE status END,
+          failure_reason = CASE WHEN t.expired
+            THEN 'its TXT record was not found by the re-checks since ' || to_char(t.since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ' (' || ${reason}::text || '); publish it and verify again'
+            ELSE failure_reason END,
+          verified_at = CASE WHEN t.expired THEN null ELSE verified_at END,
+          failing_since = CASE WHEN t.expired THEN null ELSE t.since END,
+          checked_at = ${claimed === undefined ? sql`now()` : sql`checked_at`},
+          updated_at = CASE WHEN t.expired THEN now() ELSE updated_at END
+        FROM t WHERE domains.id = ${id}
+        RETURNING ${columns}`;
+      return row && present(row, redirectBaseUrl);
     },
 
     /** Soft delete: the trigger of migration 0003 republishes its links, which stop resolving. */

@@ -76,7 +76,13 @@ export function DomainsView() {
     run(async () => {
       setOutcome('');
       const { data } = await unwrap(api.POST('/domains/{id}/verify', { params: { path: { id: d.id } } }));
-      setOutcome(data.status === 'verified' ? `${data.hostname} is verified: links may use it now.` : `${data.hostname} is not verified yet: ${data.failureReason ?? 'the record was not found'}.`);
+      setOutcome(
+        data.status !== 'verified'
+          ? `${data.hostname} is not verified yet: ${data.failureReason ?? 'the record was not found'}.`
+          : data.failingSince
+            ? `${data.hostname} stays verified for now, but its TXT record was not found: publish it again.`
+            : `${data.hostname} is verified: links may use it now.`,
+      );
     }, d.id);
 
   return (
@@ -119,11 +125,11 @@ export function DomainsView() {
             {d.status !== 'verified' ? (
               <p>Publish these DNS records at your DNS provider, then verify:</p>
             ) : (
-              <p>Keep these DNS records published: linkroute checks the TXT record again every day.</p>
+              <p>Keep these DNS records published: linkroute checks the TXT record again regularly (daily, unless this server sets another period).</p>
             )}
             {d.failingSince && (
               <p class="notice" data-failing-since={d.failingSince}>
-                The daily checks have not found the TXT record since {fmtDateTime(d.failingSince)}. Publish it again: a domain whose record stays missing for the grace period (a week unless this server sets another) loses its verification, and its links stop redirecting.
+                The regular checks have not found the TXT record since {fmtDateTime(d.failingSince)}. Publish it again: a domain whose record stays missing for the grace period (a week unless this server sets another) loses its verification, and its links stop redirecting.
               </p>
             )}
             <TableScroll label={`DNS records of ${d.hostname}`}>
