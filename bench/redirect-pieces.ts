@@ -1,9 +1,10 @@
 /**
  * The hand-written pieces of the redirect path still kept, each against the library or
  * Node built-in it replaces, in process (a hand-written piece stays only where it buys
- * at least 5 % of the end-to-end figure; the string-keyed table and the event JSON
- * writer are kept below that bar pending the owner's decision, issue 15: their file
- * headers record the end-to-end figures, which these in-process rows understate). Each row gives both costs per call, their
+ * at least 5 % of the end-to-end figure, issue 15). The event JSON writer is not such a
+ * replacement: it is the serializer the event's declaration builds, as it builds the
+ * ingester's reader (event-json-writer.ts says why); its row shows what it costs
+ * against JSON.stringify. Each row gives both costs per call, their
  * batches taking turns, and what the hand-written one saves per redirect as a share of
  * the redirector's server CPU per request measured in the same run. (The ingester's
  * fast line path has its row in the ingest suite.)
@@ -11,11 +12,9 @@
 import { createHmac, randomBytes, randomFillSync } from 'node:crypto';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
-import { StringKeyedTable } from '../services/redirector/snapshot/string-keyed-table.ts';
 import { HmacSha256 } from '../shared/hmac-sha256.ts';
 import { clickEventJson } from '../shared/schemas/click-event.ts';
 import { makeEvent } from './bench-events.ts';
-import { BENCH_LINK_COUNT, benchShortCode } from './servers/bench-links.ts';
 import { randomBytesInto } from '../shared/random-pool.ts';
 import type { Row } from './suite.ts';
 import { nsPerCallEach } from './timing.ts';
@@ -61,28 +60,6 @@ export function measurePieces(redirectCpuNs: number, scale = 1): Row[] {
   add('click event JSON writer (event-json-writer.ts, built from the declaration)', (i) => clickEventJson(events[i & 255]!), [['JSON.stringify', (i) => JSON.stringify(events[i & 255]!)]]);
 
   add('click id random bytes (random-pool.ts)', () => randomBytesInto(id, 7, 13), [['randomFillSync per click', () => randomFillSync(id, 7, 6)]]);
-
-  // find(): the Host (no custom domain: a miss), then the short code among the bench's
-  // codes; both arrive as fresh strings, whose hash V8 has not computed yet. In process
-  // the tables stay in cache, which flatters the Map (string-keyed-table.ts says how
-  // much the real server differs).
-  const table = new StringKeyedTable<number>();
-  const map = new Map<string, number>();
-  for (let i = 0; i < BENCH_LINK_COUNT; i++) {
-    table.set(benchShortCode(i), i);
-    map.set(benchShortCode(i), i);
-  }
-  const domains = new StringKeyedTable<number>();
-  const domainMap = new Map<string, number>();
-  domains.set('', 0);
-  domainMap.set('', 0);
-  const codeLength = benchShortCode(0).length;
-  const wire = Buffer.from(Array.from({ length: BENCH_LINK_COUNT }, (_, i) => benchShortCode((i * 7919) % BENCH_LINK_COUNT)).join(''), 'latin1');
-  const host = Buffer.from('127.0.0.1:8080', 'latin1');
-  const code = (i: number) => wire.toString('latin1', (i % BENCH_LINK_COUNT) * codeLength, ((i % BENCH_LINK_COUNT) + 1) * codeLength);
-  add(`host + short code lookup, ${BENCH_LINK_COUNT.toLocaleString('en-US')} codes (string-keyed-table.ts)`, (i) => (domains.get(host.toString('latin1')), table.get(code(i))), [
-    ['Map', (i) => (domainMap.get(host.toString('latin1')), map.get(code(i)))],
-  ]);
 
   return rows;
 }

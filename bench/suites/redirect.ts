@@ -379,7 +379,7 @@ export async function run(): Promise<SuiteResult> {
         'click events: batched by the real event publisher to NATS JetStream (a private nats-server on loopback), as in production',
         `nats-server CPU per redirect (median): ${median(runs.get(ours!)!.map((r) => r.natsCpuUsPerRequest)).toFixed(2)} µs, on the cores the servers and wrk share`,
         `"${COOKIE_LABEL}": the bare server writing a fixed Set-Cookie as long as a visitor cookie, for the floor breakdown`,
-        '"Hand-written pieces kept": in process a piece\'s tables and code stay in cache, so these rows understate what it saves in the server; the end-to-end figures are recorded in the headers of services/redirector/snapshot/string-keyed-table.ts and shared/schemas/event-json-writer.ts. Those two are kept below the 5 % bar (bench/redirect-pieces.ts) pending the owner\'s decision (issue 15)',
+        '"Hand-written pieces kept": in process a piece\'s tables and code stay in cache, so these rows may understate what it saves in the server; the event JSON writer is the serializer the event\'s declaration builds (shared/schemas/event-json-writer.ts), timed against JSON.stringify',
         ...(Math.max(...[...runs.values()].flat().map((r) => r.otherCpuPercent)) > OTHER_CPU_WARNING_PERCENT
           ? [`WARNING: other processes used over ${OTHER_CPU_WARNING_PERCENT} % CPU during some rounds (column "other procs CPU % (max of rounds)", of all cores): those rounds competed for CPU, so req/s and the ratio are unreliable; rerun on a quiet machine`]
           : []),

@@ -2,7 +2,6 @@ import { hydrateLink, type CompiledLink, type RoutableLink } from '../../../shar
 import type { DomainEntry, LazySnapshotEntry, SnapshotEntry, SnapshotEntryHeader } from '../../../shared/snapshot/snapshot-entry.ts';
 import { decompressBlock } from '../../../shared/snapshot/snapshot-blocks.ts';
 import type { LinkLookup } from '../ports.ts';
-import { StringKeyedTable } from './string-keyed-table.ts';
 
 const decoder = new TextDecoder();
 
@@ -51,7 +50,7 @@ type Held = Pending | RoutableLink;
  * verified (one, but for the moment one domain's marker and another's overlap when a
  * hostname changes hands).
  */
-class DomainCodes extends StringKeyedTable<Held> {
+class DomainCodes extends Map<string, Held> {
   markers = 0;
 
   /** Serves only its own links: it is verified (a marker) or holds links (published only while verified). */
@@ -63,7 +62,7 @@ class DomainCodes extends StringKeyedTable<Held> {
 const DEFAULT_DOMAIN = '';
 
 /** The RoutableLink of a held link, hydrating it (and keeping the result) on first use. */
-function routable(codes: StringKeyedTable<Held>, shortCode: string, held: Held): RoutableLink {
+function routable(codes: Map<string, Held>, shortCode: string, held: Held): RoutableLink {
   if (!(held instanceof Pending)) return held;
   const hydrated = hydrateLink(held.compiled);
   codes.set(shortCode, hydrated);
@@ -81,12 +80,16 @@ function routable(codes: StringKeyedTable<Held>, shortCode: string, held: Held):
  * older than what we hold is ignored, so updates may arrive twice or out of
  * order (watch restarts, several publishers) safely.
  *
- * Both levels are StringKeyedTables, not Maps: find() runs on every request with the
- * Host header and short code as fresh strings, which V8 Maps look up slowly among
- * 100k codes in a busy process (string-keyed-table.ts has the measurements).
+ * Both levels are plain Maps. A hand-written string-keyed hash table stood here (for
+ * the fresh Host and short-code strings each request brings); replaced because it did
+ * not buy the 5 % of the redirect figure a hand-written piece must (issue 15):
+ * `npm run bench:against` with 7 alternating rounds, 100k codes, 2026-11-29, had the
+ * Maps at +12.8 % redirects/s and -5.9 % server CPU a request against it, within
+ * that run's noise (rounds spread 35-45 %); the earlier machine's best case for the
+ * table was -4.6 % CPU a request.
  */
 export class SnapshotStore implements LinkLookup {
-  private domains = new StringKeyedTable<DomainCodes>();
+  private domains = new Map<string, DomainCodes>();
   private defaultCodes = new DomainCodes();
   private readonly byLinkId = new Map<string, { version: number; domain: string | null; code: string | null }>();
   /** Domain markers applied: the hostname each names while verified (null: not, or no longer). */
@@ -133,7 +136,7 @@ export class SnapshotStore implements LinkLookup {
    * anything was served, so what it applied cannot shadow the same versions replayed.
    */
   clear(): void {
-    this.domains = new StringKeyedTable();
+    this.domains = new Map<string, DomainCodes>();
     this.defaultCodes = new DomainCodes();
     this.domains.set(DEFAULT_DOMAIN, this.defaultCodes);
     this.byLinkId.clear();
