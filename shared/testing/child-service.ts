@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isBuilt } from '../../scripts/build-inputs.mjs';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -9,8 +10,8 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
  * A service's main.ts as its own process, for tests that kill and restart it: by
  * default its TypeScript source (`node --import tsx`); with `compiled`, the build
  * in dist/ as production runs it (`node dist/.../main.js`, what `npm run start:*`
- * runs), which must be fresh (`npm test` builds first). Output is kept for
- * failure messages.
+ * runs), which must be built from the sources as they are (`npm test` builds first
+ * when they changed). Output is kept for failure messages.
  */
 export interface ChildService {
   readonly pid: number;
@@ -56,18 +57,14 @@ export function startChildService(mainPath: string, env: Record<string, string>,
   };
 }
 
-/** dist/<path>.js for services/<path>.ts; throws when it is missing or older than a source. */
+/** Whether dist/ was built from the sources as they are now: asked once per test process (hashing every input takes ~0.2 s). */
+let builtFromCurrentSources: boolean | undefined;
+
+/** dist/<path>.js for services/<path>.ts; throws when it is missing or was built from other sources than these. */
 export function compiledPath(mainPath: string): string {
   const compiled = join(repoRoot, 'dist', mainPath.replace(/\.ts$/, '.js'));
-  const builtAt = statSync(compiled, { throwIfNoEntry: false })?.mtimeMs;
-  if (builtAt === undefined) throw new Error(`${compiled} is missing: run npm run build`);
-  for (const top of ['services', 'shared']) {
-    for (const entry of readdirSync(join(repoRoot, top), { recursive: true, withFileTypes: true })) {
-      // What the build compiles (tsconfig.build.json): not tests, not test helpers.
-      if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.test.ts') || /[/\\]testing$/.test(entry.parentPath)) continue;
-      const source = join(entry.parentPath, entry.name);
-      if (statSync(source).mtimeMs > builtAt) throw new Error(`dist/ is older than ${source}: run npm run build`);
-    }
-  }
+  if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run npm run build`);
+  builtFromCurrentSources ??= isBuilt(repoRoot);
+  if (!builtFromCurrentSources) throw new Error('dist/ was not built from the sources as they are now: run npm run build');
   return compiled;
 }
