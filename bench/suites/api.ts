@@ -21,6 +21,7 @@ import type { ChildService } from '../../shared/testing/child-service.ts';
 import { benchTempDir, startBenchService } from '../cleanup.ts';
 import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
+import { sample } from '../../shared/testing/prometheus-sample.ts';
 import { startTestNatsServer } from '../../shared/testing/nats-server.ts';
 import { log, type Check, type Row, type SuiteResult } from '../suite.ts';
 import { requireWrk, runWrk, WRK_RESULT_LUA, wrkErrors, type WrkResult } from '../wrk.ts';
@@ -111,10 +112,9 @@ async function waitReady(url: string, child: ChildService, what: string): Promis
 
 /** The links the redirector holds: its snapshot_links gauge, read from its admin port when asked. */
 async function heldLinks(adminBase: string): Promise<number> {
-  const text = await (await fetch(`${adminBase}/metrics`)).text();
-  const held = /^linkroute_redirector_snapshot_links (\d+)$/m.exec(text);
-  if (!held) throw new Error('the redirector reports no linkroute_redirector_snapshot_links');
-  return Number(held[1]);
+  const held = sample(await (await fetch(`${adminBase}/metrics`)).text(), 'linkroute_redirector_snapshot_links');
+  if (held === undefined) throw new Error('the redirector reports no linkroute_redirector_snapshot_links');
+  return held;
 }
 
 /**
