@@ -15,7 +15,7 @@ describe('sending one webhook', () => {
   afterAll(() => receiver?.close());
 
   it('posts the body signed per Standard Webhooks; 2xx succeeds, anything else fails', async () => {
-    const sender = webhookSender({ timeoutMs: 2_000, allowPrivateTargets: true, maxSocketsPerHost: 4 });
+    const sender = webhookSender({ timeoutMs: 2_000, allowPrivateTargets: true });
     const body = JSON.stringify({ type: 'link.created', timestamp: new Date().toISOString(), data: { id: 'link_1' } });
     const ok = await sender.send({ url: `${receiver.url}/hook`, signer }, { id: 'evt_1', body });
     expect(ok).toMatchObject({ ok: true, status: 200, error: null });
@@ -32,7 +32,7 @@ describe('sending one webhook', () => {
   });
 
   it('refuses loopback, private and metadata targets at send time, by name or by address, without connecting', async () => {
-    const sender = webhookSender({ timeoutMs: 2_000, allowPrivateTargets: false, maxSocketsPerHost: 4 });
+    const sender = webhookSender({ timeoutMs: 2_000, allowPrivateTargets: false });
     const before = receiver.received.length;
     const port = new URL(receiver.url).port;
     for (const [url, reason] of [
@@ -52,12 +52,33 @@ describe('sending one webhook', () => {
   });
 
   it('gives up on an answer slower than the timeout', async () => {
-    const sender = webhookSender({ timeoutMs: 200, allowPrivateTargets: true, maxSocketsPerHost: 4 });
+    const sender = webhookSender({ timeoutMs: 200, allowPrivateTargets: true });
     receiver.delayMs = 1_000;
     const result = await sender.send({ url: `${receiver.url}/slow`, signer }, { id: 'evt_3', body: '{}' });
     receiver.delayMs = 0;
     expect(result).toMatchObject({ ok: false, status: null });
     expect(result.error).toMatch(/within 200 ms/);
     sender.close();
+  });
+
+  it('runs every attempt it is given at once, whatever host they share: none waits for a connection while its deadline runs', async () => {
+    // 40 attempts to two endpoints of one host, answered after 2 s: all arrive before the
+    // first answer (a capped pool per host would hold some back), and all succeed.
+    const sender = webhookSender({ timeoutMs: 5_000, allowPrivateTargets: true });
+    const before = receiver.received.length;
+    receiver.delayMs = 2_000;
+    try {
+      const started = Date.now();
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => sender.send({ url: `${receiver.url}/shared/${i % 2}`, signer }, { id: `evt_shared_${i}`, body: '{}' })),
+      );
+      expect(results.filter((r) => !r.ok).map((r) => r.error)).toEqual([]);
+      const arrivals = receiver.received.slice(before).map((r) => r.at - started);
+      expect(arrivals).toHaveLength(40);
+      expect(Math.max(...arrivals)).toBeLessThan(2_000);
+    } finally {
+      receiver.delayMs = 0;
+      sender.close();
+    }
   });
 });

@@ -49,16 +49,25 @@ const safeLookup: LookupFunction = (hostname, options, callback) => {
  * One attempt: POST the body, signed per Standard Webhooks (`webhook-id`,
  * `webhook-timestamp`, `webhook-signature`), to the endpoint; a 2xx answer within
  * `timeoutMs` is a success, anything else (redirects included: none is followed) a
- * failure. Keep-alive connections, at most `maxSocketsPerHost` per endpoint origin.
+ * failure. Keep-alive connections, pooled per origin, shared by the endpoints of a host.
+ *
+ * The pools have no cap of their own: the dispatcher runs at most
+ * WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT attempts per endpoint, and an attempt must never
+ * wait inside the client for a connection, since its deadline runs meanwhile. With the
+ * cap per origin it had (32), endpoints sharing a host (many workspaces on one automation
+ * service) queued behind each other there: a slow endpoint's attempts held every
+ * connection, its neighbours' waited until one of those timed out, and timed out
+ * themselves when several rounds came first (shared-host.int.test.ts: a fast endpoint's
+ * attempts took 3.0 s behind a slow one's 4 s attempts with the cap, 9-37 ms without).
  *
  * HTTP client: undici, not node:http: 48 against 78 µs of the client's CPU per POST to a
  * loopback endpoint at 32 in flight (scratch measurement, 2026-11-28, this 2-core
  * machine), and node:http's client was the largest share of a sender's CPU in a profile
  * under `npm run bench -- webhooks`.
  */
-export function webhookSender(options: { timeoutMs: number; allowPrivateTargets: boolean; maxSocketsPerHost: number }): WebhookSender {
+export function webhookSender(options: { timeoutMs: number; allowPrivateTargets: boolean }): WebhookSender {
   const dispatcher = new Agent({
-    connections: options.maxSocketsPerHost,
+    connections: null,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
     // The socket connects only to an address safeLookup has checked (SSRF).

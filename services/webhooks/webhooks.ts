@@ -75,7 +75,6 @@ export async function startWebhooks(deps: {
   const sender = webhookSender({
     timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
     allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,
-    maxSocketsPerHost: config.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT,
   });
   const dispatcher = createDispatcher({
     store,

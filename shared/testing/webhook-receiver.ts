@@ -2,6 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedWebhook {
+  /** The request's path (and query). */
+  path: string;
   headers: Record<string, string>;
   body: string;
   /** Epoch ms when it arrived. */
@@ -10,13 +12,14 @@ export interface ReceivedWebhook {
 
 /**
  * A loopback HTTP server standing in for a customer's webhook endpoint: records
- * every request and answers what `answer` says (default 200), after `delayMs`.
+ * every request and answers what `answer` says (default 200), after `delayMs` (a
+ * number, or one per request: endpoints on one host answering at their own pace).
  */
 export interface WebhookReceiver {
   url: string;
   readonly received: ReceivedWebhook[];
   answer: (request: ReceivedWebhook, index: number) => number;
-  delayMs: number;
+  delayMs: number | ((request: ReceivedWebhook) => number);
   close(): Promise<void>;
 }
 
@@ -28,13 +31,15 @@ export async function startWebhookReceiver(answer: WebhookReceiver['answer'] = (
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const request: ReceivedWebhook = {
+        path: req.url ?? '',
         headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
         body: Buffer.concat(chunks).toString('utf8'),
         at: Date.now(),
       };
       received.push(request);
       const status = receiver.answer(request, received.length - 1);
-      setTimeout(() => res.writeHead(status, { 'content-type': 'text/plain' }).end('ok'), receiver.delayMs);
+      const delay = typeof receiver.delayMs === 'number' ? receiver.delayMs : receiver.delayMs(request);
+      setTimeout(() => res.writeHead(status, { 'content-type': 'text/plain' }).end('ok'), delay);
     });
   });
   server.keepAliveTimeout = 60_000;
