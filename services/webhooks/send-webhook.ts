@@ -1,8 +1,8 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { EventEmitter } from 'node:events';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { Agent, errors, request } from 'undici';
 import { blockedAddressReason } from '../../shared/webhooks/target-address.ts';
+import { checkedLookup } from './checked-lookup.ts';
 import type { PayloadSigner } from './payload-signer.ts';
 
 export interface Attempt {
@@ -21,29 +21,6 @@ export interface WebhookSender {
 /** What an attempt reads of an answer before it stops listening. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const USER_AGENT = 'linkroute-webhooks/1 (+https://www.standardwebhooks.com)';
-
-class BlockedTargetError extends Error {
-  readonly code = 'EBLOCKEDTARGET';
-}
-
-/**
- * A DNS lookup that refuses names resolving to any address webhooks may not reach
- * (SSRF): the socket connects only to an address checked here, at send time, so a
- * name re-pointed at a private address after registration is refused too.
- */
-const safeLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, '', 4);
-    for (const { address } of addresses) {
-      const reason = blockedAddressReason(address);
-      // The address itself is not named: the message reaches the endpoint's workspace
-      // (its deliveries), which must not learn what names resolve to on this network.
-      if (reason) return callback(new BlockedTargetError(`${hostname} resolves to a blocked address (${reason}); not an allowed webhook target`), '', 4);
-    }
-    if (options.all) (callback as unknown as (err: null, all: LookupAddress[]) => void)(null, addresses);
-    else callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
-};
 
 /**
  * One attempt: POST the body, signed per Standard Webhooks (`webhook-id`,
@@ -70,8 +47,8 @@ export function webhookSender(options: { timeoutMs: number; allowPrivateTargets:
     connections: null,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
-    // The socket connects only to an address safeLookup has checked (SSRF).
-    connect: options.allowPrivateTargets ? {} : { lookup: safeLookup },
+    // The socket connects only to an address checkedLookup has checked (SSRF).
+    connect: options.allowPrivateTargets ? {} : { lookup: checkedLookup() },
   });
 
   async function attempt(url: string, headers: Record<string, string>, body: string): Promise<Omit<Attempt, 'latencyMs'>> {
