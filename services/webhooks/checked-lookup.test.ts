@@ -1,4 +1,4 @@
-import type { LookupAddress } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { checkedLookup, type ResolveAll } from './checked-lookup.ts';
 
@@ -19,9 +19,9 @@ function heldResolver(table: Record<string, string[]>) {
 
 type Outcome = { err: (Error & { code?: string }) | null; address?: string | LookupAddress[]; family?: number };
 
-function lookUp(lookup: ReturnType<typeof checkedLookup>, hostname: string, options: { all?: boolean; family?: number } = {}): Promise<Outcome> {
+function lookUp(lookup: ReturnType<typeof checkedLookup>, hostname: string, options: LookupOptions = {}): Promise<Outcome> {
   return new Promise((resolve) => {
-    lookup(hostname, options, ((err: Error | null, address: string | LookupAddress[], family?: number) => resolve({ err, address, family })) as never);
+    lookup(hostname, options, (err: Error | null, address: string | LookupAddress[], family?: number) => resolve({ err, address, family }));
   });
 }
 
@@ -65,5 +65,32 @@ describe('the webhook sender\'s DNS lookup', () => {
     expect((await mixed).err?.message).toMatch(/^mixed\.example\.com resolves to a blocked address \(link-local or metadata[^)]*\)/);
     for (const outcome of await Promise.all(missing)) expect(outcome.err?.code).toBe('ENOTFOUND');
     expect(dns.asked).toEqual(['mixed.example.com family=0', 'missing.example.com family=0']);
+  });
+
+  it("shares one question between the option shapes Node's net passes (with and without all), and answers an IPv6 address with its family", async () => {
+    const dns = heldResolver({ 'v6.example.com': ['2606:2800:21f:cb07:6820:80da:af6b:8b2c'] });
+    const lookup = checkedLookup(dns.resolve);
+    const single = lookUp(lookup, 'v6.example.com', { family: 0, hints: 1024 });
+    const all = lookUp(lookup, 'v6.example.com', { family: 0, hints: 1024, all: true });
+    expect(dns.asked).toEqual(['v6.example.com family=0']);
+    dns.release();
+    expect(await single).toEqual({ err: null, address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 });
+    expect((await all).address).toEqual([{ address: '2606:2800:21f:cb07:6820:80da:af6b:8b2c', family: 6 }]);
+  });
+
+  it('leaves no name waiting when the resolver throws: the throw reaches the caller, the next lookup asks afresh', async () => {
+    const dns = heldResolver({ 'hooks.example.com': ['93.184.215.14'] });
+    let throwNext = true;
+    const lookup = checkedLookup((hostname, options, callback) => {
+      if (throwNext) {
+        throwNext = false;
+        throw new TypeError('bad lookup options');
+      }
+      dns.resolve(hostname, options, callback);
+    });
+    expect(() => lookup('hooks.example.com', {}, () => undefined)).toThrow('bad lookup options');
+    const next = lookUp(lookup, 'hooks.example.com');
+    dns.release();
+    expect(await next).toEqual({ err: null, address: '93.184.215.14', family: 4 });
   });
 });

@@ -30,6 +30,7 @@ export function checkedLookup(resolve: ResolveAll = dnsLookup as ResolveAll): Lo
   return (hostname, options, callback) => {
     const answer: Answer = (err, addresses) => {
       if (err) return callback(err, '', 4);
+      if (addresses.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 4);
       for (const { address } of addresses) {
         const reason = blockedAddressReason(address);
         // The address itself is not named: the message reaches the endpoint's workspace
@@ -46,11 +47,21 @@ export function checkedLookup(resolve: ResolveAll = dnsLookup as ResolveAll): Lo
       waiting.push(answer);
       return;
     }
-    underWay.set(key, [answer]);
-    resolve(hostname, asked, (err, addresses) => {
-      const answers = underWay.get(key)!;
-      underWay.delete(key);
-      for (const a of answers) a(err, addresses);
-    });
+    // Invariant: an entry is removed before its answers run, and whatever happens to its
+    // lookup, so a name is never left waiting on a question nobody will answer.
+    const answers: Answer[] = [answer];
+    underWay.set(key, answers);
+    const done = () => {
+      if (underWay.get(key) === answers) underWay.delete(key);
+    };
+    try {
+      resolve(hostname, asked, (err, addresses) => {
+        done();
+        for (const a of answers) a(err, addresses);
+      });
+    } catch (err) {
+      done();
+      throw err;
+    }
   };
 }
