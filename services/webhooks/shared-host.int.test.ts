@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
+import { poller } from './testing/until.ts';
 import { startWebhookStack, type WebhookStack } from './testing/webhook-stack.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TIMEOUT_MS = 4_000;
 
 /**
@@ -33,15 +33,7 @@ describe('webhook endpoints sharing a host', () => {
     await stack?.close();
   }, 60_000);
 
-  async function until<T>(what: string, probe: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (done(value)) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}\n${stack.senderLogs()}`);
-      await sleep(50);
-    }
-  }
+  const until = poller(() => stack.senderLogs(), 30_000);
 
   const register = async (path: string) => {
     const created = await stack.call('POST', '/webhooks', { url: `${receiver.url}${path}`, events: ['link.created'] });

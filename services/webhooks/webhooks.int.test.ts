@@ -9,6 +9,7 @@ import { clickLogEntrySchema } from '../../shared/schemas/analytics.ts';
 import type { ChildService } from '../../shared/testing/child-service.ts';
 import { sampleClickEvent } from '../../shared/testing/click-event-fixture.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
+import { poller } from './testing/until.ts';
 import { startWebhookStack, type WebhookStack } from './testing/webhook-stack.ts';
 
 const SECRET_TEXT = 'webhooks-test-secret-0123456789abcdef';
@@ -17,15 +18,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The senders' output, for failure messages. */
 let senderLogs = () => '';
 
-async function until<T>(what: string, probe: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 500)}\n${senderLogs()}`);
-    await sleep(50);
-  }
-}
+const until = poller(() => senderLogs(), 20_000);
 
 interface Delivered {
   id: string;
