@@ -1,7 +1,15 @@
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 
+/**
+ * One batch of an outbox: takes up to a batch of rows (SKIP LOCKED), publishes them,
+ * calls `live(taken)` once they are on the bus, then deletes them and commits.
+ * Resolves with how many rows it took (0: none were queued) once committed. A
+ * rejection before `live` means none of its rows was published.
+ */
+export type PublishBatch = (live: (taken: number) => void) => Promise<number>;
+
 export interface OutboxDrainer {
-  /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
+  /** Publishes everything queued; concurrent callers share one run. Resolves when everything queued before the call is on the bus. */
   flush(): Promise<void>;
   /** Publishes leftovers (from crashes, bus outages, other writers) every `intervalMs`. */
   start(intervalMs: number): void;
@@ -10,20 +18,28 @@ export interface OutboxDrainer {
 
 /**
  * Drains a transactional outbox (rows queued in Postgres with the change that made
- * them) by calling `publishBatch` until it returns less than a full batch.
+ * them) by calling `publishBatch` until it takes less than a full batch.
  * `publishBatch` takes its rows with SKIP LOCKED and deletes them once published, so
  * several API instances may drain at once.
  *
  * Flush calls are numbered. A pass reads the queue after every call numbered up to
- * `covers` had committed its change, so when the pass ends those calls are done: a
- * caller waits for at most the pass running now and the next one, never for a
- * whole busy period of passes triggered by later changes.
+ * `covers` had committed its change, so when the pass's last batch is live those
+ * calls are done: a caller waits for at most the pass running now and the next one,
+ * never for a whole busy period of passes triggered by later changes.
+ *
+ * A batch's bookkeeping (deleting its rows, committing) is not waited for: callers are
+ * answered once the rows are on the bus, and the next batch starts beside it. It cannot
+ * take those rows, which stay locked until the commit; a change to one of their links
+ * waits on that lock, so it is published after them, with a higher version. Batches
+ * never publish at the same time, which is what lets a pass cover earlier calls.
  */
-export function outboxDrainer(publishBatch: () => Promise<number>, batchSize: number, logger: Logger, what: string): OutboxDrainer {
+export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, logger: Logger, what: string): OutboxDrainer {
   let timer: NodeJS.Timeout | null = null;
   let requested = 0;
   const waiters: Array<{ upTo: number; resolve(): void; reject(err: unknown): void }> = [];
   let running: Promise<void> | null = null;
+  /** Batches published whose bookkeeping is still under way. */
+  const committing = new Set<Promise<void>>();
 
   function settle(covers: number, err?: unknown): void {
     for (let i = waiters.length - 1; i >= 0; i--) {
@@ -35,13 +51,34 @@ export function outboxDrainer(publishBatch: () => Promise<number>, batchSize: nu
     }
   }
 
+  /** One batch, resolved with its count as soon as its rows are live (or it ended without any). */
+  function batchLive(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      let published = false;
+      const tail: Promise<void> = publishBatch((taken) => {
+        published = true;
+        resolve(taken);
+      })
+        .then(
+          (taken) => resolve(taken),
+          (err: unknown) => {
+            if (!published) reject(err);
+            // On the bus, but still queued: a later pass publishes them again (the same content, a higher version).
+            else logger.warn(`${what} published, but its outbox rows were not cleared; they will be published again`, errorFields(err));
+          },
+        )
+        .finally(() => committing.delete(tail));
+      committing.add(tail);
+    });
+  }
+
   async function passes(): Promise<void> {
     let done = 0;
     try {
       while (done < requested) {
         const covers = requested;
         try {
-          while ((await publishBatch()) === batchSize);
+          while ((await batchLive()) === batchSize);
           settle(covers);
         } catch (err) {
           // The rows stay queued; start()'s timer (or the next change) tries again.
@@ -70,8 +107,9 @@ export function outboxDrainer(publishBatch: () => Promise<number>, batchSize: nu
     },
     async stop() {
       if (timer) clearInterval(timer);
-      // Let a pass under way end (its failure is its own loop's to report).
+      // Let a pass under way end (its failure is its own loop's to report), and its batches commit.
       await Promise.allSettled([running]);
+      await Promise.allSettled([...committing]);
     },
   };
   return drainer;

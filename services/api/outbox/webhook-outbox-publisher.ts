@@ -4,7 +4,7 @@ import { errorFields, type Logger } from '../../../shared/logger.ts';
 import { webhookBody, webhookLinkDataSchema, type WebhookBusEvent } from '../../../shared/schemas/webhook.ts';
 import type { PresentLink } from '../link-presenter.ts';
 import type { LinkRow } from '../stores/link-store.ts';
-import { outboxDrainer, type OutboxDrainer } from './outbox-drainer.ts';
+import { outboxDrainer, type OutboxDrainer, type PublishBatch } from './outbox-drainer.ts';
 
 const BATCH = 500;
 const encoder = new TextEncoder();
@@ -47,7 +47,7 @@ const domainIdOf = (data: Record<string, unknown>) => (data.domainId ?? data.dom
 export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: PresentLink; logger: Logger }): OutboxDrainer {
   const { sql, bus, presentLink, logger } = deps;
 
-  async function publishBatch(): Promise<number> {
+  const publishBatch: PublishBatch = async (live) => {
     return (await sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
       const rows = await t<OutboxRow[]>`
@@ -75,10 +75,11 @@ export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: 
         }
       }
       await Promise.all(events.map((e) => bus.publishEvent(webhookSubjects.events, encoder.encode(JSON.stringify(e)), e.id)));
+      live(rows.length);
       await t`DELETE FROM webhook_outbox WHERE seq = ANY(${rows.map((r) => r.seq)}::bigint[])`;
       return rows.length;
     })) as number;
-  }
+  };
 
   return outboxDrainer(publishBatch, BATCH, logger, 'webhook events');
 }

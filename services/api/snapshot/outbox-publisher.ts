@@ -1,7 +1,7 @@
 import type { KvBucket } from '../../../shared/bus/bus.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Logger } from '../../../shared/logger.ts';
-import { outboxDrainer } from '../outbox/outbox-drainer.ts';
+import { outboxDrainer, type PublishBatch } from '../outbox/outbox-drainer.ts';
 import { hasPrefix } from '../../../shared/ids.ts';
 import { encodeDomainEntry, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
 import { loadCompiledLinks } from './load-compiled-links.ts';
@@ -18,7 +18,7 @@ import { MAX_BULK_LINKS } from '../../../shared/schemas/link-bulk.ts';
 const BATCH = 2 * MAX_BULK_LINKS;
 
 export interface OutboxPublisher {
-  /** Publishes everything queued; concurrent callers share one run. Resolves when the queue was empty once. */
+  /** Publishes everything queued; concurrent callers share one run. Resolves when everything queued before the call is in the bucket. */
   flush(): Promise<void>;
   /** Queues every link (and verified domain) when the bucket has never been written (a new NATS, or first start). */
   seedIfEmpty(): Promise<number>;
@@ -30,14 +30,14 @@ export interface OutboxPublisher {
 /**
  * Drains snapshot_outbox into the snapshot KV bucket. Several API instances may
  * run this at once: each takes outbox rows with SKIP LOCKED and holds them until
- * its KV puts are done, so one link is never published by two at a time, and a
- * change committed meanwhile waits on the row lock and is published after, with
- * a higher version.
+ * its KV puts are done and the rows deleted, so one link is never published by two
+ * at a time, and a change committed meanwhile waits on the row lock and is published
+ * after, with a higher version.
  */
 export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): OutboxPublisher {
   const { sql, kv, logger } = deps;
 
-  async function publishBatch(): Promise<number> {
+  const publishBatch: PublishBatch = async (live) => {
     return (await sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
       const queued = await t<{ linkId: string; generation: string }[]>`
@@ -61,12 +61,13 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
           return { key: id, value };
         }),
       );
+      live(queued.length);
       await t`
         DELETE FROM snapshot_outbox o USING (SELECT unnest(${ids}::text[]) AS link_id, unnest(${queued.map((q) => q.generation)}::bigint[]) AS generation) p
         WHERE o.link_id = p.link_id AND o.generation = p.generation`;
       return queued.length;
     })) as number;
-  }
+  };
 
   const drainer = outboxDrainer(publishBatch, BATCH, logger, 'snapshot');
   const publisher: OutboxPublisher = {
