@@ -66,19 +66,24 @@ describe('outboxDrainer', () => {
     const drainer = outboxDrainer(publishBatch, 2, recordingLogger().logger, 'test');
     const first = drainer.flush();
     await tick();
+    expect(batches).toHaveLength(1);
     // A full batch: there may be more queued, so the pass goes on, beside its commit.
     batches[0]!.goLive(2);
     await tick();
     expect(batches).toHaveLength(2);
     expect(await settled(first)).toBe(false);
-    // A flush now is covered by the next pass, not by this one (which read the queue before it).
+    // A flush now is covered by the next pass, not by this one (which read the queue
+    // before it), and starts no batch beside the one publishing.
     const second = drainer.flush();
+    await tick();
+    expect(batches).toHaveLength(2);
     batches[1]!.goLive(1);
     await expect(first).resolves.toBeUndefined();
     expect(await settled(second)).toBe(false);
     await tick();
     expect(batches).toHaveLength(3);
-    batches[2]!.goLive(0);
+    // Nothing left: an empty batch, which ends without going live.
+    batches[2]!.commit();
     await expect(second).resolves.toBeUndefined();
     for (const b of batches) b.commit();
     await drainer.stop();

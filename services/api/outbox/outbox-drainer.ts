@@ -4,12 +4,16 @@ import { errorFields, type Logger } from '../../../shared/logger.ts';
  * One batch of an outbox: takes up to a batch of rows (SKIP LOCKED), publishes them,
  * calls `live(taken)` once they are on the bus, then deletes them and commits.
  * Resolves with how many rows it took (0: none were queued) once committed. A
- * rejection before `live` means none of its rows was published.
+ * rejection before `live` means its rows may not all be published (they stay queued).
  */
 export type PublishBatch = (live: (taken: number) => void) => Promise<number>;
 
 export interface OutboxDrainer {
-  /** Publishes everything queued; concurrent callers share one run. Resolves when everything queued before the call is on the bus. */
+  /**
+   * Publishes everything queued; concurrent callers share one run. Resolves when what was
+   * queued before the call is on the bus, but for rows another API instance held at that
+   * moment (SKIP LOCKED): that instance is publishing them and they may arrive a moment later.
+   */
   flush(): Promise<void>;
   /** Publishes leftovers (from crashes, bus outages, other writers) every `intervalMs`. */
   start(intervalMs: number): void;

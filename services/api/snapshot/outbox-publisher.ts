@@ -18,7 +18,7 @@ import { MAX_BULK_LINKS } from '../../../shared/schemas/link-bulk.ts';
 const BATCH = 2 * MAX_BULK_LINKS;
 
 export interface OutboxPublisher {
-  /** Publishes everything queued; concurrent callers share one run. Resolves when everything queued before the call is in the bucket. */
+  /** Publishes everything queued; concurrent callers share one run. Resolves when what was queued before the call is in the bucket (see OutboxDrainer.flush). */
   flush(): Promise<void>;
   /** Queues every link (and verified domain) when the bucket has never been written (a new NATS, or first start). */
   seedIfEmpty(): Promise<number>;
