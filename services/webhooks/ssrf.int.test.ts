@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildService } from '../../shared/testing/child-service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
 import { startWebhookStack, type WebhookStack } from './testing/webhook-stack.ts';
+import { poller } from './testing/until.ts';
 
 const SECRET_TEXT = 'webhooks-ssrf-test-secret-0123456789abcdef';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * SSRF at send time, on real processes: the API here admits loopback targets (as an
@@ -16,6 +16,7 @@ describe('webhook sender refuses internal targets at send time (default config)'
   let stack: WebhookStack;
   let sender: ChildService;
   let receiver: WebhookReceiver;
+  const until = poller(() => sender.output.slice(-2_000), 30_000);
 
   beforeAll(async () => {
     stack = await startWebhookStack(SECRET_TEXT);
@@ -42,13 +43,11 @@ describe('webhook sender refuses internal targets at send time (default config)'
     }
     expect((await stack.call('POST', '/links', { destinationUrl: 'https://example.com/ssrf' })).status).toBe(201);
     for (const hook of hooks) {
-      const deadline = Date.now() + 30_000;
-      let delivery: any;
-      while (Date.now() < deadline) {
-        [delivery] = (await stack.call('GET', `/webhooks/${hook.id}/deliveries`)).body.data;
-        if (delivery?.attempts >= 2) break;
-        await sleep(100);
-      }
+      const delivery = await until(
+        `a second refused attempt to ${hook.id}`,
+        async () => (await stack.call('GET', `/webhooks/${hook.id}/deliveries`)).body.data[0],
+        (d) => d?.attempts >= 2,
+      );
       expect(delivery, sender.output.slice(-2_000)).toMatchObject({ status: 'pending', responseStatus: null });
       expect(delivery.attempts).toBeGreaterThanOrEqual(2); // refused, and retried like any failure (a name may be fixed)
       expect(delivery.error).toMatch(hook.reason);
