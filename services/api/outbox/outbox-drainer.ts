@@ -67,7 +67,7 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
           (taken) => resolve(taken),
           (err: unknown) => {
             if (!published) reject(err);
-            // On the bus, but still queued: a later pass publishes them again (the same content, a higher version).
+            // On the bus, but still queued: a later pass publishes them again (their current state, a higher version).
             else logger.warn(`${what} published, but its outbox rows were not cleared; they will be published again`, errorFields(err));
           },
         )
