@@ -30,6 +30,11 @@ export const webhooksEnv = z.object({
   WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT: z.coerce.number().int().min(1).max(1_000).default(32),
   /** Finished deliveries (and their events) are listed for this many days, then deleted. */
   WEBHOOKS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(30),
+  /**
+   * link.clicked deliveries (and their batches' bodies), the bulk of the history by far
+   * where endpoints take clicks: kept this many days, or WEBHOOKS_RETENTION_DAYS if fewer.
+   */
+  WEBHOOKS_CLICK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3_650).default(7),
 }).superRefine(checkNatsFields);
 
 export type WebhooksConfig = z.output<typeof webhooksEnv>;

@@ -214,15 +214,32 @@ export function deliveryStore(sql: Sql, claimMs: number) {
      * Forgets what is older than `days`: finished deliveries, then events with no
      * delivery left, then conversion claims and pixel counts per click (kept three times
      * as long: an order's late repeat is still recognised), and the clicks link.clicked
-     * events held (a day). Each table a batch at a time until none is left or `until`
-     * (epoch ms) has passed, so it keeps up with any rate of new rows; batches that
-     * another sender is deleting are skipped. Returns the rows deleted.
+     * events held (a day). link.clicked deliveries and events go after `clickDays` when
+     * that is fewer. Each table a batch at a time until none is left or `until` (epoch
+     * ms) has passed, so it keeps up with any rate of new rows; batches that another
+     * sender is deleting are skipped. Returns the rows deleted.
      */
-    async sweep(days: number, options: { batch?: number; until?: number } = {}): Promise<number> {
+    async sweep(days: number, options: { clickDays?: number; batch?: number; until?: number } = {}): Promise<number> {
       const { batch = 5_000, until = Infinity } = options;
       const cutoff = sql`now() - make_interval(days => ${days})`;
       const longCutoff = sql`now() - make_interval(days => ${3 * days})`;
+      const clickCutoff = sql`now() - make_interval(days => ${options.clickDays ?? days})`;
+      // Clicks first: where endpoints take them, they are most of what is old.
+      const clickStatements = (options.clickDays ?? days) < days
+        ? [
+            () => sql`
+              DELETE FROM webhook_deliveries WHERE id IN (
+                SELECT id FROM webhook_deliveries WHERE event_type = 'link.clicked' AND status <> 'pending' AND created_at < ${clickCutoff}
+                LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+            () => sql`
+              DELETE FROM webhook_events WHERE id IN (
+                SELECT id FROM webhook_events e WHERE type = 'link.clicked' AND created_at < ${clickCutoff}
+                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+                LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+          ]
+        : [];
       const statements = [
+        ...clickStatements,
         () => sql`
           DELETE FROM webhook_deliveries WHERE id IN (
             SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,

@@ -62,6 +62,7 @@ export async function startWebhooks(deps: {
     | 'WEBHOOKS_CLICK_BATCH_MS'
     | 'WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT'
     | 'WEBHOOKS_RETENTION_DAYS'
+    | 'WEBHOOKS_CLICK_RETENTION_DAYS'
   >;
   metrics: Registry;
 }): Promise<RunningWebhooks> {
@@ -156,12 +157,13 @@ export async function startWebhooks(deps: {
     }
   })();
 
-  // What the deliveries list shows is kept for WEBHOOKS_RETENTION_DAYS; any sender may sweep.
+  // What the deliveries list shows is kept for WEBHOOKS_RETENTION_DAYS (clicks for
+  // WEBHOOKS_CLICK_RETENTION_DAYS); any sender may sweep.
   let sweeper: NodeJS.Timeout;
   const sweepLater = () => {
     sweeper = setTimeout(() => {
       void store
-        .sweep(config.WEBHOOKS_RETENTION_DAYS, { until: Date.now() + SWEEP_FOR_MS })
+        .sweep(config.WEBHOOKS_RETENTION_DAYS, { clickDays: config.WEBHOOKS_CLICK_RETENTION_DAYS, until: Date.now() + SWEEP_FOR_MS })
         .catch((err) => logger.warn('webhook history sweep failed', errorFields(err)))
         .finally(() => {
           if (!stopped) sweepLater();
