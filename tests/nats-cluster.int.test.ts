@@ -19,7 +19,8 @@ describe('on a NATS cluster of three', () => {
 
   beforeAll(async () => {
     cluster = await startTestNatsCluster(3);
-    stack = await startProcessStack({ natsUrl: cluster.url, redirectors: 2, ingesters: 2, env: { NATS_STREAM_REPLICAS: '3' } });
+    // A webhooks sender starts last: its connection, too, must keep every stream at 3.
+    stack = await startProcessStack({ natsUrl: cluster.url, redirectors: 2, ingesters: 2, webhookSenders: 1, env: { NATS_STREAM_REPLICAS: '3' } });
     nc = await connect({ servers: cluster.url.split(','), maxReconnectAttempts: -1 });
   }, 240_000);
 
@@ -33,7 +34,7 @@ describe('on a NATS cluster of three', () => {
     const jsm = await nc.jetstreamManager();
     const linkId = await stack.createLink('cluster');
     // The compacted snapshot is written right after the API seeds the bucket.
-    const streams = ['LINKROUTE_EVENTS', 'KV_linkroute_snapshot', 'KV_linkroute_click_counts', 'OBJ_linkroute_snapshot_compacted'];
+    const streams = ['LINKROUTE_EVENTS', 'LINKROUTE_WEBHOOKS', 'KV_linkroute_snapshot', 'KV_linkroute_click_counts', 'OBJ_linkroute_snapshot_compacted'];
     await eventually(async () => {
       for (const name of streams) expect((await jsm.streams.info(name)).config.num_replicas, name).toBe(3);
     }, 30_000);

@@ -115,8 +115,17 @@ export interface ProcessStack {
   stop(): Promise<void>;
 }
 
-/** `natsUrl` as NATS_URL takes it (credentials, tls://); `env` goes to every process (NATS_TLS_CA, for one). */
-export async function startProcessStack(options: { natsUrl: string; redirectors?: number; ingesters?: number; env?: Record<string, string> }): Promise<ProcessStack> {
+/**
+ * `natsUrl` as NATS_URL takes it (credentials, tls://); `env` goes to every process (NATS_TLS_CA, for one).
+ * `webhookSenders` standalone webhooks senders start last (none by default).
+ */
+export async function startProcessStack(options: {
+  natsUrl: string;
+  redirectors?: number;
+  ingesters?: number;
+  webhookSenders?: number;
+  env?: Record<string, string>;
+}): Promise<ProcessStack> {
   const [db, dataDir, chPort, apiPort] = await Promise.all([createTestDatabase('postgres'), mkdtemp(join(tmpdir(), 'linkroute-stack-')), freePort(), freePort()]);
   const secret = randomBytes(32).toString('hex');
   const children: ChildService[] = [];
@@ -324,6 +333,11 @@ export async function startProcessStack(options: { natsUrl: string; redirectors?
     await ready('api', apiUrl, api);
     for (let i = 0; i < (options.redirectors ?? 1); i++) await startRedirector();
     for (let i = 0; i < (options.ingesters ?? 1); i++) await startIngester();
+    for (let i = 0; i < (options.webhookSenders ?? 0); i++) {
+      const port = await freePort();
+      const sender = start(`webhooks ${i + 1}`, 'services/webhooks/main.ts', { NATS_URL: options.natsUrl, DATABASE_URL: db.url, WEBHOOKS_PORT: String(port), LINKROUTE_SECRET: secret });
+      await ready(`webhooks ${i + 1}`, `http://127.0.0.1:${port}`, sender);
+    }
   } catch (err) {
     const output = stack.output();
     await stack.stop();
