@@ -61,7 +61,7 @@ const logger = createLogger('drain-probe', 'silent');
 const config = loadIngesterConfig({}) as { INGEST_MAX_MESSAGES: number; INGEST_LINGER_MS: number };
 const clickhouse = connectClickHouse(env('CLICKHOUSE_URL'), { requestTimeoutMs: 120_000 }) as Closable;
 await migrateClickHouse(clickhouse);
-const bus = (await connectNatsBus(env('NATS_URL'), { name: 'drain-probe', logger })) as Bus;
+const bus = (await connectNatsBus(env('NATS_URL'), { name: 'drain-probe', logger, replicas: 1 })) as Bus;
 
 // The tree's own field order: an older click event has fewer fields.
 const keys = Object.keys((clickEventSchema as { shape: Record<string, unknown> }).shape);

@@ -68,7 +68,7 @@ export async function measureFloorPieces(natsUrl: string, natsPid: number): Prom
   const serializeNs = nsPerCall((i) => clickEventJson(events[i & 255]!));
 
   const logger = createLogger('bench-floor-breakdown', 'error');
-  const bus = await connectNatsBus(natsUrl, { name: 'bench-floor-breakdown', logger });
+  const bus = await connectNatsBus(natsUrl, { replicas: 1, name: 'bench-floor-breakdown', logger });
   const publisher = eventPublisher({ bus, logger, instanceId: `bench-breakdown-${randomBytes(4).toString('hex')}` });
   try {
     // Warm: the first batches grow buffers and compile the path.

@@ -34,7 +34,7 @@ describe('on a NATS cluster of three', () => {
     const jsm = await nc.jetstreamManager();
     const linkId = await stack.createLink('cluster');
     // The compacted snapshot is written right after the API seeds the bucket.
-    const streams = ['LINKROUTE_EVENTS', 'LINKROUTE_WEBHOOKS', 'KV_linkroute_snapshot', 'KV_linkroute_click_counts', 'OBJ_linkroute_snapshot_compacted'];
+    const streams = ['LINKROUTE_EVENTS', 'LINKROUTE_WEBHOOKS', 'KV_linkroute_snapshot', 'KV_linkroute_click_counts', 'KV_linkroute_leases', 'OBJ_linkroute_snapshot_compacted'];
     await eventually(async () => {
       for (const name of streams) expect((await jsm.streams.info(name)).config.num_replicas, name).toBe(3);
     }, 30_000);

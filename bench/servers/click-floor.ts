@@ -26,7 +26,7 @@ import { floorEvent, type FloorLink } from '../floor-breakdown.ts';
 const natsUrl = process.env.NATS_URL;
 if (!natsUrl) throw new Error('NATS_URL is required');
 const logger = createLogger('bench-click-floor', 'error');
-const bus = await connectNatsBus(natsUrl, { name: 'bench-click-floor', logger });
+const bus = await connectNatsBus(natsUrl, { replicas: 1, name: 'bench-click-floor', logger });
 const publisher = eventPublisher({ bus, logger, instanceId: 'bench-floor' });
 const secret = randomBytes(32);
 

@@ -27,7 +27,7 @@ async function createBenchSink(): Promise<CountingSink & { close(): Promise<void
   const logger = createLogger('bench-redirector', 'error');
   const url = loadRedirectorConfig().NATS_URL;
   if (!url) throw new Error('NATS_URL is required');
-  const bus = await connectNatsBus(url, { name: 'bench-redirector', logger });
+  const bus = await connectNatsBus(url, { replicas: 1, name: 'bench-redirector', logger });
   const publisher = eventPublisher({ bus, logger, instanceId: 'bench' });
   let count = 0;
   return {

@@ -351,7 +351,7 @@ export async function run(): Promise<SuiteResult> {
   const encoder = new TextEncoder();
   try {
     await chService.waitFor(/listening/, 60_000);
-    bus = await connectNatsBus(nats.url, { name: 'bench-ingest', logger });
+    bus = await connectNatsBus(nats.url, { replicas: 1, name: 'bench-ingest', logger });
     await migrateClickHouse(clickhouse);
     const batchEvents = config.INGEST_MAX_MESSAGES * EVENTS_PER_MESSAGE;
 

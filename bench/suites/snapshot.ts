@@ -225,8 +225,8 @@ export async function run(): Promise<SuiteResult> {
   const logger = createLogger('bench', 'silent');
   const nats = await startTestNatsServer();
   const db = await createTestDatabase('postgres');
-  const apiBus = await connectNatsBus(nats.url, { name: 'bench-api', logger });
-  const redirectorBus = await connectNatsBus(nats.url, { name: 'bench-redirector', logger });
+  const apiBus = await connectNatsBus(nats.url, { replicas: 1, name: 'bench-api', logger });
+  const redirectorBus = await connectNatsBus(nats.url, { replicas: 1, name: 'bench-redirector', logger });
   try {
     log(`filling the snapshot bucket with ${LOAD_LINKS.toLocaleString('en-US')} links`);
     const fillS = await fillBucket(nats.url, await apiBus.kv(kvBuckets.snapshot));

@@ -115,7 +115,7 @@ export async function run(): Promise<SuiteResult> {
   const nats = await startTestNatsServer();
   const db = await createTestDatabase('postgres');
   const logger = createLogger('bench-webhooks', 'error');
-  const bus = await connectNatsBus(nats.url, { name: 'bench-webhooks', logger });
+  const bus = await connectNatsBus(nats.url, { replicas: 1, name: 'bench-webhooks', logger });
   const secretText = randomBytes(32).toString('hex');
   const master = await resolveSecret(secretText, '/nonexistent');
   const secrets = Array.from({ length: ENDPOINTS }, () => newSigningSecret());

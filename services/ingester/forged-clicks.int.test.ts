@@ -47,7 +47,7 @@ describe('ingester: forged click events', () => {
     [nats, ch] = await Promise.all([startTestNatsServer(), createTestClickHouse()]);
     clickhouse = connectClickHouse(ch.url);
     await migrateClickHouse(clickhouse);
-    bus = await connectNatsBus(nats.url, { name: 'forged-ingester', logger });
+    bus = await connectNatsBus(nats.url, { replicas: 1, name: 'forged-ingester', logger });
     attacker = await connect({ servers: nats.url });
     ingesters = startEventIngesters({ bus, clickhouse, logger, metrics, secret, config: { INGEST_CONSUMER: 'forged', INGEST_MAX_MESSAGES: 20, INGEST_LINGER_MS: 50 } });
   });

@@ -35,12 +35,13 @@ describe('webhook delivery store', () => {
     const ws = await createWorkspace(db.sql, { name: 'click retention', plan: 'pro' });
     await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES ('wh_c', ${ws.id}, 'https://x.example', '{link.clicked,link.created}', 'v1.x.y')`;
     const store = deliveryStore(db.sql, 60_000);
-    // Days old, and type: clicks 10 days old go (after 7), 5 days old stay; a link event 10 days old stays (30).
+    // Days old, and type.
     const ages: Record<string, [number, string]> = {
+      evt_click_20: [20, 'link.clicked'],
       evt_click_10: [10, 'link.clicked'],
       evt_click_5: [5, 'link.clicked'],
-      evt_link_10: [10, 'link.created'],
       evt_click_pending_10: [10, 'link.clicked'],
+      evt_link_10: [10, 'link.created'],
     };
     const events = Object.entries(ages).map(([id, [, type]]) => ({ id, workspaceId: ws.id, type, endpointIds: ['wh_c'], body: '{}' }));
     await store.record(events, events.map((e) => ({ id: `dlv_${e.id}`, eventId: e.id, endpointId: 'wh_c', eventType: e.type, claim: false })));
@@ -49,22 +50,25 @@ describe('webhook delivery store', () => {
       await db.sql`UPDATE webhook_events SET created_at = now() - make_interval(days => ${days}) WHERE id = ${id}`;
     }
     await db.sql`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL WHERE endpoint_id = 'wh_c' AND event_id <> 'evt_click_pending_10'`;
+    // The sweep is global: what is left of this test's rows says what it did.
     const left = async () => ({
       deliveries: (await db.sql<{ eventId: string }[]>`SELECT event_id FROM webhook_deliveries WHERE endpoint_id = 'wh_c' ORDER BY event_id`).map((r) => r.eventId),
       events: (await db.sql<{ id: string }[]>`SELECT id FROM webhook_events WHERE id = ANY(${Object.keys(ages)}) ORDER BY id`).map((r) => r.id),
     });
+    const all = Object.keys(ages).sort();
 
     // Without a click retention of its own, clicks keep the general one.
-    expect(await store.sweep(30)).toBe(0);
-    expect(await store.sweep(30, { clickDays: 7 })).toBe(2);
-    expect(await left()).toEqual({
-      deliveries: ['evt_click_5', 'evt_click_pending_10', 'evt_link_10'],
-      events: ['evt_click_5', 'evt_click_pending_10', 'evt_link_10'],
-    });
-    // A click retention longer than the general one changes nothing: the shorter applies
-    // (the link event's delivery and then the event go).
-    expect(await store.sweep(9, { clickDays: 60 })).toBe(2);
-    expect((await left()).events).toEqual(['evt_click_5', 'evt_click_pending_10']);
+    await store.sweep(30);
+    expect(await left()).toEqual({ deliveries: all, events: all });
+    // After 7 days a finished click goes (delivery, then event); a pending one, a newer one and a link event stay.
+    await store.sweep(30, { clickDays: 7 });
+    const kept = ['evt_click_5', 'evt_click_pending_10', 'evt_link_10'];
+    expect(await left()).toEqual({ deliveries: kept, events: kept });
+    // A click retention longer than the general one does not hold clicks longer: the shorter applies.
+    await db.sql`UPDATE webhook_deliveries SET created_at = now() - interval '20 days' WHERE event_id = 'evt_click_5'`;
+    await db.sql`UPDATE webhook_events SET created_at = now() - interval '20 days' WHERE id = 'evt_click_5'`;
+    await store.sweep(9, { clickDays: 60 });
+    expect(await left()).toEqual({ deliveries: ['evt_click_pending_10'], events: ['evt_click_pending_10'] });
   });
 
   it("stores a first attempt's outcome with its delivery in one write; claimed ones without an outcome are returned; a later outcome updates the row", async () => {

@@ -221,31 +221,23 @@ export function deliveryStore(sql: Sql, claimMs: number) {
      */
     async sweep(days: number, options: { clickDays?: number; batch?: number; until?: number } = {}): Promise<number> {
       const { batch = 5_000, until = Infinity } = options;
+      const clickDays = Math.min(days, options.clickDays ?? days);
       const cutoff = sql`now() - make_interval(days => ${days})`;
+      const clickCutoff = sql`now() - make_interval(days => ${clickDays})`;
       const longCutoff = sql`now() - make_interval(days => ${3 * days})`;
-      const clickCutoff = sql`now() - make_interval(days => ${options.clickDays ?? days})`;
-      // Clicks first: where endpoints take them, they are most of what is old.
-      const clickStatements = (options.clickDays ?? days) < days
-        ? [
-            () => sql`
-              DELETE FROM webhook_deliveries WHERE id IN (
-                SELECT id FROM webhook_deliveries WHERE event_type = 'link.clicked' AND status <> 'pending' AND created_at < ${clickCutoff}
-                LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
-            () => sql`
-              DELETE FROM webhook_events WHERE id IN (
-                SELECT id FROM webhook_events e WHERE type = 'link.clicked' AND created_at < ${clickCutoff}
-                  AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
-                LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
-          ]
-        : [];
+      // One statement per table for both retentions: no index of deliveries serves the
+      // sweep, so each statement is a scan of the table. Events are walked by age up to
+      // the shorter cutoff (their age index), then each held to its type's.
       const statements = [
-        ...clickStatements,
         () => sql`
           DELETE FROM webhook_deliveries WHERE id IN (
-            SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ${cutoff} LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
+            SELECT id FROM webhook_deliveries WHERE status <> 'pending'
+              AND created_at < CASE WHEN event_type = 'link.clicked' THEN ${clickCutoff} ELSE ${cutoff} END
+            LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
         () => sql`
           DELETE FROM webhook_events WHERE id IN (
-            SELECT id FROM webhook_events e WHERE created_at < ${cutoff}
+            SELECT id FROM webhook_events e WHERE created_at < ${clickCutoff}
+              AND created_at < CASE WHEN type = 'link.clicked' THEN ${clickCutoff} ELSE ${cutoff} END
               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
             LIMIT ${batch} FOR UPDATE SKIP LOCKED)`,
         () => sql`

@@ -45,7 +45,7 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
   };
 
   beforeAll(async () => {
-    bus = kind === 'nats' ? await connectNatsBus(NATS_URL, { name: 'bus-test', logger: createLogger('test', 'silent') }) : createMemoryBus();
+    bus = kind === 'nats' ? await connectNatsBus(NATS_URL, { replicas: 1, name: 'bus-test', logger: createLogger('test', 'silent') }) : createMemoryBus();
   });
   afterAll(async () => {
     await bus?.close();

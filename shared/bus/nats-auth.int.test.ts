@@ -17,8 +17,8 @@ const encoder = new TextEncoder();
 
 /** An event published through one bus connection and read back through another. */
 async function roundTrip(target: NatsTarget | string, tag: string): Promise<string[]> {
-  const publisher = await connectNatsBus(target, { name: `auth-${tag}-pub`, logger });
-  const reader = await connectNatsBus(target, { name: `auth-${tag}-read`, logger });
+  const publisher = await connectNatsBus(target, { replicas: 1, name: `auth-${tag}-pub`, logger });
+  const reader = await connectNatsBus(target, { replicas: 1, name: `auth-${tag}-read`, logger });
   try {
     await publisher.publishEvent(`linkroute.events.auth-${tag}`, encoder.encode(`hello ${tag}`), `auth-${tag}-1`);
     const consumer = await reader.eventConsumer(`auth-${tag}`, `linkroute.events.auth-${tag}`);
@@ -45,7 +45,7 @@ describe('NATS with user and password', () => {
 
   it('refuses a client without credentials or with a wrong password', async () => {
     await expect(plainClient({ servers: nats.url })).rejects.toThrow(/authorization/i);
-    await expect(connectNatsBus(`nats://linkroute:wrong@127.0.0.1:${nats.port}`, { name: 'auth-wrong', logger })).rejects.toThrow(/authorization/i);
+    await expect(connectNatsBus(`nats://linkroute:wrong@127.0.0.1:${nats.port}`, { replicas: 1, name: 'auth-wrong', logger })).rejects.toThrow(/authorization/i);
   });
 
   it('connects with the credentials in NATS_URL, also as one seed of a cluster list', async () => {
@@ -87,9 +87,9 @@ describe('NATS with TLS (a self-signed certificate) and a password', () => {
   it('verifies the certificate: refused without the CA that signed it, connects with NATS_TLS_CA', async () => {
     // By name: nats.js checks the certificate against the server's host name (to an IP address it gives no name, and Node then checks for "localhost").
     const url = `tls://linkroute:pw@localhost:${nats.port}`;
-    await expect(connectNatsBus(url, { name: 'tls-no-ca', logger })).rejects.toThrow(/self[- ]signed|certificate/i);
+    await expect(connectNatsBus(url, { replicas: 1, name: 'tls-no-ca', logger })).rejects.toThrow(/self[- ]signed|certificate/i);
     expect(await roundTrip({ ...parseNatsUrl(url), tlsCaFile: cert.certFile }, 'tls')).toEqual(['hello tls']);
     // The CA but no password: still refused.
-    await expect(connectNatsBus({ ...parseNatsUrl(`tls://localhost:${nats.port}`), tlsCaFile: cert.certFile }, { name: 'tls-no-pw', logger })).rejects.toThrow(/authorization/i);
+    await expect(connectNatsBus({ ...parseNatsUrl(`tls://localhost:${nats.port}`), tlsCaFile: cert.certFile }, { replicas: 1, name: 'tls-no-pw', logger })).rejects.toThrow(/authorization/i);
   });
 });

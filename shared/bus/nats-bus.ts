@@ -60,10 +60,11 @@ export interface NatsBusOptions {
   logger: Logger;
   /**
    * Replicas of every stream, KV bucket and object store this bus creates (config
-   * NATS_STREAM_REPLICAS; default 1). An existing stream of events is brought to it on
-   * connect; buckets keep the replicas they were created with.
+   * NATS_STREAM_REPLICAS). The streams are brought to it on connect; buckets keep the
+   * replicas they were created with. Required: a process connecting with a default
+   * would bring a cluster's streams down to it (the webhooks sender did, until 2026-11-29).
    */
-  replicas?: number;
+  replicas: number;
 }
 
 /**
@@ -73,7 +74,7 @@ export interface NatsBusOptions {
  * Reconnects forever; callers see failures as rejected promises.
  */
 export async function connectNatsBus(target: NatsTarget | string, options: NatsBusOptions): Promise<Bus> {
-  const replicas = options.replicas ?? 1;
+  const { replicas } = options;
   let nc: NatsConnection;
   try {
     nc = await connect({

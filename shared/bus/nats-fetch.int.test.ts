@@ -15,7 +15,7 @@ describe('nats bus: fetching a backlog of big messages', () => {
 
   beforeAll(async () => {
     nats = await startTestNatsServer();
-    bus = await connectNatsBus(nats.url, { name: 'fetch-test', logger: { debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} } });
+    bus = await connectNatsBus(nats.url, { replicas: 1, name: 'fetch-test', logger: { debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} } });
   });
 
   afterAll(async () => {

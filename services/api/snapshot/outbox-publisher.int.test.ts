@@ -53,7 +53,7 @@ describe.each(['nats', 'memory'] as const)('snapshot publishing through %s', (bu
 
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
-    bus = busKind === 'nats' ? await connectNatsBus('nats://127.0.0.1:4222', { name: 'snapshot-test', logger }) : createMemoryBus();
+    bus = busKind === 'nats' ? await connectNatsBus('nats://127.0.0.1:4222', { replicas: 1, name: 'snapshot-test', logger }) : createMemoryBus();
     kv = await bus.kv(`test_snapshot_${randomBytes(5).toString('hex')}`);
     publisher = outboxPublisher({ sql: db.sql, kv, logger });
     server = await listen(createApiApp({ sql: db.sql, config: loadApiConfig({}), logger, snapshot: publisher }), 0, '127.0.0.1');

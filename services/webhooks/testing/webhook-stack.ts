@@ -44,7 +44,7 @@ export async function startWebhookStack(secretText: string): Promise<WebhookStac
   const nats = await startTestNatsServer();
   const db = await createTestDatabase('postgres');
   const secret = await resolveSecret(secretText, '/nonexistent');
-  const bus = await connectNatsBus(nats.url, { name: 'webhook-stack-api', logger });
+  const bus = await connectNatsBus(nats.url, { replicas: 1, name: 'webhook-stack-api', logger });
   const outbox: OutboxDrainer = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter('http://go.test'), logger });
   const api = await listen(
     createApiApp({ sql: db.sql, config: loadApiConfig({ WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' }), logger, bus, secret, webhookEvents: outbox }),
