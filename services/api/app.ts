@@ -45,7 +45,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'API_KEY_CACHE_MS' | 'DOMAIN_RECHECK_GRACE_MS'>>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES' | 'QR_MARKER_PARAM'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'API_KEY_CACHE_MS' | 'DOMAIN_RECHECK_GRACE_MS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: OutboxPublisher;
@@ -118,7 +118,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   linkRoutes(router, linkDeps);
   tagRoutes(router, { tags: tagStore(sql), requireScope });
   ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
-  qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope });
+  qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope, qrMarkerParam: config.QR_MARKER_PARAM });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });
   domainRoutes(router, { domains, verifier: deps.verifier ?? dnsVerifier(config.DNS_SERVERS ?? []), requireScope, onDomainChanged: publishChanges, recheckGraceMs: config.DOMAIN_RECHECK_GRACE_MS ?? DOMAIN_RECHECK_GRACE_DEFAULT_MS });
   webhookRoutes(router, {

@@ -26,6 +26,17 @@ describe('loadApiConfig: REDIRECT_BASE_URL', () => {
     expect(() => loadApiConfig({ ADMIN_PORT: 'x' })).toThrow(/ADMIN_PORT/);
   });
 
+  it('reads an empty value as unset: its default, never 0 (a domain check grace of 0 would fail every domain missed once)', () => {
+    expect(loadApiConfig({ DOMAIN_RECHECK_EVERY_MS: '', DOMAIN_RECHECK_GRACE_MS: '', API_MAX_BODY_BYTES: '', QR_MARKER_PARAM: '' })).toMatchObject({
+      DOMAIN_RECHECK_EVERY_MS: 86_400_000,
+      DOMAIN_RECHECK_GRACE_MS: 604_800_000,
+      API_MAX_BODY_BYTES: 1_048_576,
+      QR_MARKER_PARAM: 'qr',
+    });
+    // An explicit 0 still turns the re-checks off.
+    expect(loadApiConfig({ DOMAIN_RECHECK_EVERY_MS: '0' }).DOMAIN_RECHECK_EVERY_MS).toBe(0);
+  });
+
   it('rejects a bad REDIRECT_PORT or base URL', () => {
     for (const env of [{ REDIRECT_PORT: '70000' }, { REDIRECT_BASE_URL: 'ftp://go.example.com' }]) expect(() => loadApiConfig(env)).toThrow(ConfigError);
   });

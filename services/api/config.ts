@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { adminEnv, booleanEnv, checkAdminPort, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { adminEnv, booleanEnv, checkAdminPort, commonEnv, parseEnv, port, qrMarkerParamEnv } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 import { API_KEY_CACHE_MS } from './middleware/key-cache.ts';
 
@@ -31,6 +31,8 @@ export const apiEnv = z
         .transform((u) => u.replace(/\/+$/, ''))
         .optional(),
     ),
+    /** Encoded into QR codes as `?<name>=1`: the redirectors' setting, so scans count as source `qr`. */
+    ...qrMarkerParamEnv,
     /** DNS servers for domain verification, `ip` or `ip:port`, comma-separated; empty: the system's. */
     DNS_SERVERS: z
       .string()

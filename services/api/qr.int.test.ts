@@ -42,6 +42,20 @@ describe('QR codes API on postgres', () => {
   });
   afterAll(() => api?.close());
 
+  it('encodes the QR marker the deployment names (QR_MARKER_PARAM, as its redirectors read it)', async () => {
+    const custom = await startTestApi('postgres', { env: { QR_MARKER_PARAM: 'scan' } });
+    try {
+      const { key: own } = await custom.tenant();
+      const link = (await custom.request('POST', '/links', { key: own, body: { destinationUrl: 'https://example.com/qr' } })).body.data;
+      const res = await custom.request('POST', '/qr', { key: own, body: { linkId: link.id } });
+      expect(res.status).toBe(201);
+      expect(res.body.data.encodedUrl).toBe(`${link.shortUrl}?scan=1`);
+      expect(decodePng(fromDataUri(res.body.data.dataUri, 'image/png'))).toBe(`${link.shortUrl}?scan=1`);
+    } finally {
+      await custom.close();
+    }
+  });
+
   it('creates a PNG with defaults (201) that decodes to the short URL with the QR marker', async () => {
     const res = await postQr({ linkId });
     expect(res.status).toBe(201);

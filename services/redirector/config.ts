@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { adminEnv, checkAdminPort, commonEnv, parseEnv, port } from '../../shared/config/env.ts';
+import { adminEnv, checkAdminPort, commonEnv, parseEnv, port, qrMarkerParamEnv } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 
 const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
@@ -35,7 +35,7 @@ export const redirectorEnv = z.object({
   /** e.g. `cf-ipcountry`: a valid 2-letter code there overrides geo-IP. Off by default. */
   TRUSTED_COUNTRY_HEADER: headerName,
   /** `?qr=1` marks a QR scan (the API encodes it into QR codes); never forwarded. */
-  QR_MARKER_PARAM: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be a plain query parameter name').default('qr')),
+  ...qrMarkerParamEnv,
   /**
    * The largest value one conversion pixel may report, in its currency's units: a pixel
    * asking more still gets its GIF, but no conversion is recorded (counted in

@@ -29,6 +29,14 @@ export const commonEnv = {
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
 };
 
+/**
+ * QR_MARKER_PARAM: the query parameter that marks a QR scan. The API encodes it into QR
+ * codes and redirectors read it (source `qr`) and never forward it, so both parse it.
+ */
+export const qrMarkerParamEnv = {
+  QR_MARKER_PARAM: z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, 'must be a plain query parameter name').default('qr')),
+};
+
 /** A listening address: an IP address or a host name, without scheme or port. */
 const listenHost = (fallback: string) =>
   z.preprocess(emptyAsUndefined, z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or a host name to listen on').default(fallback));
@@ -48,8 +56,14 @@ export function checkAdminPort<K extends string>(publicPort: K) {
   };
 }
 
+/**
+ * An empty value is an unset one (`FOO=` in a compose file or an .env), whatever the field:
+ * its default applies. Fields that read '' as 0 (z.coerce.number) would otherwise take it
+ * as a setting: DOMAIN_RECHECK_GRACE_MS= failed every domain whose record was missing once.
+ */
 export function parseEnv<T extends z.ZodType>(schema: T, env: Record<string, string | undefined>): z.output<T> {
-  const result = schema.safeParse(env);
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const result = schema.safeParse(set);
   if (!result.success) {
     const details = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
     throw new ConfigError(`Invalid configuration: ${details.map((d) => `${d.path}: ${d.message}`).join('; ')}`, details);

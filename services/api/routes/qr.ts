@@ -16,8 +16,8 @@ export interface QrRouteDeps {
   links: Pick<LinkStore, 'byId'>;
   presentLink: PresentLink;
   requireScope: RequireScope;
-  /** The query parameter the redirector reads as a QR scan (its QR_MARKER_PARAM). */
-  qrMarkerParam?: string;
+  /** The query parameter the redirector reads as a QR scan (QR_MARKER_PARAM, which both parse). */
+  qrMarkerParam: string;
 }
 
 const contentTypes = { png: 'image/png', svg: 'image/svg+xml' } as const;
@@ -53,7 +53,7 @@ const linkNotFound = () => new AppError('NOT_FOUND', 'Link not found');
 /** Creating QR codes needs `qr:write`; reading them `links:read`. */
 export function qrRoutes(router: Router, deps: QrRouteDeps): void {
   const { qr, links, requireScope } = deps;
-  const marker = deps.qrMarkerParam ?? 'qr';
+  const marker = deps.qrMarkerParam;
   const images = new Map<string, Buffer>();
 
   async function imageOf(record: QrRecord): Promise<Buffer> {
