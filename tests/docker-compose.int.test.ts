@@ -27,8 +27,20 @@ const services: Record<string, { schema: z.ZodObject | z.ZodPipe<z.ZodObject>; l
   'start:webhooks': { schema: webhooksEnv, load: loadWebhooksConfig, readyPort: 'WEBHOOKS_PORT' },
 };
 
-/** `${NAME:-default}` as Compose substitutes it when NAME is unset. */
-const substitute = (value: string) => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
+/** The operator's environment the file is read with: what the README says to set first. */
+const operatorEnv: Record<string, string> = { LINKROUTE_SECRET: 'a'.repeat(64), NATS_PASSWORD: 'operator-nats-password' };
+
+/**
+ * `${NAME:-default}` and `${NAME:?message}` as Compose substitutes them: the variable when
+ * set and not empty, else the default, or for `:?` the refusal to start with the message.
+ */
+const substitute = (value: string, env: Record<string, string> = operatorEnv) =>
+  value.replace(/\$\{(\w+):([-?])([^}]*)\}/g, (_, name: string, kind: string, rest: string) => {
+    const set = env[name];
+    if (set !== undefined && set !== '') return set;
+    if (kind === '?') throw new Error(`compose refuses to start: ${name}: ${rest}`);
+    return rest;
+  });
 
 describe('docker-compose.yml', () => {
   it('runs each service with only the environment it reads, valid for its schema', async () => {
@@ -83,5 +95,18 @@ describe('docker-compose.yml', () => {
       await rm(dir, { recursive: true, force: true });
     }
     for (const script of Object.keys(services)) expect(pkg.scripts[script], script).toBeDefined();
+  });
+
+  it('refuses to start without LINKROUTE_SECRET or NATS_PASSWORD: no default anyone could know', async () => {
+    const text = await readFile(new URL('../docker-compose.yml', import.meta.url), 'utf8');
+    const compose = parse(text, { merge: true }) as { services: Record<string, { environment?: Record<string, string> }>; configs?: Record<string, { content?: string }> };
+    for (const missing of ['LINKROUTE_SECRET', 'NATS_PASSWORD']) {
+      const env = { ...operatorEnv };
+      delete env[missing];
+      const values = [...Object.values(compose.services).flatMap((s) => Object.values(s.environment ?? {}).map(String)), compose.configs?.['nats-server']?.content ?? ''];
+      expect(() => values.forEach((v) => substitute(v, env)), missing).toThrow(new RegExp(`refuses to start: ${missing}`));
+      expect(() => values.forEach((v) => substitute(v, { ...env, [missing]: '' })), `${missing} empty`).toThrow(/refuses to start/);
+    }
+    expect(text).not.toMatch(/\$\{(LINKROUTE_SECRET|NATS_PASSWORD):-/);
   });
 });
