@@ -318,6 +318,22 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     expect(await page.locator('.clicks-table tbody tr.fresh .badge').textContent()).toBe('new');
   });
 
+  it('in live mode, a filter being typed survives the refreshes until Enter commits it', async () => {
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/clicks?linkId=${link.id}&live=1`);
+    await page.locator('[data-total]').waitFor();
+    const field = page.getByLabel('Country codes');
+    await field.click();
+    await page.keyboard.type('DE');
+    // A refresh answers and the view renders it, with the filter not yet committed.
+    await page.waitForResponse((r) => r.url().includes('/analytics/clicks'), { timeout: 15_000 });
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    expect(await field.inputValue()).toBe('DE');
+    expect(new URL(page.url()).searchParams.get('country')).toBeNull();
+    await field.press('Enter');
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('DE');
+    expect(await field.inputValue()).toBe('DE');
+  });
+
   it('searches the links and pages through them, as GET /links answers', async () => {
     for (let i = 1; i <= 23; i++) {
       const res = await t.client.POST('/links', { body: { destinationUrl: `https://example.com/item-${i}`, title: `Catalogue item ${i}` } });

@@ -113,7 +113,7 @@ export function ClicksView({ loc }: { loc: Location }) {
   const filterField = (name: 'linkId' | 'campaignId' | 'country', label: string) => (
     <span class="inline-field">
       <label for={`clicks-${name}`}>{label}</label>
-      <input id={`clicks-${name}`} name={name} type="text" value={filters[name] ?? ''} size={14} onChange={(e) => setQuery({ [name]: listValue(e.currentTarget.value) })} />
+      <DraftField id={`clicks-${name}`} name={name} committed={filters[name] ?? ''} onCommit={(value) => setQuery({ [name]: listValue(value) })} />
     </span>
   );
   /** From is at most To and To at least From, as the API wants them. */
@@ -229,5 +229,28 @@ export function ClicksView({ loc }: { loc: Location }) {
         </>
       )}
     </>
+  );
+}
+
+/**
+ * A text field bound to a query parameter: what is typed stays until it is committed
+ * (Enter, or leaving the field), whatever re-renders the view meanwhile. Given the
+ * committed value as `value`, Preact puts it back into the field at every render, so the
+ * live log's refresh every 5 s (or any data arriving) wiped a filter being typed.
+ */
+function DraftField(props: { id: string; name: string; committed: string; onCommit(value: string): void }) {
+  const [draft, setDraft] = useState(props.committed);
+  // A new committed value (a chip removed, back and forward) replaces the draft.
+  useEffect(() => setDraft(props.committed), [props.committed]);
+  return (
+    <input
+      id={props.id}
+      name={props.name}
+      type="text"
+      value={draft}
+      size={14}
+      onInput={(e) => setDraft(e.currentTarget.value)}
+      onChange={(e) => props.onCommit(e.currentTarget.value)}
+    />
   );
 }
