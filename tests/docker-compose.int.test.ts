@@ -107,6 +107,8 @@ describe('docker-compose.yml', () => {
       expect(() => values.forEach((v) => substitute(v, env)), missing).toThrow(new RegExp(`refuses to start: ${missing}`));
       expect(() => values.forEach((v) => substitute(v, { ...env, [missing]: '' })), `${missing} empty`).toThrow(/refuses to start/);
     }
-    expect(text).not.toMatch(/\$\{(LINKROUTE_SECRET|NATS_PASSWORD):-/);
+    // Every use of either is the refusing form: no default, and no form that passes an empty value.
+    for (const [, name, form] of text.matchAll(/\$\{(LINKROUTE_SECRET|NATS_PASSWORD)([^}]*)\}/g)) expect(form!.startsWith(':?'), `\${${name}${form}}`).toBe(true);
+    expect(text.match(/\$\{(LINKROUTE_SECRET|NATS_PASSWORD)/g)?.length).toBeGreaterThanOrEqual(3);
   });
 });

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { session } from '../session.ts';
 import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
@@ -113,7 +113,11 @@ export function ClicksView({ loc }: { loc: Location }) {
   const filterField = (name: 'linkId' | 'campaignId' | 'country', label: string) => (
     <span class="inline-field">
       <label for={`clicks-${name}`}>{label}</label>
-      <DraftField id={`clicks-${name}`} name={name} committed={filters[name] ?? ''} onCommit={(value) => setQuery({ [name]: listValue(value) })} />
+      <DraftField id={`clicks-${name}`} name={name} committed={filters[name] ?? ''} commit={(value) => {
+        const normalised = listValue(value);
+        setQuery({ [name]: normalised });
+        return normalised ?? '';
+      }} />
     </span>
   );
   /** From is at most To and To at least From, as the API wants them. */
@@ -238,10 +242,10 @@ export function ClicksView({ loc }: { loc: Location }) {
  * committed value as `value`, Preact puts it back into the field at every render, so the
  * live log's refresh every 5 s (or any data arriving) wiped a filter being typed.
  */
-function DraftField(props: { id: string; name: string; committed: string; onCommit(value: string): void }) {
+function DraftField(props: { id: string; name: string; committed: string; commit(value: string): string }) {
   const [draft, setDraft] = useState(props.committed);
-  // A new committed value (a chip removed, back and forward) replaces the draft.
-  useEffect(() => setDraft(props.committed), [props.committed]);
+  // A new committed value (a chip removed, back and forward) replaces the draft, before paint.
+  useLayoutEffect(() => setDraft(props.committed), [props.committed]);
   return (
     <input
       id={props.id}
@@ -250,7 +254,8 @@ function DraftField(props: { id: string; name: string; committed: string; onComm
       value={draft}
       size={14}
       onInput={(e) => setDraft(e.currentTarget.value)}
-      onChange={(e) => props.onCommit(e.currentTarget.value)}
+      // The field shows what was committed, normalised, even when that equals what it was.
+      onChange={(e) => setDraft(props.commit(e.currentTarget.value))}
     />
   );
 }
