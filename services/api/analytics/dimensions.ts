@@ -39,8 +39,11 @@ export type DimensionSource =
     }
   | {
       kind: 'linkValues';
-      /** link id -> its values (none: the link has no value, counted under null). */
-      linkValues(sql: Sql, workspaceId: string): Promise<Map<string, string[]>>;
+      /**
+       * link id -> its values (none: the link has no value, counted under null), and the
+       * fingerprint of that very answer: both from one statement, so one state of the table.
+       */
+      linkValues(sql: Sql, workspaceId: string): Promise<{ values: Map<string, string[]>; fingerprint: string }>;
       /** A digest of linkValues' answer, cheaper to get: it changes whenever the answer does. */
       fingerprint(sql: Sql, workspaceId: string): Promise<string>;
       label?: Labeller;
@@ -92,21 +95,26 @@ const ruleLabel: Labeller = async (sql, workspaceId, values) => {
  * history; untagged links are left out of the map (click-filter.ts reads that as
  * "(none)").
  */
-const linkTags = async (sql: Sql, workspaceId: string): Promise<Map<string, string[]>> => {
-  const rows = await sql<{ id: string; tags: string[] }[]>`SELECT id, tags FROM links WHERE workspace_id = ${workspaceId} AND cardinality(tags) > 0`;
-  return new Map(rows.map((r) => [r.id, r.tags]));
-};
-
 /**
  * The tagged links and a 64-bit hash of each one's id and tags, summed: a tag added,
  * removed or changed anywhere changes it (up to hash collisions, ~2^-64). Not updated_at:
  * two transactions can commit in the other order than their timestamps.
  */
+const tagDigest = (sql: Sql) => sql`hashtextextended(id || '|' || array_to_string(tags, ','), 0)`;
+const fingerprintOf = (n: number, h: string) => `${n}:${h}`;
+
+const linkTags = async (sql: Sql, workspaceId: string) => {
+  const rows = await sql<{ id: string; tags: string[]; n: number; h: string }[]>`
+    SELECT id, tags, (count(*) OVER ())::int AS n, (sum(${tagDigest(sql)}) OVER ())::text AS h
+    FROM links WHERE workspace_id = ${workspaceId} AND cardinality(tags) > 0`;
+  return { values: new Map(rows.map((r) => [r.id, r.tags])), fingerprint: rows[0] ? fingerprintOf(rows[0].n, rows[0].h) : fingerprintOf(0, '0') };
+};
+
 const linkTagsFingerprint = async (sql: Sql, workspaceId: string): Promise<string> => {
   const [row] = await sql<{ n: number; h: string }[]>`
-    SELECT count(*)::int AS n, coalesce(sum(hashtextextended(id || '|' || array_to_string(tags, ','), 0)), 0)::text AS h
+    SELECT count(*)::int AS n, coalesce(sum(${tagDigest(sql)}), 0)::text AS h
     FROM links WHERE workspace_id = ${workspaceId} AND cardinality(tags) > 0`;
-  return `${row!.n}:${row!.h}`;
+  return fingerprintOf(row!.n, row!.h);
 };
 
 const column = (name: string, logColumn: string | null = name, eventsColumn = logColumn ?? name): DimensionSource => ({ kind: 'column', column: name, logColumn, eventsColumn });

@@ -36,12 +36,22 @@ export class LinkValueStore {
     for (const dimension of new Set(wanted)) {
       const source = dimensionSources[dimension];
       if (source.kind !== 'linkValues') continue;
-      const fingerprint = await source.fingerprint(this.#sql, workspaceId);
-      const key = `${workspaceId}/${dimension}/${fingerprint}`;
-      if (!this.#seen.has(key)) {
-        const last = await this.#lastWritten(workspaceId, dimension, fingerprint);
-        if (last === null || last.stale) await this.#write(workspaceId, dimension, fingerprint, await source.linkValues(this.#sql, workspaceId), last?.at ?? 'never');
-        this.#seen.set(key, true);
+      let fingerprint = await source.fingerprint(this.#sql, workspaceId);
+      if (!this.#seen.has(`${workspaceId}/${dimension}/${fingerprint}`)) {
+        let last = await this.#lastWritten(workspaceId, dimension, fingerprint);
+        if (last === null || last.stale) {
+          // The values come with their own fingerprint: a change made meanwhile (here or on
+          // another instance) would otherwise file the new values under the old state's
+          // fingerprint, where they would stand until the rows expire, whenever the links
+          // came back to that state. They are filed, and this request reads, as they are now.
+          const read = await source.linkValues(this.#sql, workspaceId);
+          if (read.fingerprint !== fingerprint) {
+            fingerprint = read.fingerprint;
+            last = await this.#lastWritten(workspaceId, dimension, fingerprint);
+          }
+          if (last === null || last.stale) await this.#write(workspaceId, dimension, fingerprint, read.values, last?.at ?? 'never');
+        }
+        this.#seen.set(`${workspaceId}/${dimension}/${fingerprint}`, true);
       }
       out[dimension] = fingerprint;
     }

@@ -261,6 +261,38 @@ describe('analytics by tag', () => {
     expect((await client.query({ query: `SELECT count() AS n FROM ${linkValueRows(c.workspaceId, 'tag', second[0], 't').sql}`, query_params: linkValueRows(c.workspaceId, 'tag', second[0], 't').params, format: 'JSONEachRow' }).then((r) => r.json<{ n: number }>()))[0]!.n).toBe(1);
   }, HEAVY);
 
+  it('a retag landing between the fingerprint and the read of the tags files them under their own state, not the older one', async () => {
+    const c = await api.tenant();
+    const link = (await api.request('POST', '/links', { key: c.key, body: { destinationUrl: 'https://example.com/race', tags: ['x'] } })).body.data;
+    const retag = (tags: string[]) => api.db.sql`UPDATE links SET tags = ${tags} WHERE id = ${link.id}`;
+    const snapshotOf = async (fingerprint: string) =>
+      (await (await client.query({ query: `SELECT link_id, link_values FROM link_values WHERE workspace_id = {w:String} AND fingerprint = {f:String} AND link_id != '' ORDER BY link_id`, query_params: { w: c.workspaceId, f: fingerprint }, format: 'JSONEachRow' })).json<{ link_id: string; link_values: string[] }>());
+    // The real ClickHouse client, with another instance's change let in at the first question
+    // the store asks it (whether the snapshot is written): after the fingerprint, before the tags.
+    let changed = false;
+    const racing = new Proxy(client, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver);
+        return async (...args: Parameters<ClickHouseClient['query']>) => {
+          if (!changed) {
+            changed = true;
+            await retag([]);
+          }
+          return target.query(...args);
+        };
+      },
+    }) as ClickHouseClient;
+    // The request reads the state the tags were read in (untagged): no link under any tag.
+    const answered = (await new LinkValueStore(racing, api.db.sql).snapshots(c.workspaceId, ['tag'])).tag!;
+    expect(changed).toBe(true);
+    expect(await snapshotOf(answered)).toEqual([]);
+    // Tagged again, as when the request began: that state's snapshot holds the link under x.
+    await retag(['x']);
+    const tagged = (await new LinkValueStore(client, api.db.sql).snapshots(c.workspaceId, ['tag'])).tag!;
+    expect(tagged).not.toBe(answered);
+    expect(await snapshotOf(tagged)).toEqual([{ link_id: link.id, link_values: ['x'] }]);
+  }, HEAVY);
+
   it('caches its periods in the background and reads them once all are current: late clicks, the current day, a retag, old batches, two instances', async () => {
     const logger = createLogger('tag-periods-test', 'silent');
     const totals = async () =>
