@@ -32,20 +32,23 @@ function text(r: Random, length = r.int(4) === 0 ? r.int(300) : r.int(24)): stri
 }
 
 /**
- * Mostly valid events (about half with only plain text), now and then a field
- * of the wrong shape; `valid`: only valid events with plain text.
+ * Mostly valid events (about half with only plain text, a quarter with text beyond
+ * ASCII but nothing escaped outside ids), now and then a field of the wrong shape;
+ * `valid`: only valid events with plain text.
  */
 function event(r: Random, valid = false): Record<string, unknown> {
-  const clean = valid || r.next() < 0.5;
-  const str = () => (clean ? text(r).replace(/[^\x20-\x7e]|["\\]/g, 'x') : text(r));
+  const mode = valid || r.next() < 0.5 ? 'plain' : r.next() < 0.5 ? 'beyond ascii' : 'any';
+  const plainText = () => text(r).replace(/[^\x20-\x7e]|["\\]/g, 'x');
+  const str = () => (mode === 'plain' ? plainText() : mode === 'beyond ascii' ? text(r).replace(/["\\\u0000-\u001f\u007f\ud800]/g, 'é') : text(r));
+  const idText = () => (mode === 'any' ? text(r) : plainText());
   const maybe = () => (r.int(3) === 0 ? null : str());
   const odd = () => !valid && r.int(40) === 0;
   const e: Record<string, unknown> = {
-    id: odd() ? str() : `ck_${str()}`,
+    id: odd() ? str() : `ck_${idText()}`,
     kind: odd() ? str() : r.pick(['click', 'impression']),
     ts: odd() ? r.pick([1.5, 2 ** 53, -(2 ** 53), 2 ** 53 + 2, 1e21, '1']) : r.pick([0, -0, 1, -1, 1_700_000_000_123, -1_700_000_000_123, 999_999_999_999_999, -999_999_999_999_999, 2 ** 53 - 1, -(2 ** 53 - 1), r.int(2 ** 31)]),
     workspaceId: str(),
-    linkId: str(),
+    linkId: idText(),
     campaignId: str(),
     visitorId: str(),
     country: odd() ? str() : r.int(3) === 0 ? null : r.pick(valid ? ['DE', 'US', '  '] : ['DE', 'US', 'é1', 'X', 'ABC', '😀']),
@@ -148,17 +151,35 @@ describe('the fast line path for clicks', () => {
     }
   });
 
+  it('takes text beyond ASCII, as redirectors send it, in the free-text fields', () => {
+    // Place names, a referrer host and UTM values as visitors' links carry them: two-, three- and four-byte UTF-8.
+    const e = clickEventSchema.parse({
+      ...event(random(3), true),
+      region: 'Île-de-France',
+      city: 'München',
+      referrerHost: 'bücher.example',
+      utmCampaign: 'ação 😀',
+      utmTerm: '東京\u2028',
+    });
+    expect(check(Buffer.from(JSON.stringify(e)))).toBe('fast');
+  });
+
   it('writes exactly the zod path’s row for every line it takes, on generated and mutated lines', () => {
     const r = random(42);
     const outcomes = { fast: 0, declined: 0 };
+    let fastBeyondAscii = 0;
     for (let i = 0; i < 20_000; i++) {
       const line = serialise(r, event(r));
-      outcomes[check(Buffer.from(line))]++;
+      const bytes = Buffer.from(line);
+      const outcome = check(bytes);
+      outcomes[outcome]++;
+      if (outcome === 'fast' && bytes.some((b) => b >= 0x80)) fastBeyondAscii++;
       outcomes[check(Buffer.from(mutate(r, line), 'latin1'))]++;
     }
-    // Both branches were exercised in bulk.
+    // Both branches were exercised in bulk, and lines with text beyond ASCII were taken too.
     expect(outcomes.fast).toBeGreaterThan(2_500);
     expect(outcomes.declined).toBeGreaterThan(5_000);
+    expect(fastBeyondAscii).toBeGreaterThan(500);
     // 80k lines checked both ways: ~10 s alone, several times that on a busy machine.
   }, 120_000);
 
@@ -197,7 +218,10 @@ describe('the fast line path for clicks', () => {
       good.replace('"ts":1', '"ts":10000000000000000'),
       good.replace('"ts":1', '"ts":01'),
       good.replace('"utmTerm":"plain"', '"utmTerm":"pl\\u0061in"'),
-      good.replace('"utmTerm":"plain"', '"utmTerm":"plaïn"'),
+      good.replace('"utmTerm":"plain"', '"utmTerm":"pla\u0001in"'),
+      good.replace('"id":"ck_a"', '"id":"ck_ä"'),
+      good.replace('"linkId":"link"', '"linkId":"lïnk"'),
+      good.replace('"country":"DE"', '"country":"DÉ"'),
       good.replace('{"id"', '{ "id"'),
       `${good}\r`,
       `${good} `,
