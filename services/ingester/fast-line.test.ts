@@ -222,12 +222,22 @@ describe('the fast line path for clicks', () => {
       good.replace('"id":"ck_a"', '"id":"ck_ä"'),
       good.replace('"linkId":"link"', '"linkId":"lïnk"'),
       good.replace('"country":"DE"', '"country":"DÉ"'),
+      // Two bytes, but one UTF-16 unit: zod's exact length (2) refuses it.
+      good.replace('"country":"DE"', '"country":"é"'),
       good.replace('{"id"', '{ "id"'),
       `${good}\r`,
       `${good} `,
       good.replace('}', ',"extra":1}'),
     ]) {
       expect(check(Buffer.from(variant)), variant).toBe('declined');
+    }
+    // Bytes that are not well-formed UTF-8 in a free-text field: TextDecoder turns each into
+    // U+FFFD, so the zod path's bytes would differ from them. Overlongs, a surrogate encoded
+    // in UTF-8, code points past U+10FFFF, a truncated sequence, a lone continuation byte.
+    for (const bad of [[0xc0, 0xa9], [0xe0, 0x80, 0xa8], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf5, 0x80, 0x80, 0x80], [0xe2, 0x82], [0x80]]) {
+      const [head, tail] = good.split('plain');
+      const line = Buffer.concat([Buffer.from(`${head}pl`), Buffer.from(bad), Buffer.from(`ain${tail}`)]);
+      expect(check(line), bad.map((b) => b.toString(16)).join(' ')).toBe('declined');
     }
   });
 
