@@ -8,7 +8,9 @@
  * and a bare Koa + postgres.js server (bench/servers/bare-koa-postgres.ts) doing the
  * same insert and selects with nothing around them, so the cost of our middleware
  * (auth, rate limit, validation, counters, publishing) shows.
- * Then POST /links/bulk with 1,000 links, a few times in a row: links/s, and how
+ * Then POST /links again with every workspace subscribed to link.created, so each
+ * create also goes through the webhook outbox (no sender runs: the events stay on
+ * the bus). Then POST /links/bulk with 1,000 links, a few times in a row: links/s, and how
  * long until every one of them redirects on a redirector process (snapshot over NATS).
  * Targets (issue 18): one link and a page >= 0.3 x /health, POST /links >= 0.15 x
  * /health, bulk >= 10,000 links/s and live within 1 s.
@@ -269,7 +271,21 @@ export async function run(): Promise<SuiteResult> {
       return { tenant, path: `/links/${tenant.linkIds[(i >> 5) % LINKS_PER_WORKSPACE]}` };
     };
     const pidOf = (url: string) => (url === base ? api.pid : bare.pid);
-    const scenarios: Array<{ label: string; url: string; requests: Request[] }> = [
+    // Every workspace subscribed to link.created (an endpoint nothing serves: no sender
+    // runs here), so each create also queues a webhook event that the API's webhook
+    // outbox publishes to the bus; unsubscribed again, and that outbox empty, before the bulk.
+    const workspaceIds = tenants.map((t) => t.workspaceId);
+    const subscribe = async () => {
+      await db.sql`
+        INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret)
+        SELECT 'webhook_bench_' || w, w, 'http://127.0.0.1:9/hook', ARRAY['link.created'], 'unused: no sender runs' FROM unnest(${workspaceIds}::text[]) AS w`;
+    };
+    const unsubscribe = async () => {
+      await db.sql`UPDATE webhook_endpoints SET deleted_at = now() WHERE workspace_id = ANY(${workspaceIds}::text[])`;
+      const deadline = Date.now() + 30_000;
+      while ((await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_outbox`)[0]!.n > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    };
+    const scenarios: Array<{ label: string; url: string; requests: Request[]; before?: () => Promise<void>; after?: () => Promise<void> }> = [
       { label: 'GET /health (API, no auth, no database)', url: base, requests: [{ method: 'GET', path: '/health' }] },
       { label: 'POST /links (API)', url: base, requests: Array.from({ length: 512 }, (_, i) => ({ method: 'POST', path: '/links', headers: auth(tenants[i % WORKSPACES]!), body: createBody(i) })) },
       { label: 'POST /links (bare Koa + postgres.js)', url: bareBase, requests: Array.from({ length: 512 }, (_, i) => ({ method: 'POST', path: '/links', headers: bareHeaders(tenants[i % WORKSPACES]!), body: createBody(i) })) },
@@ -277,10 +293,18 @@ export async function run(): Promise<SuiteResult> {
       { label: 'GET /links/{id} (bare)', url: bareBase, requests: Array.from({ length: 512 }, (_, i) => ({ method: 'GET', path: oneLink(i).path, headers: bareHeaders(oneLink(i).tenant) })) },
       { label: 'GET /links?limit=20 (API, with counters)', url: base, requests: tenants.map((t) => ({ method: 'GET', path: '/links?limit=20', headers: auth(t) })) },
       { label: 'GET /links?limit=20 (bare)', url: bareBase, requests: tenants.map((t) => ({ method: 'GET', path: '/links?limit=20', headers: bareHeaders(t) })) },
+      {
+        label: 'POST /links (API, a link.created webhook subscribed)',
+        url: base,
+        requests: Array.from({ length: 512 }, (_, i) => ({ method: 'POST', path: '/links', headers: auth(tenants[i % WORKSPACES]!), body: createBody(i) })),
+        before: subscribe,
+        after: unsubscribe,
+      },
     ];
 
     const rows: Row[] = [];
     for (const scenario of scenarios) {
+      await scenario.before?.();
       const file = join(dir, `${rows.length}.lua`);
       await writeFile(file, script(scenario.requests));
       await runWrk({ url: scenario.url, script: file, seconds: WARMUP_SECONDS, connections: CONNECTIONS });
@@ -293,6 +317,7 @@ export async function run(): Promise<SuiteResult> {
       row['others CPU %'] = Math.round((cpu.others! / (result.durationUs / 1e6)) * 100);
       rows.push(row);
       log(`${scenario.label}: ${row['req/s']} req/s, p99 ${row['p99 ms']} ms, ${row['server CPU µs/req']} µs CPU per request, ${row.errors} errors`);
+      await scenario.after?.();
     }
     const rps = (label: string) => rows.find((r) => r.name.startsWith(label))!['req/s'] as number;
     const health = rps('GET /health');
