@@ -48,12 +48,6 @@ const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 /** The KV bucket holding every lease; a claim untouched for this long is dropped with its key. */
 const LEASES_BUCKET = 'linkroute_leases';
 const LEASE_KEY_MAX_AGE_MS = 24 * 3600_000;
-/**
- * For creating a KV watch: its consumer (last value per key) makes the server index
- * every key, 3.6 s for a million keys on nats-server 2.9, past the 5 s default when the
- * server is busy. Only watches get it: puts keep failing fast when NATS is away.
- */
-const KV_WATCH_API_TIMEOUT_MS = 30_000;
 
 export interface NatsBusOptions {
   name: string;
@@ -138,7 +132,6 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
   const streamOf = (subject: string | undefined) =>
     subject !== undefined && WEBHOOKS_SUBJECTS.some((s) => subject.startsWith(s.slice(0, -1))) ? WEBHOOKS_STREAM : EVENTS_STREAM;
   let leases: Promise<KV> | null = null;
-  const watchJs: JetStreamClient = nc.jetstream({ timeout: KV_WATCH_API_TIMEOUT_MS });
 
   return {
     kind: 'nats',
@@ -220,7 +213,7 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
     async kv(bucket) {
       // History 1 everywhere: natsKv's scan relies on it.
       const kv = await js.views.kv(bucket, { history: 1, replicas });
-      return natsKv(nc, js, bucket, kv, () => watchJs.views.kv(bucket, { history: 1, replicas }));
+      return natsKv(nc, js, bucket, kv, options.logger);
     },
     blobs: (bucket) => natsBlobStore(nc, js, jsm, bucket, replicas),
     async tryLease(name, ttlMs) {

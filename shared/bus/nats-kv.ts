@@ -2,6 +2,8 @@ import type { JetStreamClient, JsMsg, KV, NatsConnection } from 'nats';
 import type { KvBucket, KvEntry, KvWatch } from './bus.ts';
 import { deleteConsumer } from './jetstream-errors.ts';
 import { putMany } from './nats-kv-put-many.ts';
+import { watchKvStream } from './nats-kv-watch.ts';
+import type { Logger } from '../logger.ts';
 
 const OPERATION_HEADER = 'KV-Operation';
 /** A scan's pull waits this long for a batch that shrank under it (values replaced meanwhile). */
@@ -11,10 +13,9 @@ const PUT_MANY_TIMEOUT_MS = 5_000;
 
 /**
  * A NATS KV bucket behind the KvBucket interface. The bucket must have history 1 (one
- * message per key: scan() relies on it). `openForWatch` opens the same bucket through
- * a client with a longer API timeout, as creating a watch can take seconds.
+ * message per key: scan() and watch() rely on it).
  */
-export function natsKv(nc: NatsConnection, js: JetStreamClient, bucket: string, kv: KV, openForWatch: () => Promise<KV>): KvBucket {
+export function natsKv(nc: NatsConnection, js: JetStreamClient, bucket: string, kv: KV, logger: Logger): KvBucket {
   const stream = `KV_${bucket}`;
   const prefix = `$KV.${bucket}.`;
   const toEntry = (e: { key: string; value: Uint8Array; revision: number; operation: string }): KvEntry => ({
@@ -42,25 +43,7 @@ export function natsKv(nc: NatsConnection, js: JetStreamClient, bucket: string, 
       // The stream's creation time names this incarnation: a bucket created again gets a new one.
       return { entries: info.state.messages, revision: info.state.last_seq, generation: info.created };
     },
-    async watch(onEntry, options = {}) {
-      // The watcher is an ordered consumer: after a reconnect or a sequence gap it
-      // recreates itself from the last revision it delivered, so no change is missed.
-      // With resumeFromRevision it starts at that stream sequence (inclusive) instead
-      // of every key's last value; initializedFn fires once it has caught up (at once
-      // when nothing is pending).
-      let markInitialized!: () => void;
-      const initialized = new Promise<void>((resolve) => (markInitialized = resolve));
-      const iterator = await (await openForWatch()).watch({
-        key: '>',
-        initializedFn: () => markInitialized(),
-        ...(options.fromRevision && options.fromRevision > 0 ? { resumeFromRevision: options.fromRevision } : {}),
-      });
-      void (async () => {
-        for await (const e of iterator) onEntry(toEntry(e));
-      })();
-      const watch: KvWatch = { initialized, stop: () => iterator.stop() };
-      return watch;
-    },
+    watch: (onEntry, options) => watchKvStream({ nc, js, logger }, { stream, prefix }, fromMessage, onEntry, options),
     async *scan(batchSize = 1_000) {
       const info = (await kv.status()).streamInfo;
       if (info.state.messages === 0) return;
