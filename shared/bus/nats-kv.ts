@@ -43,7 +43,8 @@ export function natsKv(nc: NatsConnection, js: JetStreamClient, bucket: string, 
       // The stream's creation time names this incarnation: a bucket created again gets a new one.
       return { entries: info.state.messages, revision: info.state.last_seq, generation: info.created };
     },
-    watch: (onEntry, options) => watchKvStream({ nc, js, logger }, { stream, prefix }, fromMessage, onEntry, options),
+    watch: (onEntry, options) =>
+      watchKvStream({ nc, js, logger, generation: async () => (await kv.status()).streamInfo.created }, { stream, prefix }, fromMessage, onEntry, options),
     async *scan(batchSize = 1_000) {
       const info = (await kv.status()).streamInfo;
       if (info.state.messages === 0) return;
