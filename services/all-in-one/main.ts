@@ -12,7 +12,7 @@ import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { eventSubjects } from '../../shared/schemas/click-event.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
-import { resolveSecret } from '../../shared/config/secret.ts';
+import { resolveExistingSecret, resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
@@ -45,11 +45,17 @@ const webhooksConfig = configOrExit('linkroute', () => loadWebhooksConfig());
 const logger = createLogger('linkroute', config.LOG_LEVEL);
 
 try {
+  // On a shared NATS its ingester reads every redirector's clicks and its API verifies their
+  // click ids: a secret of its own would dead-letter their clicks as forged. So it takes
+  // theirs or refuses, before it touches a store, as a standalone API with NATS does.
+  // On the in-process bus it is alone and makes its own.
+  const secret = config.NATS_URL
+    ? await resolveExistingSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR, '`npm start` with NATS_URL set (it shares NATS with other services)')
+    : await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
   await migrate(db.sql, logger);
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
   const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS }));
-  const secret = await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
   const embeddedClickHouse = config.CLICKHOUSE_URL
     ? null
     : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger, password: (await embeddedClickHousePassword(undefined, config.DATA_DIR)).value });
