@@ -9,6 +9,7 @@ import type { EventRowBase, EventTable } from './event-tables.ts';
 import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
 import { readMessage } from './read-message.ts';
 import { storedEventIds } from './stored-event-ids.ts';
+import { openEventConsumer } from '../../shared/bus/open-event-consumer.ts';
 
 export interface IngesterStats {
   /** Rows inserted into ClickHouse. */
@@ -231,7 +232,8 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   keepAlive.unref();
 
   const done = (async () => {
-    const consumer = await bus.eventConsumer(deps.consumerName, kind.subject);
+    const consumer = await openEventConsumer(bus, { name: deps.consumerName, subject: kind.subject }, { logger, stopped: () => stopping });
+    if (consumer === null) return;
     let storing: Promise<void> = Promise.resolve();
     while (!stopping || draining) {
       let messages: BusMessage[];

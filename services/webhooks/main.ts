@@ -25,14 +25,17 @@ try {
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger, replicas: config.NATS_STREAM_REPLICAS });
   const metrics = createMetricsRegistry();
   // Listening first: a taken port fails the start before any event is taken.
+  let started = false;
   const http = await startHealthServer({
     port: config.WEBHOOKS_PORT,
     host: config.HOST,
     registry: metrics,
-    checks: async () => ({ postgres: await checkQuery(db.sql`SELECT 1`), nats: checkBus(bus) }),
+    // Not ready until it reads events: opening its consumers waits out a NATS failover.
+    checks: async () => ({ postgres: await checkQuery(db.sql`SELECT 1`), nats: checkBus(bus), sender: started ? 'ok' : 'starting' }),
     logger,
   });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config, metrics });
+  started = true;
   logger.info('webhooks sender running', { url: http.url, allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
   handleShutdown(logger, async () => {
     // Attempts under way finish and are recorded; events not yet stored are redelivered to a peer.

@@ -23,6 +23,7 @@ import { fanOut } from './fan-out.ts';
 import { defaultRetryPolicy } from './retry-schedule.ts';
 import { webhookSender } from './send-webhook.ts';
 import { webhooksMetrics } from './webhooks-metrics.ts';
+import { openEventConsumer } from '../../shared/bus/open-event-consumer.ts';
 
 export interface RunningWebhooks {
   /** Stops taking events, finishes the attempts under way and records them. */
@@ -95,7 +96,7 @@ export async function startWebhooks(deps: {
   const intakes: BusIntake[] = [
     startBusIntake({
       name: 'events',
-      consumer: await bus.eventConsumer(`${prefix}-events`, webhookSubjects.events),
+      consumer: await openEventConsumer(bus, { name: `${prefix}-events`, subject: webhookSubjects.events }, { logger }),
       dispatcher,
       logger,
       maxMessages: 500,
@@ -115,7 +116,7 @@ export async function startWebhooks(deps: {
     startBusIntake({
       name: 'conversions',
       // Conversions from before the first sender started are not announced.
-      consumer: await bus.eventConsumer(`${prefix}-conversions`, eventSubjects.conversions, { startAt: 'new' }),
+      consumer: await openEventConsumer(bus, { name: `${prefix}-conversions`, subject: eventSubjects.conversions, startAt: 'new' }, { logger }),
       dispatcher,
       logger,
       maxMessages: 500,
