@@ -157,7 +157,7 @@ describe('the whole topology as separate processes', () => {
       ...redirectors.map((r, i) => ready(`redirector ${i + 1}`, admin.redirectors[i]!, r)),
     ]);
     expect(apiReady).toEqual({ success: true, data: { status: 'ready', checks: { postgres: 'ok', nats: 'ok', clickhouse: 'ok' } } });
-    expect(ingesterReady).toEqual({ status: 'ready', checks: { nats: 'ok', clickhouse: 'ok' } });
+    expect(ingesterReady).toEqual({ status: 'ready', checks: { nats: 'ok', clickhouse: 'ok', consumers: 'ok' } });
     for (const r of redirectorReady) expect(r).toMatchObject({ status: 'ready', checks: { snapshot: 'ok', nats: 'ok' } });
     for (const base of [urls.api, urls.ingester, ...urls.redirectors, admin.api, ...admin.redirectors]) expect((await fetch(`${base}/health`)).status).toBe(200);
     expect(await (await fetch(`${admin.api}/ready`)).json()).toEqual({ status: 'ready', checks: { postgres: 'ok', nats: 'ok', clickhouse: 'ok' } });

@@ -17,6 +17,8 @@ export interface EventIngesters {
   /** Stops every ingester; each finishes and acknowledges the batch in hand (with `drain`, everything the bus holds; see Ingester.stop). */
   stop(options?: { drain?: boolean }): Promise<void>;
   readonly count: number;
+  /** For /ready: 'ok' while every one reads; else what the first that does not is doing. */
+  readiness(): 'ok' | 'opening' | 'stopped';
 }
 
 export function startEventIngesters(deps: {
@@ -38,6 +40,10 @@ export function startEventIngesters(deps: {
   registerIngesterMetrics(deps.metrics, sources);
   return {
     count: sources.length,
+    readiness() {
+      const states = sources.map((source) => source.ingester.state());
+      return states.includes('stopped') ? 'stopped' : states.includes('opening') ? 'opening' : 'ok';
+    },
     async stop(options) {
       await Promise.all(sources.map((source) => source.ingester.stop(options)));
     },

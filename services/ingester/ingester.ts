@@ -27,8 +27,12 @@ export interface IngesterStats {
   lastBatchLagMs: number;
 }
 
+/** 'opening' its consumer (waiting out NATS), 'reading', or 'stopped' (asked to, or on an error it logged). */
+export type IngesterState = 'opening' | 'reading' | 'stopped';
+
 export interface Ingester {
   stats(): IngesterStats;
+  state(): IngesterState;
   /**
    * Stops fetching, finishes (inserts and acks) the batch in hand, then resolves. With
    * `drain`, it first goes on until a fetch finds nothing: for the in-process bus, whose
@@ -231,9 +235,11 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   }, KEEP_ALIVE_MS);
   keepAlive.unref();
 
+  let state: IngesterState = 'opening';
   const done = (async () => {
     const consumer = await openEventConsumer(bus, { name: deps.consumerName, subject: kind.subject }, { logger, stopped: () => stopping });
     if (consumer === null) return;
+    state = 'reading';
     let storing: Promise<void> = Promise.resolve();
     while (!stopping || draining) {
       let messages: BusMessage[];
@@ -259,10 +265,14 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     consumer.close();
   })()
     .catch((err) => logger.error('ingester stopped on an unexpected error', errorFields(err)))
-    .finally(() => clearInterval(keepAlive));
+    .finally(() => {
+      state = 'stopped';
+      clearInterval(keepAlive);
+    });
 
   return {
     stats: () => ({ ...stats }),
+    state: () => state,
     async stop(options = {}) {
       draining = options.drain === true;
       stopping = true;

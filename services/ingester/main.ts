@@ -9,7 +9,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { resolveExistingSecret } from '../../shared/config/secret.ts';
 import { loadIngesterConfig } from './config.ts';
-import { startEventIngesters } from './event-ingesters.ts';
+import { startEventIngesters, type EventIngesters } from './event-ingesters.ts';
 import { startHealthServer } from '../../shared/health/health-server.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
@@ -25,20 +25,22 @@ try {
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   // Listening first: a taken port fails the start before any event is consumed.
   const metrics = createMetricsRegistry();
+  let ingesters: EventIngesters | null = null;
   const http = await startHealthServer({
     port: config.INGEST_PORT,
     host: config.HOST,
     registry: metrics,
-    // Ready when it can do its work: take events from NATS and store them in ClickHouse.
-    checks: async () => ({ nats: checkBus(bus), clickhouse: await checkClickHouse(clickhouse) }),
+    // Ready when it does its work: takes events from NATS (its consumers open) and stores them in ClickHouse.
+    checks: async () => ({ nats: checkBus(bus), clickhouse: await checkClickHouse(clickhouse), consumers: ingesters?.readiness() ?? 'opening' }),
     logger,
   });
-  const ingesters = startEventIngesters({ bus, clickhouse, logger, config, metrics, secret });
+  const started = startEventIngesters({ bus, clickhouse, logger, config, metrics, secret });
+  ingesters = started;
 
-  logger.info('ingester running', { consumers: ingesters.count, url: http.url });
+  logger.info('ingester running', { consumers: started.count, url: http.url });
   handleShutdown(logger, async () => {
     // Finish and acknowledge the batch in hand; anything unacknowledged is redelivered to a peer.
-    await ingesters.stop();
+    await started.stop();
     await http.close();
     await bus.close();
     await clickhouse.close();

@@ -92,11 +92,17 @@ export async function startWebhooks(deps: {
   const deliver = fanOut({ directory, store, dispatcher, attemptTimeoutMs: config.WEBHOOKS_TIMEOUT_MS });
   const toConversionEvents = conversionEvents({ sql, directory, logger });
   const prefix = config.WEBHOOKS_CONSUMER;
+  // Both opened before either intake starts: nothing is delivered by a sender that then
+  // fails to start. Conversions from before the first sender started are not announced.
+  const [eventsConsumer, conversionsConsumer] = await Promise.all([
+    openEventConsumer(bus, { name: `${prefix}-events`, subject: webhookSubjects.events }, { logger }),
+    openEventConsumer(bus, { name: `${prefix}-conversions`, subject: eventSubjects.conversions, startAt: 'new' }, { logger }),
+  ]);
 
   const intakes: BusIntake[] = [
     startBusIntake({
       name: 'events',
-      consumer: await openEventConsumer(bus, { name: `${prefix}-events`, subject: webhookSubjects.events }, { logger }),
+      consumer: eventsConsumer,
       dispatcher,
       logger,
       maxMessages: 500,
@@ -115,14 +121,13 @@ export async function startWebhooks(deps: {
     }),
     startBusIntake({
       name: 'conversions',
-      // Conversions from before the first sender started are not announced.
-      consumer: await openEventConsumer(bus, { name: `${prefix}-conversions`, subject: eventSubjects.conversions, startAt: 'new' }, { logger }),
+      consumer: conversionsConsumer,
       dispatcher,
       logger,
       maxMessages: 500,
-      // An order's first conversion is the one announced (the first to claim the order):
-      // a reloaded thank-you page's repeat follows it closely on the bus, and in one batch
-      // it cannot overtake it on another sender.
+      // An order's first conversion to claim it is the one announced: a reloaded thank-you
+      // page's repeat follows the first closely on the bus, and in one batch it cannot
+      // overtake it (it can when two senders split them: see conversion-events.ts).
       take: 'batches',
       async handle(messages) {
         const events = await toConversionEvents(messages);

@@ -31,6 +31,14 @@ export function isNatsFailure(err: unknown): boolean {
   return err instanceof NatsError;
 }
 
+/**
+ * JetStream cannot answer for now: no answer at all (isUnreachable), or a 503 from the
+ * JetStream API (no leader yet, the cluster not ready), as during a cluster's failover.
+ */
+export function isTemporarilyUnavailable(err: unknown): boolean {
+  return isUnreachable(err) || (err instanceof NatsError && err.api_error?.code === 503);
+}
+
 /** The request got no answer from JetStream: a timeout, no responders, a closed or draining connection. */
 export function isUnreachable(err: unknown): boolean {
   return err instanceof NatsError && UNREACHABLE.has(err.code);

@@ -1,3 +1,4 @@
+import { connect } from 'nats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNatsServer, type TestNatsServer } from '../testing/nats-server.ts';
 import { eventSubjects } from '../schemas/click-event.ts';
@@ -37,6 +38,18 @@ describe('openEventConsumer', () => {
     message!.ack();
     consumer.close();
   }, 60_000);
+
+  it('throws what waiting does not mend, at once and without a warning (here: its stream is gone)', async () => {
+    const nc = await connect({ servers: nats.url });
+    try {
+      await (await nc.jetstreamManager()).streams.delete('LINKROUTE_EVENTS');
+    } finally {
+      await nc.close();
+    }
+    const before = warnings.length;
+    await expect(openEventConsumer(bus, { name: 'no-stream', subject: eventSubjects.clicks }, { logger })).rejects.toThrow(/stream not found/);
+    expect(warnings.length).toBe(before);
+  });
 
   it('gives up with null once stopped', async () => {
     await nats.stop();

@@ -1,6 +1,6 @@
 import { errorFields, type Logger } from '../logger.ts';
 import type { Bus, EventConsumer } from './bus.ts';
-import { isNatsFailure } from './jetstream-errors.ts';
+import { isTemporarilyUnavailable } from './jetstream-errors.ts';
 
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 5_000;
@@ -16,9 +16,10 @@ export interface ConsumerToOpen {
  * meanwhile: a JetStream cluster electing leaders after losing a server answers
  * nothing, or 503, for seconds. Seen on a rolling restart of three servers: an
  * ingester whose open failed so stayed up and ready without ever reading a click, and
- * a webhooks sender exited. Retries 0.5 s after a failure, doubling up to 5 s, with a
- * warning each time. Resolves null if `stopped()` turns true while it waits; any other
- * error (a programming error) is thrown.
+ * a webhooks sender exited. Retries 0.5 s after such a failure, doubling up to 5 s,
+ * with a warning each time. Resolves null if `stopped()` turns true while it waits.
+ * Anything else is thrown: a refusal that waiting does not mend (a consumer of that name
+ * with settings that cannot change, no permission) must be seen, not retried.
  */
 export async function openEventConsumer(bus: Pick<Bus, 'eventConsumer'>, consumer: ConsumerToOpen, deps: { logger: Logger }): Promise<EventConsumer>;
 export async function openEventConsumer(bus: Pick<Bus, 'eventConsumer'>, consumer: ConsumerToOpen, deps: { logger: Logger; stopped: () => boolean }): Promise<EventConsumer | null>;
@@ -32,7 +33,7 @@ export async function openEventConsumer(
     try {
       return await bus.eventConsumer(consumer.name, consumer.subject, consumer.startAt ? { startAt: consumer.startAt } : undefined);
     } catch (err) {
-      if (!isNatsFailure(err)) throw err;
+      if (!isTemporarilyUnavailable(err)) throw err;
       deps.logger.warn('event consumer not opened; trying again', { consumer: consumer.name, ...errorFields(err) });
       await new Promise((r) => setTimeout(r, Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** failures)));
     }
