@@ -41,3 +41,12 @@ describe('loadApiConfig: REDIRECT_BASE_URL', () => {
     for (const env of [{ REDIRECT_PORT: '70000' }, { REDIRECT_BASE_URL: 'ftp://go.example.com' }]) expect(() => loadApiConfig(env)).toThrow(ConfigError);
   });
 });
+
+describe('loadApiConfig: NATS_EVENTS_RETENTION_HOURS', () => {
+  it('is unset by default or empty (a stream keeps its own), whole hours from 1 to a year when set', () => {
+    expect(loadApiConfig({}).NATS_EVENTS_RETENTION_HOURS).toBeUndefined();
+    expect(loadApiConfig({ NATS_EVENTS_RETENTION_HOURS: '' }).NATS_EVENTS_RETENTION_HOURS).toBeUndefined();
+    expect(loadApiConfig({ NATS_EVENTS_RETENTION_HOURS: '24' }).NATS_EVENTS_RETENTION_HOURS).toBe(24);
+    for (const value of ['0', '1.5', '8761', 'week']) expect(() => loadApiConfig({ NATS_EVENTS_RETENTION_HOURS: value }), value).toThrow(/NATS_EVENTS_RETENTION_HOURS/);
+  });
+});

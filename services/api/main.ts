@@ -39,7 +39,7 @@ try {
   let publishing: SnapshotPublishing | undefined;
   let webhookEvents: OutboxDrainer | undefined;
   if (config.NATS_URL) {
-    bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-api', logger, replicas: config.NATS_STREAM_REPLICAS });
+    bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-api', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
     // The outbox publisher (seeding an empty bucket) and the snapshot compactor.
     publishing = await startSnapshotPublishing({ sql: db.sql, bus, logger, config });
     snapshot = publishing.publisher;

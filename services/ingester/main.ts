@@ -20,7 +20,7 @@ try {
   requireSettings(config, ['NATS_URL', 'CLICKHOUSE_URL'], 'for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
   // First: an ingester with a secret of its own would take every click for forged.
   const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone ingester');
-  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS });
+  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
   await migrateClickHouseAt(config.CLICKHOUSE_URL);
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   // Listening first: a taken port fails the start before any event is consumed.

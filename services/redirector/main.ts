@@ -13,7 +13,7 @@ const logger = createLogger('redirector', config.LOG_LEVEL);
 
 try {
   requireSettings(config, ['NATS_URL'], 'for a standalone redirector: it gets its snapshot and sends its clicks over NATS (npm start runs everything in one process without it)');
-  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-redirector', logger, replicas: config.NATS_STREAM_REPLICAS });
+  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-redirector', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const redirector = await startRedirector({ config, bus, secret, logger });
   handleShutdown(

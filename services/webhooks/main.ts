@@ -22,7 +22,7 @@ try {
   const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone webhooks sender');
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks' });
   await migrate(db.sql, logger);
-  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger, replicas: config.NATS_STREAM_REPLICAS });
+  const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
   const metrics = createMetricsRegistry();
   // Listening first: a taken port fails the start before any event is taken.
   let started = false;

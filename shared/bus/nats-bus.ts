@@ -48,6 +48,8 @@ const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 /** The KV bucket holding every lease; a claim untouched for this long is dropped with its key. */
 const LEASES_BUCKET = 'linkroute_leases';
 const LEASE_KEY_MAX_AGE_MS = 24 * 3600_000;
+/** A week: an outage of ClickHouse, the ingesters or the webhooks senders that long loses nothing. */
+const DEFAULT_EVENTS_RETENTION_HOURS = 7 * 24;
 
 export interface NatsBusOptions {
   name: string;
@@ -59,6 +61,12 @@ export interface NatsBusOptions {
    * would bring a cluster's streams down to it (the webhooks sender did, until 2026-11-29).
    */
   replicas: number;
+  /**
+   * Hours the events and webhook events streams keep what they hold, read or not (config
+   * NATS_EVENTS_RETENTION_HOURS). Absent: a new stream keeps 7 days, an existing one
+   * what it was set to.
+   */
+  eventsRetentionHours?: number | undefined;
 }
 
 /**
@@ -113,21 +121,20 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
   })();
   const jsm: JetStreamManager = await nc.jetstreamManager();
   const js: JetStreamClient = nc.jetstream();
-  // Events (for ingesters) and webhook events (for webhook senders) wait in their streams
-  // until their consumers acknowledge them: a week covers long outages. A publish
+  // Events (for ingesters) and webhook events (for webhook senders) are kept, read or not,
+  // for eventsRetentionHours (a week unless set): an outage that long loses nothing. A publish
   // retried within the dedup window (a redirector's batch, an outbox row published
   // again) is dropped by its message id.
   for (const [name, subjects] of [
     [EVENTS_STREAM, EVENTS_SUBJECTS],
     [WEBHOOKS_STREAM, WEBHOOKS_SUBJECTS],
   ] as const) {
-    await ensureStream(jsm, {
-      name,
-      subjects: [...subjects],
-      duplicate_window: nanos(EVENTS_DEDUP_WINDOW_MS),
-      max_age: nanos(7 * 24 * 3600_000),
-      num_replicas: replicas,
-    });
+    const maxAge = { max_age: nanos((options.eventsRetentionHours ?? DEFAULT_EVENTS_RETENTION_HOURS) * 3600_000) };
+    await ensureStream(
+      jsm,
+      { name, subjects: [...subjects], duplicate_window: nanos(EVENTS_DEDUP_WINDOW_MS), num_replicas: replicas, ...(options.eventsRetentionHours !== undefined ? maxAge : {}) },
+      maxAge,
+    );
   }
   const streamOf = (subject: string | undefined) =>
     subject !== undefined && WEBHOOKS_SUBJECTS.some((s) => subject.startsWith(s.slice(0, -1))) ? WEBHOOKS_STREAM : EVENTS_STREAM;
@@ -233,10 +240,11 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
 
 /**
  * Creates the stream, or brings an existing one to `config` (subjects, limits, replicas:
- * NATS moves a stream to a new replica count in place). Safe when several processes
- * start at once. For every stream linkroute owns: pass num_replicas from NatsBusOptions.
+ * NATS moves a stream to a new replica count in place); `onCreate` holds what only a new
+ * stream gets (an existing one keeps its own). Safe when several processes start at
+ * once. For every stream linkroute owns: pass num_replicas from NatsBusOptions.
  */
-export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }, onCreate: Partial<StreamConfig> = {}): Promise<void> {
   const exists = () =>
     jsm.streams.info(config.name).then(
       () => true,
@@ -247,7 +255,7 @@ export async function ensureStream(jsm: JetStreamManager, config: Partial<Stream
     );
   if (!(await exists())) {
     try {
-      await jsm.streams.add(config);
+      await jsm.streams.add({ ...onCreate, ...config });
       return;
     } catch (err) {
       // Another process created it between our look and add: then bring it up to date below.

@@ -24,6 +24,12 @@ export const commonEnv = {
    * counts, leases): 1 on a single server, 3 on a cluster of three or more.
    */
   NATS_STREAM_REPLICAS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(5).default(1)),
+  /**
+   * How long NATS keeps click, conversion and webhook events, read or not (hours). Unset:
+   * a stream keeps what it has (7 days when created), so a service started without the
+   * setting never undoes it; set, every service's start brings both streams to it.
+   */
+  NATS_EVENTS_RETENTION_HOURS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(24 * 365).optional()),
   DATA_DIR: z.preprocess(emptyAsUndefined, z.string().default('./data')),
   HOST: z.preprocess(emptyAsUndefined, z.string().default('127.0.0.1')),
   LOG_LEVEL: z.preprocess(emptyAsUndefined, z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info')),
