@@ -13,7 +13,7 @@ describe('stream replicas on a single NATS server', () => {
     nats = await startTestNatsServer();
   });
   afterAll(async () => {
-    await nats?.stop();
+    await nats?.destroy();
   });
 
   it('refuses replicas > 1 with a ConfigError naming the setting, before creating or changing any stream', async () => {
