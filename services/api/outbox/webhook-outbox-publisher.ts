@@ -5,6 +5,7 @@ import { webhookBody, webhookLinkDataSchema, type WebhookBusEvent } from '../../
 import type { PresentLink } from '../link-presenter.ts';
 import type { LinkRow } from '../stores/link-store.ts';
 import { outboxDrainer, type OutboxDrainer, type PublishBatch } from './outbox-drainer.ts';
+import { takeFromQueue } from './take-from-queue.ts';
 
 const BATCH = 500;
 const encoder = new TextEncoder();
@@ -50,15 +51,14 @@ export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: 
   const publishBatch: PublishBatch = async (live) => {
     return (await sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
-      // A queue, as snapshot_outbox (outbox-publisher.ts): its statistics say it is tiny while
-      // its deleted rows pile up until autovacuum cleans up, and the delete below was planned
-      // as a scan of all of them. Its key is the queue's order, so the take walks it anyway.
-      const [, rows] = await Promise.all([
-        t`SET LOCAL enable_seqscan = off`,
+      // By index (take-from-queue.ts): its key is the queue's order, so the take walks it,
+      // and the delete below (seq = ANY) probes it.
+      const rows = await takeFromQueue(
+        t,
         t<OutboxRow[]>`
           SELECT seq, event_id, workspace_id, type, data, endpoint_id, occurred_at FROM webhook_outbox
           ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-      ]);
+      );
       if (rows.length === 0) return 0;
       const domainIds = [...new Set(rows.flatMap((r) => { const id = domainIdOf(r.data); return typeof id === 'string' ? [id] : []; }))];
       const hostnames = new Map(

@@ -2,6 +2,7 @@ import type { KvBucket } from '../../../shared/bus/bus.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { outboxDrainer, type PublishBatch } from '../outbox/outbox-drainer.ts';
+import { takeFromQueue } from '../outbox/take-from-queue.ts';
 import { hasPrefix } from '../../../shared/ids.ts';
 import { encodeDomainEntry, encodeSnapshotEntry } from '../../../shared/snapshot/snapshot-entry.ts';
 import { loadCompiledLinks } from './load-compiled-links.ts';
@@ -40,22 +41,14 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
   const publishBatch: PublishBatch = async (live) => {
     return (await sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
-      // A queue: rows come and go at the rate of link changes, and until autovacuum
-      // cleans up (a minute apart at the soonest, later while a long transaction holds
-      // it back) the table holds every deleted row of that time. Its statistics say it is
-      // tiny, so Postgres read it whole, twice a pass: the take below sorted every row and
-      // the delete hash-joined them all. Indexes reach the rows wanted instead (the
-      // queue's order, 0021, for the take; the link id for the delete, by key) and mark
-      // dead entries to be skipped. Measured (npm run bench -- api, same machine, runs one
-      // after another): POST /links 1,539-1,995 req/s against 1,193-1,339 (the index alone
-      // 1,402; this setting alone, without it, 378); Postgres CPU ~600 us a POST before.
-      // Sent with the take, in one round trip. The cost: re-queuing a link still queued
-      // (a change within the moment before its pass) now updates an indexed column.
-      const [, queued] = await Promise.all([
-        t`SET LOCAL enable_seqscan = off`,
+      // By index (take-from-queue.ts): the queue's order, 0021, for the take; the link id
+      // for the delete, by key. The cost: re-queuing a link still queued (a change within
+      // the moment before its pass) now updates an indexed column.
+      const queued = await takeFromQueue(
+        t,
         t<{ linkId: string; generation: string }[]>`
           SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-      ]);
+      );
       if (queued.length === 0) return 0;
       // Links, and the domains' markers (their ids share the outbox: migration 0012).
       const ids = queued.map((q) => q.linkId);
