@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { blockedAddressReason } from '../../shared/webhooks/target-address.ts';
 
@@ -7,7 +7,7 @@ export class BlockedTargetError extends Error {
   readonly code = 'EBLOCKEDTARGET';
 }
 
-/** `dns.lookup` with `all: true`, as a connection's lookup calls it. */
+/** A lookup answering every address at once, as `dns.lookup` with `all: true` does (the sender's: resolver-lookup.ts). */
 export type ResolveAll = (hostname: string, options: LookupOptions & { all: true }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
 type Answer = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void;
@@ -17,15 +17,12 @@ type Answer = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) =>
  * reach (SSRF). The socket connects only to an address checked here, at send time, so
  * a name re-pointed at a private address after registration is refused too.
  *
- * Lookups of one name under way are shared. getaddrinfo runs on libuv's thread pool
- * (4 threads, file I/O's too), and a burst of new connections to one host (up to
- * WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT for each of its endpoints) would ask once per
- * connection: with a host whose DNS hangs, its lookups would hold every thread while
- * other endpoints' new connections waited behind them, their attempts' deadlines
- * running. Shared, they hold one. Nothing is kept once answered: the next connection
- * asks again, so a re-pointed name is seen at once.
+ * Lookups of one name under way are shared: a burst of new connections to one host (up
+ * to WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT for each of its endpoints) asks its DNS once,
+ * not once per connection. Nothing is kept once answered: the next connection asks
+ * again, so a re-pointed name is seen at once.
  */
-export function checkedLookup(resolve: ResolveAll = dnsLookup as ResolveAll): LookupFunction {
+export function checkedLookup(resolve: ResolveAll): LookupFunction {
   const underWay = new Map<string, Answer[]>();
   return (hostname, options, callback) => {
     const answer: Answer = (err, addresses) => {
