@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
 import { Agent, errors, request } from 'undici';
 import { blockedAddressReason } from '../../shared/webhooks/target-address.ts';
-import { checkedLookup, type ResolveAll } from './checked-lookup.ts';
+import { checkedLookup } from './checked-lookup.ts';
 import { resolverLookup } from './resolver-lookup.ts';
 import type { PayloadSigner } from './payload-signer.ts';
 
@@ -43,19 +43,15 @@ const USER_AGENT = 'linkroute-webhooks/1 (+https://www.standardwebhooks.com)';
  * machine), and node:http's client was the largest share of a sender's CPU in a profile
  * under `npm run bench -- webhooks`.
  */
-export function webhookSender(options: {
-  timeoutMs: number;
-  allowPrivateTargets: boolean;
-  /** Where public targets' names are resolved; resolverLookup() on the system's DNS servers unless given (tests give their own). */
-  resolve?: ResolveAll;
-}): WebhookSender {
+export function webhookSender(options: { timeoutMs: number; allowPrivateTargets: boolean }): WebhookSender {
+  const names = resolverLookup();
   const dispatcher = new Agent({
     connections: null,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
     // The socket connects only to an address checkedLookup has checked (SSRF), found by
     // c-ares rather than the thread pool's getaddrinfo (resolver-lookup.ts says why).
-    connect: options.allowPrivateTargets ? {} : { lookup: checkedLookup(options.resolve ?? resolverLookup()) },
+    connect: options.allowPrivateTargets ? {} : { lookup: checkedLookup(names.resolve) },
   });
 
   async function attempt(url: string, headers: Record<string, string>, body: string): Promise<Omit<Attempt, 'latencyMs'>> {
@@ -117,6 +113,7 @@ export function webhookSender(options: {
       return { ...result, latencyMs: Math.round(performance.now() - started) };
     },
     close() {
+      names.cancelAll();
       void dispatcher.destroy();
     },
   };

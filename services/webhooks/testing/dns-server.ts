@@ -3,9 +3,10 @@ import dnsPacket from 'dns-packet';
 
 /**
  * What a test DNS server answers for a name (lower case, no trailing dot): its A and
- * AAAA records, or `hang` (never answers), or `servfail`. Any other name is NXDOMAIN.
+ * AAAA records (`hang`: that question is never answered), after `delayMs`; or `hang`
+ * (no question is answered), or `servfail`. Any other name is NXDOMAIN.
  */
-export type TestZone = Record<string, { A?: string[]; AAAA?: string[] } | 'hang' | 'servfail'>;
+export type TestZone = Record<string, { A?: string[] | 'hang'; AAAA?: string[] | 'hang'; delayMs?: number } | 'hang' | 'servfail'>;
 
 export interface TestDnsServer {
   /** `127.0.0.1:port`, for Resolver.setServers. */
@@ -22,6 +23,7 @@ const SERVFAIL = 2;
 export async function startTestDnsServer(zone: TestZone): Promise<TestDnsServer> {
   const socket = createSocket('udp4');
   const asked: string[] = [];
+  const delayed = new Set<NodeJS.Timeout>();
   socket.on('message', (message, from) => {
     const query = dnsPacket.decode(message);
     const question = query.questions?.[0];
@@ -32,6 +34,7 @@ export async function startTestDnsServer(zone: TestZone): Promise<TestDnsServer>
     if (entry === 'hang') return;
     const type = question.type === 'A' || question.type === 'AAAA' ? question.type : null;
     const records = typeof entry === 'object' && type ? (entry[type] ?? []) : [];
+    if (records === 'hang') return;
     const rcode = entry === undefined ? NXDOMAIN : entry === 'servfail' ? SERVFAIL : 0;
     const response = dnsPacket.encode({
       type: 'response',
@@ -40,12 +43,21 @@ export async function startTestDnsServer(zone: TestZone): Promise<TestDnsServer>
       questions: [question],
       answers: records.map((data) => ({ type: type!, name: question.name, ttl: 60, class: 'IN' as const, data })),
     });
-    socket.send(response, from.port, from.address);
+    const send = () => socket.send(response, from.port, from.address);
+    if (typeof entry === 'object' && entry.delayMs) {
+      const timer = setTimeout(() => (delayed.delete(timer), send()), entry.delayMs);
+      delayed.add(timer);
+    } else {
+      send();
+    }
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return {
     server: `127.0.0.1:${socket.address().port}`,
     asked,
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    close: () => {
+      for (const timer of delayed) clearTimeout(timer);
+      return new Promise<void>((resolve) => socket.close(() => resolve()));
+    },
   };
 }
