@@ -16,7 +16,12 @@ describe('parseUserAgent (values checked against ua-parser-js 1.0.41 and isbot 5
     ['macSafari', { deviceClass: 'desktop', os: 'macos', browser: 'Safari', isBot: false }],
     ['linuxFirefox', { deviceClass: 'desktop', os: 'linux', browser: 'Firefox', isBot: false }],
     ['ubuntuFirefox', { deviceClass: 'desktop', os: 'linux', browser: 'Firefox', isBot: false }],
-    ['chromeOs', { deviceClass: 'desktop', os: null, browser: 'Chrome', isBot: false }],
+    ['chromeOs', { deviceClass: 'desktop', os: 'chromeos', browser: 'Chrome', isBot: false }],
+    ['huaweiHarmonyOs', { deviceClass: 'mobile', os: 'harmonyos', browser: 'Huawei Browser', isBot: false }],
+    // Systems none of ours: `other`, not null (null is a user agent naming none, as bots' do).
+    ['samsungTizenTv', { deviceClass: 'desktop', os: 'other', browser: 'Safari', isBot: false }],
+    ['kaiOsPhone', { deviceClass: 'mobile', os: 'other', browser: 'Firefox', isBot: false }],
+    ['freebsdFirefox', { deviceClass: 'desktop', os: 'other', browser: 'Firefox', isBot: false }],
     ['googlebot', { deviceClass: 'desktop', os: null, browser: null, isBot: true }],
     ['googlebotSmartphone', { deviceClass: 'mobile', os: 'android', browser: 'Chrome', isBot: true }],
     ['slackbot', { deviceClass: 'desktop', os: null, browser: null, isBot: true }],

@@ -7,11 +7,13 @@
  */
 import { isbot } from 'isbot';
 import UAParser from 'ua-parser-js';
-import type { DeviceClass, OperatingSystem } from '../schemas/rule-conditions.ts';
+import type { RecordedOperatingSystem } from '../schemas/operating-systems.ts';
+import type { DeviceClass } from '../schemas/rule-conditions.ts';
 
 export interface UserAgentFacts {
   deviceClass: DeviceClass;
-  os: OperatingSystem | null;
+  /** null: the user agent names no operating system. */
+  os: RecordedOperatingSystem | null;
   browser: string | null;
   isBot: boolean;
 }
@@ -19,8 +21,8 @@ export interface UserAgentFacts {
 /** Real UAs are a few hundred characters; ua-parser-js itself only reads the first 500. */
 const MAX_UA_LENGTH = 512;
 
-/** ua-parser-js OS names -> ours. Anything else (Chrome OS, Tizen, KaiOS, ...) is null. */
-const osByName = new Map<string, OperatingSystem>([
+/** ua-parser-js OS names -> ours. Any other name it gives (Tizen, KaiOS, FreeBSD, PlayStation, ...) is `other`. */
+const osByName = new Map<string, RecordedOperatingSystem>([
   ['iOS', 'ios'],
   ['iPadOS', 'ios'],
   ['Android', 'android'],
@@ -49,6 +51,9 @@ const osByName = new Map<string, OperatingSystem>([
   ['Mandriva', 'linux'],
   ['Deepin', 'linux'],
   ['elementary OS', 'linux'],
+  ['Chromium OS', 'chromeos'],
+  ['Chrome OS', 'chromeos'],
+  ['HarmonyOS', 'harmonyos'],
 ]);
 
 
@@ -65,7 +70,7 @@ export function parseUserAgent(userAgent: string): UserAgentFacts {
   const browser = parser.getBrowser().name ?? null;
   return {
     deviceClass: type === 'mobile' || type === 'tablet' ? type : 'desktop',
-    os: osName === undefined ? null : (osByName.get(osName) ?? null),
+    os: osName === undefined ? null : (osByName.get(osName) ?? 'other'),
     browser,
     isBot: ua.trim() === '' || isbot(ua),
   };

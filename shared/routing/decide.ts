@@ -3,12 +3,12 @@
  * comes in through RequestFacts, so the same inputs always give the same (shared,
  * frozen) Decision object. No allocation on this path.
  */
-import type { Decision, OperatingSystem, RequestFacts, RoutableLink } from './types.ts';
+import type { Decision, RequestFacts, RoutableLink } from './types.ts';
 
 const disabled: Decision = Object.freeze({ kind: 'not_found', reason: 'disabled' });
 
 /** Index into Outcomes: deep links differ only for iOS and Android visitors. */
-export function platformIndex(os: OperatingSystem | null): 0 | 1 | 2 {
+export function platformIndex(os: RequestFacts['os']): 0 | 1 | 2 {
   return os === 'ios' ? 0 : os === 'android' ? 1 : 2;
 }
 

@@ -5,6 +5,7 @@
  *   RoutableLink             in-memory form built by hydrateLink, what decide() runs on
  */
 import type { DeviceClass, OperatingSystem, RuleType } from '../schemas/rule-conditions.ts';
+import type { RecordedOperatingSystem } from '../schemas/operating-systems.ts';
 
 export type { DeviceClass, OperatingSystem, RuleType };
 
@@ -66,7 +67,8 @@ export interface RequestFacts {
   /** ISO 3166-1 alpha-2, uppercase; null when unknown (private IP, not in the database). */
   country: string | null;
   deviceClass: DeviceClass;
-  os: OperatingSystem | null;
+  /** Any recorded system (ChromeOS, `other`, ...); device rules match the five of rule-conditions.ts only. */
+  os: RecordedOperatingSystem | null;
   /** Visitor bucket in [0, 100) with 0.01 resolution, stable per visitor per link (visitorBucket). */
   bucket: number;
   /** Counted (non-bot) clicks of the link so far, compared with clicksLimit. */

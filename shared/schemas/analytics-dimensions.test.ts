@@ -5,11 +5,13 @@ describe('dimension filters', () => {
   it('take fixed-list values in any case, as countries and hosts', () => {
     const q = analyticsQuerySchema.parse({ os: 'iOS,Android', device: 'Mobile', source: 'QR', country: 'de', referrer: 'News.Example.com' });
     expect(q).toMatchObject({ os: ['ios', 'android'], device: ['mobile'], source: ['qr'], country: ['DE'], referrer: ['news.example.com'] });
+    // The systems clicks record beyond the five rules route on.
+    expect(analyticsQuerySchema.parse({ os: 'ChromeOS,HarmonyOS,other' }).os).toEqual(['chromeos', 'harmonyos', 'other']);
   });
 
   it('name the parameter and the allowed values for anything else, and an empty value', () => {
     const bad = analyticsQuerySchema.safeParse({ os: 'iOS,BeOS' });
-    expect(bad.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['os', expect.stringMatching(/^"BeOS" must be one of ios, android/)]]);
+    expect(bad.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['os', expect.stringMatching(/^"BeOS" must be one of ios, android, windows, macos, linux, chromeos, harmonyos, other$/)]]);
     const empty = analyticsQuerySchema.safeParse({ device: 'mobile,' });
     expect(empty.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([['device', 'has an empty value']]);
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { deviceClasses, operatingSystems } from './rule-conditions.ts';
+import { recordedOperatingSystems } from './operating-systems.ts';
+import { deviceClasses } from './rule-conditions.ts';
 import { tagName } from './tag.ts';
 import { splitFilterValues } from './filter-values.ts';
 import { repeatableNote, repeatableQueryList } from './common.ts';
@@ -45,7 +46,11 @@ export const dimensions = {
   region: { value: text(200), canBeEmpty: true, description: 'region (state, province) of the visitor, as the geo-IP data names it' },
   city: { value: text(200), canBeEmpty: true, description: 'city of the visitor, as the geo-IP data names it' },
   device: { value: anyCase(deviceClasses), canBeEmpty: false, description: 'device class' },
-  os: { value: anyCase(operatingSystems), canBeEmpty: true, description: 'operating system' },
+  os: {
+    value: anyCase(recordedOperatingSystems),
+    canBeEmpty: true,
+    description: 'operating system (rows carry its name); `other`: one the user agent names that is none of the listed; `(none)`: it names none',
+  },
   browser: { value: text(100), canBeEmpty: true, description: 'browser name, as the user agent parser names it (Chrome, Safari, ...)' },
   referrer: {
     value: z.string().max(253).regex(/^[A-Za-z0-9.-]+$/, 'must be a host name, e.g. news.example.com').transform((h) => h.toLowerCase()),

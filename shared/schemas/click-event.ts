@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { epochMs, eventSchema, field, flag, nullable, oneOf, text } from './event-field.ts';
 import { eventJsonWriter } from './event-json-writer.ts';
-import { deviceClasses, operatingSystems } from './rule-conditions.ts';
+import { recordedOperatingSystems } from './operating-systems.ts';
+import { deviceClasses } from './rule-conditions.ts';
 
 /**
  * One event per counted request on the redirect domain, published by redirectors
@@ -34,7 +35,8 @@ export const clickEventFields = {
   region: field(nullable(text()), 'region', 'LowCardinality(String)'),
   city: field(nullable(text()), 'city', 'LowCardinality(String)'),
   deviceClass: field(oneOf(deviceClasses), 'device_class', 'LowCardinality(String)'),
-  os: field(nullable(oneOf(operatingSystems)), 'os', 'LowCardinality(String)'),
+  /** null: the user agent names no operating system (see operating-systems.ts). */
+  os: field(nullable(oneOf(recordedOperatingSystems)), 'os', 'LowCardinality(String)'),
   browser: field(nullable(text()), 'browser', 'LowCardinality(String)'),
   referrerHost: field(nullable(text()), 'referrer_host', 'String'),
   utmSource: field(nullable(text()), 'utm_source', 'String'),

@@ -74,7 +74,7 @@ describe('analytics by dimension', () => {
       return {
         workspace_id: workspaceId, link_id: link.id, ts: lo + Math.floor(rand() * (hi - lo)), click_id: `ck_dim_${n}`,
         kind: rand() < 0.1 ? 'impression' : 'click', campaign_id: link.campaignId, visitor_id: bot ? 'bot' : `v${Math.floor(rand() * 50)}`,
-        country: pick(['US', 'DE', 'DE', 'AT', '']), region: pick(['Bavaria', 'Texas', '']), city: pick(['Munich', 'Austin', 'Vienna', '']), device_class: pick(['mobile', 'desktop', 'tablet']), os: pick(['ios', 'android', 'windows', '']),
+        country: pick(['US', 'DE', 'DE', 'AT', '']), region: pick(['Bavaria', 'Texas', '']), city: pick(['Munich', 'Austin', 'Vienna', '']), device_class: pick(['mobile', 'desktop', 'tablet']), os: pick(['ios', 'android', 'windows', 'chromeos', 'other', '']),
         browser: pick(['Chrome', 'Safari', '']), referrer_host: pick(['news.example.com', 't.co', '']), utm_source: pick(['newsletter', 'ads', '']),
         utm_medium: pick(['email', '']), utm_campaign: pick(['spring', '']), utm_term: pick(['shoes', '']), utm_content: pick(['hero', 'footer', '']),
         source: pick(['link', 'link', 'qr']), rule_id: rule, destination: rule ? `https://example.com/${rule}` : `https://example.com/default`, bot,
@@ -197,7 +197,7 @@ describe('analytics by dimension', () => {
     expect(clicksOf({ tz: 'America/New_York' }).length).not.toBe(clicksOf().length);
   }, HEAVY);
 
-  it('labels: (none), short codes, campaign names, rule names and types, the default row, country names', async () => {
+  it('labels: (none), short codes, campaign names, rule names and types, the default row, country and OS names', async () => {
     const ref = (await get(`/analytics/breakdown?dimension=referrer&from=${FROM}&to=${TO}`)).data;
     expect(ref.find((r: any) => r.value === null)).toMatchObject({ label: '(none)' });
     const byLink = (await get(`/analytics/breakdown?dimension=link&from=${FROM}&to=${TO}`)).data;
@@ -210,6 +210,10 @@ describe('analytics by dimension', () => {
     expect(byRule.find((r: any) => r.value === 'rule_deleted1')).toMatchObject({ name: null, type: null });
     const byCountry = (await get(`/analytics/breakdown?dimension=country&from=${FROM}&to=${TO}`)).data;
     expect(byCountry.find((r: any) => r.value === 'AT')).toMatchObject({ label: 'Austria' });
+    const byOs = (await get(`/analytics/breakdown?dimension=os&from=${FROM}&to=${TO}`)).data;
+    expect(Object.fromEntries(byOs.map((r: any) => [r.value, r.label]))).toEqual({
+      ios: 'iOS', android: 'Android', windows: 'Windows', chromeos: 'ChromeOS', other: 'Other', null: '(none)',
+    });
   }, HEAVY);
 
   it('limit and pages cut the sorted rows; bots only with includeBots', async () => {
@@ -238,6 +242,7 @@ describe('analytics by dimension', () => {
   const combos: Array<[string, Filter]> = [
     ['country=DE,AT', { country: ['DE', 'AT'] }],
     ['country=de&os=ios', { country: ['DE'], os: ['ios'] }],
+    ['os=ChromeOS,other', { os: ['chromeos', 'other'] }],
     ['city=Munich,(none)&region=Bavaria', { city: ['Munich', '(none)'], region: ['Bavaria'] }],
     ['utm_source=newsletter&device=mobile,tablet&source=qr', { utm_source: ['newsletter'], device: ['mobile', 'tablet'], source: ['qr'] }],
     ['referrer=(none)&browser=Chrome', { referrer: ['(none)'], browser: ['Chrome'] }],

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import countries from 'i18n-iso-countries';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Dimension, DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
+import { operatingSystemNames, type RecordedOperatingSystem } from '../../../shared/schemas/operating-systems.ts';
 
 /**
  * Where each dimension of shared/schemas/analytics-dimensions.ts is read, and how
@@ -61,6 +62,7 @@ export interface RowLabel {
 countries.registerLocale(createRequire(import.meta.url)('i18n-iso-countries/langs/en.json'));
 
 const countryLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: countries.getName(v, 'en') ?? v }]));
+const osLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: operatingSystemNames[v as RecordedOperatingSystem] ?? v }]));
 
 /** Deleted links keep their short code here: their clicks are history, not gone. */
 const linkLabel: Labeller = async (sql, workspaceId, values) => {
@@ -125,7 +127,7 @@ export const dimensionSources: Record<Dimension, DimensionSource> = {
   region: column('region'),
   city: column('city'),
   device: few(column('device', 'device_class')),
-  os: few(column('os')),
+  os: few({ ...column('os'), label: osLabel } as DimensionSource),
   browser: few(column('browser')),
   referrer: few(column('referrer', 'referrer_host')),
   utm_source: few(column('utm_source')),

@@ -20,6 +20,9 @@ const galaxyTab = { deviceClass: 'tablet', os: 'android' } as const;
 const windowsPc = { deviceClass: 'desktop', os: 'windows' } as const;
 const mac = { deviceClass: 'desktop', os: 'macos' } as const;
 const unknownOs = { deviceClass: 'desktop', os: null } as const;
+const chromebook = { deviceClass: 'desktop', os: 'chromeos' } as const;
+const harmonyPhone = { deviceClass: 'mobile', os: 'harmonyos' } as const;
+const tizenTv = { deviceClass: 'desktop', os: 'other' } as const;
 
 describe('device matcher', () => {
   const cases: Array<[string, unknown, Pick<RequestFacts, 'deviceClass' | 'os'>, boolean]> = [
@@ -34,6 +37,11 @@ describe('device matcher', () => {
     ['os only: ios does not match android', { os: ['ios'] }, pixel, false],
     ['os only: unknown os never matches', { os: ['linux', 'windows'] }, unknownOs, false],
     ['devices only: unknown os still matches by class', { devices: ['desktop'] }, unknownOs, true],
+    // Recorded for analytics, but no list can name them: ChromeOS is not linux, HarmonyOS not android.
+    ['os only: ChromeOS matches no list', { os: ['linux', 'windows', 'macos', 'ios', 'android'] }, chromebook, false],
+    ['os only: HarmonyOS matches no list', { os: ['android'] }, harmonyPhone, false],
+    ['both: another system matches no list', { devices: ['desktop'], os: ['linux'] }, tizenTv, false],
+    ['devices only: another system matches by class', { devices: ['desktop'] }, tizenTv, true],
     ['both: both match', { devices: ['mobile'], os: ['android'] }, pixel, true],
     ['both: class matches, os does not', { devices: ['mobile'], os: ['android'] }, iphone, false],
     ['both: os matches, class does not', { devices: ['mobile'], os: ['android'] }, galaxyTab, false],
