@@ -55,7 +55,7 @@ function event(r: Random, valid = false): Record<string, unknown> {
     region: maybe(),
     city: maybe(),
     deviceClass: odd() ? str() : r.pick(['mobile', 'tablet', 'desktop']),
-    os: odd() ? str() : r.pick([null, 'ios', 'android', 'windows', 'macos', 'linux']),
+    os: odd() ? str() : r.pick([null, 'ios', 'android', 'windows', 'macos', 'linux', 'chromeos', 'harmonyos', 'other']),
     browser: maybe(),
     referrerHost: maybe(),
     utmSource: maybe(),

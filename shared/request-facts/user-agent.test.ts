@@ -18,6 +18,10 @@ describe('parseUserAgent (values checked against ua-parser-js 1.0.41 and isbot 5
     ['ubuntuFirefox', { deviceClass: 'desktop', os: 'linux', browser: 'Firefox', isBot: false }],
     ['chromeOs', { deviceClass: 'desktop', os: 'chromeos', browser: 'Chrome', isBot: false }],
     ['huaweiHarmonyOs', { deviceClass: 'mobile', os: 'harmonyos', browser: 'Huawei Browser', isBot: false }],
+    ['huaweiArkWeb', { deviceClass: 'mobile', os: 'harmonyos', browser: 'Huawei Browser', isBot: false }],
+    // ua-parser-js keeps the user agent's case and names distributions: still linux.
+    ['lowercaseLinuxFirefox', { deviceClass: 'desktop', os: 'linux', browser: 'Firefox', isBot: false }],
+    ['raspbianChromium', { deviceClass: 'desktop', os: 'linux', browser: 'Chromium', isBot: false }],
     // Systems none of ours: `other`, not null (null is a user agent naming none, as bots' do).
     ['samsungTizenTv', { deviceClass: 'desktop', os: 'other', browser: 'Safari', isBot: false }],
     ['kaiOsPhone', { deviceClass: 'mobile', os: 'other', browser: 'Firefox', isBot: false }],

@@ -21,40 +21,25 @@ export interface UserAgentFacts {
 /** Real UAs are a few hundred characters; ua-parser-js itself only reads the first 500. */
 const MAX_UA_LENGTH = 512;
 
-/** ua-parser-js OS names -> ours. Any other name it gives (Tizen, KaiOS, FreeBSD, PlayStation, ...) is `other`. */
-const osByName = new Map<string, RecordedOperatingSystem>([
-  ['iOS', 'ios'],
-  ['iPadOS', 'ios'],
-  ['Android', 'android'],
-  ['Windows', 'windows'],
-  ['Windows Phone', 'windows'],
-  ['Windows Mobile', 'windows'],
-  ['Mac OS', 'macos'],
-  ['macOS', 'macos'],
-  ['Linux', 'linux'],
-  ['Ubuntu', 'linux'],
-  ['Debian', 'linux'],
-  ['Fedora', 'linux'],
-  ['Arch', 'linux'],
-  ['Mint', 'linux'],
-  ['Gentoo', 'linux'],
-  ['SUSE', 'linux'],
-  ['openSUSE', 'linux'],
-  ['RedHat', 'linux'],
-  ['CentOS', 'linux'],
-  ['Slackware', 'linux'],
-  ['Manjaro', 'linux'],
-  ['Kubuntu', 'linux'],
-  ['Xubuntu', 'linux'],
-  ['Lubuntu', 'linux'],
-  ['Zenwalk', 'linux'],
-  ['Mandriva', 'linux'],
-  ['Deepin', 'linux'],
-  ['elementary OS', 'linux'],
-  ['Chromium OS', 'chromeos'],
-  ['Chrome OS', 'chromeos'],
-  ['HarmonyOS', 'harmonyos'],
-]);
+/**
+ * ua-parser-js OS names, lower-cased (it keeps the user agent's own case: `linux`,
+ * `harmonyos`), -> ours. Any other name it gives (Tizen, KaiOS, webOS, FreeBSD,
+ * PlayStation, watchOS, ...) is `other`.
+ */
+const osNames: Partial<Record<RecordedOperatingSystem, string[]>> = {
+  ios: ['ios', 'ipados'],
+  android: ['android', 'android-x86'],
+  windows: ['windows', 'windows phone', 'windows phone os', 'windows mobile', 'windows iot', 'windows ce'],
+  macos: ['mac os', 'macos'],
+  linux: [
+    'linux', 'ubuntu', 'kubuntu', 'xubuntu', 'lubuntu', 'debian', 'fedora', 'arch', 'mint', 'gentoo', 'suse', 'opensuse',
+    'redhat', 'red hat', 'centos', 'slackware', 'manjaro', 'zenwalk', 'mandriva', 'deepin', 'elementary os', 'raspbian',
+    'pclinuxos', 'mageia', 'vectorlinux', 'sabayon', 'linpus', 'linspire', 'knoppix',
+  ],
+  chromeos: ['chromium os', 'chrome os'],
+  harmonyos: ['harmonyos', 'openharmony'],
+};
+const osByName = new Map(Object.entries(osNames).flatMap(([os, names]) => names.map((name) => [name, os as RecordedOperatingSystem] as const)));
 
 
 /**
@@ -70,7 +55,7 @@ export function parseUserAgent(userAgent: string): UserAgentFacts {
   const browser = parser.getBrowser().name ?? null;
   return {
     deviceClass: type === 'mobile' || type === 'tablet' ? type : 'desktop',
-    os: osName === undefined ? null : (osByName.get(osName) ?? 'other'),
+    os: osName === undefined ? null : (osByName.get(osName.toLowerCase()) ?? 'other'),
     browser,
     isBot: ua.trim() === '' || isbot(ua),
   };
