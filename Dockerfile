@@ -6,6 +6,8 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
+# patches/: fixes to dependencies, applied by npm ci's postinstall (patch-package).
+COPY patches ./patches
 COPY services ./services
 COPY shared ./shared
 COPY clickhouse ./clickhouse
