@@ -78,8 +78,11 @@ export function startClickBatches(deps: {
   /** Fetched, not yet matched to endpoints: waiting for an endpoint list read after `fetchedAt`. */
   let unmatched: Array<{ fetchedAt: number; messages: BusMessage[] }> = [];
 
+  /** Click lines this sender could not read since it last said so: said at most once a minute. */
+  let unreadable = 0;
+  let unreadableSaidAt = 0;
+
   function take(message: BusMessage): void {
-    let unreadable = 0;
     for (const line of decoder.decode(message.data).split('\n')) {
       if (line === '') continue;
       const parsed = clickEventSchema.safeParse(parseJson(line));
@@ -93,7 +96,11 @@ export function startClickBatches(deps: {
     }
     // The ingester dead-letters such lines; here they are only left out of link.clicked.
     // Said, since the likely cause is a sender older than the redirectors (a new value).
-    if (unreadable > 0) logger.warn('click events this sender cannot read left out of link.clicked (is it older than the redirectors?)', { count: unreadable });
+    if (unreadable > 0 && Date.now() - unreadableSaidAt >= 60_000) {
+      logger.warn('click events this sender cannot read left out of link.clicked (is it older than the redirectors?)', { count: unreadable });
+      unreadable = 0;
+      unreadableSaidAt = Date.now();
+    }
   }
 
   /** One event per endpoint with clicks not sent before, stored (then the messages acknowledged) and sent. */

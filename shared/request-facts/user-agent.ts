@@ -28,7 +28,7 @@ const MAX_UA_LENGTH = 512;
  */
 const osNames: Partial<Record<RecordedOperatingSystem, string[]>> = {
   ios: ['ios', 'ipados'],
-  android: ['android', 'android-x86'],
+  android: ['android', 'android-x86', 'android x86'],
   windows: ['windows', 'windows phone', 'windows phone os', 'windows mobile', 'windows iot', 'windows ce'],
   macos: ['mac os', 'macos'],
   linux: [
