@@ -548,6 +548,13 @@ describe('analytics by dimension', () => {
     const deleted = await get(`/analytics/breakdown?dimension=os&from=${FROM}&to=${TO}&limit=1000&rule=rule_deleted1`);
     expect(figures(deleted.data)).toEqual(expectedBreakdown('os', { filter: { rule: ['rule_deleted1'] } }));
     expect((await api.request('GET', `/analytics/breakdown?dimension=os&rule=${rules[0]!.id}`, { key: a.key })).status).toBe(200);
+    // An id no rule has and none of the workspace's clicks carry is a 404 as another
+    // workspace's rule is: the answer does not tell whether an id exists elsewhere.
+    for (const qs of ['rule=rule_nowhere1', 'rule=rule_deleted1,rule_nowhere1']) {
+      const res = await api.request('GET', `/analytics/breakdown?dimension=os&${qs}`, { key: a.key });
+      expect(res.status, qs).toBe(404);
+      expect(res.body.error, qs).toEqual({ code: 'NOT_FOUND', message: 'Rule not found: rule_nowhere1' });
+    }
   }, HEAVY);
 
   it('experiments: control must be a rule of this link (or default); another link\'s rule is 404', async () => {

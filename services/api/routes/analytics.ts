@@ -27,6 +27,7 @@ import { LinkValueStore } from '../analytics/link-values.ts';
 import { LinkValuePeriods } from '../analytics/link-value-periods.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
+import { ruleIdsInClicks } from '../analytics/rule-ids-in-clicks.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { ok, okList } from '../respond.ts';
 import type { LinkStore } from '../stores/link-store.ts';
@@ -78,8 +79,9 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
    * The clicks a request is about. Another workspace's link, campaign or rule, as a
    * scope (linkId, campaignId) or a filter value (link, campaign, rule), answers 404
    * as it does everywhere else; a deleted link's history stays readable, and so does
-   * a deleted rule's: rules are deleted for good, so a rule id that names no rule at
-   * all is taken as one of the workspace's deleted rules (its clicks keep the id). The
+   * a deleted rule's: rules are deleted for good, so a rule id that names no rule is
+   * one of the workspace's deleted rules when its clicks carry it, else 404 too
+   * (rule-ids-in-clicks.ts). The
    * linkId scope also takes a live link's short code on the default domain, as the
    * paths /links/{id} and /analytics/{linkId} do.
    */
@@ -101,8 +103,13 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     }
     const ruleIds = [...new Set((filters.rule ?? []).filter((v): v is string => v !== null && v !== 'default'))];
     if (ruleIds.length > 0) {
-      const [foreign] = await sql<{ id: string }[]>`SELECT id FROM rules WHERE id IN ${sql(ruleIds)} AND workspace_id <> ${workspaceId} LIMIT 1`;
+      const known = await sql<{ id: string; workspaceId: string }[]>`SELECT id, workspace_id FROM rules WHERE id IN ${sql(ruleIds)}`;
+      const foreign = known.find((r) => r.workspaceId !== workspaceId);
       if (foreign) throw new AppError('NOT_FOUND', `Rule not found: ${foreign.id}`);
+      const unknown = ruleIds.filter((id) => !known.some((r) => r.id === id));
+      const deleted = unknown.length > 0 ? await ruleIdsInClicks(store(), workspaceId, unknown) : new Set<string>();
+      const missing = unknown.find((id) => !deleted.has(id));
+      if (missing !== undefined) throw new AppError('NOT_FOUND', `Rule not found: ${missing}`);
     }
     const wanted = [...dimensionNames.filter((d) => filters[d] !== undefined), ...extra];
     return {
