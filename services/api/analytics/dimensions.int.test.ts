@@ -83,6 +83,10 @@ describe('analytics by dimension', () => {
     for (let n = 0; n < 2500; n++) clicks.push(make(n, a.workspaceId, links[Math.floor(rand() * rand() * links.length)]!));
     // Workspace B: its own link, and rows that reuse A's link ids; none may ever count for A.
     for (let n = 2500; n < 2800; n++) clicks.push(make(n, b.workspaceId, n % 2 ? linkB : links[n % links.length]!));
+    // A deleted rule of A that decided only bots' clicks: in reports with includeBots alone.
+    for (let n = 2800; n < 2803; n++) {
+      clicks.push({ ...make(n, a.workspaceId, links[0]!), kind: 'click', bot: true, visitor_id: 'bot', rule_id: 'rule_botsonly1', destination: 'https://example.com/rule_botsonly1' });
+    }
     await client.insert({ table: 'events', values: clicks, format: 'JSONEachRow' });
 
     // Conversions of some clicks, minutes to days after them (so some fall in the range while
@@ -549,12 +553,28 @@ describe('analytics by dimension', () => {
     expect(figures(deleted.data)).toEqual(expectedBreakdown('os', { filter: { rule: ['rule_deleted1'] } }));
     expect((await api.request('GET', `/analytics/breakdown?dimension=os&rule=${rules[0]!.id}`, { key: a.key })).status).toBe(200);
     // An id no rule has and none of the workspace's clicks carry is a 404 as another
-    // workspace's rule is: the answer does not tell whether an id exists elsewhere.
-    for (const qs of ['rule=rule_nowhere1', 'rule=rule_deleted1,rule_nowhere1']) {
-      const res = await api.request('GET', `/analytics/breakdown?dimension=os&${qs}`, { key: a.key });
-      expect(res.status, qs).toBe(404);
-      expect(res.body.error, qs).toEqual({ code: 'NOT_FOUND', message: 'Rule not found: rule_nowhere1' });
+    // workspace's rule is, named alike, in the request's order: the answer does not tell
+    // whether an id exists elsewhere.
+    for (const [key, qs, named] of [
+      [a.key, 'rule=rule_nowhere1', 'rule_nowhere1'],
+      [a.key, 'rule=rule_deleted1,rule_nowhere1', 'rule_nowhere1'],
+      [b.key, `rule=rule_nowhere1,${rules[0]!.id}`, 'rule_nowhere1'],
+      [b.key, `rule=${rules[0]!.id},rule_nowhere1`, rules[0]!.id],
+      [b.key, 'rule=rule_nowhere1,rule_nowhere2', 'rule_nowhere1'],
+    ] as const) {
+      for (const path of ['/analytics?', '/analytics/breakdown?dimension=os&', '/analytics/clicks?', '/analytics/conversions?', '/analytics/realtime?', '/analytics/clicks?format=csv&']) {
+        const res = await api.request('GET', `${path}${qs}`, { key });
+        expect(res.status, `${path}${qs}`).toBe(404);
+        expect(res.body.error, `${path}${qs}`).toEqual({ code: 'NOT_FOUND', message: `Rule not found: ${named}` });
+      }
     }
+    // A deleted rule that decided only bots' clicks filters where bots count, as its row shows there.
+    const botsOnly = await get(`/analytics/breakdown?dimension=os&from=${FROM}&to=${TO}&limit=1000&includeBots=true&rule=rule_botsonly1`);
+    expect(figures(botsOnly.data)).toEqual(expectedBreakdown('os', { includeBots: true, filter: { rule: ['rule_botsonly1'] } }));
+    const botsOnlyInRange = clicks.filter((c) => c.rule_id === 'rule_botsonly1' && inRange(c.ts, FROM, TO)).length;
+    expect(botsOnlyInRange).toBeGreaterThan(0);
+    expect(botsOnly.data.reduce((sum: number, r: any) => sum + r.clicks, 0)).toBe(botsOnlyInRange);
+    expect((await api.request('GET', '/analytics/breakdown?dimension=os&rule=rule_botsonly1', { key: a.key })).status).toBe(404);
   }, HEAVY);
 
   it('experiments: control must be a rule of this link (or default); another link\'s rule is 404', async () => {

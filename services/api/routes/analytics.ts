@@ -103,12 +103,15 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     }
     const ruleIds = [...new Set((filters.rule ?? []).filter((v): v is string => v !== null && v !== 'default'))];
     if (ruleIds.length > 0) {
-      const known = await sql<{ id: string; workspaceId: string }[]>`SELECT id, workspace_id FROM rules WHERE id IN ${sql(ruleIds)}`;
-      const foreign = known.find((r) => r.workspaceId !== workspaceId);
-      if (foreign) throw new AppError('NOT_FOUND', `Rule not found: ${foreign.id}`);
-      const unknown = ruleIds.filter((id) => !known.some((r) => r.id === id));
-      const deleted = unknown.length > 0 ? await ruleIdsInClicks(store(), workspaceId, unknown) : new Set<string>();
-      const missing = unknown.find((id) => !deleted.has(id));
+      // Another workspace's rule and an id that exists nowhere must answer alike (message,
+      // and a 503 while ClickHouse is away): both are asked of this workspace's clicks,
+      // and the first missing id in the request's order is named.
+      const rows = await sql<{ id: string; workspaceId: string }[]>`SELECT id, workspace_id FROM rules WHERE id IN ${sql(ruleIds)}`;
+      const own = new Set(rows.filter((r) => r.workspaceId === workspaceId).map((r) => r.id));
+      const others = ruleIds.filter((id) => !own.has(id));
+      const foreign = new Set(rows.filter((r) => r.workspaceId !== workspaceId).map((r) => r.id));
+      const deleted = others.length > 0 ? await ruleIdsInClicks(store(), workspaceId, others, q.includeBots) : new Set<string>();
+      const missing = others.find((id) => foreign.has(id) || !deleted.has(id));
       if (missing !== undefined) throw new AppError('NOT_FOUND', `Rule not found: ${missing}`);
     }
     const wanted = [...dimensionNames.filter((d) => filters[d] !== undefined), ...extra];
