@@ -60,7 +60,7 @@ try {
     ? null
     : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger, password: (await embeddedClickHousePassword(undefined, config.DATA_DIR)).value });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
-  await migrateClickHouseAt(clickhouseUrl);
+  await migrateClickHouseAt(clickhouseUrl, { logger });
   const clickhouse = connectClickHouse(clickhouseUrl);
   // The ingesters and the webhooks sender have no HTTP server here: their metrics go with the
   // API's, and all of them are served with the redirector's on its admin port (ADMIN_PORT).

@@ -21,7 +21,7 @@ try {
   // First: an ingester with a secret of its own would take every click for forged.
   const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone ingester');
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
-  await migrateClickHouseAt(config.CLICKHOUSE_URL);
+  await migrateClickHouseAt(config.CLICKHOUSE_URL, { logger });
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   // Listening first: a taken port fails the start before any event is consumed.
   const metrics = createMetricsRegistry();

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
+import type { Logger } from '../logger.ts';
 import { connectClickHouse } from './clickhouse-client.ts';
+import { queriesUnderWayDone } from './queries-under-way.ts';
 
 const migrationsDir = fileURLToPath(new URL('../../clickhouse/', import.meta.url));
 
@@ -9,8 +12,9 @@ const migrationsDir = fileURLToPath(new URL('../../clickhouse/', import.meta.url
  * Applies `clickhouse/NNNN_name.sql` in order, recording each in
  * schema_migrations. Statements are written IF NOT EXISTS, so two processes
  * migrating at once both succeed; the record only saves work on later starts.
+ * A fill an earlier attempt left unfinished is started again (discardUnfinishedFill).
  */
-export async function migrateClickHouse(client: ClickHouseClient): Promise<string[]> {
+export async function migrateClickHouse(client: ClickHouseClient, options: { logger?: Logger } = {}): Promise<string[]> {
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime DEFAULT now())
             ENGINE = ReplacingMergeTree ORDER BY version`,
@@ -18,13 +22,18 @@ export async function migrateClickHouse(client: ClickHouseClient): Promise<strin
   const done = new Set(
     (await (await client.query({ query: 'SELECT version FROM schema_migrations', format: 'JSONEachRow' })).json<{ version: string }>()).map((r) => r.version),
   );
-  const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+  const files = await migrationFiles();
   const applied: string[] = [];
+  const database = (await (await client.query({ query: 'SELECT currentDatabase() AS database', format: 'JSONEachRow' })).json<{ database: string }>())[0]!.database;
   for (const file of files) {
     const version = file.replace(/\.sql$/, '');
     if (done.has(version)) continue;
-    for (const statement of splitStatements(await readFile(migrationsDir + file, 'utf8'))) {
-      await client.command({ query: statement });
+    const statements = splitStatements(await readFile(migrationsDir + file, 'utf8'));
+    // Named so that another process migrating the same database can see them running.
+    const prefix = `linkroute-migrate-${database}-${version}-`;
+    for (const fill of refilledTables(statements)) await discardUnfinishedFill(client, prefix, fill, options.logger);
+    for (const statement of statements) {
+      await client.command({ query: statement, query_id: `${prefix}${randomUUID()}` });
     }
     await client.insert({ table: 'schema_migrations', values: [{ version }], format: 'JSONEachRow' });
     applied.push(version);
@@ -42,17 +51,82 @@ export async function migrateClickHouse(client: ClickHouseClient): Promise<strin
 export const MIGRATION_REQUEST_TIMEOUT_MS = 6 * 3_600_000;
 
 /** migrateClickHouse through a client of its own whose requests may run for hours. */
-export async function migrateClickHouseAt(url: string, requestTimeoutMs = MIGRATION_REQUEST_TIMEOUT_MS): Promise<string[]> {
-  const client = connectClickHouse(url, { requestTimeoutMs });
+export async function migrateClickHouseAt(url: string, options: { requestTimeoutMs?: number; logger?: Logger } = {}): Promise<string[]> {
+  const client = connectClickHouse(url, { requestTimeoutMs: options.requestTimeoutMs ?? MIGRATION_REQUEST_TIMEOUT_MS });
   try {
-    return await migrateClickHouse(client);
+    return await migrateClickHouse(client, { logger: options.logger });
   } finally {
     await client.close();
   }
 }
 
+export async function migrationFiles(): Promise<string[]> {
+  return (await readdir(migrationsDir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
+}
+
+/** A table a migration creates and fills from the stored events, and the views it then makes to feed it. */
+export interface RefilledTable {
+  table: string;
+  views: string[];
+}
+
+/**
+ * The tables a migration's statements create, fill (INSERT INTO) and then feed by
+ * materialized views (TO the table). Invariant of every such migration, checked by
+ * clickhouse-migrate.test.ts: its fills come before its views.
+ */
+export function refilledTables(statements: string[]): RefilledTable[] {
+  const created = new Set(statements.flatMap((s) => /^CREATE TABLE IF NOT EXISTS (\w+)/i.exec(s)?.[1] ?? []));
+  const filled = new Set(statements.flatMap((s) => /^INSERT INTO (\w+)/i.exec(s)?.[1] ?? []));
+  const views = new Map<string, string[]>();
+  for (const statement of statements) {
+    const [, view, table] = /^CREATE MATERIALIZED VIEW IF NOT EXISTS (\w+) TO (\w+)/i.exec(statement) ?? [];
+    if (view && table) views.set(table, [...(views.get(table) ?? []), view]);
+  }
+  return [...created].filter((table) => filled.has(table) && views.has(table)).map((table) => ({ table, views: views.get(table)! }));
+}
+
+/**
+ * ClickHouse writes an INSERT ... SELECT in blocks of about a million rows, each kept as
+ * it is written, and a fill runs only into an empty table (so that processes migrating
+ * at once do not fill twice). A fill cut short (SIGKILL, out of memory, a restart) used
+ * to leave part of the history there for good (checked: a 20M-row fill killed after 2 s
+ * kept 3,145,728 rows, and a second run added none).
+ *
+ * A table this migration creates, while none of the views it makes to feed it exists,
+ * holds only what fills wrote: its views come after its fills, and the migration is not
+ * recorded. Unless another process is migrating right now (its statements are named
+ * with `prefix`: waited for; and a process between its fill and its view is given a
+ * moment), what it holds is an earlier attempt's, complete or not: emptied, so the fill
+ * runs again, whole. TRUNCATE also forgets the inserts' deduplication tokens, which would
+ * otherwise drop the refill's blocks as repeats of the first attempt's.
+ */
+async function discardUnfinishedFill(client: ClickHouseClient, prefix: string, { table, views }: RefilledTable, logger?: Logger): Promise<void> {
+  const count = async (query: string, params: Record<string, unknown>) =>
+    Number((await (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
+  const exists = async (names: string[]) => count('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}', { names });
+  const unfinished = async () => (await exists([table])) > 0 && (await exists(views)) === 0 && (await count(`SELECT count() AS n FROM ${table}`, {})) > 0;
+  const migrating = async () => (await count('SELECT count() AS n FROM system.processes WHERE startsWith(query_id, {prefix:String})', { prefix })) > 0;
+  for (;;) {
+    if (!(await unfinished())) return;
+    if (await migrating()) {
+      await queriesUnderWayDone(client, prefix, MIGRATION_REQUEST_TIMEOUT_MS);
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, OTHER_MIGRATOR_GRACE_MS));
+    if (await migrating()) continue;
+    if (!(await unfinished())) return;
+    logger?.warn('an earlier migration attempt left a fill unfinished: emptying the table to fill it again', { table });
+    await client.command({ query: `TRUNCATE TABLE ${table}` });
+    return;
+  }
+}
+
+/** How long a table found mid-fill, with no statement of its migration running, is watched for another process's next statement. */
+const OTHER_MIGRATOR_GRACE_MS = 2_000;
+
 /** Our migration files put one statement per `;`-terminated block and no `;` inside strings. */
-function splitStatements(sql: string): string[] {
+export function splitStatements(sql: string): string[] {
   return sql
     .split('\n')
     .filter((line) => !line.trim().startsWith('--'))
