@@ -35,6 +35,7 @@ import { startEmbeddedClickHouse } from '../clickhouse-embedded/embedded-clickho
 import { embeddedClickHousePassword } from '../clickhouse-embedded/password.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { migrateClickHouseExclusively } from '../../shared/clickhouse/migrate-exclusively.ts';
 import { restoreClickCounts } from './restore-click-counts.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
@@ -60,7 +61,10 @@ try {
     ? null
     : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger, password: (await embeddedClickHousePassword(undefined, config.DATA_DIR)).value });
   const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
-  await migrateClickHouseAt(clickhouseUrl, { logger });
+  // On the in-process bus its lease reaches this process alone: exclusive only for the
+  // embedded engine it owns, not for a CLICKHOUSE_URL other processes may migrate too.
+  if (config.NATS_URL || embeddedClickHouse) await migrateClickHouseExclusively(clickhouseUrl, { bus, logger });
+  else await migrateClickHouseAt(clickhouseUrl, { logger });
   const clickhouse = connectClickHouse(clickhouseUrl);
   // The ingesters and the webhooks sender have no HTTP server here: their metrics go with the
   // API's, and all of them are served with the redirector's on its admin port (ADMIN_PORT).

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClickHouseClient } from '@clickhouse/client';
 import { insertEncoded } from '../../shared/clickhouse/insert-encoded.ts';
-import { queriesUnderWayDone } from '../../shared/clickhouse/queries-under-way.ts';
 import type { BatchBody } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
 
@@ -51,6 +50,22 @@ export function insertQueryIdPrefix(kind: { table: string }): string {
  * sees every such insert that started before it. On the embedded endpoint, which runs
  * one statement at a time in arrival order, the first look already comes after them.
  */
-export function insertsUnderWayDone(clickhouse: ClickHouseClient, kind: { table: string }, timeoutMs = 60_000): Promise<boolean> {
-  return queriesUnderWayDone(clickhouse, insertQueryIdPrefix(kind), timeoutMs);
+export async function insertsUnderWayDone(clickhouse: ClickHouseClient, kind: { table: string }, timeoutMs = 60_000): Promise<boolean> {
+  const running = async () => {
+    const result = await clickhouse.query({
+      query: 'SELECT query_id FROM system.processes WHERE startsWith(query_id, {prefix:String})',
+      query_params: { prefix: insertQueryIdPrefix(kind) },
+      format: 'JSONEachRow',
+    });
+    return new Set((await result.json<{ query_id: string }>()).map((r) => r.query_id));
+  };
+  let waitingFor = await running();
+  const deadline = Date.now() + timeoutMs;
+  while (waitingFor.size > 0) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+    const now = await running();
+    waitingFor = new Set([...waitingFor].filter((id) => now.has(id)));
+  }
+  return true;
 }

@@ -2,7 +2,7 @@ import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { requireSettings } from '../../shared/config/config-error.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
 import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts';
-import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
+import { migrateClickHouseExclusively } from '../../shared/clickhouse/migrate-exclusively.ts';
 import { checkBus, checkClickHouse } from '../../shared/health/dependency-checks.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
@@ -21,7 +21,7 @@ try {
   // First: an ingester with a secret of its own would take every click for forged.
   const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone ingester');
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-ingester', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
-  await migrateClickHouseAt(config.CLICKHOUSE_URL, { logger });
+  await migrateClickHouseExclusively(config.CLICKHOUSE_URL, { bus, logger });
   const clickhouse = connectClickHouse(config.CLICKHOUSE_URL);
   // Listening first: a taken port fails the start before any event is consumed.
   const metrics = createMetricsRegistry();

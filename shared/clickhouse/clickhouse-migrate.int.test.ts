@@ -1,7 +1,9 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryBus } from '../bus/memory-bus.ts';
 import { connectClickHouse } from './clickhouse-client.ts';
-import { MIGRATION_REQUEST_TIMEOUT_MS, migrateClickHouseAt } from './clickhouse-migrate.ts';
+import { MIGRATION_REQUEST_TIMEOUT_MS, migrateClickHouseAt, migrationFiles, splitStatements } from './clickhouse-migrate.ts';
+import { MIGRATION_LEASE, migrateClickHouseExclusively } from './migrate-exclusively.ts';
 import { createTestClickHouse, type TestClickHouse } from '../testing/test-clickhouse.ts';
 
 describe('ClickHouse migrations', () => {
@@ -32,43 +34,76 @@ describe('ClickHouse migrations', () => {
     expect(MIGRATION_REQUEST_TIMEOUT_MS).toBeGreaterThanOrEqual(3_600_000);
   }, 60_000);
 
-  it('start again a fill an earlier attempt left unfinished, and leave a finished one alone', async () => {
+  it('start again, holding the migration lease, a fill an earlier attempt left unfinished, and leave a finished one alone', async () => {
     const client = connectClickHouse(ch.url);
     const count = async (query: string) => Number((await (await client.query({ query, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
+    const stored = () => count('SELECT count() AS n FROM clicks_by_time');
     const clicks = (from: number, n: number) =>
       Array.from({ length: n }, (_, i) => ({
         workspace_id: 'ws_migrate', link_id: 'link_m', campaign_id: 'campaign_m', ts: Date.parse('2026-03-01T00:00:00Z') + (from + i) * 60_000,
         click_id: `ck_migrate_${from + i}`, kind: 'click', visitor_id: `v${i}`, device_class: 'desktop', source: 'link', bot: false,
       }));
+    const fill = (await readFile(new URL('../../clickhouse/0012_clicks_by_time.sql', import.meta.url), 'utf8').then(splitStatements)).find((s) => s.startsWith('INSERT INTO clicks_by_time'))!;
+    const unrecord = () => client.command({ query: "ALTER TABLE schema_migrations DELETE WHERE version = '0012_clicks_by_time'", clickhouse_settings: { mutations_sync: '2' } });
     try {
+      await migrateClickHouseAt(ch.url); // done already when the first test ran
+      // 0012 as a process killed in its fill leaves it: the view not made, the migration
+      // not recorded, part of the history written, and the fill's blocks in the table's
+      // deduplication log (made here by its own statement over all 3,000, then cut to 1,000).
       await client.insert({ table: 'events', values: clicks(0, 3_000), format: 'JSONEachRow' });
-      expect(await count('SELECT count() AS n FROM clicks_by_time')).toBe(3_000);
-      // 0012 as a process killed in its fill leaves it: part of the history written, its
-      // view not made yet, the migration not recorded.
       await client.command({ query: 'DROP VIEW clicks_by_time_mv' });
-      await client.command({ query: 'CREATE TABLE kept AS clicks_by_time' });
-      await client.command({ query: 'INSERT INTO kept SELECT * FROM clicks_by_time ORDER BY ts LIMIT 1000' });
       await client.command({ query: 'TRUNCATE TABLE clicks_by_time' });
-      await client.command({ query: 'INSERT INTO clicks_by_time SELECT * FROM kept' });
-      await client.command({ query: 'DROP TABLE kept' });
-      const unrecord = () => client.command({ query: "ALTER TABLE schema_migrations DELETE WHERE version = '0012_clicks_by_time'", clickhouse_settings: { mutations_sync: '2' } });
+      await client.command({ query: fill });
+      await client.command({ query: `ALTER TABLE clicks_by_time DELETE WHERE ts >= ${Date.parse('2026-03-01T00:00:00Z') / 1000 + 1_000 * 60}`, clickhouse_settings: { mutations_sync: '2' } });
       await unrecord();
-      expect(await count('SELECT count() AS n FROM clicks_by_time')).toBe(1_000);
+      expect(await stored()).toBe(1_000);
 
+      // Without the lease another process might be running that fill: left as it is.
       expect(await migrateClickHouseAt(ch.url)).toEqual(['0012_clicks_by_time']);
-      expect(await count('SELECT count() AS n FROM clicks_by_time')).toBe(3_000);
-      expect(await count("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'clicks_by_time_mv'")).toBe(1);
+      expect(await stored()).toBe(1_000);
+      await client.command({ query: 'DROP VIEW clicks_by_time_mv' });
+      await unrecord();
+
+      // Holding it: emptied and filled again, whole. The refill repeats the cut fill's
+      // blocks and token: it lands because TRUNCATE forgets them (a DELETE does not, and
+      // the refill is dropped as a repeat).
+      expect(await migrateClickHouseAt(ch.url, { exclusive: true })).toEqual(['0012_clicks_by_time']);
+      expect(await stored()).toBe(3_000);
       await client.insert({ table: 'events', values: clicks(3_000, 10), format: 'JSONEachRow' });
-      expect(await count('SELECT count() AS n FROM clicks_by_time')).toBe(3_010);
+      expect(await stored()).toBe(3_010);
 
       // Killed after its view was made, before it was recorded: the fill had finished, and
       // the table holds what the view added since; run again, it is kept as it is.
       await unrecord();
-      expect(await migrateClickHouseAt(ch.url)).toEqual(['0012_clicks_by_time']);
-      expect(await count('SELECT count() AS n FROM clicks_by_time')).toBe(3_010);
-      expect(await count('SELECT count() AS n FROM events')).toBe(3_010);
+      expect(await migrateClickHouseAt(ch.url, { exclusive: true })).toEqual(['0012_clicks_by_time']);
+      expect(await stored()).toBe(3_010);
     } finally {
       await client.close();
+    }
+  }, 60_000);
+
+  it('migrate one process at a time: a process finding the migration lease held waits for it', async () => {
+    const fresh = await createTestClickHouse();
+    const bus = createMemoryBus();
+    const lines: string[] = [];
+    const logger = { debug: () => {}, info: (msg: string) => lines.push(msg), warn: (msg: string) => lines.push(msg), error: (msg: string) => lines.push(msg) };
+    const client = connectClickHouse(fresh.url);
+    try {
+      const held = (await bus.tryLease(MIGRATION_LEASE, 60_000))!;
+      let finished = false;
+      const migrating = migrateClickHouseExclusively(fresh.url, { bus, logger }).finally(() => (finished = true));
+      for (let i = 0; i < 200 && !lines.includes('another process is migrating ClickHouse; waiting for it to finish'); i++) await new Promise((r) => setTimeout(r, 25));
+      expect(lines).toContain('another process is migrating ClickHouse; waiting for it to finish');
+      expect(finished).toBe(false);
+      expect(Number((await (await client.query({ query: "SELECT count() AS n FROM system.tables WHERE database = currentDatabase()", format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n)).toBe(0);
+      await held.release();
+      expect((await migrating).length).toBe((await migrationFiles()).length);
+      // Released when done: the next process takes it at once.
+      expect(await bus.tryLease(MIGRATION_LEASE, 60_000)).not.toBeNull();
+    } finally {
+      await client.close();
+      await bus.close();
+      await fresh.close();
     }
   }, 60_000);
 });

@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseClient } from '@clickhouse/client';
 import type { Logger } from '../logger.ts';
 import { connectClickHouse } from './clickhouse-client.ts';
-import { queriesUnderWayDone } from './queries-under-way.ts';
 
 const migrationsDir = fileURLToPath(new URL('../../clickhouse/', import.meta.url));
 
@@ -12,9 +10,13 @@ const migrationsDir = fileURLToPath(new URL('../../clickhouse/', import.meta.url
  * Applies `clickhouse/NNNN_name.sql` in order, recording each in
  * schema_migrations. Statements are written IF NOT EXISTS, so two processes
  * migrating at once both succeed; the record only saves work on later starts.
- * A fill an earlier attempt left unfinished is started again (discardUnfinishedFill).
+ *
+ * With `exclusive` (the caller holds the deployment's migration lease, so no other
+ * process migrates this store meanwhile: migrate-exclusively.ts), a fill an earlier
+ * attempt left unfinished is started again (discardUnfinishedFill). Without it, such a
+ * fill stays as it is: another process could be running it right now.
  */
-export async function migrateClickHouse(client: ClickHouseClient, options: { logger?: Logger } = {}): Promise<string[]> {
+export async function migrateClickHouse(client: ClickHouseClient, options: { logger?: Logger; exclusive?: boolean } = {}): Promise<string[]> {
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime DEFAULT now())
             ENGINE = ReplacingMergeTree ORDER BY version`,
@@ -24,16 +26,13 @@ export async function migrateClickHouse(client: ClickHouseClient, options: { log
   );
   const files = await migrationFiles();
   const applied: string[] = [];
-  const database = (await (await client.query({ query: 'SELECT currentDatabase() AS database', format: 'JSONEachRow' })).json<{ database: string }>())[0]!.database;
   for (const file of files) {
     const version = file.replace(/\.sql$/, '');
     if (done.has(version)) continue;
     const statements = splitStatements(await readFile(migrationsDir + file, 'utf8'));
-    // Named so that another process migrating the same database can see them running.
-    const prefix = `linkroute-migrate-${database}-${version}-`;
-    for (const fill of refilledTables(statements)) await discardUnfinishedFill(client, prefix, fill, options.logger);
+    if (options.exclusive) for (const fill of refilledTables(statements)) await discardUnfinishedFill(client, fill, options.logger);
     for (const statement of statements) {
-      await client.command({ query: statement, query_id: `${prefix}${randomUUID()}` });
+      await client.command({ query: statement });
     }
     await client.insert({ table: 'schema_migrations', values: [{ version }], format: 'JSONEachRow' });
     applied.push(version);
@@ -51,10 +50,10 @@ export async function migrateClickHouse(client: ClickHouseClient, options: { log
 export const MIGRATION_REQUEST_TIMEOUT_MS = 6 * 3_600_000;
 
 /** migrateClickHouse through a client of its own whose requests may run for hours. */
-export async function migrateClickHouseAt(url: string, options: { requestTimeoutMs?: number; logger?: Logger } = {}): Promise<string[]> {
+export async function migrateClickHouseAt(url: string, options: { requestTimeoutMs?: number; logger?: Logger; exclusive?: boolean } = {}): Promise<string[]> {
   const client = connectClickHouse(url, { requestTimeoutMs: options.requestTimeoutMs ?? MIGRATION_REQUEST_TIMEOUT_MS });
   try {
-    return await migrateClickHouse(client, { logger: options.logger });
+    return await migrateClickHouse(client, { logger: options.logger, exclusive: options.exclusive });
   } finally {
     await client.close();
   }
@@ -93,37 +92,21 @@ export function refilledTables(statements: string[]): RefilledTable[] {
  * to leave part of the history there for good (checked: a 20M-row fill killed after 2 s
  * kept 3,145,728 rows, and a second run added none).
  *
- * A table this migration creates, while none of the views it makes to feed it exists,
- * holds only what fills wrote: its views come after its fills, and the migration is not
- * recorded. Unless another process is migrating right now (its statements are named
- * with `prefix`: waited for; and a process between its fill and its view is given a
- * moment), what it holds is an earlier attempt's, complete or not: emptied, so the fill
- * runs again, whole. TRUNCATE also forgets the inserts' deduplication tokens, which would
- * otherwise drop the refill's blocks as repeats of the first attempt's.
+ * Called only by the holder of the migration lease, for a migration not recorded: no
+ * other process is migrating. A table this migration creates, while none of the views it
+ * makes to feed it exists, then holds only what an earlier attempt's fills wrote (its
+ * views come after its fills: clickhouse-migrate.test.ts), complete or not: emptied, so
+ * the fill runs again, whole. TRUNCATE also forgets the inserts' deduplication tokens,
+ * which would otherwise drop the refill's blocks as repeats of the first attempt's.
  */
-async function discardUnfinishedFill(client: ClickHouseClient, prefix: string, { table, views }: RefilledTable, logger?: Logger): Promise<void> {
+async function discardUnfinishedFill(client: ClickHouseClient, { table, views }: RefilledTable, logger?: Logger): Promise<void> {
   const count = async (query: string, params: Record<string, unknown>) =>
     Number((await (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
-  const exists = async (names: string[]) => count('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}', { names });
-  const unfinished = async () => (await exists([table])) > 0 && (await exists(views)) === 0 && (await count(`SELECT count() AS n FROM ${table}`, {})) > 0;
-  const migrating = async () => (await count('SELECT count() AS n FROM system.processes WHERE startsWith(query_id, {prefix:String})', { prefix })) > 0;
-  for (;;) {
-    if (!(await unfinished())) return;
-    if (await migrating()) {
-      await queriesUnderWayDone(client, prefix, MIGRATION_REQUEST_TIMEOUT_MS);
-      continue;
-    }
-    await new Promise((r) => setTimeout(r, OTHER_MIGRATOR_GRACE_MS));
-    if (await migrating()) continue;
-    if (!(await unfinished())) return;
-    logger?.warn('an earlier migration attempt left a fill unfinished: emptying the table to fill it again', { table });
-    await client.command({ query: `TRUNCATE TABLE ${table}` });
-    return;
-  }
+  const exists = (names: string[]) => count('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}', { names });
+  if ((await exists([table])) === 0 || (await exists(views)) > 0 || (await count(`SELECT count() AS n FROM ${table}`, {})) === 0) return;
+  logger?.warn('an earlier migration attempt left a fill unfinished: emptying the table to fill it again', { table });
+  await client.command({ query: `TRUNCATE TABLE ${table}` });
 }
-
-/** How long a table found mid-fill, with no statement of its migration running, is watched for another process's next statement. */
-const OTHER_MIGRATOR_GRACE_MS = 2_000;
 
 /** Our migration files put one statement per `;`-terminated block and no `;` inside strings. */
 export function splitStatements(sql: string): string[] {
