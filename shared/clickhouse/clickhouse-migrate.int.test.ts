@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBus } from '../bus/memory-bus.ts';
 import { connectClickHouse } from './clickhouse-client.ts';
-import { MIGRATION_REQUEST_TIMEOUT_MS, migrateClickHouseAt, migrationFiles, splitStatements } from './clickhouse-migrate.ts';
+import { MIGRATION_REQUEST_TIMEOUT_MS, migrateClickHouseAt, MigrationLeaseLostError, migrationFiles, splitStatements } from './clickhouse-migrate.ts';
 import { MIGRATION_LEASE, migrateClickHouseExclusively } from './migrate-exclusively.ts';
 import { createTestClickHouse, type TestClickHouse } from '../testing/test-clickhouse.ts';
 
@@ -44,6 +44,7 @@ describe('ClickHouse migrations', () => {
         click_id: `ck_migrate_${from + i}`, kind: 'click', visitor_id: `v${i}`, device_class: 'desktop', source: 'link', bot: false,
       }));
     const fill = (await readFile(new URL('../../clickhouse/0012_clicks_by_time.sql', import.meta.url), 'utf8').then(splitStatements)).find((s) => s.startsWith('INSERT INTO clicks_by_time'))!;
+    const leaseHeld = { confirm: async () => {} };
     const unrecord = () => client.command({ query: "ALTER TABLE schema_migrations DELETE WHERE version = '0012_clicks_by_time'", clickhouse_settings: { mutations_sync: '2' } });
     try {
       await migrateClickHouseAt(ch.url); // done already when the first test ran
@@ -64,10 +65,14 @@ describe('ClickHouse migrations', () => {
       await client.command({ query: 'DROP VIEW clicks_by_time_mv' });
       await unrecord();
 
+      // Holding it, but found lost just before emptying: it stops, the partial fill left as it is.
+      await expect(migrateClickHouseAt(ch.url, { exclusive: { confirm: async () => Promise.reject(new MigrationLeaseLostError()) } })).rejects.toMatchObject({ code: 'MIGRATION_LEASE_LOST' });
+      expect(await stored()).toBe(1_000);
+
       // Holding it: emptied and filled again, whole. The refill repeats the cut fill's
       // blocks and token: it lands because TRUNCATE forgets them (a DELETE does not, and
       // the refill is dropped as a repeat).
-      expect(await migrateClickHouseAt(ch.url, { exclusive: true })).toEqual(['0012_clicks_by_time']);
+      expect(await migrateClickHouseAt(ch.url, { exclusive: leaseHeld })).toEqual(['0012_clicks_by_time']);
       expect(await stored()).toBe(3_000);
       await client.insert({ table: 'events', values: clicks(3_000, 10), format: 'JSONEachRow' });
       expect(await stored()).toBe(3_010);
@@ -75,7 +80,7 @@ describe('ClickHouse migrations', () => {
       // Killed after its view was made, before it was recorded: the fill had finished, and
       // the table holds what the view added since; run again, it is kept as it is.
       await unrecord();
-      expect(await migrateClickHouseAt(ch.url, { exclusive: true })).toEqual(['0012_clicks_by_time']);
+      expect(await migrateClickHouseAt(ch.url, { exclusive: leaseHeld })).toEqual(['0012_clicks_by_time']);
       expect(await stored()).toBe(3_010);
     } finally {
       await client.close();

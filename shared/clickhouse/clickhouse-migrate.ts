@@ -13,10 +13,11 @@ const migrationsDir = fileURLToPath(new URL('../../clickhouse/', import.meta.url
  *
  * With `exclusive` (the caller holds the deployment's migration lease, so no other
  * process migrates this store meanwhile: migrate-exclusively.ts), a fill an earlier
- * attempt left unfinished is started again (discardUnfinishedFill). Without it, such a
- * fill stays as it is: another process could be running it right now.
+ * attempt left unfinished is started again (discardUnfinishedFill); `confirm` throws
+ * once the lease is lost, and is called before each migration and each such restart.
+ * Without it, such a fill stays as it is: another process could be running it now.
  */
-export async function migrateClickHouse(client: ClickHouseClient, options: { logger?: Logger; exclusive?: boolean } = {}): Promise<string[]> {
+export async function migrateClickHouse(client: ClickHouseClient, options: { logger?: Logger; exclusive?: ExclusiveMigration } = {}): Promise<string[]> {
   await client.command({
     query: `CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime DEFAULT now())
             ENGINE = ReplacingMergeTree ORDER BY version`,
@@ -30,7 +31,10 @@ export async function migrateClickHouse(client: ClickHouseClient, options: { log
     const version = file.replace(/\.sql$/, '');
     if (done.has(version)) continue;
     const statements = splitStatements(await readFile(migrationsDir + file, 'utf8'));
-    if (options.exclusive) for (const fill of refilledTables(statements)) await discardUnfinishedFill(client, fill, options.logger);
+    if (options.exclusive) {
+      await options.exclusive.confirm();
+      for (const fill of refilledTables(statements)) await discardUnfinishedFill(client, fill, options.exclusive, options.logger);
+    }
     for (const statement of statements) {
       await client.command({ query: statement });
     }
@@ -49,8 +53,21 @@ export async function migrateClickHouse(client: ClickHouseClient, options: { log
  */
 export const MIGRATION_REQUEST_TIMEOUT_MS = 6 * 3_600_000;
 
+/** Proof that the caller holds the migration lease: `confirm` renews it, and throws MigrationLeaseLostError once it is lost. */
+export interface ExclusiveMigration {
+  confirm(): Promise<void>;
+}
+
+/** The migration lease was taken by another process while this one migrated: it stops, as the other one may be migrating now. */
+export class MigrationLeaseLostError extends Error {
+  readonly code = 'MIGRATION_LEASE_LOST';
+  constructor() {
+    super('the ClickHouse migration lease was lost while migrating; stopping (another process may be migrating now)');
+  }
+}
+
 /** migrateClickHouse through a client of its own whose requests may run for hours. */
-export async function migrateClickHouseAt(url: string, options: { requestTimeoutMs?: number; logger?: Logger; exclusive?: boolean } = {}): Promise<string[]> {
+export async function migrateClickHouseAt(url: string, options: { requestTimeoutMs?: number; logger?: Logger; exclusive?: ExclusiveMigration } = {}): Promise<string[]> {
   const client = connectClickHouse(url, { requestTimeoutMs: options.requestTimeoutMs ?? MIGRATION_REQUEST_TIMEOUT_MS });
   try {
     return await migrateClickHouse(client, { logger: options.logger, exclusive: options.exclusive });
@@ -99,11 +116,12 @@ export function refilledTables(statements: string[]): RefilledTable[] {
  * the fill runs again, whole. TRUNCATE also forgets the inserts' deduplication tokens,
  * which would otherwise drop the refill's blocks as repeats of the first attempt's.
  */
-async function discardUnfinishedFill(client: ClickHouseClient, { table, views }: RefilledTable, logger?: Logger): Promise<void> {
+async function discardUnfinishedFill(client: ClickHouseClient, { table, views }: RefilledTable, exclusive: ExclusiveMigration, logger?: Logger): Promise<void> {
   const count = async (query: string, params: Record<string, unknown>) =>
     Number((await (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
   const exists = (names: string[]) => count('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}', { names });
   if ((await exists([table])) === 0 || (await exists(views)) > 0 || (await count(`SELECT count() AS n FROM ${table}`, {})) === 0) return;
+  await exclusive.confirm();
   logger?.warn('an earlier migration attempt left a fill unfinished: emptying the table to fill it again', { table });
   await client.command({ query: `TRUNCATE TABLE ${table}` });
 }
