@@ -121,6 +121,16 @@ async function discardUnfinishedFill(client: ClickHouseClient, { table, views }:
     Number((await (await client.query({ query, query_params: params, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
   const exists = (names: string[]) => count('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}', { names });
   if ((await exists([table])) === 0 || (await exists(views)) > 0 || (await count(`SELECT count() AS n FROM ${table}`, {})) === 0) return;
+  // A ClickHouse server runs an INSERT ... SELECT on after its client is gone: the fill of
+  // a process that died may still be writing. Emptied under it, the table would end up
+  // holding its later blocks beside the refill's. (The embedded endpoint runs statements
+  // one at a time, so there this look comes after any such fill anyway.)
+  const inserting = () => count('SELECT count() AS n FROM system.processes WHERE query_kind = {kind:String} AND positionCaseInsensitive(query, {insert:String}) = 1', { kind: 'Insert', insert: `INSERT INTO ${table} ` });
+  for (let said = false; (await inserting()) > 0; said = true) {
+    if (!said) logger?.warn('a fill of an earlier migration attempt is still running on the server; waiting for it before filling again', { table });
+    await new Promise((r) => setTimeout(r, 1_000));
+    await exclusive.confirm();
+  }
   await exclusive.confirm();
   logger?.warn('an earlier migration attempt left a fill unfinished: emptying the table to fill it again', { table });
   await client.command({ query: `TRUNCATE TABLE ${table}` });
