@@ -8,7 +8,7 @@ import type { Registry } from 'prom-client';
 import type { Bus } from '../../shared/bus/bus.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { IngesterConfig } from './config.ts';
-import { clickIdOrigin } from './click-id-check.ts';
+import { clickIdOrigin } from '../../shared/click-id-origin.ts';
 import { clickEvents, conversionEvents } from './event-tables.ts';
 import { startIngester, type Ingester } from './ingester.ts';
 import { registerIngesterMetrics } from './ingester-metrics.ts';
@@ -28,7 +28,7 @@ export function startEventIngesters(deps: {
   config: Pick<IngesterConfig, 'INGEST_CONSUMER' | 'INGEST_MAX_MESSAGES' | 'INGEST_LINGER_MS'>;
   /** Where their metrics are registered. */
   metrics: Registry;
-  /** LINKROUTE_SECRET: click events whose click id it did not sign are forged (see click-id-check.ts). */
+  /** LINKROUTE_SECRET: click events whose click id it did not sign are forged (see shared/click-id-origin.ts). */
   secret: Buffer;
 }): EventIngesters {
   const { bus, clickhouse, logger, config } = deps;

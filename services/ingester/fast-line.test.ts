@@ -265,7 +265,7 @@ describe('the fast line path for clicks', () => {
   });
 
   it('with an origin check, stores only the events it passes and gives the same forged lines either way', () => {
-    // A stand-in for the click-id MAC (click-id-check.ts): any predicate on id, link and time.
+    // A stand-in for the click-id MAC (shared/click-id-origin.ts): any predicate on id, link and time.
     const genuine = (id: string, linkId: string, ts: number) => (id.length + linkId.length + Math.abs(ts % 7)) % 3 !== 0;
     const r = random(7);
     let forgedSeen = 0;

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { NativeBlockWriter } from '../../shared/clickhouse/native-block.ts';
-import type { EventOrigin } from './click-id-check.ts';
+import type { EventOrigin } from '../../shared/click-id-origin.ts';
 import type { BatchBody, EventBatch } from './event-batch.ts';
 import type { FastLinePlan } from './fast-line-plan.ts';
 

@@ -3,7 +3,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { Bus, BusMessage } from '../../shared/bus/bus.ts';
 import { DEAD_LETTER_SUBJECT, FORGED_DEAD_LETTER_SUBJECT } from '../../shared/bus/bus.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
-import type { EventOrigin } from './click-id-check.ts';
+import type { EventOrigin } from '../../shared/click-id-origin.ts';
 import { EventBatch, type BatchBody } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
 import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
@@ -20,7 +20,7 @@ export interface IngesterStats {
   skippedDuplicates: number;
   /** Lines that could never be stored, sent to the dead-letter subject. */
   deadLettered: number;
-  /** Valid events that no redirector of this deployment sent (see click-id-check.ts), sent to the forged dead-letter subject. */
+  /** Valid events that no redirector of this deployment sent (see shared/click-id-origin.ts), sent to the forged dead-letter subject. */
   forged: number;
   insertFailures: number;
   /** Milliseconds between the oldest event of the last batch and its insert. */

@@ -1,4 +1,4 @@
-import type { EventOrigin } from './click-id-check.ts';
+import type { EventOrigin } from '../../shared/click-id-origin.ts';
 import type { BatchBody, EventBatch } from './event-batch.ts';
 import type { EventRowBase, EventTable } from './event-tables.ts';
 
@@ -9,7 +9,7 @@ const NEWLINE = 0x0a;
  * Appends the events of one bus message (newline-delimited JSON) to `batch`, in
  * line order, each id once (see EventBatch.accepts); returns the lines that can
  * never be stored: `invalid` ones, and with `genuine`, `forged` ones (valid events
- * that no redirector of this deployment sent, see click-id-check.ts).
+ * that no redirector of this deployment sent, see shared/click-id-origin.ts).
  *
  * Each line tries the kind's fast path on its bytes; any line it declines goes
  * the zod way: JSON.parse, the schema, then the row. Lines are cut at newline

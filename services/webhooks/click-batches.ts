@@ -1,5 +1,6 @@
 import type { BusMessage, Bus, EventConsumer, Lease } from '../../shared/bus/bus.ts';
 import { newId } from '../../shared/ids.ts';
+import type { EventOrigin } from '../../shared/click-id-origin.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import { clickEventSchema, eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { webhookBody, type WebhookBusEvent, type WebhookClick } from '../../shared/schemas/webhook.ts';
@@ -67,6 +68,12 @@ export function startClickBatches(deps: {
   intervalMs: number;
   metrics: WebhooksMetrics;
   logger: Logger;
+  /**
+   * Whether a click came from a redirector of this deployment (clickIdOrigin): the
+   * ingester dead-letters and never counts one that did not, so it is never announced
+   * either.
+   */
+  genuine: EventOrigin;
 }): ClickBatches {
   const { bus, directory, deliver, logger } = deps;
   let stopped = false;
@@ -78,9 +85,10 @@ export function startClickBatches(deps: {
   /** Fetched, not yet matched to endpoints: waiting for an endpoint list read after `fetchedAt`. */
   let unmatched: Array<{ fetchedAt: number; messages: BusMessage[] }> = [];
 
-  /** Click lines this sender could not read since it last said so: said at most once a minute. */
+  /** Click lines this sender could not read, and clicks no redirector sent, since it last said so: said at most once a minute. */
   let unreadable = 0;
-  let unreadableSaidAt = 0;
+  let forged = 0;
+  let saidAt = 0;
 
   function take(message: BusMessage): void {
     for (const line of decoder.decode(message.data).split('\n')) {
@@ -88,6 +96,10 @@ export function startClickBatches(deps: {
       const parsed = clickEventSchema.safeParse(parseJson(line));
       if (!parsed.success) unreadable++;
       if (!parsed.success || parsed.data.kind !== 'click' || parsed.data.bot) continue;
+      if (!deps.genuine(parsed.data.id, parsed.data.linkId, parsed.data.ts)) {
+        forged++;
+        continue;
+      }
       for (const endpoint of directory.subscribers(parsed.data.workspaceId, TYPE)) {
         let w = waiting.get(endpoint.id);
         if (!w) waiting.set(endpoint.id, (w = { workspaceId: endpoint.workspaceId, clicks: [] }));
@@ -95,11 +107,14 @@ export function startClickBatches(deps: {
       }
     }
     // The ingester dead-letters such lines; here they are only left out of link.clicked.
-    // Said, since the likely cause is a sender older than the redirectors (a new value).
-    if (unreadable > 0 && Date.now() - unreadableSaidAt >= 60_000) {
-      logger.warn('click events this sender cannot read left out of link.clicked (is it older than the redirectors?)', { count: unreadable });
+    // Said: the likely cause of unreadable ones is a sender older than the redirectors (a
+    // new value), of forged ones a secret that differs from the redirectors'.
+    if ((unreadable > 0 || forged > 0) && Date.now() - saidAt >= 60_000) {
+      if (unreadable > 0) logger.warn('click events this sender cannot read left out of link.clicked (is it older than the redirectors?)', { count: unreadable });
+      if (forged > 0) logger.warn('click events whose click id no redirector with this LINKROUTE_SECRET issued left out of link.clicked', { count: forged });
       unreadable = 0;
-      unreadableSaidAt = Date.now();
+      forged = 0;
+      saidAt = Date.now();
     }
   }
 

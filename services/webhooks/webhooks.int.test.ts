@@ -269,10 +269,13 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     const hook = await endpoint(['link.clicked']);
     const notOptedIn = await endpoint(['link.created', 'link.updated']);
     const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/clicked' })).body.data;
-    const click = (overrides: Partial<ClickEvent> = {}): ClickEvent =>
-      sampleClickEvent({
-        id: createClickId(secret, link.id, Date.now()),
-        ts: Date.now(),
+    // Stamped as redirectors stamp them: the click id encodes the event's very millisecond.
+    let last = 0;
+    const click = (overrides: Partial<ClickEvent> = {}): ClickEvent => {
+      const now = (last = Math.max(Date.now(), last + 1));
+      return sampleClickEvent({
+        id: createClickId(secret, link.id, now),
+        ts: now,
         workspaceId,
         linkId: link.id,
         campaignId: link.campaignId,
@@ -285,12 +288,23 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
         destination: 'https://example.com/clicked',
         ...overrides,
       });
+    };
     const sent: string[] = [];
     const bodies: Uint8Array[] = [];
     for (let round = 0; round < 6; round++) {
       const batch = Array.from({ length: 40 }, () => click());
       sent.push(...batch.map((c) => c.id));
-      batch.push(click({ bot: true }), click({ kind: 'impression' }), click({ workspaceId: 'ws_other' }));
+      // Left out: a bot, an impression, another workspace's click, and clicks no redirector
+      // sent (an id under another secret; a genuine id moved to another time or link).
+      const other = click();
+      batch.push(
+        click({ bot: true }),
+        click({ kind: 'impression' }),
+        click({ workspaceId: 'ws_other' }),
+        click({ id: createClickId(Buffer.from('not-this-deployments-secret-at-all-32c'), link.id, other.ts) }),
+        { ...other, ts: other.ts + 1 },
+        { ...click(), linkId: 'link_notthelinkitwasfor0000' },
+      );
       bodies.push(encoder.encode(batch.map((c) => JSON.stringify(c)).join('\n')));
       await bus.publishEvent(eventSubjects.clicks, bodies.at(-1)!, `clicks-${round}-${Date.now()}`);
       await sleep(400);

@@ -13,6 +13,7 @@ import { errorFields, type Logger } from '../../shared/logger.ts';
 import { eventSubjects } from '../../shared/schemas/click-event.ts';
 import { webhookBusEventSchema, type WebhookBusEvent } from '../../shared/schemas/webhook.ts';
 import { startBusIntake, type BusIntake } from './bus-intake.ts';
+import { clickIdOrigin } from '../../shared/click-id-origin.ts';
 import { startClickBatches, type ClickBatches } from './click-batches.ts';
 import type { WebhooksConfig } from './config.ts';
 import { conversionEvents, parseJson } from './conversion-events.ts';
@@ -145,6 +146,7 @@ export async function startWebhooks(deps: {
     intervalMs: config.WEBHOOKS_CLICK_BATCH_MS,
     metrics,
     logger,
+    genuine: clickIdOrigin(deps.secret),
   });
 
   // Retries, and deliveries left due (by a full lane here, or a sender that died).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createClickId } from '../../shared/click-id.ts';
-import { clickIdOrigin } from './click-id-check.ts';
+import { createClickId } from './click-id.ts';
+import { clickIdOrigin } from './click-id-origin.ts';
 
 const secret = Buffer.from('a-deployment-secret-of-32-or-more-chars');
 const linkId = 'link_0123456789abcdefghijkl';

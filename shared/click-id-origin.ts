@@ -1,4 +1,4 @@
-import { verifyClickId } from '../../shared/click-id.ts';
+import { verifyClickId } from './click-id.ts';
 
 /**
  * Whether an event with this id, link and time can have come from a redirector: its id
