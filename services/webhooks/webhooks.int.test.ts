@@ -265,7 +265,7 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     expect(announced().sort()).toEqual([...first].sort());
   });
 
-  it('batches link.clicked, at most one delivery a second per endpoint, only for endpoints that opted in, without bots or impressions', async () => {
+  it('batches link.clicked, at most one delivery a second per endpoint, only for endpoints that opted in, without bots, impressions or clicks no redirector sent', async () => {
     const hook = await endpoint(['link.clicked']);
     const notOptedIn = await endpoint(['link.created', 'link.updated']);
     const link = (await call('POST', '/links', { destinationUrl: 'https://example.com/clicked' })).body.data;
