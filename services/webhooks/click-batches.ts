@@ -96,14 +96,19 @@ export function startClickBatches(deps: {
       const parsed = clickEventSchema.safeParse(parseJson(line));
       if (!parsed.success) unreadable++;
       if (!parsed.success || parsed.data.kind !== 'click' || parsed.data.bot) continue;
+      const subscribers = directory.subscribers(parsed.data.workspaceId, TYPE);
+      if (subscribers.length === 0) continue;
+      // Checked only for a click that would be announced: most clicks' workspaces take none,
+      // and need not cost a MAC.
       if (!deps.genuine(parsed.data.id, parsed.data.linkId, parsed.data.ts)) {
         forged++;
         continue;
       }
-      for (const endpoint of directory.subscribers(parsed.data.workspaceId, TYPE)) {
+      const click = clickData(parsed.data);
+      for (const endpoint of subscribers) {
         let w = waiting.get(endpoint.id);
         if (!w) waiting.set(endpoint.id, (w = { workspaceId: endpoint.workspaceId, clicks: [] }));
-        w.clicks.push(clickData(parsed.data));
+        w.clicks.push(click);
       }
     }
     // The ingester dead-letters such lines; here they are only left out of link.clicked.

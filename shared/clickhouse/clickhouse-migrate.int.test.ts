@@ -1,10 +1,14 @@
 import { readdir, readFile } from 'node:fs/promises';
+import type { ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBus } from '../bus/memory-bus.ts';
 import { connectClickHouse } from './clickhouse-client.ts';
 import { MIGRATION_REQUEST_TIMEOUT_MS, migrateClickHouseAt, MigrationLeaseLostError, migrationFiles, splitStatements } from './clickhouse-migrate.ts';
 import { MIGRATION_LEASE, migrateClickHouseExclusively } from './migrate-exclusively.ts';
 import { createTestClickHouse, type TestClickHouse } from '../testing/test-clickhouse.ts';
+
+/** The one number a `SELECT count() AS n ...` answers. */
+const countOf = async (client: ClickHouseClient, query: string) => Number((await (await client.query({ query, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
 
 describe('ClickHouse migrations', () => {
   let ch: TestClickHouse;
@@ -36,8 +40,7 @@ describe('ClickHouse migrations', () => {
 
   it('start again, holding the migration lease, a fill an earlier attempt left unfinished, and leave a finished one alone', async () => {
     const client = connectClickHouse(ch.url);
-    const count = async (query: string) => Number((await (await client.query({ query, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
-    const stored = () => count('SELECT count() AS n FROM clicks_by_time');
+    const stored = () => countOf(client, 'SELECT count() AS n FROM clicks_by_time');
     const clicks = (from: number, n: number) =>
       Array.from({ length: n }, (_, i) => ({
         workspace_id: 'ws_migrate', link_id: 'link_m', campaign_id: 'campaign_m', ts: Date.parse('2026-03-01T00:00:00Z') + (from + i) * 60_000,
@@ -100,7 +103,7 @@ describe('ClickHouse migrations', () => {
       for (let i = 0; i < 200 && !lines.includes('another process is migrating ClickHouse; waiting for it to finish'); i++) await new Promise((r) => setTimeout(r, 25));
       expect(lines).toContain('another process is migrating ClickHouse; waiting for it to finish');
       expect(finished).toBe(false);
-      expect(Number((await (await client.query({ query: "SELECT count() AS n FROM system.tables WHERE database = currentDatabase()", format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n)).toBe(0);
+      expect(await countOf(client, 'SELECT count() AS n FROM system.tables WHERE database = currentDatabase()')).toBe(0);
       await held.release();
       expect((await migrating).length).toBe((await migrationFiles()).length);
       // Released when done: the next process takes it at once.
