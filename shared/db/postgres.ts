@@ -56,3 +56,10 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint_name?: string };
   return e?.code === UNIQUE_VIOLATION && (constraint === undefined || e.constraint_name === constraint);
 }
+
+/** SQLSTATE lock_not_available: a lock wait ran past the transaction's lock_timeout. */
+export const LOCK_NOT_AVAILABLE = '55P03';
+
+export function isLockTimeout(err: unknown): boolean {
+  return (err as { code?: string })?.code === LOCK_NOT_AVAILABLE;
+}

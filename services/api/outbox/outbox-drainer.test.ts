@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { outboxDrainer, type PublishBatch } from './outbox-drainer.ts';
+import { outboxDrainer, type BatchTaken, type PublishBatch } from './outbox-drainer.ts';
 
 /**
  * The drainer's scheduling, with batches the test runs step by step: each batch
@@ -7,18 +7,20 @@ import { outboxDrainer, type PublishBatch } from './outbox-drainer.ts';
  * publishers' own tests (outbox-publisher.int) run it on Postgres and NATS.
  */
 function scriptedBatches() {
-  const batches: Array<{ goLive(taken: number): void; commit(): void; fail(err: Error): void; live: boolean }> = [];
-  const publishBatch: PublishBatch = (live) =>
-    new Promise<number>((resolve, reject) => {
-      let taken = 0;
+  const batches: Array<{ goLive(count: number, heldElsewhere?: boolean): void; commit(emptyPassedHeld?: boolean): void; fail(err: Error): void; live: boolean; waitForHeld: boolean }> = [];
+  const publishBatch: PublishBatch = (live, { waitForHeld }) =>
+    new Promise<BatchTaken>((resolve, reject) => {
+      let taken: BatchTaken = { count: 0, heldElsewhere: false };
       const batch = {
         live: false,
-        goLive(n: number) {
-          taken = n;
+        waitForHeld,
+        goLive(count: number, heldElsewhere = false) {
+          taken = { count, heldElsewhere };
           batch.live = true;
-          live(n);
+          live(taken);
         },
-        commit: () => resolve(taken),
+        /** Ends the batch; one that never went live took nothing, and may have passed by held rows. */
+        commit: (emptyPassedHeld = false) => resolve(batch.live ? taken : { count: 0, heldElsewhere: emptyPassedHeld }),
         fail: reject,
       };
       batches.push(batch);
@@ -116,6 +118,45 @@ describe('outboxDrainer', () => {
     batches[0]!.commit();
     await expect(flushed).resolves.toBeUndefined();
     expect(batches.every((b) => !b.live)).toBe(true);
+    await drainer.stop();
+  });
+
+  it('a batch that passed by rows held elsewhere is followed by one that waits for them before the flush answers', async () => {
+    const { batches, publishBatch } = scriptedBatches();
+    const drainer = outboxDrainer(publishBatch, 2, recordingLogger().logger, 'test');
+    const flushed = drainer.flush();
+    await tick();
+    batches[0]!.goLive(1, true);
+    await tick();
+    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true]);
+    expect(await settled(flushed)).toBe(false);
+    // Waiting, a full batch goes on waiting; the pass ends at the first that is not full.
+    batches[1]!.goLive(2);
+    await tick();
+    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true, true]);
+    expect(await settled(flushed)).toBe(false);
+    batches[2]!.goLive(1, true);
+    await expect(flushed).resolves.toBeUndefined();
+    expect(batches).toHaveLength(3);
+    for (const b of batches) b.commit();
+
+    // Nothing held elsewhere: no waiting batch.
+    const again = drainer.flush();
+    await tick();
+    batches[3]!.goLive(1);
+    await expect(again).resolves.toBeUndefined();
+    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true, true, false]);
+    // An empty batch that passed by held rows is followed by a waiting one too: the held
+    // rows may be all there was.
+    const third = drainer.flush();
+    await tick();
+    batches[4]!.commit(true);
+    await tick();
+    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true, true, false, false, true]);
+    expect(await settled(third)).toBe(false);
+    batches[5]!.commit();
+    await expect(third).resolves.toBeUndefined();
+    batches[3]!.commit();
     await drainer.stop();
   });
 });

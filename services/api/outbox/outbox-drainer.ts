@@ -1,18 +1,30 @@
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 
+/** What one batch took. */
+export interface BatchTaken {
+  count: number;
+  /**
+   * Queued rows that another transaction held were passed by (SKIP LOCKED): another API
+   * instance's batch publishing them, or a change queuing them again. They may not be on
+   * the bus yet, so the drainer runs a batch that waits for them before it answers.
+   */
+  heldElsewhere: boolean;
+}
+
 /**
- * One batch of an outbox: takes up to a batch of rows (SKIP LOCKED), publishes them,
- * calls `live(taken)` once they are on the bus, then deletes them and commits.
- * Resolves with how many rows it took (0: none were queued) once committed. A
- * rejection before `live` means its rows may not all be published (they stay queued).
+ * One batch of an outbox: takes up to a batch of rows (SKIP LOCKED, or with
+ * `waitForHeld` waiting for rows other transactions hold), publishes them, calls
+ * `live(taken)` once they are on the bus, then deletes them and commits. Resolves with
+ * what it took (count 0: none were queued) once committed. A rejection before `live`
+ * means its rows may not all be published (they stay queued).
  */
-export type PublishBatch = (live: (taken: number) => void) => Promise<number>;
+export type PublishBatch = (live: (taken: BatchTaken) => void, options: { waitForHeld: boolean }) => Promise<BatchTaken>;
 
 export interface OutboxDrainer {
   /**
    * Publishes everything queued; concurrent callers share one run. Resolves when what was
-   * queued before the call is on the bus, but for rows another API instance held at that
-   * moment (SKIP LOCKED): that instance is publishing them and they may arrive a moment later.
+   * queued before the call is on the bus, rows another API instance was publishing included
+   * (within what the publisher waits for them: see PublishBatch's `waitForHeld`).
    */
   flush(): Promise<void>;
   /** Publishes leftovers (from crashes, bus outages, other writers) every `intervalMs`. */
@@ -24,7 +36,9 @@ export interface OutboxDrainer {
  * Drains a transactional outbox (rows queued in Postgres with the change that made
  * them) by calling `publishBatch` until it takes less than a full batch.
  * `publishBatch` takes its rows with SKIP LOCKED and deletes them once published, so
- * several API instances may drain at once.
+ * several API instances may drain at once. When a batch passed by rows another
+ * transaction held, the pass ends with a batch that waits for them, so a caller is not
+ * answered while another instance's batch still holds its row unpublished.
  *
  * Flush calls are numbered. A pass reads the queue after every call numbered up to
  * `covers` had committed its change, so when the pass's last batch is live those
@@ -55,14 +69,17 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
     }
   }
 
-  /** One batch, resolved with its count as soon as its rows are live (or it ended without any). */
-  function batchLive(): Promise<number> {
+  /** One batch, resolved with what it took as soon as its rows are live (or it ended without any). */
+  function batchLive(waitForHeld: boolean): Promise<BatchTaken> {
     return new Promise((resolve, reject) => {
       let published = false;
-      const tail: Promise<void> = publishBatch((taken) => {
-        published = true;
-        resolve(taken);
-      })
+      const tail: Promise<void> = publishBatch(
+        (taken) => {
+          published = true;
+          resolve(taken);
+        },
+        { waitForHeld },
+      )
         .then(
           (taken) => resolve(taken),
           (err: unknown) => {
@@ -82,7 +99,15 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
       while (done < requested) {
         const covers = requested;
         try {
-          while ((await batchLive()) === batchSize);
+          // A pass that has begun to wait goes on waiting until a batch is not full: rows
+          // held elsewhere may lie beyond a full batch.
+          let wait = false;
+          for (;;) {
+            const taken = await batchLive(wait);
+            if (taken.count === batchSize) continue;
+            if (wait || !taken.heldElsewhere) break;
+            wait = true;
+          }
           settle(covers);
         } catch (err) {
           // The rows stay queued; start()'s timer (or the next change) tries again.

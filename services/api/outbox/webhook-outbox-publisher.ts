@@ -48,8 +48,10 @@ const domainIdOf = (data: Record<string, unknown>) => (data.domainId ?? data.dom
 export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: PresentLink; logger: Logger }): OutboxDrainer {
   const { sql, bus, presentLink, logger } = deps;
 
+  // Rows another instance holds are not waited for (heldElsewhere stays false): events
+  // reach endpoints later in any case, and no answer promises them delivered.
   const publishBatch: PublishBatch = async (live) => {
-    return (await sql.begin(async (tx) => {
+    const count = (await sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
       // By index (take-from-queue.ts): its key is the queue's order, so the take walks it,
       // and the delete below (seq = ANY) probes it.
@@ -81,10 +83,11 @@ export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: 
         }
       }
       await Promise.all(events.map((e) => bus.publishEvent(webhookSubjects.events, encoder.encode(JSON.stringify(e)), e.id)));
-      live(rows.length);
+      live({ count: rows.length, heldElsewhere: false });
       await t`DELETE FROM webhook_outbox WHERE seq = ANY(${rows.map((r) => r.seq)}::bigint[])`;
       return rows.length;
     })) as number;
+    return { count, heldElsewhere: false };
   };
 
   return outboxDrainer(publishBatch, BATCH, logger, 'webhook events');

@@ -1,5 +1,5 @@
 import type { KvBucket } from '../../../shared/bus/bus.ts';
-import type { Sql } from '../../../shared/db/postgres.ts';
+import { isLockTimeout, type Sql } from '../../../shared/db/postgres.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { outboxDrainer, type PublishBatch } from '../outbox/outbox-drainer.ts';
 import { takeFromQueue } from '../outbox/take-from-queue.ts';
@@ -18,6 +18,12 @@ import { MAX_BULK_LINKS } from '../../../shared/schemas/link-bulk.ts';
  */
 const BATCH = 2 * MAX_BULK_LINKS;
 
+/** How long a pass waits for outbox rows another transaction holds (another instance's batch takes milliseconds). */
+const WAIT_FOR_HELD_MS = 1_000;
+/** After a wait ran out, how long held rows are not waited for (see stalledHolder()). */
+const NOT_WAITING_AFTER_STALL_MS = 10_000;
+const SAY_STALLED_EVERY_MS = 60_000;
+
 export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when what was queued before the call is in the bucket (see OutboxDrainer.flush). */
   flush(): Promise<void>;
@@ -33,51 +39,118 @@ export interface OutboxPublisher {
  * run this at once: each takes outbox rows with SKIP LOCKED and holds them until
  * its KV puts are done and the rows deleted, so one link is never published by two
  * at a time, and a change committed meanwhile waits on the row lock and is published
- * after, with a higher version.
+ * after, with a higher version. A flush whose pass passed by rows another instance
+ * held waits for that instance to let them go (and publishes any it left), so a
+ * change is in the bucket when the API answers whichever instance's pass took it.
  */
 export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): OutboxPublisher {
   const { sql, kv, logger } = deps;
+  /** Outbox rows this process's batches hold (taken, not yet committed): held, but not elsewhere. */
+  const heldHere = new Set<string>();
+  /** Until when held rows are not waited for, after a wait ran out (Date.now()). */
+  let notWaitingUntil = 0;
+  let saidStalledAt = 0;
 
-  const publishBatch: PublishBatch = async (live) => {
-    return (await sql.begin(async (tx) => {
-      const t = tx as unknown as Sql;
-      // By index (take-from-queue.ts): the queue's order, 0021, for the take; the link id
-      // for the delete, by key. The cost: re-queuing a link still queued (a change within
-      // the moment before its pass) now updates an indexed column.
-      const queued = await takeFromQueue(
-        t,
-        t<{ linkId: string; generation: string }[]>`
-          SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-      );
-      if (queued.length === 0) return 0;
-      // Links, and the domains' markers (their ids share the outbox: migration 0012).
-      const ids = queued.map((q) => q.linkId);
-      const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
-      // Sent together (postgres.js pipelines a transaction's queries): each waits on its own
-      // answer, not on the others'. Versions are drawn while the rows are held, as before.
-      const [compiled, markers, versions] = await Promise.all([
-        loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain'))),
-        loadDomainMarkers(t, domainIds),
-        t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`,
-      ]);
-      await kv.putMany(
-        ids.map((id, i) => {
-          const version = Number(versions[i]!.v);
-          const hostname = markers.get(id);
-          const value = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
-          return { key: id, value };
-        }),
-      );
-      live(queued.length);
-      // By key: each id a probe of the primary key (a join with the pairs was planned as a
-      // hash join over a full index scan for a bulk's 2,000). A row goes only if it still
-      // holds a generation published here; generations are drawn once each from a
-      // sequence, so a row holding one of them is the row it was published for.
-      await t`
-        DELETE FROM snapshot_outbox WHERE link_id = ANY(${ids}::text[]) AND generation = ANY(${queued.map((q) => q.generation)}::bigint[])`;
-      return queued.length;
-    })) as number;
+  const publishBatch: PublishBatch = async (live, { waitForHeld }) => {
+    let taken: string[] = [];
+    try {
+      return await sql.begin(async (tx) => {
+        const t = tx as unknown as Sql;
+        const queued = await take(t, waitForHeld);
+        taken = queued.rows.map((q) => q.linkId);
+        for (const id of taken) heldHere.add(id);
+        const heldElsewhere = queued.heldElsewhere && Date.now() >= notWaitingUntil;
+        if (taken.length === 0) return { count: 0, heldElsewhere };
+        // Links, and the domains' markers (their ids share the outbox: migration 0012).
+        const ids = taken;
+        const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
+        // Sent together (postgres.js pipelines a transaction's queries): each waits on its own
+        // answer, not on the others'. Versions are drawn while the rows are held, as before.
+        const [compiled, markers, versions] = await Promise.all([
+          loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain'))),
+          loadDomainMarkers(t, domainIds),
+          t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`,
+        ]);
+        await kv.putMany(
+          ids.map((id, i) => {
+            const version = Number(versions[i]!.v);
+            const hostname = markers.get(id);
+            const value = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
+            return { key: id, value };
+          }),
+        );
+        live({ count: ids.length, heldElsewhere });
+        // By key: each id a probe of the primary key (a join with the pairs was planned as a
+        // hash join over a full index scan for a bulk's 2,000). A row goes only if it still
+        // holds a generation published here; generations are drawn once each from a
+        // sequence, so a row holding one of them is the row it was published for.
+        await t`
+          DELETE FROM snapshot_outbox WHERE link_id = ANY(${ids}::text[]) AND generation = ANY(${queued.rows.map((q) => q.generation)}::bigint[])`;
+        return { count: ids.length, heldElsewhere };
+      });
+    } catch (err) {
+      if (!(waitForHeld && isLockTimeout(err))) throw err;
+      stalledHolder();
+      return { count: 0, heldElsewhere: false };
+    } finally {
+      for (const id of taken) heldHere.delete(id);
+    }
   };
+
+  /**
+   * The batch's rows, taken in queue order.
+   *
+   * Skipping held rows (SKIP LOCKED), the take also says whether it passed by rows that
+   * another transaction than this process's batches held: another instance's batch
+   * publishing them, a change queuing them again, or a stalled holder. It looks only
+   * when the batch is not full (a full one is followed by another batch anyway).
+   *
+   * Waiting for held rows, it takes them as they are let go, for at most
+   * WAIT_FOR_HELD_MS a holder (then the transaction fails with lock_not_available).
+   */
+  async function take(t: Sql, waitForHeld: boolean): Promise<{ rows: Array<{ linkId: string; generation: string }>; heldElsewhere: boolean }> {
+    if (waitForHeld) {
+      const rows = await takeFromQueue(
+        t,
+        t<Array<{ linkId: string; generation: string }>>`
+          SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE`,
+        { lockTimeoutMs: WAIT_FOR_HELD_MS },
+      );
+      return { rows, heldElsewhere: false };
+    }
+    // NOT IN a subquery is hashed: this process may hold a bulk's thousands of rows.
+    const rows = await takeFromQueue(
+      t,
+      t<Array<{ linkId: string | null; generation: string | null; heldElsewhere: boolean }>>`
+        WITH taken AS MATERIALIZED (
+          SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED
+        )
+        SELECT link_id, generation, false AS held_elsewhere FROM taken
+        UNION ALL
+        SELECT NULL, NULL, true WHERE (SELECT count(*) FROM taken) < ${BATCH} AND EXISTS (
+          SELECT 1 FROM snapshot_outbox o
+          WHERE o.link_id NOT IN (SELECT link_id FROM taken) AND o.link_id NOT IN (SELECT unnest(${[...heldHere]}::text[])))`,
+    );
+    return {
+      rows: rows.flatMap((r) => (r.linkId !== null && r.generation !== null ? [{ linkId: r.linkId, generation: r.generation }] : [])),
+      heldElsewhere: rows.some((r) => r.heldElsewhere),
+    };
+  }
+
+  /**
+   * A wait for held rows ran out: they are not waited for again for
+   * NOT_WAITING_AFTER_STALL_MS, so one stalled transaction (a frozen process, an open psql
+   * session) costs each API instance one wait in that time, not one a pass.
+   */
+  function stalledHolder(): void {
+    notWaitingUntil = Date.now() + NOT_WAITING_AFTER_STALL_MS;
+    if (Date.now() - saidStalledAt < SAY_STALLED_EVERY_MS) return;
+    saidStalledAt = Date.now();
+    logger.warn('snapshot outbox rows held by another transaction for over a second: changes are answered without waiting for them for a while', {
+      waitedMs: WAIT_FOR_HELD_MS,
+      notWaitingForMs: NOT_WAITING_AFTER_STALL_MS,
+    });
+  }
 
   const drainer = outboxDrainer(publishBatch, BATCH, logger, 'snapshot');
   const publisher: OutboxPublisher = {
