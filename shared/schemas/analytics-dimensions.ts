@@ -57,7 +57,7 @@ export const dimensions = {
     canBeEmpty: true,
     description: 'host of the referring page',
   },
-  utm_source: { value: text(500), canBeEmpty: true, description: 'utm_source of the short URL the visitor followed' },
+  utm_source: { value: text(500), canBeEmpty: true, description: 'utm_source the landing page received (the destination\'s, or the visitor\'s where the destination has none or the link lets the visitor override it)' },
   utm_medium: { value: text(500), canBeEmpty: true, description: 'utm_medium' },
   utm_campaign: { value: text(500), canBeEmpty: true, description: 'utm_campaign' },
   utm_term: { value: text(500), canBeEmpty: true, description: 'utm_term' },

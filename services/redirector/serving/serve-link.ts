@@ -21,6 +21,7 @@ import { parseTracking, placeOf, referrerHost, type RequestInfo } from './reques
 import { sendNoContent, sendPage, sendRedirect, type SetCookies } from '../pages/responses.ts';
 import { hasPasswordPass, passwordPassCookie } from './password-pass.ts';
 import { UserAgentWorkCache } from './user-agent-work.ts';
+import { landingUtm } from './landing-utm.ts';
 
 export interface LinkServer {
   /**
@@ -90,7 +91,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     ruleId: string | null,
     destination: string | null,
   ): void {
-    const tracking = parseTracking(info.query, qrParam);
+    const tracking = landingUtm(parseTracking(info.query, qrParam), destination, link.forwardQuery);
     sink.emit({
       id,
       kind,
