@@ -7,20 +7,20 @@ import { outboxDrainer, type BatchTaken, type PublishBatch } from './outbox-drai
  * publishers' own tests (outbox-publisher.int) run it on Postgres and NATS.
  */
 function scriptedBatches() {
-  const batches: Array<{ goLive(count: number, heldElsewhere?: boolean): void; commit(emptyPassedHeld?: boolean): void; fail(err: Error): void; live: boolean; waitForHeld: boolean }> = [];
-  const publishBatch: PublishBatch = (live, { waitForHeld }) =>
+  const batches: Array<{ goLive(count: number, held?: string[]): void; commit(emptyPassedBy?: string[]): void; fail(err: Error): void; live: boolean; waitFor: readonly string[] }> = [];
+  const publishBatch: PublishBatch = (live, { waitFor }) =>
     new Promise<BatchTaken>((resolve, reject) => {
-      let taken: BatchTaken = { count: 0, heldElsewhere: false };
+      let taken: BatchTaken = { count: 0, held: [] };
       const batch = {
         live: false,
-        waitForHeld,
-        goLive(count: number, heldElsewhere = false) {
-          taken = { count, heldElsewhere };
+        waitFor,
+        goLive(count: number, held: string[] = []) {
+          taken = { count, held };
           batch.live = true;
           live(taken);
         },
         /** Ends the batch; one that never went live took nothing, and may have passed by held rows. */
-        commit: (emptyPassedHeld = false) => resolve(batch.live ? taken : { count: 0, heldElsewhere: emptyPassedHeld }),
+        commit: (emptyPassedBy: string[] = []) => resolve(batch.live ? taken : { count: 0, held: emptyPassedBy }),
         fail: reject,
       };
       batches.push(batch);
@@ -121,21 +121,21 @@ describe('outboxDrainer', () => {
     await drainer.stop();
   });
 
-  it('a batch that passed by rows held elsewhere is followed by one that waits for them before the flush answers', async () => {
+  it('a batch that passed by rows held elsewhere is followed by one that waits for them before the flush answers, once a pass', async () => {
     const { batches, publishBatch } = scriptedBatches();
     const drainer = outboxDrainer(publishBatch, 2, recordingLogger().logger, 'test');
     const flushed = drainer.flush();
     await tick();
-    batches[0]!.goLive(1, true);
+    batches[0]!.goLive(1, ['a', 'b']);
     await tick();
-    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true]);
+    expect(batches.map((b) => b.waitFor)).toEqual([[], ['a', 'b']]);
     expect(await settled(flushed)).toBe(false);
-    // Waiting, a full batch goes on waiting; the pass ends at the first that is not full.
+    // After the wait a full batch is followed by another, which does not wait again.
     batches[1]!.goLive(2);
     await tick();
-    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true, true]);
+    expect(batches.map((b) => b.waitFor)).toEqual([[], ['a', 'b'], []]);
     expect(await settled(flushed)).toBe(false);
-    batches[2]!.goLive(1, true);
+    batches[2]!.goLive(1, ['c']);
     await expect(flushed).resolves.toBeUndefined();
     expect(batches).toHaveLength(3);
     for (const b of batches) b.commit();
@@ -145,14 +145,14 @@ describe('outboxDrainer', () => {
     await tick();
     batches[3]!.goLive(1);
     await expect(again).resolves.toBeUndefined();
-    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true, true, false]);
+    expect(batches.map((b) => b.waitFor)).toEqual([[], ['a', 'b'], [], []]);
     // An empty batch that passed by held rows is followed by a waiting one too: the held
     // rows may be all there was.
     const third = drainer.flush();
     await tick();
-    batches[4]!.commit(true);
+    batches[4]!.commit(['d']);
     await tick();
-    expect(batches.map((b) => b.waitForHeld)).toEqual([false, true, true, false, false, true]);
+    expect(batches.map((b) => b.waitFor)).toEqual([[], ['a', 'b'], [], [], [], ['d']]);
     expect(await settled(third)).toBe(false);
     batches[5]!.commit();
     await expect(third).resolves.toBeUndefined();

@@ -4,21 +4,23 @@ import { errorFields, type Logger } from '../../../shared/logger.ts';
 export interface BatchTaken {
   count: number;
   /**
-   * Queued rows that another transaction held were passed by (SKIP LOCKED): another API
-   * instance's batch publishing them, or a change queuing them again. They may not be on
-   * the bus yet, so the drainer runs a batch that waits for them before it answers.
+   * Keys of queued rows that another transaction held, which the take passed by (SKIP
+   * LOCKED): another API instance's batch publishing them, or a change queuing them
+   * again. They may not be on the bus yet, so the drainer has the next batch wait for
+   * them first. Looked for only by a batch that is not full; empty where the outbox
+   * does not wait for them.
    */
-  heldElsewhere: boolean;
+  held: readonly string[];
 }
 
 /**
- * One batch of an outbox: takes up to a batch of rows (SKIP LOCKED, or with
- * `waitForHeld` waiting for rows other transactions hold), publishes them, calls
- * `live(taken)` once they are on the bus, then deletes them and commits. Resolves with
- * what it took (count 0: none were queued) once committed. A rejection before `live`
- * means its rows may not all be published (they stay queued).
+ * One batch of an outbox: waits until the rows `waitFor` names are no longer held
+ * (within a bound of the outbox's own), then takes up to a batch of rows (SKIP LOCKED),
+ * publishes them, calls `live(taken)` once they are on the bus, then deletes them and
+ * commits. Resolves with what it took (count 0: none were queued) once committed. A
+ * rejection before `live` means its rows may not all be published (they stay queued).
  */
-export type PublishBatch = (live: (taken: BatchTaken) => void, options: { waitForHeld: boolean }) => Promise<BatchTaken>;
+export type PublishBatch = (live: (taken: BatchTaken) => void, options: { waitFor: readonly string[] }) => Promise<BatchTaken>;
 
 export interface OutboxDrainer {
   /**
@@ -37,8 +39,8 @@ export interface OutboxDrainer {
  * them) by calling `publishBatch` until it takes less than a full batch.
  * `publishBatch` takes its rows with SKIP LOCKED and deletes them once published, so
  * several API instances may drain at once. When a batch passed by rows another
- * transaction held, the pass ends with a batch that waits for them, so a caller is not
- * answered while another instance's batch still holds its row unpublished.
+ * transaction held, the pass ends with a batch that first waits for them, so a caller is
+ * not answered while another instance's batch still holds its row unpublished.
  *
  * Flush calls are numbered. A pass reads the queue after every call numbered up to
  * `covers` had committed its change, so when the pass's last batch is live those
@@ -70,7 +72,7 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
   }
 
   /** One batch, resolved with what it took as soon as its rows are live (or it ended without any). */
-  function batchLive(waitForHeld: boolean): Promise<BatchTaken> {
+  function batchLive(waitFor: readonly string[]): Promise<BatchTaken> {
     return new Promise((resolve, reject) => {
       let published = false;
       const tail: Promise<void> = publishBatch(
@@ -78,7 +80,7 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
           published = true;
           resolve(taken);
         },
-        { waitForHeld },
+        { waitFor },
       )
         .then(
           (taken) => resolve(taken),
@@ -99,14 +101,17 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
       while (done < requested) {
         const covers = requested;
         try {
-          // A pass that has begun to wait goes on waiting until a batch is not full: rows
-          // held elsewhere may lie beyond a full batch.
-          let wait = false;
+          // One wait a pass: rows held elsewhere after it were queued after the wait began,
+          // or their holder is stalled (the outbox bounds the wait).
+          let waitFor: readonly string[] = [];
+          let waited = false;
           for (;;) {
-            const taken = await batchLive(wait);
+            const taken = await batchLive(waitFor);
+            waitFor = [];
             if (taken.count === batchSize) continue;
-            if (wait || !taken.heldElsewhere) break;
-            wait = true;
+            if (waited || taken.held.length === 0) break;
+            waited = true;
+            waitFor = taken.held;
           }
           settle(covers);
         } catch (err) {

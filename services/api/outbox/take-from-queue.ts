@@ -2,35 +2,20 @@ import type { PendingQuery, Row } from 'postgres';
 import type { Sql } from '../../../shared/db/postgres.ts';
 
 /**
- * How long a pass's transaction may sit idle (its batch on the bus, awaiting acks that
- * time out after 5 s) before Postgres ends it. A holder that vanished (a machine gone
- * without closing its connections, a frozen process) would otherwise keep its rows
- * locked until TCP keepalive gives up, two hours by default: those links unpublished,
- * and every change to them waiting on the lock to queue them again.
- */
-const PASS_IDLE_LIMIT = '30s';
-
-/**
- * Runs a queue table's take (snapshot_outbox, webhook_outbox) inside a pass's transaction,
- * with the transaction's settings sent with the take in one round trip: sequential scans
- * off, the idle limit above, and a lock timeout for a take that waits for held rows
- * (`lockTimeoutMs`; none otherwise: a SKIP LOCKED take never waits).
+ * Runs a queue table's take (snapshot_outbox, webhook_outbox) inside a pass's transaction
+ * with sequential scans off for that transaction, sent with the take in one round trip.
  *
- * Why sequential scans off: a queue's rows come and go at the rate of writes, and until
- * autovacuum cleans up (a minute apart at the soonest, later while a long transaction
- * holds it back) the table holds every deleted row of that time. Its statistics say it is
- * tiny, so Postgres read it whole, twice a pass: the take sorted every row and the delete
- * hash-joined them all. Indexes reach the rows wanted instead, and mark dead entries to
- * be skipped. Measured on snapshot_outbox (npm run bench -- api, same machine, runs one
- * after another): POST /links 1,539-1,995 req/s against 1,193-1,339 (its index alone
- * 1,402; this setting alone, without the index, 378); Postgres CPU ~600 us a POST before.
- * On webhook_outbox, with a link.created subscriber: 1,671-1,743 against 1,372-1,438.
+ * Why: a queue's rows come and go at the rate of writes, and until autovacuum cleans up
+ * (a minute apart at the soonest, later while a long transaction holds it back) the table
+ * holds every deleted row of that time. Its statistics say it is tiny, so Postgres read it
+ * whole, twice a pass: the take sorted every row and the delete hash-joined them all.
+ * Indexes reach the rows wanted instead, and mark dead entries to be skipped. Measured on
+ * snapshot_outbox (npm run bench -- api, same machine, runs one after another): POST
+ * /links 1,539-1,995 req/s against 1,193-1,339 (its index alone 1,402; this setting
+ * alone, without the index, 378); Postgres CPU ~600 us a POST before. On webhook_outbox,
+ * with a link.created subscriber: 1,671-1,743 against 1,372-1,438.
  */
-export async function takeFromQueue<T extends readonly Row[]>(tx: Sql, take: PendingQuery<T>, options: { lockTimeoutMs?: number } = {}): Promise<T> {
-  const [, rows] = await Promise.all([
-    tx`SELECT set_config('enable_seqscan', 'off', true), set_config('idle_in_transaction_session_timeout', ${PASS_IDLE_LIMIT}, true),
-         set_config('lock_timeout', ${`${options.lockTimeoutMs ?? 0}ms`}, true)`,
-    take,
-  ]);
+export async function takeFromQueue<T extends readonly Row[]>(tx: Sql, take: PendingQuery<T>): Promise<T> {
+  const [, rows] = await Promise.all([tx`SET LOCAL enable_seqscan = off`, take]);
   return rows;
 }

@@ -48,8 +48,8 @@ const domainIdOf = (data: Record<string, unknown>) => (data.domainId ?? data.dom
 export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: PresentLink; logger: Logger }): OutboxDrainer {
   const { sql, bus, presentLink, logger } = deps;
 
-  // Rows another instance holds are not waited for (heldElsewhere stays false): events
-  // reach endpoints later in any case, and no answer promises them delivered.
+  // Rows another instance holds are not waited for (none reported held): events reach
+  // endpoints later in any case, and no answer promises them delivered.
   const publishBatch: PublishBatch = async (live) => {
     const count = (await sql.begin(async (tx) => {
       const t = tx as unknown as Sql;
@@ -83,11 +83,11 @@ export function webhookOutboxPublisher(deps: { sql: Sql; bus: Bus; presentLink: 
         }
       }
       await Promise.all(events.map((e) => bus.publishEvent(webhookSubjects.events, encoder.encode(JSON.stringify(e)), e.id)));
-      live({ count: rows.length, heldElsewhere: false });
+      live({ count: rows.length, held: [] });
       await t`DELETE FROM webhook_outbox WHERE seq = ANY(${rows.map((r) => r.seq)}::bigint[])`;
       return rows.length;
     })) as number;
-    return { count, heldElsewhere: false };
+    return { count, held: [] };
   };
 
   return outboxDrainer(publishBatch, BATCH, logger, 'webhook events');

@@ -23,6 +23,8 @@ const WAIT_FOR_HELD_MS = 1_000;
 /** After a wait ran out, how long held rows are not waited for (see stalledHolder()). */
 const NOT_WAITING_AFTER_STALL_MS = 10_000;
 const SAY_STALLED_EVERY_MS = 60_000;
+/** Held rows a take reports (and a wait waits for): more than any pass of another instance holds at once. */
+const MAX_HELD_REPORTED = 2 * BATCH;
 
 export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when what was queued before the call is in the bucket (see OutboxDrainer.flush). */
@@ -32,6 +34,8 @@ export interface OutboxPublisher {
   /** Publishes leftovers (from crashes, NATS outages, other writers) every `intervalMs`. */
   start(intervalMs?: number): void;
   stop(): Promise<void>;
+  /** Waits for rows other transactions held, and those that ran out (a stalled holder), since start. */
+  waits(): { forHeld: number; ranOut: number };
 }
 
 /**
@@ -43,24 +47,27 @@ export interface OutboxPublisher {
  * held waits for that instance to let them go (and publishes any it left), so a
  * change is in the bucket when the API answers whichever instance's pass took it.
  */
-export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }): OutboxPublisher {
+export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; waitForHeldMs?: number }): OutboxPublisher {
   const { sql, kv, logger } = deps;
+  const waitForHeldMs = deps.waitForHeldMs ?? WAIT_FOR_HELD_MS;
+  const waits = { forHeld: 0, ranOut: 0 };
   /** Outbox rows this process's batches hold (taken, not yet committed): held, but not elsewhere. */
   const heldHere = new Set<string>();
   /** Until when held rows are not waited for, after a wait ran out (Date.now()). */
   let notWaitingUntil = 0;
   let saidStalledAt = 0;
 
-  const publishBatch: PublishBatch = async (live, { waitForHeld }) => {
+  const publishBatch: PublishBatch = async (live, { waitFor }) => {
+    if (waitFor.length > 0) await waitUntilLetGo(waitFor);
     let taken: string[] = [];
     try {
       return await sql.begin(async (tx) => {
         const t = tx as unknown as Sql;
-        const queued = await take(t, waitForHeld);
+        const queued = await take(t);
         taken = queued.rows.map((q) => q.linkId);
         for (const id of taken) heldHere.add(id);
-        const heldElsewhere = queued.heldElsewhere && Date.now() >= notWaitingUntil;
-        if (taken.length === 0) return { count: 0, heldElsewhere };
+        const held = Date.now() >= notWaitingUntil ? queued.held : [];
+        if (taken.length === 0) return { count: 0, held };
         // Links, and the domains' markers (their ids share the outbox: migration 0012).
         const ids = taken;
         const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
@@ -79,62 +86,75 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
             return { key: id, value };
           }),
         );
-        live({ count: ids.length, heldElsewhere });
+        live({ count: ids.length, held });
         // By key: each id a probe of the primary key (a join with the pairs was planned as a
         // hash join over a full index scan for a bulk's 2,000). A row goes only if it still
         // holds a generation published here; generations are drawn once each from a
         // sequence, so a row holding one of them is the row it was published for.
         await t`
           DELETE FROM snapshot_outbox WHERE link_id = ANY(${ids}::text[]) AND generation = ANY(${queued.rows.map((q) => q.generation)}::bigint[])`;
-        return { count: ids.length, heldElsewhere };
+        return { count: ids.length, held };
       });
-    } catch (err) {
-      if (!(waitForHeld && isLockTimeout(err))) throw err;
-      stalledHolder();
-      return { count: 0, heldElsewhere: false };
     } finally {
       for (const id of taken) heldHere.delete(id);
     }
   };
 
   /**
-   * The batch's rows, taken in queue order.
-   *
-   * Skipping held rows (SKIP LOCKED), the take also says whether it passed by rows that
-   * another transaction than this process's batches held: another instance's batch
-   * publishing them, a change queuing them again, or a stalled holder. It looks only
-   * when the batch is not full (a full one is followed by another batch anyway).
-   *
-   * Waiting for held rows, it takes them as they are let go, for at most
-   * WAIT_FOR_HELD_MS a holder (then the transaction fails with lock_not_available).
+   * The batch's rows, the oldest not held (SKIP LOCKED), and when the batch is not full
+   * the rows it passed by that a transaction other than this process's batches held:
+   * another instance's batch publishing them, a change queuing them again, or a stalled
+   * holder. A full batch does not look (another batch follows it anyway), nor does its
+   * look cost anything: the one-time filter comes first. The look walks the queue's
+   * index, as the take does, past the dead entries the take marks.
    */
-  async function take(t: Sql, waitForHeld: boolean): Promise<{ rows: Array<{ linkId: string; generation: string }>; heldElsewhere: boolean }> {
-    if (waitForHeld) {
-      const rows = await takeFromQueue(
-        t,
-        t<Array<{ linkId: string; generation: string }>>`
-          SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE`,
-        { lockTimeoutMs: WAIT_FOR_HELD_MS },
-      );
-      return { rows, heldElsewhere: false };
-    }
+  async function take(t: Sql): Promise<{ rows: Array<{ linkId: string; generation: string }>; held: string[] }> {
     // NOT IN a subquery is hashed: this process may hold a bulk's thousands of rows.
     const rows = await takeFromQueue(
       t,
-      t<Array<{ linkId: string | null; generation: string | null; heldElsewhere: boolean }>>`
+      t<Array<{ linkId: string | null; generation: string | null; held: string[] | null }>>`
         WITH taken AS MATERIALIZED (
           SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED
         )
-        SELECT link_id, generation, false AS held_elsewhere FROM taken
+        SELECT link_id, generation, NULL::text[] AS held FROM taken
         UNION ALL
-        SELECT NULL, NULL, true WHERE (SELECT count(*) FROM taken) < ${BATCH} AND EXISTS (
-          SELECT 1 FROM snapshot_outbox o
-          WHERE o.link_id NOT IN (SELECT link_id FROM taken) AND o.link_id NOT IN (SELECT unnest(${[...heldHere]}::text[])))`,
+        SELECT NULL, NULL, ARRAY(
+          SELECT o.link_id FROM snapshot_outbox o
+          WHERE o.link_id NOT IN (SELECT link_id FROM taken) AND o.link_id NOT IN (SELECT unnest(${[...heldHere]}::text[]))
+          ORDER BY o.queued_at LIMIT ${MAX_HELD_REPORTED})
+        WHERE (SELECT count(*) FROM taken) < ${BATCH}`,
     );
-    return {
-      rows: rows.flatMap((r) => (r.linkId !== null && r.generation !== null ? [{ linkId: r.linkId, generation: r.generation }] : [])),
-      heldElsewhere: rows.some((r) => r.heldElsewhere),
-    };
+    const queued: Array<{ linkId: string; generation: string }> = [];
+    let held: string[] = [];
+    for (const r of rows) {
+      if (r.held !== null) held = r.held;
+      else if (r.linkId !== null && r.generation !== null) queued.push({ linkId: r.linkId, generation: r.generation });
+    }
+    return { rows: queued, held };
+  }
+
+  /**
+   * Returns once no other transaction holds the rows of `ids` (for at most waitForHeldMs
+   * a holder). It waits with FOR KEY SHARE, which only a publisher's take (FOR UPDATE) or
+   * delete conflicts with: a change queuing a row again (ON CONFLICT DO UPDATE of non-key
+   * columns) neither waits for it nor is waited for, and it holds nothing another waiter
+   * or holder needs, so it cannot be part of a deadlock. The rows left (a holder that
+   * failed) are taken by the batch that follows.
+   */
+  async function waitUntilLetGo(ids: readonly string[]): Promise<void> {
+    waits.forHeld++;
+    try {
+      await sql.begin(async (tx) => {
+        const t = tx as unknown as Sql;
+        await Promise.all([
+          t`SELECT set_config('lock_timeout', ${`${waitForHeldMs}ms`}, true)`,
+          t`SELECT 1 FROM snapshot_outbox WHERE link_id = ANY(${ids}::text[]) FOR KEY SHARE`,
+        ]);
+      });
+    } catch (err) {
+      if (!isLockTimeout(err)) throw err;
+      stalledHolder();
+    }
   }
 
   /**
@@ -143,11 +163,12 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
    * session) costs each API instance one wait in that time, not one a pass.
    */
   function stalledHolder(): void {
+    waits.ranOut++;
     notWaitingUntil = Date.now() + NOT_WAITING_AFTER_STALL_MS;
     if (Date.now() - saidStalledAt < SAY_STALLED_EVERY_MS) return;
     saidStalledAt = Date.now();
-    logger.warn('snapshot outbox rows held by another transaction for over a second: changes are answered without waiting for them for a while', {
-      waitedMs: WAIT_FOR_HELD_MS,
+    logger.warn('snapshot outbox rows held by another transaction past the wait: for a while, changes are answered without waiting for rows others hold', {
+      waitedMs: waitForHeldMs,
       notWaitingForMs: NOT_WAITING_AFTER_STALL_MS,
     });
   }
@@ -168,6 +189,7 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger }
     start(intervalMs = 1_000) {
       drainer.start(intervalMs);
     },
+    waits: () => ({ ...waits }),
   };
   return publisher;
 }
