@@ -8,6 +8,7 @@ import { focusElement } from './focus.ts';
 import { ApiFailure, type Me } from './api.ts';
 import { href, navigate, onLinkClick, useLocation, type Location } from './router.ts';
 import { session } from './session.ts';
+import { carriedQuery, type AnalyticsView } from './filters.ts';
 import { CampaignsView } from './views/campaigns.tsx';
 import { ClicksView } from './views/clicks.tsx';
 import { ConversionsView } from './views/conversions.tsx';
@@ -42,11 +43,11 @@ function RateLimitNote() {
   );
 }
 
-const nav = [
-  { path: '', label: 'Overview', scope: 'analytics:read' },
+const nav: Array<{ path: string; label: string; scope: string; analytics?: AnalyticsView }> = [
+  { path: '', label: 'Overview', scope: 'analytics:read', analytics: 'overview' },
   { path: 'links', label: 'Links', scope: 'links:read' },
-  { path: 'clicks', label: 'Click log', scope: 'analytics:read' },
-  { path: 'conversions', label: 'Conversions', scope: 'analytics:read' },
+  { path: 'clicks', label: 'Click log', scope: 'analytics:read', analytics: 'clicks' },
+  { path: 'conversions', label: 'Conversions', scope: 'analytics:read', analytics: 'conversions' },
   { path: 'campaigns', label: 'Campaigns', scope: 'links:read' },
   { path: 'domains', label: 'Domains', scope: 'links:read' },
 ];
@@ -101,9 +102,18 @@ function closeOnEscape(event: KeyboardEvent) {
   details.querySelector('summary')?.focus();
 }
 
+/**
+ * The query of the analytics view shown last (overview, click log, conversions, a
+ * link's page): its period, zone and filters go along to the next analytics
+ * section, also by way of the link pages in between.
+ */
+let lastAnalytics = new URLSearchParams();
+
 function Shell({ me, loc, focusOnMount }: { me: Me; loc: Location; focusOnMount: boolean }) {
   const allowed = nav.filter((n) => session.can(n.scope));
   const [section = '', id, sub] = loc.path.split('/');
+  if (section === '' || section === 'clicks' || section === 'conversions' || (section === 'links' && id && id !== 'new' && !sub)) lastAnalytics = loc.query;
+  const sectionHref = (n: (typeof nav)[number]) => href(n.path, n.analytics ? carriedQuery(lastAnalytics, n.analytics) : undefined);
   // A section the key may not read (a key without analytics:read sees the link
   // pages only): its address, typed or bookmarked, lands on the first section the
   // key may read, with a note why, never on a page of 403 errors.
@@ -160,14 +170,14 @@ function Shell({ me, loc, focusOnMount }: { me: Me; loc: Location; focusOnMount:
         Skip to content
       </a>
       <header class="topbar">
-        <a class="brand" href={href(home?.path ?? '')}>
+        <a class="brand" href={home ? sectionHref(home) : href('')}>
           linkroute
         </a>
         <nav aria-label="Sections">
           <ul>
             {allowed.map((n) => (
               <li key={n.path}>
-                <a href={href(n.path)} aria-current={section === n.path ? 'page' : undefined}>
+                <a href={sectionHref(n)} aria-current={section === n.path ? 'page' : undefined}>
                   {n.label}
                 </a>
               </li>

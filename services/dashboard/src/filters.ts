@@ -1,6 +1,7 @@
 import type { Dimension } from './api.ts';
 import { countryName } from './format.ts';
 import { setQuery } from './router.ts';
+import { rangeDays, rangeFrom } from './components/range-controls.tsx';
 import { joinFilterValues, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
 
 /**
@@ -75,3 +76,45 @@ export function describeFilters(filters: Partial<Record<Dimension, string>>): st
 
 /** Labels seen in breakdown rows (link short codes, campaign and rule names), for the chips. */
 export const seenLabels = new Map<string, string>();
+
+/** Where the period, zone and filters of an analytics view can be carried. */
+export type AnalyticsView = 'overview' | 'clicks' | 'conversions' | 'link';
+
+/**
+ * The query another analytics view opens with, from the one shown (Plausible
+ * keeps them the same way): the period, the zone and the filters that view
+ * applies. The click log reads days, not presets: it gets the period's days, and
+ * keeps the preset (and granularity), which it ignores, for the way back. A view
+ * that does not apply a filter does not get it: a URL says what the view shows.
+ */
+export function carriedQuery(query: URLSearchParams, to: AnalyticsView): URLSearchParams {
+  const out = new URLSearchParams();
+  const copy = (name: string) => {
+    const value = query.get(name);
+    if (value) out.set(name, value);
+  };
+  copy('tz');
+  copy('granularity');
+  const preset = query.get('range');
+  const from = query.get('from');
+  const until = query.get('to');
+  if (to === 'clicks') {
+    if (preset) {
+      copy('range');
+      const days = rangeDays(rangeFrom(query));
+      out.set('from', days.from);
+      out.set('to', days.to);
+    } else {
+      copy('from');
+      copy('to');
+    }
+  } else if (preset === 'custom' || (!preset && from && until)) {
+    // Days picked in the click log are a custom period elsewhere.
+    out.set('range', 'custom');
+    copy('from');
+    copy('to');
+  } else if (preset) copy('range');
+  if (to !== 'link') copy('campaignId');
+  if (to !== 'conversions') for (const d of dimensions) copy(d);
+  return out;
+}

@@ -6,9 +6,13 @@ export const fmtInt = (n: number): string => integer.format(n);
 export const fmtMoney = (n: number): string => decimal.format(n);
 export const fmtPercent = (n: number): string => `${decimal.format(n)} %`;
 
-export function fmtDateTime(iso: string | null | undefined): string {
+/**
+ * An instant as the clock of `timeZone` reads it: a report's rows in its zone, so a time
+ * never falls on a day outside the report's days (the browser's zone may be another).
+ */
+export function fmtDateTime(iso: string | null | undefined, timeZone?: string): string {
   if (!iso) return '';
-  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short', ...(timeZone ? { timeZone } : {}) });
 }
 
 export function fmtDate(iso: string): string {

@@ -1,6 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure } from './api.ts';
 
+/** How long a load may go unanswered before it counts as failed. */
+export const LOAD_TIMEOUT_MS = 30_000;
+
 export interface Loaded<T> {
   data: T | undefined;
   error: ApiFailure | undefined;
@@ -25,18 +28,29 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
 
   useEffect(() => {
     const controller = new AbortController();
+    const fail = (error: ApiFailure) => setState((s) => ({ data: s.key === key ? s.data : undefined, error, loading: false, key }));
+    // A request the API (or a proxy) never answers would leave "Loading…" on screen for
+    // good: past the timeout it is given up and shown as a failure with a retry.
+    const timer = setTimeout(() => {
+      controller.abort();
+      fail(new ApiFailure(0, 'TIMEOUT', `The API did not answer within ${LOAD_TIMEOUT_MS / 1000} s. Check whether linkroute is running, then try again.`));
+    }, LOAD_TIMEOUT_MS);
     setState((s) => ({ ...s, loading: true }));
     loadRef.current(controller.signal).then(
       (data) => {
+        clearTimeout(timer);
         if (!controller.signal.aborted) setState({ data, error: undefined, loading: false, key });
       },
       (err: unknown) => {
+        clearTimeout(timer);
         if (controller.signal.aborted) return;
-        const error = err instanceof ApiFailure ? err : new ApiFailure(0, 'CLIENT_ERROR', (err as Error).message ?? String(err));
-        setState((s) => ({ data: s.key === key ? s.data : undefined, error, loading: false, key }));
+        fail(err instanceof ApiFailure ? err : new ApiFailure(0, 'CLIENT_ERROR', (err as Error).message ?? String(err)));
       },
     );
-    return () => controller.abort();
+    return () => {
+      clearTimeout(timer);
+      controller.abort();
+    };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
 

@@ -1,6 +1,17 @@
 import { fmtInt } from '../format.ts';
+import { filtersFrom } from '../filters.ts';
 
 import type { ComponentChildren } from 'preact';
+
+/**
+ * Whether the analytics filters (a dimension or a campaign) are on: the URL holds every
+ * one the card's rows are under. An empty card then says the filters match nothing,
+ * not that the range has no clicks.
+ */
+function filtersOn(): boolean {
+  const query = new URLSearchParams(location.search);
+  return query.has('campaignId') || Object.keys(filtersFrom(query)).length > 0;
+}
 
 export interface BreakdownRow {
   value: string | null;
@@ -43,7 +54,9 @@ export function BreakdownCard(props: {
       {props.loading ? (
         <p class="muted">Loading…</p>
       ) : props.rows.length === 0 ? (
-        <p class="muted">No clicks in this range.</p>
+        <p class="muted" data-empty>
+          {filtersOn() ? 'No clicks match these filters. Remove one (the chips above) to see more.' : 'No clicks in this range.'}
+        </p>
       ) : (
         <table>
           <thead>

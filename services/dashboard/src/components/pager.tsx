@@ -1,6 +1,10 @@
 import type { Pagination } from '../api.ts';
 import { fmtInt } from '../format.ts';
+import { useState } from 'preact/hooks';
 import { setQuery } from '../router.ts';
+
+/** From this many pages, Previous and Next alone are a long way to page 40: a page number can be typed. */
+const JUMP_FROM = 5;
 
 /**
  * Previous and next page. At either end the button is aria-disabled, not disabled:
@@ -10,6 +14,7 @@ import { setQuery } from '../router.ts';
 export function Pager({ pagination, label }: { pagination: Pagination | undefined; label: string }) {
   const page = pagination?.page ?? 1;
   const pages = pagination?.totalPages ?? 1;
+  const [typed, setTyped] = useState('');
   if (!pagination) return null;
   const step = (to: number, allowed: boolean) => ({
     'aria-disabled': allowed ? undefined : ('true' as const),
@@ -26,6 +31,21 @@ export function Pager({ pagination, label }: { pagination: Pagination | undefine
       <button type="button" {...step(page + 1, page < pages)}>
         Next
       </button>
+      {pages >= JUMP_FROM && (
+        <form
+          class="page-jump"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const to = Math.min(pages, Math.max(1, Math.round(Number(typed))));
+            if (typed.trim() !== '' && Number.isFinite(to)) setQuery({ page: String(to) });
+            setTyped('');
+          }}
+        >
+          <label for={`${label}-page-jump`}>Go to page</label>
+          <input id={`${label}-page-jump`} type="number" inputMode="numeric" min={1} max={pages} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          <button type="submit">Go</button>
+        </form>
+      )}
     </nav>
   );
 }

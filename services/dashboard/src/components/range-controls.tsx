@@ -1,5 +1,7 @@
 import { setQuery } from '../router.ts';
 import { useQuerySelect } from '../query-select.ts';
+import { DateInput } from './date-input.tsx';
+import { currentZoneName } from '../time-zone-names.ts';
 
 export const presets = ['24h', '7d', '30d', '90d', 'custom'] as const;
 export type Preset = (typeof presets)[number];
@@ -44,23 +46,23 @@ function canonicalZone(zone: string): string | null {
   }
 }
 
-/** Every IANA zone the browser knows, UTC first (Intl lists only geographic zones). */
+/** Every IANA zone the browser knows, by its current name, UTC first (Intl lists only geographic zones, some by retired names). */
 let zoneList: string[] | undefined;
 function allZones(): string[] {
-  zoneList ??= ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
+  zoneList ??= ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC').map(currentZoneName).sort()];
   return zoneList;
 }
 
-/** Listed names by their canonical form: ICU may call a zone by an older name than the list (Asia/Calcutta for Asia/Kolkata). */
+/** Listed names by their canonical form: ICU may call a zone by another name than the list (Asia/Calcutta, Asia/Kolkata). */
 let byCanonical: Map<string, string> | undefined;
 
-/** A zone as the picker lists it, or null when Intl knows no such zone. */
+/** A zone as the picker lists it (its current name, whichever name was asked), or null when Intl knows no such zone. */
 function listedZone(zone: string): string | null {
   if (allZones().includes(zone)) return zone;
   const canonical = canonicalZone(zone);
   if (canonical === null) return null;
   byCanonical ??= new Map(allZones().map((z) => [canonicalZone(z) ?? z, z]));
-  return byCanonical.get(canonical) ?? canonical;
+  return byCanonical.get(canonical) ?? currentZoneName(canonical);
 }
 
 /** The reader's own zone, as the browser knows it: the default of every report. */
@@ -104,8 +106,8 @@ export function rangeFrom(query: URLSearchParams): Range {
   return { preset, from, to, granularity, timezone };
 }
 
-/** The days a custom range starts from: the current range's, or for 24 h the days its hours fall on. */
-function customDays(range: Range): { from: string; to: string } {
+/** The days of a range: its own, or for 24 h the days its hours fall on (a custom range starts from them; the click log reads them). */
+export function rangeDays(range: Range): { from: string; to: string } {
   if (isDate(range.from) && isDate(range.to)) return { from: range.from, to: range.to };
   return { from: dayIn(range.timezone, Date.parse(range.from)), to: dayIn(range.timezone, Date.parse(range.to) - 1) };
 }
@@ -129,7 +131,7 @@ export function RangeControls({ range }: { range: Range }) {
               name="range"
               value={p}
               checked={range.preset === p}
-              onChange={() => setQuery(p === 'custom' ? { range: p, ...customDays(range) } : { range: p, from: undefined, to: undefined, granularity: undefined })}
+              onChange={() => setQuery(p === 'custom' ? { range: p, ...rangeDays(range) } : { range: p, from: undefined, to: undefined, granularity: undefined })}
             />
             {presetLabels[p].label}
           </label>
@@ -139,11 +141,11 @@ export function RangeControls({ range }: { range: Range }) {
         <>
           <span class="inline-field">
             <label for="range-from">From</label>
-            <input id="range-from" type="date" value={range.from} max={range.to} onChange={(e) => setQuery({ from: e.currentTarget.value })} />
+            <DateInput id="range-from" value={range.from} max={range.to} commit={(from, first) => setQuery({ from }, { replace: !first })} />
           </span>
           <span class="inline-field">
             <label for="range-to">To</label>
-            <input id="range-to" type="date" value={range.to} min={range.from} onChange={(e) => setQuery({ to: e.currentTarget.value })} />
+            <DateInput id="range-to" value={range.to} min={range.from} commit={(to, first) => setQuery({ to }, { replace: !first })} />
           </span>
         </>
       )}

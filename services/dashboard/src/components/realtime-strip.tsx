@@ -1,29 +1,41 @@
-import { useEffect } from 'preact/hooks';
+import { useMemo } from 'preact/hooks';
 import { api, unwrap } from '../api.ts';
 import { countryName, fmtInt } from '../format.ts';
-import { ErrorBox } from './error-box.tsx';
+import { ErrorBox, explain } from './error-box.tsx';
+import { PollPaused } from './poll-paused.tsx';
 import { useLoad } from '../use-load.ts';
+import { usePoll } from '../use-poll.ts';
 
 const POLL_MS = 15_000;
 
-/** The last 60 minutes, per minute, polled while the tab is visible. */
+/** The last 60 minutes, per minute, polled while the tab is visible and the quota allows (usePoll). */
 export function RealtimeStrip({ scope }: { scope: Record<string, string | undefined> }) {
   const key = JSON.stringify(scope);
   const rt = useLoad((signal) => unwrap(api.GET('/analytics/realtime', { params: { query: scope }, signal })), [key]);
-  useEffect(() => {
-    const timer = setInterval(() => document.visibilityState === 'visible' && rt.reload(), POLL_MS);
-    return () => clearInterval(timer);
-  }, [rt.reload]);
+  const paused = usePoll(rt.reload, POLL_MS);
+  // A failed poll keeps the last figures on screen: the reader must learn how old they are.
+  const updatedAt = useMemo(() => new Date(), [rt.data]);
   const data = rt.data?.data;
   if (rt.error && !data) return <ErrorBox error={rt.error} onRetry={rt.reload} />;
   if (!data) return null;
+  const live = !rt.error && !paused;
   const max = Math.max(1, ...data.minutes.map((m) => m.clicks));
   const lastFive = data.minutes.slice(-5).reduce((n, m) => n + m.clicks, 0);
   return (
-    <section class="realtime card" aria-labelledby="realtime-title">
+    <section class="realtime card" aria-labelledby="realtime-title" data-live={live ? 'true' : 'false'}>
       <h2 id="realtime-title">
-        Last 60 minutes <span class="live-dot" aria-hidden="true" />
+        Last 60 minutes <span class={live ? 'live-dot' : 'live-dot off'} aria-hidden="true" />
       </h2>
+      {rt.error && (
+        <p class="realtime-stale" role="status" data-realtime-stale>
+          <strong>
+            Not updated since <time dateTime={updatedAt.toISOString()}>{updatedAt.toLocaleTimeString(undefined, { timeStyle: 'short' })}</time>
+            {paused ? '.' : ' — retrying.'}
+          </strong>{' '}
+          {explain(rt.error)}
+        </p>
+      )}
+      {paused && <PollPaused rate={paused} onRefresh={rt.reload} />}
       <p class="realtime-figures">
         <strong data-realtime-clicks>{fmtInt(data.summary.clicks)}</strong> clicks · <strong data-realtime-visitors>{fmtInt(data.summary.uniqueVisitors)}</strong> visitors · <span data-realtime-last5>{fmtInt(lastFive)}</span> in the last 5 minutes
       </p>

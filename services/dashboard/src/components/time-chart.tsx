@@ -1,3 +1,4 @@
+import type { Granularity } from './uplot-chart.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { fmtInt } from '../format.ts';
@@ -20,7 +21,7 @@ function bucketSeconds(date: string): number {
  * show) and, for screen readers and anyone who prefers it, the same data as a
  * table. The chart itself is hidden from assistive technology: the table says it all.
  */
-export function TimeChart({ dates, series, title }: { dates: string[]; series: Series[]; title: string }) {
+export function TimeChart({ dates, series, title, granularity }: { dates: string[]; series: Series[]; title: string; granularity?: Granularity }) {
   const box = useRef<HTMLDivElement>(null);
   const [plot, setPlot] = useState<uPlot | null>(null);
 
@@ -31,7 +32,7 @@ export function TimeChart({ dates, series, title }: { dates: string[]; series: S
     const target = box.current;
     void import('./uplot-chart.ts').then(({ drawChart }) => {
       if (disposed || !target) return;
-      instance = drawChart(target, dates.map(bucketSeconds), series);
+      instance = drawChart(target, dates.map(bucketSeconds), series, granularity);
       setPlot(instance);
       observer = new ResizeObserver(() => {
         if (!disposed) instance?.setSize({ width: target.clientWidth, height: 240 });
@@ -43,7 +44,7 @@ export function TimeChart({ dates, series, title }: { dates: string[]; series: S
       observer?.disconnect();
       instance?.destroy();
     };
-  }, [dates, series]);
+  }, [dates, series, granularity]);
 
   return (
     <figure class="chart">

@@ -52,6 +52,10 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
   // embedded ClickHouse runs one statement at a time, and the figures come first.
   const shown = useRef(scope);
   if (!loaded.loading) shown.current = scope;
+  // The range the figures on screen answer: while the next range loads, the chart's
+  // caption keeps naming the data it shows, never the range asked for.
+  const shownRange = useRef(range);
+  if (!loaded.loading) shownRange.current = range;
 
   // A filter added or taken away reloads the figures in place: once they have
   // answered, the polite status region says what they now show (WCAG 4.1.3).
@@ -72,6 +76,12 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
 
   return (
     <div class="analytics" aria-busy={loaded.loading ? 'true' : 'false'} data-loaded-key={loaded.loading ? '' : key}>
+      {/* The figures below answer the last query until the next answers: said on screen, and dimmed (styles.css). aria-busy says it to assistive technology. */}
+      {loaded.loading && (
+        <p class="updating" aria-hidden="true" data-updating>
+          Updating…
+        </p>
+      )}
       {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
       {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
       {realtime && <RealtimeStrip scope={{ ...shown.current, from: undefined, to: undefined, timezone: undefined }} />}
@@ -85,7 +95,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
           { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent },
         ]}
       />
-      {series && <TimeChart title={`Clicks by ${range.granularity}, ${rangeWords(range)} (${range.timezone})`} dates={dates} series={series} />}
+      {series && <TimeChart title={`Clicks by ${shownRange.current.granularity}, ${rangeWords(shownRange.current)} (${shownRange.current.timezone})`} dates={dates} series={series} granularity={shownRange.current.granularity} />}
       <div class="cards">
         {breakdownGroups.map((g) => (
           <BreakdownTabs key={g.id} group={g} scope={shown.current} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />

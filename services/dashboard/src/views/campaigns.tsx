@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Campaign } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
@@ -7,11 +7,44 @@ import { Pager } from '../components/pager.tsx';
 import { fmtDate } from '../format.ts';
 import { href, pageOf, type Location } from '../router.ts';
 import { session } from '../session.ts';
-import { useAction, useLoad } from '../use-load.ts';
+import { useAction, useLoad, type Action } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { announce } from '../components/status-region.tsx';
+import { useDeliberateSelect } from '../query-select.ts';
 
 const statuses: Array<Campaign['status']> = ['active', 'paused', 'archived'];
+
+/**
+ * A campaign's status, saved on a deliberate choice: a click on an option, or with
+ * the keyboard Enter or leaving the field. Arrow keys only browse (each would
+ * otherwise save: active, paused, archived in turn); Escape goes back.
+ */
+function StatusSelect({ campaign, run }: { campaign: Campaign; run: Action['run'] }) {
+  // The choice shows from the moment it is made until the list has reloaded with it (or the save failed).
+  const [saving, setSaving] = useState<Campaign['status'] | null>(null);
+  useEffect(() => setSaving(null), [campaign]);
+  const save = (status: Campaign['status']) => {
+    setSaving(status);
+    void run(async () => {
+      try {
+        await unwrap(api.PATCH('/campaigns/{id}', { params: { path: { id: campaign.id } }, body: { status } }));
+      } catch (err) {
+        setSaving(null);
+        throw err;
+      }
+    });
+  };
+  const select = useDeliberateSelect(saving ?? campaign.status, (value) => save(value as Campaign['status']), null);
+  return (
+    <select aria-label={`Status of ${campaign.name}`} {...select}>
+      {statuses.map((s) => (
+        <option key={s} value={s}>
+          {s}
+        </option>
+      ))}
+    </select>
+  );
+}
 
 export function CampaignsView({ loc }: { loc: Location }) {
   useTitle('Campaigns');
@@ -73,17 +106,7 @@ export function CampaignsView({ loc }: { loc: Location }) {
                     <td>{c.description}</td>
                     <td>
                       {canWrite ? (
-                        <select
-                          aria-label={`Status of ${c.name}`}
-                          value={c.status}
-                          onChange={(e) => run(() => unwrap(api.PATCH('/campaigns/{id}', { params: { path: { id: c.id } }, body: { status: e.currentTarget.value as Campaign['status'] } })))}
-                        >
-                          {statuses.map((s) => (
-                            <option key={s} value={s}>
-                              {s}
-                            </option>
-                          ))}
-                        </select>
+                        <StatusSelect campaign={c} run={run} />
                       ) : (
                         c.status
                       )}

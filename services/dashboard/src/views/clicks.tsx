@@ -13,6 +13,9 @@ import { reportZone } from '../components/range-controls.tsx';
 import { useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { useQuerySelect } from '../query-select.ts';
+import { DateInput } from '../components/date-input.tsx';
+import { usePoll } from '../use-poll.ts';
+import { PollPaused } from '../components/poll-paused.tsx';
 
 const LIVE_INTERVAL_MS = 5_000;
 
@@ -74,14 +77,8 @@ export function ClicksView({ loc }: { loc: Location }) {
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
   const deviceSelect = useQuerySelect('device', filters.device ?? '');
 
-  // Live mode polls the first page; rows not seen before are marked new.
-  useEffect(() => {
-    if (!live || page !== 1) return;
-    const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') clicks.reload();
-    }, LIVE_INTERVAL_MS);
-    return () => clearInterval(timer);
-  }, [live, page, clicks.reload]);
+  // Live mode polls the first page (while visible and the quota allows); rows not seen before are marked new.
+  const livePaused = usePoll(clicks.reload, LIVE_INTERVAL_MS, live && page === 1);
   // Only a live poll marks rows: another filter or page shows other rows, none of them new.
   const seenKey = useRef(key);
   useEffect(() => {
@@ -124,14 +121,15 @@ export function ClicksView({ loc }: { loc: Location }) {
   const dateField = (name: 'from' | 'to', label: string) => (
     <span class="inline-field">
       <label for={`clicks-${name}`}>{label}</label>
-      <input
+      {/* Days picked here are a custom period: the overview, reached from here, shows them too (a preset would not). */}
+      <DateInput
         id={`clicks-${name}`}
         name={name}
-        type="date"
         value={filters[name] ?? ''}
         min={name === 'to' && isDate(filters.from) ? filters.from : undefined}
         max={name === 'from' && isDate(filters.to) ? filters.to : undefined}
-        onChange={(e) => setQuery({ [name]: e.currentTarget.value.trim() || undefined })}
+        clearable
+        commit={(value, first) => setQuery({ [name]: value || undefined, range: q.get('range') ? 'custom' : undefined }, { replace: !first })}
       />
     </span>
   );
@@ -167,6 +165,7 @@ export function ClicksView({ loc }: { loc: Location }) {
       </form>
       <FilterChips loc={loc} />
       <p class="muted">Newest first, bots excluded; From and To are days in {timezone}. The CSV export holds every click the filters keep.</p>
+      {live && page === 1 && livePaused && <PollPaused rate={livePaused} onRefresh={clicks.reload} />}
       {exportError && <ErrorBox error={exportError} />}
       {clicks.error && <ErrorBox error={clicks.error} onRetry={clicks.reload} />}
       {!clicks.data && !clicks.error && <p class="loading">Loading clicks…</p>}
@@ -180,7 +179,7 @@ export function ClicksView({ loc }: { loc: Location }) {
               <caption class="visually-hidden">Clicks, newest first</caption>
               <thead>
                 <tr>
-                  <th scope="col">Time</th>
+                  <th scope="col">Time ({timezone})</th>
                   <th scope="col">Link</th>
                   <th scope="col">Country</th>
                   <th scope="col">Device</th>
@@ -202,7 +201,7 @@ export function ClicksView({ loc }: { loc: Location }) {
                 {clicks.data.data.map((c) => (
                   <tr key={c.clickId} class={fresh.has(c.clickId) ? 'fresh' : ''}>
                     <td>
-                      {fmtDateTime(c.timestamp)}
+                      {fmtDateTime(c.timestamp, timezone)}
                       {/* Said in words, not by the row's colour alone (WCAG 1.4.1). */}
                       {fresh.has(c.clickId) && <span class="badge">new</span>}
                     </td>

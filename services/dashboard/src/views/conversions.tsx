@@ -154,7 +154,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
               <caption class="visually-hidden">Conversion records</caption>
               <thead>
                 <tr>
-                  <th scope="col">Time</th>
+                  <th scope="col">Time ({range.timezone})</th>
                   <th scope="col">Event</th>
                   <th scope="col" class="num">
                     Value
@@ -175,7 +175,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
                 )}
                 {report.data.data.conversions.map((c) => (
                   <tr key={c.conversionId} data-conversion-id={c.conversionId}>
-                    <td>{fmtDateTime(c.timestamp)}</td>
+                    <td>{fmtDateTime(c.timestamp, range.timezone)}</td>
                     <td>{c.event}</td>
                     <td class="num">{fmtMoney(c.value)}</td>
                     <td>{c.currency}</td>

@@ -7,6 +7,7 @@ import { announce } from '../components/status-region.tsx';
 import { TagInput, withTags } from '../components/tag-input.tsx';
 import { href, navigate, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
+import { allTags, useCampaignOptions } from '../all-pages.ts';
 
 type Behavior = Link['redirectBehavior'];
 type Tracking = Link['trackingType'];
@@ -146,9 +147,9 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
   const [draft, setDraft] = useState(() => draftOf(link, campaignId));
   const [error, setError] = useState<ApiFailure | undefined>();
   const [saving, setSaving] = useState(false);
-  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: 100 } }, signal })), []);
+  const { campaigns } = useCampaignOptions(draft.campaignId || undefined);
   const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: 100, status: 'verified' } }, signal })), []);
-  const knownTags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: 100 } }, signal })), []);
+  const knownTags = useLoad(allTags, []);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
   const problems = problemsOf(error, fields);
   /** aria-invalid and aria-describedby of a control, and the message shown after it. */
@@ -279,7 +280,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
             <label for="f-campaignId">Campaign</label>
             <select id="f-campaignId" value={draft.campaignId} {...invalid('campaignId')} onChange={(e) => set('campaignId', e.currentTarget.value)}>
               {!link && <option value="">Default campaign</option>}
-              {campaigns.data?.data.map((c) => (
+              {campaigns?.map((c) => (
                 <option key={c.id} value={c.id}>
                   {c.name}
                 </option>
@@ -293,7 +294,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
             onChange={(tags) => set('tags', tags)}
             pending={draft.tagText}
             onPending={(text) => set('tagText', text)}
-            suggestions={knownTags.data?.data.map((t) => t.name) ?? []}
+            suggestions={knownTags.data?.map((t) => t.name) ?? []}
             invalid={invalid('tags')}
           />
           {fieldError('tags')}

@@ -13,7 +13,7 @@ import { useAction, useLoad } from '../use-load.ts';
 import { AnalyticsPanel } from './analytics-panel.tsx';
 import { ExperimentsSection } from './experiments.tsx';
 import { FilterChips } from '../components/filter-chips.tsx';
-import { filtersFrom } from '../filters.ts';
+import { carriedQuery, filtersFrom } from '../filters.ts';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -22,6 +22,13 @@ import { focusFirst } from '../focus.ts';
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
 function byEvaluationOrder(a: Rule, b: Rule): number {
   return b.priority - a.priority || Number(a.linkId === null) - Number(b.linkId === null) || a.createdAt.localeCompare(b.createdAt);
+}
+
+/** The link's click log or conversions, over the period, zone and filters shown here. */
+function linkedView(query: URLSearchParams, view: 'clicks' | 'conversions', linkId: string): string {
+  const carried = carriedQuery(query, view);
+  carried.set('linkId', linkId);
+  return href(view, carried);
 }
 
 export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
@@ -114,7 +121,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
           <FilterChips loc={loc} />
           <AnalyticsPanel range={range} filters={{ linkId: l.id, dimensions: filtersFrom(loc.query) }} loc={loc} realtime />
           <p>
-            <a href={href('clicks', { linkId: l.id })}>Click log of this link</a> · <a href={href('conversions', { linkId: l.id })}>Its conversions</a>
+            <a href={linkedView(loc.query, 'clicks', l.id)}>Click log of this link</a> · <a href={linkedView(loc.query, 'conversions', l.id)}>Its conversions</a>
           </p>
         </section>
       )}

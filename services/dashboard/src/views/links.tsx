@@ -15,6 +15,7 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { announce } from '../components/status-region.tsx';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { useQuerySelect } from '../query-select.ts';
+import { allTags } from '../all-pages.ts';
 
 /** Enable/disable and delete, shared by the list and the link page. */
 export function useLinkMutations(onChanged: () => void) {
@@ -49,12 +50,19 @@ export function LinksView({ loc }: { loc: Location }) {
   const tagValues = tag ? tag.split(',') : [];
   const [search, setSearch] = useState(q);
   const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: 20, campaignId, tag } }, signal })), [q, page, campaignId, tag]);
-  const tags = useLoad((signal) => unwrap(api.GET('/tags', { params: { query: { limit: 100 } }, signal })), []);
-  const linkCounts = new Map(tags.data?.data.map((t) => [t.name, t.linkCount]) ?? []);
+  const tags = useLoad(allTags, []);
+  const linkCounts = new Map(tags.data?.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
   const mutations = useLinkMutations(links.reload);
   const canWrite = session.can('links:write');
   const tagSelect = useQuerySelect('tag', tagValues.length === 1 ? tag! : '');
+
+  // A page past the last (its last link deleted, an old bookmark, a typed ?page=99)
+  // shows the last page instead, in place of this address.
+  const lastPage = links.data?.pagination.totalPages ?? 0;
+  useEffect(() => {
+    if (!links.loading && lastPage > 0 && page > lastPage) setQuery({ page: String(lastPage) }, { replace: true });
+  }, [links.loading, lastPage, page]);
 
   // A deleted link's row goes, and its Delete button with it: focus moves to the
   // Delete button of the row that takes its place (else the one before, else the heading).
@@ -132,7 +140,15 @@ export function LinksView({ loc }: { loc: Location }) {
                 {links.data.data.length === 0 && (
                   <tr>
                     <td colSpan={8} class="muted">
-                      {q || tag ? 'No link matches these filters.' : 'No links yet.'}
+                      {lastPage > 0 && page > lastPage ? (
+                        <>
+                          No links on this page. <a href={href('links', { q: q || undefined, campaignId, tag, page: String(lastPage) })}>Go to the last page</a>
+                        </>
+                      ) : q || tag || campaignId ? (
+                        'No link matches these filters.'
+                      ) : (
+                        'No links yet.'
+                      )}
                     </td>
                   </tr>
                 )}
@@ -141,21 +157,21 @@ export function LinksView({ loc }: { loc: Location }) {
                     <td>
                       <a href={href(`links/${link.id}`)}>{link.title || <span class="muted">(untitled)</span>}</a>
                     </td>
-                    <td>
+                    <td data-label="Short code">
                       <code>/{link.shortCode}</code>
                     </td>
                     {/* What visitors get when no rule decides (defaultDestination, destinationUrl when unset). */}
-                    <td class="truncate" title={link.defaultDestination}>
+                    <td class="truncate" title={link.defaultDestination} data-label="Destination">
                       {link.defaultDestination}
                     </td>
-                    <td>
+                    <td data-label="Tags">
                       <TagLinks tags={link.tags} />
                     </td>
-                    <td class="num" data-clicks>
+                    <td class="num" data-clicks data-label="Clicks">
                       {fmtInt(link.clicks)}
                     </td>
-                    <td>{fmtDate(link.createdAt)}</td>
-                    <td>{link.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
+                    <td data-label="Created">{fmtDate(link.createdAt)}</td>
+                    <td data-label="Status">{link.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
                     <td class="row-actions">
                       <LinkActions link={link} />
                       {canWrite && (

@@ -1,11 +1,10 @@
-import { api, unwrap } from '../api.ts';
+import { useCampaignOptions } from '../all-pages.ts';
 import { useTitle } from '../document-title.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { filtersFrom } from '../filters.ts';
 import type { Location } from '../router.ts';
 import { useQuerySelect } from '../query-select.ts';
-import { useLoad } from '../use-load.ts';
 import { AnalyticsPanel, type OverviewFilters } from './analytics-panel.tsx';
 
 /** The workspace's analytics; every control and filter lives in the URL. */
@@ -13,8 +12,7 @@ export function OverviewView({ loc }: { loc: Location }) {
   useTitle('Overview');
   const range = rangeFrom(loc.query);
   const filters: OverviewFilters = { campaignId: loc.query.get('campaignId') ?? undefined, dimensions: filtersFrom(loc.query) };
-  const campaigns = useLoad((signal) => unwrap(api.GET('/campaigns', { params: { query: { limit: 100 } }, signal })), []);
-  const campaignName = (id: string) => campaigns.data?.data.find((c) => c.id === id)?.name ?? id;
+  const { campaigns, nameOf: campaignName } = useCampaignOptions(filters.campaignId);
   const campaignSelect = useQuerySelect('campaignId', filters.campaignId ?? '');
 
   return (
@@ -28,7 +26,7 @@ export function OverviewView({ loc }: { loc: Location }) {
           <label for="overview-campaign">Campaign</label>
           <select id="overview-campaign" {...campaignSelect}>
             <option value="">All campaigns</option>
-            {campaigns.data?.data.map((c) => (
+            {campaigns?.map((c) => (
               <option key={c.id} value={c.id}>
                 {c.name}
               </option>

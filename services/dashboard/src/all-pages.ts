@@ -1,0 +1,45 @@
+import { ApiFailure, api, unwrap, type Campaign } from './api.ts';
+import { useLoad } from './use-load.ts';
+
+/** The API pages lists by at most 100; a picker stops at this many pages (1,000 items) rather than spend the workspace's rate limit. */
+const MAX_PAGES = 10;
+const LIMIT = 100;
+
+/**
+ * Every item of a paginated list, up to 1,000: a picker that shows only the first
+ * page hides the rest (a campaign with traffic that cannot be chosen). The first
+ * page says how many there are; the others are asked together.
+ */
+export async function allPages<T>(load: (page: number, limit: number) => Promise<{ data: T[]; pagination: { totalPages: number } }>): Promise<T[]> {
+  const first = await load(1, LIMIT);
+  const pages = Math.min(first.pagination.totalPages, MAX_PAGES);
+  const rest = await Promise.all(Array.from({ length: Math.max(0, pages - 1) }, (_, i) => load(i + 2, LIMIT)));
+  return [first, ...rest].flatMap((p) => p.data);
+}
+
+export const allCampaigns = (signal: AbortSignal) => allPages((page, limit) => unwrap(api.GET('/campaigns', { params: { query: { page, limit } }, signal })));
+
+export const allTags = (signal: AbortSignal) => allPages((page, limit) => unwrap(api.GET('/tags', { params: { query: { page, limit } }, signal })));
+
+/** A campaign by id, or null when no campaign has it (deleted, a typo in a bookmarked URL). */
+async function campaignById(id: string, signal: AbortSignal): Promise<Campaign | null> {
+  try {
+    return (await unwrap(api.GET('/campaigns/{id}', { params: { path: { id } }, signal }))).data;
+  } catch (err) {
+    if (err instanceof ApiFailure && err.status === 404) return null;
+    throw err;
+  }
+}
+
+/**
+ * The campaigns to pick from, with `selectedId` among them even past the cap (a
+ * bookmarked filter, a link's own campaign): asked by id once the list lacks it.
+ * The list loads once; choosing another campaign asks nothing more.
+ */
+export function useCampaignOptions(selectedId: string | undefined): { campaigns: Campaign[] | undefined; nameOf(id: string): string } {
+  const list = useLoad(allCampaigns, []);
+  const missing = selectedId && list.data && !list.data.some((c) => c.id === selectedId) ? selectedId : undefined;
+  const extra = useLoad((signal) => (missing ? campaignById(missing, signal) : Promise.resolve(null)), [missing]);
+  const campaigns = list.data && extra.data && !list.data.some((c) => c.id === extra.data!.id) ? [...list.data, extra.data] : list.data;
+  return { campaigns, nameOf: (id) => campaigns?.find((c) => c.id === id)?.name ?? id };
+}

@@ -1,0 +1,292 @@
+import type { BrowserContext, Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiRequests, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+
+// The functions given to page.evaluate run in the browser; this Node program has no DOM types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+declare const window: any, history: any, document: any, CanvasRenderingContext2D: any;
+
+/**
+ * Getting around the dashboard in chromium against linkroute as `npm start` runs
+ * it: pickers that reach every campaign and tag, a status select that saves a
+ * choice and not each arrow key, the period, zone and filters kept from one
+ * analytics view to the next, date fields that apply whole days only, the links
+ * list past its last page, a phone's width, chart labels that name the buckets,
+ * and time zones by their current names.
+ */
+describe('dashboard: navigation, pickers and dates in chromium', () => {
+  let t: DashboardTest;
+  let context: BrowserContext;
+  let page: Page;
+  const url = (path: string) => `${t.linkroute.apiUrl}/dashboard/${path}`;
+  const search = (name: string) => new URL(page.url()).searchParams.get(name);
+  const historyLength = (): Promise<number> => page.evaluate(() => history.length);
+  const campaign = async (name: string) => (await t.client.POST('/campaigns', { body: { name } })).data!.data;
+
+  beforeAll(async () => {
+    t = await startDashboardTest();
+    context = await t.newContext();
+    page = await t.newPage(context);
+    await t.signIn(page);
+  }, 180_000);
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('every campaign and tag can be picked, past the first 100; a campaign filter and a link\'s campaign show by name', async () => {
+    // The oldest of 105 campaigns (the default one besides): beyond the newest 100 the API's first page holds.
+    const oldest = await campaign('Old spring');
+    for (let i = 0; i < 103; i += 10) await Promise.all(Array.from({ length: Math.min(10, 103 - i) }, (_, j) => campaign(`Filler ${i + j}`)));
+    const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/old-spring', shortCode: 'old-spring', campaignId: oldest.id } })).data!.data;
+    // 120 tags, on six links of 20 each.
+    const tagNames = Array.from({ length: 120 }, (_, i) => `tag ${String(i).padStart(3, '0')}`);
+    const bulk = await t.client.POST('/links/bulk', { body: { links: Array.from({ length: 6 }, (_, i) => ({ destinationUrl: `https://example.com/tagged-${i}`, tags: tagNames.slice(i * 20, i * 20 + 20) })) } });
+    expect(bulk.response.status).toBeLessThan(300);
+    const total = (await t.client.GET('/campaigns', { params: { query: { limit: 1 } } })).data!.pagination.total;
+    expect(total).toBe(105);
+
+    await page.goto(url(''));
+    const select = page.getByLabel('Campaign', { exact: true });
+    await expect.poll(() => select.locator('option').count()).toBe(total + 1);
+    await select.selectOption({ label: 'Old spring' });
+    await expect.poll(() => search('campaignId')).toBe(oldest.id);
+    await page.locator('[data-filter="campaignId"]').filter({ hasText: 'Campaign: Old spring' }).waitFor();
+
+    // A bookmark of the filter: the chip names it, the select holds it.
+    await page.goto(url(`?campaignId=${oldest.id}`));
+    await page.locator('[data-filter="campaignId"]').filter({ hasText: 'Campaign: Old spring' }).waitFor();
+    await expect.poll(() => select.inputValue()).toBe(oldest.id);
+
+    // The edit form of a link in that campaign shows it.
+    await page.goto(url(`links/${link.id}/edit`));
+    const field = page.getByLabel('Campaign', { exact: true });
+    await expect.poll(() => field.inputValue()).toBe(oldest.id);
+    expect(await field.locator('option:checked').textContent()).toBe('Old spring');
+    // Its tag suggestions, and the links list's tag filter, hold every tag.
+    await expect.poll(() => page.locator('datalist option').count()).toBe(120);
+
+    await page.goto(url('links'));
+    const tagSelect = page.getByLabel('Tag', { exact: true });
+    await expect.poll(() => tagSelect.locator('option').count()).toBe(121);
+    await tagSelect.selectOption('tag 119');
+    await expect.poll(() => search('tag')).toBe('tag 119');
+  }, 120_000);
+
+  it('a campaign\'s status select saves a deliberate choice: arrow keys browse, Enter saves once, Escape goes back, a click saves at once', async () => {
+    const c = await campaign('Keyboard sale');
+    const patches: unknown[] = [];
+    const onRequest = (r: Request) => {
+      if (r.method() === 'PATCH' && r.url().includes(`/campaigns/${c.id}`)) patches.push(JSON.parse(r.postData()!));
+    };
+    page.on('request', onRequest);
+    try {
+      await page.goto(url('campaigns'));
+      const status = page.getByLabel('Status of Keyboard sale');
+      await status.focus();
+      // Browsing, then Escape: nothing saved, the saved status back.
+      await page.keyboard.press('ArrowDown');
+      expect(await status.inputValue()).toBe('paused');
+      await page.keyboard.press('Escape');
+      expect(await status.inputValue()).toBe('active');
+      // Two steps down, then Enter: one save, of the status settled on.
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      expect(await status.inputValue()).toBe('archived');
+      const [saved] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH'), page.keyboard.press('Enter')]);
+      expect(saved.status()).toBe(200);
+      await expect.poll(async () => (await t.client.GET('/campaigns/{id}', { params: { path: { id: c.id } } })).data!.data.status).toBe('archived');
+      expect(patches).toEqual([{ status: 'archived' }]);
+      expect(await status.inputValue()).toBe('archived');
+      // Enter may have opened the list (Chrome on Linux does): closed again, nothing changes.
+      await page.keyboard.press('Escape');
+
+      // A pointer choice is one step.
+      await Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH'), status.selectOption('active')]);
+      await expect.poll(async () => (await t.client.GET('/campaigns/{id}', { params: { path: { id: c.id } } })).data!.data.status).toBe('active');
+      expect(patches).toEqual([{ status: 'archived' }, { status: 'active' }]);
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
+  it('the period, zone and filters go along from the overview to the click log, through the links, and back; and from a link\'s page to its click log', async () => {
+    const requests = new ApiRequests(page);
+    await page.goto(url('?range=7d&tz=Pacific/Auckland&country=DE'));
+    // The days of the 7-day period as the overview asked them (in Auckland, whatever the hour here).
+    const overviewAsked = new URL(await requests.asked('/analytics', { timezone: 'Pacific/Auckland', country: 'DE' }), t.linkroute.apiUrl).searchParams;
+    const nav = page.getByRole('navigation', { name: 'Sections' });
+
+    await nav.getByRole('link', { name: 'Click log' }).click();
+    await page.getByRole('heading', { name: 'Click log', exact: true }).waitFor();
+    const clicksAsked = new URL(await requests.asked('/analytics/clicks', { timezone: 'Pacific/Auckland', country: 'DE' }), t.linkroute.apiUrl).searchParams;
+    expect([clicksAsked.get('from'), clicksAsked.get('to')]).toEqual([overviewAsked.get('from'), overviewAsked.get('to')]);
+    expect(await page.locator('[data-filter="country"]').count()).toBe(1);
+
+    await nav.getByRole('link', { name: 'Links' }).click();
+    await page.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+    await nav.getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
+    expect([search('range'), search('tz'), search('country')]).toEqual(['7d', 'Pacific/Auckland', 'DE']);
+    expect(await page.getByLabel('Time zone').inputValue()).toBe('Pacific/Auckland');
+    expect(await page.locator('.segmented label.active').textContent()).toBe('7 d');
+    await page.locator('[data-filter="country"]').waitFor();
+
+    // A link's page, with its own period: its click log and conversions keep it.
+    const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/carry', shortCode: 'carry' } })).data!.data;
+    await page.goto(url(`links/${link.id}?range=custom&from=2025-03-01&to=2025-03-31&tz=Europe/Berlin`));
+    await page.getByRole('link', { name: 'Click log of this link' }).click();
+    await page.getByRole('heading', { name: 'Click log', exact: true }).waitFor();
+    expect([search('linkId'), search('from'), search('to'), search('tz')]).toEqual([link.id, '2025-03-01', '2025-03-31', 'Europe/Berlin']);
+    await requests.asked('/analytics/clicks', { linkId: link.id, from: '2025-03-01', to: '2025-03-31', timezone: 'Europe/Berlin' });
+  });
+
+  it('a typed date applies once, whole: one history entry, never a half-typed year sent', async () => {
+    const requests = new ApiRequests(page);
+    const asked: URL[] = [];
+    /** Every `from` the page asked `path` with, in order, each once. */
+    const fromsAsked = (path: string) => [...new Set(asked.filter((u) => u.pathname === path).map((u) => u.searchParams.get('from')))];
+    page.on('request', (r) => void asked.push(new URL(r.url())));
+
+    await page.goto(url('?range=custom&from=2025-10-01&to=2025-10-31&tz=UTC'));
+    await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+    let before = await historyLength();
+    await page.locator('#range-from').focus();
+    await page.keyboard.type('10152025');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => search('from')).toBe('2025-10-15');
+    await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+    expect(await historyLength()).toBe(before + 1);
+    expect(fromsAsked('/analytics')).toEqual(['2025-10-01', '2025-10-15']);
+
+    asked.length = 0;
+    await page.goto(url('clicks?tz=UTC'));
+    await page.getByRole('heading', { name: 'Click log', exact: true }).waitFor();
+    before = await historyLength();
+    await page.locator('#clicks-from').focus();
+    await page.keyboard.type('10152025');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => search('from')).toBe('2025-10-15');
+    await requests.asked('/analytics/clicks', { from: '2025-10-15' });
+    expect(await historyLength()).toBe(before + 1);
+    expect(fromsAsked('/analytics/clicks')).toEqual([null, '2025-10-15']);
+  });
+
+  it('the links list past its last page shows the last page, never "No links yet."', async () => {
+    const own = await campaign('Paged');
+    const made = await t.client.POST('/links/bulk', { body: { links: Array.from({ length: 21 }, (_, i) => ({ destinationUrl: `https://example.com/paged-${i}`, campaignId: own.id })) } });
+    expect(made.response.status).toBeLessThan(300);
+    const pager = page.getByRole('navigation', { name: 'links pages' });
+    const rows = page.locator('.links-table tbody tr[data-link-id]');
+
+    await page.goto(url(`links?campaignId=${own.id}&page=2`));
+    await expect.poll(() => pager.locator('span').textContent()).toBe('Page 2 of 2 · 21 links');
+    await expect.poll(() => rows.count()).toBe(1);
+    await rows.first().getByRole('button', { name: /^Delete / }).click();
+    await page.getByRole('dialog', { name: 'Delete this link?' }).getByRole('button', { name: 'Delete link' }).click();
+    await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 1 · 20 links');
+    expect(search('page')).toBe('1');
+    await expect.poll(() => rows.count()).toBe(20);
+
+    await page.goto(url(`links?campaignId=${own.id}&page=99`));
+    await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 1 · 20 links');
+    await expect.poll(() => rows.count()).toBe(20);
+    expect(await page.locator('.links-table').textContent()).not.toContain('No links yet.');
+  });
+
+  it('on a 375 px phone: a link\'s actions are on screen in a short row, and a long tag wraps in the edit form', async () => {
+    const phone = await t.newContext({ viewport: { width: 375, height: 812 } });
+    try {
+      const p = await t.newPage(phone);
+      await t.signIn(p);
+      const long = 'a'.repeat(41);
+      const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/a-rather-long-destination/path?with=query', title: 'Phone', tags: [long] } })).data!.data;
+      await p.goto(url('links'));
+      const row = p.locator(`tr[data-link-id="${link.id}"]`);
+      await row.waitFor();
+      await t.shot(p, 'links-375');
+      const tops: number[] = [];
+      for (const name of ['Copy short URL', 'QR PNG', 'QR SVG', 'Edit', 'Disable', 'Delete']) {
+        const box = (await row.getByRole(name === 'Edit' ? 'link' : 'button', { name: new RegExp(`^${name}`) }).boundingBox())!;
+        // On screen, without scrolling sideways.
+        expect(box.x + box.width, name).toBeLessThanOrEqual(375);
+        tops.push(box.y);
+      }
+      // In a row that wraps (two lines at most), not a column of six.
+      expect(new Set(tops).size).toBeLessThanOrEqual(2);
+      await t.expectAccessible(p, 'links, 375 px');
+
+      await p.goto(url(`links/${link.id}/edit`));
+      await p.locator(`[data-tags] li`).first().waitFor();
+      expect(await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+      await t.shot(p, 'link-edit-375');
+    } finally {
+      await phone.close();
+    }
+  });
+
+  /** The texts the page drew on canvases since it loaded: uPlot's axis labels among them. */
+  const recordCanvasText = (ctx: BrowserContext) =>
+    ctx.addInitScript(() => {
+      window.__drawn = [];
+      const fillText = CanvasRenderingContext2D.prototype.fillText;
+      CanvasRenderingContext2D.prototype.fillText = function (this: unknown, text: string, ...rest: unknown[]) {
+        window.__drawn.push(String(text));
+        return fillText.call(this, text, ...rest);
+      };
+    });
+
+  it('chart labels name the buckets: months by name, days by date, hours by time', async () => {
+    const charts = await t.newContext();
+    try {
+      await recordCanvasText(charts);
+      const p = await t.newPage(charts);
+      await t.signIn(p);
+      const drawn = async (query: string): Promise<string[]> => {
+        await p.goto(url(query));
+        await p.locator('.chart-canvas[data-ready="true"]').waitFor();
+        // The x axis: whatever is not a y-axis count.
+        return (await p.evaluate(() => window.__drawn as string[])).filter((s) => !/^[\d,]*$/.test(s));
+      };
+      const months = await drawn('?range=custom&from=2025-08-01&to=2025-12-31&granularity=month&tz=UTC');
+      expect([...new Set(months)]).toEqual(['Aug 2025', 'Sep 2025', 'Oct 2025', 'Nov 2025', 'Dec 2025']);
+      const days = await drawn('?range=custom&from=2025-11-01&to=2025-11-07&granularity=day&tz=UTC');
+      expect([...new Set(days)]).toEqual(['Nov 1', 'Nov 2', 'Nov 3', 'Nov 4', 'Nov 5', 'Nov 6', 'Nov 7']);
+      const hours = await drawn('?range=custom&from=2025-11-01&to=2025-11-02&granularity=hour&tz=UTC');
+      expect(hours.every((s) => /^\d{1,2} (AM|PM)$/.test(s) || /^Nov [12]$/.test(s)), hours.join(' | ')).toBe(true);
+      expect(hours).toContain('12 AM');
+      expect(hours).toContain('Nov 2');
+      // One bucket alone: its own label, not an axis of years around it.
+      const one = await drawn('?range=custom&from=2025-11-01&to=2025-11-30&granularity=month&tz=UTC');
+      expect([...new Set(one)]).toEqual(['Nov 2025']);
+    } finally {
+      await charts.close();
+    }
+  });
+
+  it('time zones go by their current names: Asia/Kolkata is listed and shown, Asia/Calcutta accepted', async () => {
+    const requests = new ApiRequests(page);
+    await page.goto(url('?tz=Asia/Calcutta'));
+    const zone = page.getByLabel('Time zone');
+    await expect.poll(() => zone.inputValue()).toBe('Asia/Kolkata');
+    await requests.asked('/analytics', { timezone: 'Asia/Kolkata' });
+    const listed = await zone.locator('option').allTextContents();
+    expect(listed).toEqual(expect.arrayContaining(['Asia/Kolkata', 'Europe/Kyiv', 'Asia/Ho_Chi_Minh']));
+    expect(listed).not.toContain('Asia/Calcutta');
+    expect(listed).not.toContain('Europe/Kiev');
+
+    // A reader in Kolkata: their zone is the default, by its current name.
+    const there = await t.newContext({ timezoneId: 'Asia/Kolkata' });
+    try {
+      const p = await t.newPage(there);
+      await t.signIn(p);
+      await expect.poll(() => p.getByLabel('Time zone').inputValue()).toBe('Asia/Kolkata');
+    } finally {
+      await there.close();
+    }
+  });
+
+  it('no page error and no request beyond loopback in any of it', () => {
+    expect(t.errors).toEqual([]);
+    expect(t.offOrigin).toEqual([]);
+  });
+});
