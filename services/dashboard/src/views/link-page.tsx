@@ -18,6 +18,7 @@ import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { focusFirst } from '../focus.ts';
+import { linkStatus, linkStatusLabels } from '../link-status.ts';
 
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
 function byEvaluationOrder(a: Rule, b: Rule): number {
@@ -79,7 +80,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
       <dl class="facts">
         <div>
           <dt>Status</dt>
-          <dd>{l.enabled ? 'Enabled' : 'Disabled'}</dd>
+          <dd>{linkStatusLabels[linkStatus(l, Date.now())]}</dd>
         </div>
         <div>
           <dt>Redirect</dt>

@@ -16,6 +16,7 @@ import { announce } from '../components/status-region.tsx';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { useQuerySelect } from '../query-select.ts';
 import { allTags } from '../all-pages.ts';
+import { linkStatus, linkStatusLabels } from '../link-status.ts';
 
 /** Enable/disable and delete, shared by the list and the link page. */
 export function useLinkMutations(onChanged: () => void) {
@@ -171,7 +172,7 @@ export function LinksView({ loc }: { loc: Location }) {
                       {fmtInt(link.clicks)}
                     </td>
                     <td data-label="Created">{fmtDate(link.createdAt)}</td>
-                    <td data-label="Status">{link.enabled ? 'Enabled' : <span class="muted">Disabled</span>}</td>
+                    <td data-label="Status">{statusCell(link)}</td>
                     <td class="row-actions">
                       <LinkActions link={link} />
                       {canWrite && (
@@ -199,4 +200,10 @@ export function LinksView({ loc }: { loc: Location }) {
       {mutations.dialog((link) => (deletedAt.current = { id: link.id, index: links.data?.data.findIndex((l) => l.id === link.id) ?? 0 }))}
     </>
   );
+}
+
+/** Enabled only while the link redirects to its destination: an expired or used-up link says so. */
+function statusCell(link: Link) {
+  const status = linkStatus(link, Date.now());
+  return status === 'enabled' ? linkStatusLabels.enabled : <span class="muted">{linkStatusLabels[status]}</span>;
 }
