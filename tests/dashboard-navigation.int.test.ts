@@ -255,6 +255,13 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
       expect(hours.every((s) => /^\d{1,2} (AM|PM)$/.test(s) || /^Nov [12]$/.test(s)), hours.join(' | ')).toBe(true);
       expect(hours).toContain('12 AM');
       expect(hours).toContain('Nov 2');
+      // Kolkata (+05:30): a UTC-hour bucket starts at :30 local, and says so (the API labels it :00).
+      const kolkata = await drawn('?range=custom&from=2025-11-01&to=2025-11-01&granularity=hour&tz=Asia/Kolkata');
+      expect(kolkata.every((s) => /^\d{1,2}:30 (AM|PM)$/.test(s) || s === 'Nov 1'), kolkata.join(' | ')).toBe(true);
+      expect(kolkata).toContain('12:30 AM');
+      const periods = await p.locator('figure.chart tbody th[scope="row"]').allTextContents();
+      expect(periods[0]).toBe('2025-11-01 00:30');
+      expect(periods.at(-1)).toBe('2025-11-01 23:30');
       // One bucket alone: its own label, not an axis of years around it.
       const one = await drawn('?range=custom&from=2025-11-01&to=2025-11-30&granularity=month&tz=UTC');
       expect([...new Set(one)]).toEqual(['Nov 2025']);

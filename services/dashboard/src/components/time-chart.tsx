@@ -1,7 +1,8 @@
 import type { Granularity } from './uplot-chart.ts';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
 import { fmtInt } from '../format.ts';
+import { hourBucketStart } from '../hour-bucket-start.ts';
 import { TableScroll } from './table-scroll.tsx';
 
 export interface Series {
@@ -21,8 +22,10 @@ function bucketSeconds(date: string): number {
  * show) and, for screen readers and anyone who prefers it, the same data as a
  * table. The chart itself is hidden from assistive technology: the table says it all.
  */
-export function TimeChart({ dates, series, title, granularity }: { dates: string[]; series: Series[]; title: string; granularity?: Granularity }) {
+export function TimeChart({ dates, series, title, granularity, timeZone }: { dates: string[]; series: Series[]; title: string; granularity?: Granularity; timeZone?: string }) {
   const box = useRef<HTMLDivElement>(null);
+  // Hour buckets where they start on the report's clock (05:30 in Kolkata, not the label's 05:00).
+  const starts = useMemo(() => (timeZone ? dates.map((d) => hourBucketStart(d, timeZone)) : dates), [dates, timeZone]);
   const [plot, setPlot] = useState<uPlot | null>(null);
 
   useEffect(() => {
@@ -32,7 +35,7 @@ export function TimeChart({ dates, series, title, granularity }: { dates: string
     const target = box.current;
     void import('./uplot-chart.ts').then(({ drawChart }) => {
       if (disposed || !target) return;
-      instance = drawChart(target, dates.map(bucketSeconds), series, granularity);
+      instance = drawChart(target, starts.map(bucketSeconds), series, granularity);
       setPlot(instance);
       observer = new ResizeObserver(() => {
         if (!disposed) instance?.setSize({ width: target.clientWidth, height: 240 });
@@ -44,7 +47,7 @@ export function TimeChart({ dates, series, title, granularity }: { dates: string
       observer?.disconnect();
       instance?.destroy();
     };
-  }, [dates, series, granularity]);
+  }, [starts, series, granularity]);
 
   return (
     <figure class="chart">
@@ -66,7 +69,7 @@ export function TimeChart({ dates, series, title, granularity }: { dates: string
               </tr>
             </thead>
             <tbody>
-              {dates.map((d, i) => (
+              {starts.map((d, i) => (
                 <tr key={d}>
                   <th scope="row">{d.replace('T', ' ')}</th>
                   {series.map((s) => (

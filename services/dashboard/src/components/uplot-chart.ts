@@ -24,7 +24,10 @@ const format = (options: Intl.DateTimeFormatOptions) => {
   const f = new Intl.DateTimeFormat(undefined, { ...options, timeZone: 'UTC' });
   return (x: number) => f.format(x * 1000);
 };
-const hourOf = format({ hour: 'numeric' });
+const wholeHourOf = format({ hour: 'numeric' });
+const hourMinuteOf = format({ hour: 'numeric', minute: '2-digit' });
+/** An hour bucket's start: "5 AM", or "5:30 AM" in a zone whose offset has minutes (hour-bucket-start.ts). */
+const hourOf = (x: number) => (x % HOUR === 0 ? wholeHourOf(x) : hourMinuteOf(x));
 const dayOf = format({ month: 'short', day: 'numeric' });
 const monthOf = format({ month: 'short', year: 'numeric' });
 const fullDay = format({ month: 'short', day: 'numeric', year: 'numeric' });
@@ -33,7 +36,7 @@ const fullMonth = format({ month: 'long', year: 'numeric' });
 
 /** A tick's label: hours as times (the day under each midnight and the first), days and weeks as dates, months by name. */
 function tickLabel(granularity: Granularity, x: number, first: boolean): string {
-  if (granularity === 'hour') return x % DAY === 0 || first ? `${hourOf(x)}\n${dayOf(x)}` : hourOf(x);
+  if (granularity === 'hour') return x % DAY < HOUR || first ? `${hourOf(x)}\n${dayOf(x)}` : hourOf(x);
   return granularity === 'month' ? monthOf(x) : dayOf(x);
 }
 
@@ -55,7 +58,7 @@ function bucketTicks(xs: number[], granularity: Granularity, width: number): num
   if (stride === 1) return xs;
   // Hours on multiples of the stride (0, 6, 12, 18), months on quarters: labels a reader expects; days and weeks from the first.
   const on = (x: number, i: number) =>
-    granularity === 'hour' ? (x / HOUR) % stride === 0 : granularity === 'month' ? new Date(x * 1000).getUTCMonth() % stride === 0 : i % stride === 0;
+    granularity === 'hour' ? Math.floor(x / HOUR) % stride === 0 : granularity === 'month' ? new Date(x * 1000).getUTCMonth() % stride === 0 : i % stride === 0;
   const ticks = xs.filter((x, i) => on(x, i));
   return ticks.length > 0 ? ticks : [xs[0]!];
 }

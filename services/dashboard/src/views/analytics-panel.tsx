@@ -95,7 +95,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
           { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent },
         ]}
       />
-      {series && <TimeChart title={`Clicks by ${shownRange.current.granularity}, ${rangeWords(shownRange.current)} (${shownRange.current.timezone})`} dates={dates} series={series} granularity={shownRange.current.granularity} />}
+      {series && <TimeChart title={`Clicks by ${shownRange.current.granularity}, ${rangeWords(shownRange.current)} (${shownRange.current.timezone})`} dates={dates} series={series} granularity={shownRange.current.granularity} timeZone={shownRange.current.timezone} />}
       <div class="cards">
         {breakdownGroups.map((g) => (
           <BreakdownTabs key={g.id} group={g} scope={shown.current} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />

@@ -1,0 +1,36 @@
+/**
+ * Where an hour bucket really starts on the report's clock. The API buckets whole
+ * UTC hours (its rollups are per UTC hour) and labels each by the local hour its
+ * start falls in, always `HH:00` (README "Ranges and zones"). In a zone whose
+ * offset is not whole hours (Asia/Kolkata +05:30, Asia/Kathmandu +05:45,
+ * America/St_Johns -03:30) that hour starts at :30 or :45 local: the bucket labelled
+ * `05:00` in Kolkata holds 05:30 to 06:30, where a click at 06:11 belongs. The
+ * dashboard shows that start, so no click seems to fall an hour off.
+ */
+
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's UTC offset at instant `ms`, in minutes (east positive). */
+function offsetMinutes(timeZone: string, ms: number): number {
+  let format = offsetFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
+    offsetFormats.set(timeZone, format);
+  }
+  const name = format.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const match = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
+  if (!match) return 0; // "GMT": UTC itself
+  const minutes = Number(match[2]) * 60 + Number(match[3]);
+  return match[1] === '-' ? -minutes : minutes;
+}
+
+/** `2026-11-30T05:00` (an hour bucket's label) as its local start, `2026-11-30T05:30`; other labels as they are. */
+export function hourBucketStart(label: string, timeZone: string): string {
+  if (label.length !== 16 || label[10] !== 'T') return label;
+  const written = Date.parse(`${label}:00Z`);
+  if (Number.isNaN(written)) return label;
+  // The offset in force in that local hour: asked once at a guess of the instant, then at the instant it gives.
+  const offset = offsetMinutes(timeZone, written - offsetMinutes(timeZone, written) * 60_000);
+  const minute = ((offset % 60) + 60) % 60;
+  return minute === 0 ? label : `${label.slice(0, 14)}${String(minute).padStart(2, '0')}`;
+}
