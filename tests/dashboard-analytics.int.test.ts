@@ -244,6 +244,11 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     const top = (await strip.locator('.realtime-top').textContent())!;
     expect([...top.matchAll(/\/(\S+) \(([\d,]+)\)/g)].map((m) => [m[1], digits(m[2])])).toEqual(rt.topLinks.map((l) => [l.shortCode, l.clicks]));
     expect([...top.split('Countries:')[1]!.matchAll(/\(([\d,]+)\)/g)].map((m) => digits(m[1]))).toEqual(rt.topCountries.map((c) => c.clicks));
+    // Each minute's bar names its minute on the report's clock (the page's zone here), not in UTC.
+    const zone = await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone);
+    const lastMinute = rt.minutes.at(-1)!;
+    const minuteThere = await page.evaluate(([iso, tz]) => new Date(iso!).toLocaleTimeString(undefined, { timeStyle: 'short', timeZone: tz }), [lastMinute.minute, zone]);
+    expect(await strip.locator('.sparkbars span').last().getAttribute('title')).toBe(`${minuteThere}: ${lastMinute.clicks}`);
     await t.shot(page, 'overview-numbers');
   }, 120_000);
 

@@ -9,7 +9,7 @@ import { usePoll } from '../use-poll.ts';
 const POLL_MS = 15_000;
 
 /** The last 60 minutes, per minute, polled while the tab is visible and the quota allows (usePoll). */
-export function RealtimeStrip({ scope }: { scope: Record<string, string | undefined> }) {
+export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, string | undefined>; timeZone?: string }) {
   const key = JSON.stringify(scope);
   const rt = useLoad((signal) => unwrap(api.GET('/analytics/realtime', { params: { query: scope }, signal })), [key]);
   const paused = usePoll(rt.reload, POLL_MS);
@@ -41,7 +41,7 @@ export function RealtimeStrip({ scope }: { scope: Record<string, string | undefi
       </p>
       <div class="sparkbars" aria-hidden="true">
         {data.minutes.map((m) => (
-          <span key={m.minute} style={{ height: `${Math.max(2, (m.clicks / max) * 100)}%` }} title={`${m.minute.slice(11, 16)} UTC: ${m.clicks}`} />
+          <span key={m.minute} style={{ height: `${Math.max(2, (m.clicks / max) * 100)}%` }} title={`${minuteOf(m.minute, timeZone)}: ${m.clicks}`} />
         ))}
       </div>
       <p class="muted realtime-top">
@@ -50,4 +50,9 @@ export function RealtimeStrip({ scope }: { scope: Record<string, string | undefi
       </p>
     </section>
   );
+}
+
+/** A minute as the report's clock reads it (the zone its other figures are in), e.g. "6:11 AM". */
+function minuteOf(iso: string, timeZone: string | undefined): string {
+  return new Date(iso).toLocaleTimeString(undefined, { timeStyle: 'short', ...(timeZone ? { timeZone } : {}) });
 }

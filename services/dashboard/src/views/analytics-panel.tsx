@@ -84,7 +84,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
       )}
       {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
       {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
-      {realtime && <RealtimeStrip scope={{ ...shown.current, from: undefined, to: undefined, timezone: undefined }} />}
+      {realtime && <RealtimeStrip scope={{ ...shown.current, from: undefined, to: undefined, timezone: undefined }} timeZone={shownRange.current.timezone} />}
       <Kpis
         comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined}
         items={[
