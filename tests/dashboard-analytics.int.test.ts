@@ -321,7 +321,12 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
   it('the conversions report: KPIs, events and records are the API’s; the event filter and the CSV agree with it', async () => {
     const records = async () => {
       await page.locator('.conversions-table tbody tr[data-conversion-id]').first().waitFor();
-      const rows = await page.locator('.conversions-table tbody tr[data-conversion-id]').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-conversion-id'), ...[...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)]));
+      // A link shows as its short code, linked to its page (the id in its title).
+      const rows = await page
+        .locator('.conversions-table tbody tr[data-conversion-id]')
+        .evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-conversion-id'), ...[...tr.querySelectorAll('td')].slice(1).map((td) => td.querySelector('a[title]')?.getAttribute('title') ?? td.textContent)]));
+      const names = await page.locator('.conversions-table tbody tr[data-conversion-id] a[title] code').allTextContents();
+      expect(new Set(names)).toEqual(new Set(['/autumn']));
       return rows.map(([id, event, value, currency, order, linkId, clickId]) => [id, event, amount(value), currency, order, linkId, clickId]);
     };
     const expectReport = async (answer: Page1<ConversionReport>) => {

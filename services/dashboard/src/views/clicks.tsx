@@ -1,6 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
-import { session } from '../session.ts';
 import { ApiFailure, api, downloadCsv, unwrap } from '../api.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { filtersFrom } from '../filters.ts';
@@ -8,13 +7,14 @@ import { ErrorBox } from '../components/error-box.tsx';
 import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { Pager } from '../components/pager.tsx';
 import { countryName, fmtDateTime } from '../format.ts';
-import { href, pageOf, setQuery, type Location } from '../router.ts';
+import { pageOf, setQuery, type Location } from '../router.ts';
 import { reportZone } from '../components/range-controls.tsx';
 import { useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { useQuerySelect } from '../query-select.ts';
 import { DateInput } from '../components/date-input.tsx';
 import { usePoll } from '../use-poll.ts';
+import { LinkName, linkNamesOf } from '../components/link-name.tsx';
 import { PollPaused } from '../components/poll-paused.tsx';
 
 const LIVE_INTERVAL_MS = 5_000;
@@ -28,27 +28,6 @@ const listValue = (typed: string) =>
     .map((part) => part.trim())
     .filter(Boolean)
     .join(',') || undefined;
-
-/**
- * How a page's links are named, `/code` (`host/code` on a custom domain: codes are unique
- * per domain), asked only for links not in `known` (a live poll's new rows are mostly of
- * links already named). A key without links:read never asks; a link deleted since (null in
- * `known`) keeps its id. The log reads on regardless.
- */
-async function linkNamesOf(linkIds: string[], known: Map<string, string | null>, signal: AbortSignal): Promise<Map<string, string | null>> {
-  const ids = [...new Set(linkIds)].filter((id) => !known.has(id));
-  if (ids.length === 0 || !session.can('links:read')) return known;
-  try {
-    const links = await unwrap(api.GET('/links', { params: { query: { ids: ids.join(','), limit: 100 } }, signal }));
-    const found = new Map(links.data.map((l) => [l.id, `${l.domainId ? l.redirectDomain : ''}/${l.shortCode}`]));
-    for (const id of ids) known.set(id, found.get(id) ?? null);
-  } catch (err) {
-    // A rate limit or an outage: the ids show, and the next load asks again. Anything
-    // else (a refused or malformed request) is a fault to show.
-    if (!(err instanceof ApiFailure) || (err.status !== 0 && err.status !== 429 && err.status < 500)) throw err;
-  }
-  return known;
-}
 
 export function ClicksView({ loc }: { loc: Location }) {
   useTitle('Click log');
@@ -207,13 +186,7 @@ export function ClicksView({ loc }: { loc: Location }) {
                     </td>
                     <td>
                       {/* Named and linked where the link is live and the key may open it; else its id. */}
-                      {clicks.data!.linkNames.get(c.linkId) ? (
-                        <a href={href(`links/${c.linkId}`)} title={c.linkId} aria-label={`Link ${clicks.data!.linkNames.get(c.linkId)} (${c.linkId})`}>
-                          <code>{clicks.data!.linkNames.get(c.linkId)}</code>
-                        </a>
-                      ) : (
-                        <code>{c.linkId}</code>
-                      )}
+                      <LinkName id={c.linkId} names={clicks.data!.linkNames} />
                     </td>
                     <td>{countryName(c.country)}</td>
                     <td>{c.device}</td>

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { ApiFailure, api, downloadCsv, unwrap, type ConversionEvent } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
@@ -10,6 +10,7 @@ import { pageOf, setQuery, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 import { useQuerySelect } from '../query-select.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
+import { LinkName, linkNamesOf } from '../components/link-name.tsx';
 
 /** Every event the API records, from its enum: an event added to the API and not named here fails the typecheck. */
 const eventNames: Record<ConversionEvent, true> = { purchase: true, signup: true, lead: true, install: true, conversion: true };
@@ -25,7 +26,11 @@ export function ConversionsView({ loc }: { loc: Location }) {
   const campaignId = loc.query.get('campaignId') || undefined;
   const page = pageOf(loc.query);
   const query = { from: range.from, to: range.to, timezone: range.timezone, event, linkId, campaignId };
-  const report = useLoad((signal) => unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: 50 } }, signal })), [JSON.stringify(query), page]);
+  const knownNames = useRef(new Map<string, string | null>());
+  const report = useLoad(async (signal) => {
+    const answer = await unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: 50 } }, signal }));
+    return { ...answer, linkNames: await linkNamesOf(answer.data.conversions.map((c) => c.linkId), knownNames.current, signal) };
+  }, [JSON.stringify(query), page]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
   const eventSelect = useQuerySelect('event', event ?? '');
 
@@ -181,7 +186,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
                     <td>{c.currency}</td>
                     <td>{c.orderId}</td>
                     <td>
-                      <code>{c.linkId}</code>
+                      <LinkName id={c.linkId} names={report.data!.linkNames} />
                     </td>
                     <td>
                       <code>{c.clickId}</code>
