@@ -221,6 +221,8 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     await page.locator('.realtime').waitFor();
     await t.shot(page, 'overview');
     await expectKpis(answer);
+    // Revenue adds the values as sent, whatever their currency: the card says so.
+    expect(await page.locator('.kpi', { has: page.locator('[data-kpi="Revenue"]') }).locator('.kpi-note').textContent()).toBe('all currencies added as sent');
     await expectSeriesTable(answer);
     await t.expectAccessible(page, 'overview, the chart as a table');
 

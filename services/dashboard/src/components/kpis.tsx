@@ -5,6 +5,8 @@ export interface Kpi {
   value: number;
   previous?: number | undefined;
   format(n: number): string;
+  /** What the figure is made of, where its label alone would mislead (shown under it). */
+  note?: string;
 }
 
 /** Headline figures, each with its change against the period before it of the same length. */
@@ -26,6 +28,7 @@ export function Kpis({ items, comparedTo }: { items: Kpi[]; comparedTo?: string 
                   <span class="visually-hidden"> against {comparedTo ?? 'the previous period'}</span>
                 </span>
               )}
+              {k.note && <span class="kpi-note muted">{k.note}</span>}
             </dd>
           </div>
         );

@@ -91,7 +91,8 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
           { label: 'Clicks', value: s.totalClicks, previous: p?.totalClicks, format: fmtInt },
           { label: 'Unique clicks', value: s.uniqueClicks, previous: p?.uniqueClicks, format: fmtInt },
           { label: 'Conversions', value: s.conversions, previous: p?.conversions, format: fmtInt },
-          { label: 'Revenue', value: s.revenue, previous: p?.revenue, format: fmtMoney },
+          // No exchange rates are fetched: the sum is of values as sent (the conversions view splits it by currency).
+          { label: 'Revenue', value: s.revenue, previous: p?.revenue, format: fmtMoney, note: 'all currencies added as sent' },
           { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent },
         ]}
       />
