@@ -235,6 +235,22 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
       };
     });
 
+  it('buckets not begun yet have no figures (not zeros): a range to the day after tomorrow by hour', async () => {
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    // Two days apart from today either way, so a midnight passing during the test changes nothing.
+    const [past, future] = [day(-2), day(2)];
+    await page.goto(url(`?range=custom&from=${past}&to=${future}&granularity=hour&tz=UTC`));
+    await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+    const details = page.locator('figure.chart details');
+    await details.locator('summary').click();
+    const rows = await details.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent!.trim())));
+    const of = (date: string) => rows.filter(([period]) => period!.startsWith(date));
+    expect(of(future)).toHaveLength(24);
+    expect(of(future).every(([, ...n]) => n.every((v) => v === '–'))).toBe(true);
+    expect(of(past)).toHaveLength(24);
+    expect(of(past).every(([, ...n]) => n.every((v) => /^\d[\d,]*$/.test(v)))).toBe(true);
+  });
+
   it('chart labels name the buckets: months by name, days by date, hours by time', async () => {
     const charts = await t.newContext();
     try {

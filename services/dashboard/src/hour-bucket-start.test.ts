@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hourBucketStart } from './hour-bucket-start.ts';
+import { hourBucketStart, localToInstant } from './hour-bucket-start.ts';
 
 describe('hourBucketStart: the local start of a UTC-hour bucket', () => {
   it('is the label itself in whole-hour zones, and days, weeks and months stay as they are', () => {
@@ -20,5 +20,14 @@ describe('hourBucketStart: the local start of a UTC-hour bucket', () => {
   it('follows a zone whose minutes change with the season (Lord Howe: +10:30, +11:00 in summer)', () => {
     expect(hourBucketStart('2026-07-15T10:00', 'Australia/Lord_Howe')).toBe('2026-07-15T10:30');
     expect(hourBucketStart('2026-01-15T10:00', 'Australia/Lord_Howe')).toBe('2026-01-15T10:00');
+  });
+});
+
+describe('localToInstant', () => {
+  it('reads a local time or a day (its midnight) on the zone\'s clock', () => {
+    expect(new Date(localToInstant('2026-11-30T05:30', 'Asia/Kolkata')).toISOString()).toBe('2026-11-30T00:00:00.000Z');
+    expect(new Date(localToInstant('2026-11-30', 'America/Los_Angeles')).toISOString()).toBe('2026-11-30T08:00:00.000Z');
+    expect(new Date(localToInstant('2026-07-01', 'America/Los_Angeles')).toISOString()).toBe('2026-07-01T07:00:00.000Z');
+    expect(new Date(localToInstant('2026-11-30T13:00', 'UTC')).toISOString()).toBe('2026-11-30T13:00:00.000Z');
   });
 });

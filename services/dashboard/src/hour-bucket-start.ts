@@ -24,6 +24,12 @@ function offsetMinutes(timeZone: string, ms: number): number {
   return match[1] === '-' ? -minutes : minutes;
 }
 
+/** The instant a local time (`2026-11-30T05:30`, or a day `2026-11-30`: its midnight) of `timeZone` is. */
+export function localToInstant(local: string, timeZone: string): number {
+  const written = Date.parse(local.length === 10 ? `${local}T00:00:00Z` : `${local}:00Z`);
+  return written - offsetMinutes(timeZone, written - offsetMinutes(timeZone, written) * 60_000) * 60_000;
+}
+
 /** `2026-11-30T05:00` (an hour bucket's label) as its local start, `2026-11-30T05:30`; other labels as they are. */
 export function hourBucketStart(label: string, timeZone: string): string {
   if (label.length !== 16 || label[10] !== 'T') return label;

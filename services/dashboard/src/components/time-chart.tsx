@@ -7,7 +7,8 @@ import { TableScroll } from './table-scroll.tsx';
 
 export interface Series {
   label: string;
-  values: number[];
+  /** null: a bucket not begun yet (no figure, not zero). */
+  values: Array<number | null>;
   /** CSS custom property holding the colour, so light and dark themes both read well. */
   color: string;
 }
@@ -74,7 +75,7 @@ export function TimeChart({ dates, series, title, granularity, timeZone }: { dat
                   <th scope="row">{d.replace('T', ' ')}</th>
                   {series.map((s) => (
                     <td class="num" key={s.label}>
-                      {fmtInt(s.values[i] ?? 0)}
+                      {s.values[i] === null ? <span aria-label="not begun yet">–</span> : fmtInt(s.values[i] ?? 0)}
                     </td>
                   ))}
                 </tr>

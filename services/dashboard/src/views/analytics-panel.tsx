@@ -13,6 +13,7 @@ import { TimeChart, type Series } from '../components/time-chart.tsx';
 import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import type { Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
+import { hourBucketStart, localToInstant } from '../hour-bucket-start.ts';
 
 /** Scope and filters of a report, named as the analytics API names its parameters. */
 export interface OverviewFilters {
@@ -40,10 +41,15 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
   const series = useMemo<Series[] | null>(() => {
     const ts = loaded.data?.timeSeries;
     if (!ts) return null;
+    // Buckets not begun yet (a range ending today, or later) have no figures, not zeros:
+    // a line dropping to 0 after the current hour reads as traffic that stopped.
+    const now = Date.now();
+    const future = ts.map((p) => localToInstant(hourBucketStart(p.date, range.timezone), range.timezone) > now);
+    const values = (pick: (p: Overview['timeSeries'][number]) => number) => ts.map((p, i) => (future[i] ? null : pick(p)));
     return [
-      { label: 'Clicks', values: ts.map((p) => p.clicks), color: '--series-1' },
-      { label: 'Unique clicks', values: ts.map((p) => p.uniqueClicks), color: '--series-2' },
-      { label: 'Conversions', values: ts.map((p) => p.conversions), color: '--series-3' },
+      { label: 'Clicks', values: values((p) => p.clicks), color: '--series-1' },
+      { label: 'Unique clicks', values: values((p) => p.uniqueClicks), color: '--series-2' },
+      { label: 'Conversions', values: values((p) => p.conversions), color: '--series-3' },
     ];
   }, [loaded.data]);
   const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
