@@ -184,6 +184,11 @@ describe('dashboard live states in chromium', () => {
     await expect.poll(polls).toBe(3);
     await page.clock.runFor(15_000);
     await expect.poll(polls).toBe(4);
+    // Tab switches within an interval of the last refresh cost nothing.
+    await setVisibility(page, 'hidden', 'visible', 'hidden', 'visible', 'hidden', 'visible');
+    await page.clock.runFor(1_000);
+    await settle(page);
+    expect(polls()).toBe(4);
     await page.close();
   }, 60_000);
 
@@ -267,6 +272,36 @@ describe('dashboard live states in chromium', () => {
     await page.locator('.realtime[data-live="true"]').waitFor();
     expect(await stale.count()).toBe(0);
     expect(await strip.locator('.live-dot').getAttribute('class')).toBe('live-dot');
+    await page.close();
+  }, 60_000);
+
+  it('a poll slower than the interval is waited for, not cancelled and sent again', async () => {
+    const page = await t.newPage(context);
+    await page.clock.install();
+    await t.signIn(page);
+    const strip = page.locator('.realtime');
+    await loadedOverview(page);
+    await page.locator('.realtime[data-live="true"]').waitFor();
+    const polls = countRequests(page, isRealtime);
+    const held: Route[] = [];
+    const hold = (route: Route) => void held.push(route);
+    await page.route(isRealtime, hold);
+    await page.clock.runFor(15_000);
+    await expect.poll(() => held.length).toBe(1);
+    // The next interval passes while it is still out: no second request (before, the tick
+    // cancelled it and sent another, every interval, each counted against the quota).
+    await page.clock.runFor(16_000);
+    await settle(page);
+    expect(held).toHaveLength(1);
+    expect(polls()).toBe(0);
+    // It fails: said on the strip; the next interval polls again, and that answer makes it live.
+    await held[0]!.abort('connectionrefused');
+    await page.unroute(isRealtime, hold);
+    await strip.locator('[data-realtime-stale]').waitFor();
+    expect(polls()).toBe(1);
+    await page.clock.runFor(15_000);
+    await expect.poll(polls).toBe(2);
+    await page.locator('.realtime[data-live="true"]').waitFor();
     await page.close();
   }, 60_000);
 

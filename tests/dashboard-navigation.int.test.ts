@@ -1,6 +1,7 @@
 import type { BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiRequests, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+import { realUserAgents } from '../shared/request-facts/sample-user-agents.ts';
 
 // The functions given to page.evaluate run in the browser; this Node program has no DOM types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -111,6 +112,7 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
 
   it('the period, zone and filters go along from the overview to the click log, through the links, and back; and from a link\'s page to its click log', async () => {
     const requests = new ApiRequests(page);
+    const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/carry', shortCode: 'carry' } })).data!.data;
     await page.goto(url('?range=7d&tz=Pacific/Auckland&country=DE'));
     // The days of the 7-day period as the overview asked them (in Auckland, whatever the hour here).
     const overviewAsked = new URL(await requests.asked('/analytics', { timezone: 'Pacific/Auckland', country: 'DE' }), t.linkroute.apiUrl).searchParams;
@@ -120,10 +122,18 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
     await page.getByRole('heading', { name: 'Click log', exact: true }).waitFor();
     const clicksAsked = new URL(await requests.asked('/analytics/clicks', { timezone: 'Pacific/Auckland', country: 'DE' }), t.linkroute.apiUrl).searchParams;
     expect([clicksAsked.get('from'), clicksAsked.get('to')]).toEqual([overviewAsked.get('from'), overviewAsked.get('to')]);
+    // The preset goes as the preset, not as fixed days: a live log opened so goes on past midnight.
+    expect([search('range'), search('from'), search('to')]).toEqual(['7d', null, null]);
     expect(await page.locator('[data-filter="country"]').count()).toBe(1);
 
     await nav.getByRole('link', { name: 'Links' }).click();
     await page.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+    // A link's page opened from the list shows the period too, and the way back keeps it.
+    const listed = page.locator('.links-table tbody tr[data-link-id] td a').first();
+    await listed.waitFor();
+    await listed.click();
+    await page.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+    expect([search('range'), search('tz'), search('country')]).toEqual(['7d', 'Pacific/Auckland', 'DE']);
     await nav.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
     expect([search('range'), search('tz'), search('country')]).toEqual(['7d', 'Pacific/Auckland', 'DE']);
@@ -131,13 +141,40 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
     expect(await page.locator('.segmented label.active').textContent()).toBe('7 d');
     await page.locator('[data-filter="country"]').waitFor();
 
+    // A campaign goes to the click log, which filters and shows it, not to the conversions
+    // view, which has no campaign control to show it by.
+    const carried = await campaign('Carried');
+    await page.goto(url(`?range=7d&campaignId=${carried.id}`));
+    await page.locator('[data-filter="campaignId"]').waitFor();
+    const hrefOf = async (name: string) => new URL((await nav.getByRole('link', { name }).getAttribute('href'))!, t.linkroute.apiUrl).searchParams;
+    expect([(await hrefOf('Conversions')).get('range'), (await hrefOf('Conversions')).get('campaignId')]).toEqual(['7d', null]);
+    expect((await hrefOf('Click log')).get('campaignId')).toBe(carried.id);
+
     // A link's page, with its own period: its click log and conversions keep it.
-    const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/carry', shortCode: 'carry' } })).data!.data;
     await page.goto(url(`links/${link.id}?range=custom&from=2025-03-01&to=2025-03-31&tz=Europe/Berlin`));
     await page.getByRole('link', { name: 'Click log of this link' }).click();
     await page.getByRole('heading', { name: 'Click log', exact: true }).waitFor();
     expect([search('linkId'), search('from'), search('to'), search('tz')]).toEqual([link.id, '2025-03-01', '2025-03-31', 'Europe/Berlin']);
     await requests.asked('/analytics/clicks', { linkId: link.id, from: '2025-03-01', to: '2025-03-31', timezone: 'Europe/Berlin' });
+
+    // From a click log row back to its link's page: the days and the zone go along.
+    const clicked = await fetch(`${t.linkroute.redirectUrl}/carry`, { redirect: 'manual', headers: { 'user-agent': realUserAgents.windowsChrome } });
+    expect(clicked.status).toBe(302);
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const [from, to] = [day(-2), day(2)];
+    const row = page.locator('.clicks-table tbody a[title]');
+    await expect
+      .poll(
+        async () => {
+          await page.goto(url(`clicks?linkId=${link.id}&from=${from}&to=${to}&tz=Europe/Berlin`));
+          await page.locator('[data-total]').waitFor();
+          return row.count();
+        },
+        { timeout: 20_000, intervals: [500] },
+      )
+      .toBeGreaterThan(0);
+    const target = new URL((await row.first().getAttribute('href'))!, t.linkroute.apiUrl);
+    expect([target.pathname.endsWith(`/links/${link.id}`), target.searchParams.get('range'), target.searchParams.get('from'), target.searchParams.get('to'), target.searchParams.get('tz')]).toEqual([true, 'custom', from, to, 'Europe/Berlin']);
   });
 
   it('a typed date applies once, whole: one history entry, never a half-typed year sent', async () => {
@@ -234,6 +271,24 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
         return fillText.call(this, text, ...rest);
       };
     });
+
+  it("the realtime strip names its minutes on the report's clock, neither the browser's nor UTC", async () => {
+    const la = await t.newContext({ timezoneId: 'America/Los_Angeles' });
+    try {
+      const p = await t.newPage(la);
+      const requests = new ApiRequests(p);
+      await t.signIn(p);
+      await p.goto(url('?tz=Asia/Kolkata'));
+      await p.locator('.realtime .sparkbars span').last().waitFor();
+      await requests.asked('/analytics/realtime');
+      const rt = (await requests.answered<{ data: { minutes: Array<{ minute: string; clicks: number }> } }>('/analytics/realtime')).data;
+      const last = rt.minutes.at(-1)!;
+      const inKolkata = await p.evaluate((iso) => new Date(iso).toLocaleTimeString(undefined, { timeStyle: 'short', timeZone: 'Asia/Kolkata' }), last.minute);
+      expect(await p.locator('.realtime .sparkbars span').last().getAttribute('title')).toBe(`${inKolkata}: ${last.clicks}`);
+    } finally {
+      await la.close();
+    }
+  });
 
   it('buckets not begun yet have no figures (not zeros): a range to the day after tomorrow by hour', async () => {
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

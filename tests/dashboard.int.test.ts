@@ -225,12 +225,13 @@ describe('dashboard in chromium against npm start', () => {
     await page.goto(`${linkroute.apiUrl}/dashboard/clicks?country=DE`);
     await expect.poll(async () => digits(await page.locator('[data-total]').textContent()), { timeout: 15_000 }).toBe(3);
     expect(await page.locator('.clicks-table tbody tr').count()).toBe(3);
-    // Each row names its link by short code (default domain), linked to the link's page (its id in the title).
+    // Each row names its link by short code (default domain), linked to the link's page (its id in
+    // the title), which opens with the log's filters.
     const logged = (await client.GET('/analytics/clicks', { params: { query: { country: 'DE' } } })).data as { data: Array<{ linkId: string }> };
     const codes = await Promise.all(logged.data.map(async (c) => ((await client.GET('/links/{id}', { params: { path: { id: c.linkId } } })).data as { data: { shortCode: string } }).data.shortCode));
     const linkCells = page.locator('.clicks-table tbody tr td:nth-child(2) a');
     expect(await linkCells.evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href'), a.getAttribute('title')]))).toEqual(
-      logged.data.map((c, i) => [`/${codes[i]}`, `/dashboard/links/${c.linkId}`, c.linkId]),
+      logged.data.map((c, i) => [`/${codes[i]}`, `/dashboard/links/${c.linkId}?country=DE`, c.linkId]),
     );
     await expectAccessible('click log');
     await expectGeoCredit('click log');

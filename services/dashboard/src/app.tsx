@@ -8,7 +8,7 @@ import { focusElement } from './focus.ts';
 import { ApiFailure, type Me } from './api.ts';
 import { href, navigate, onLinkClick, useLocation, type Location } from './router.ts';
 import { session } from './session.ts';
-import { carriedQuery, type AnalyticsView } from './filters.ts';
+import { carriedTo, rememberAnalytics, type AnalyticsView } from './filters.ts';
 import { CampaignsView } from './views/campaigns.tsx';
 import { ClicksView } from './views/clicks.tsx';
 import { ConversionsView } from './views/conversions.tsx';
@@ -102,18 +102,14 @@ function closeOnEscape(event: KeyboardEvent) {
   details.querySelector('summary')?.focus();
 }
 
-/**
- * The query of the analytics view shown last (overview, click log, conversions, a
- * link's page): its period, zone and filters go along to the next analytics
- * section, also by way of the link pages in between.
- */
-let lastAnalytics = new URLSearchParams();
-
 function Shell({ me, loc, focusOnMount }: { me: Me; loc: Location; focusOnMount: boolean }) {
   const allowed = nav.filter((n) => session.can(n.scope));
   const [section = '', id, sub] = loc.path.split('/');
-  if (section === '' || section === 'clicks' || section === 'conversions' || (section === 'links' && id && id !== 'new' && !sub)) lastAnalytics = loc.query;
-  const sectionHref = (n: (typeof nav)[number]) => href(n.path, n.analytics ? carriedQuery(lastAnalytics, n.analytics) : undefined);
+  // A link page opened without a query (from the links list, or a bookmark) shows its own
+  // default period: it leaves what the last analytics view carried as it was.
+  const linkPage = section === 'links' && id && id !== 'new' && !sub;
+  if (section === '' || section === 'clicks' || section === 'conversions' || (linkPage && loc.query.size > 0)) rememberAnalytics(me.workspace.id, loc.query);
+  const sectionHref = (n: (typeof nav)[number]) => href(n.path, n.analytics ? carriedTo(me.workspace.id, n.analytics) : undefined);
   // A section the key may not read (a key without analytics:read sees the link
   // pages only): its address, typed or bookmarked, lands on the first section the
   // key may read, with a note why, never on a page of 403 errors.

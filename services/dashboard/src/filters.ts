@@ -1,7 +1,6 @@
 import type { Dimension } from './api.ts';
 import { countryName } from './format.ts';
 import { setQuery } from './router.ts';
-import { rangeDays, rangeFrom } from './components/range-controls.tsx';
 import { joinFilterValues, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
 
 /**
@@ -83,9 +82,11 @@ export type AnalyticsView = 'overview' | 'clicks' | 'conversions' | 'link';
 /**
  * The query another analytics view opens with, from the one shown (Plausible
  * keeps them the same way): the period, the zone and the filters that view
- * applies. The click log reads days, not presets: it gets the period's days, and
- * keeps the preset (and granularity), which it ignores, for the way back. A view
- * that does not apply a filter does not get it: a URL says what the view shows.
+ * applies. A preset goes as the preset (the click log works out its days when it
+ * loads, so a live log reached from a "last 7 days" view goes on past midnight);
+ * days go as days. A view that does not apply a filter does not get it (the
+ * conversions view has no campaign control, so no campaign goes to it): a URL
+ * says what the view shows.
  */
 export function carriedQuery(query: URLSearchParams, to: AnalyticsView): URLSearchParams {
   const out = new URLSearchParams();
@@ -99,12 +100,8 @@ export function carriedQuery(query: URLSearchParams, to: AnalyticsView): URLSear
   const from = query.get('from');
   const until = query.get('to');
   if (to === 'clicks') {
-    if (preset) {
-      copy('range');
-      const days = rangeDays(rangeFrom(query));
-      out.set('from', days.from);
-      out.set('to', days.to);
-    } else {
+    copy('range');
+    if (!preset || preset === 'custom') {
       copy('from');
       copy('to');
     }
@@ -114,7 +111,24 @@ export function carriedQuery(query: URLSearchParams, to: AnalyticsView): URLSear
     copy('from');
     copy('to');
   } else if (preset) copy('range');
-  if (to !== 'link') copy('campaignId');
+  if (to !== 'link' && to !== 'conversions') copy('campaignId');
   if (to !== 'conversions') for (const d of dimensions) copy(d);
   return out;
+}
+
+/**
+ * The query of the analytics view shown last (overview, click log, conversions, a
+ * link's page), for the workspace it was shown in: its period, zone and filters go
+ * along to the next analytics view, also by way of the pages in between. Another
+ * workspace (signed in with another key) starts afresh: its campaigns are others.
+ */
+let lastAnalytics: { workspaceId: string; query: URLSearchParams } | null = null;
+
+export function rememberAnalytics(workspaceId: string, query: URLSearchParams): void {
+  lastAnalytics = { workspaceId, query };
+}
+
+/** The query `view` opens with from the last analytics view of `workspaceId` (empty if none). */
+export function carriedTo(workspaceId: string, view: AnalyticsView): URLSearchParams {
+  return lastAnalytics?.workspaceId === workspaceId ? carriedQuery(lastAnalytics.query, view) : new URLSearchParams();
 }

@@ -28,16 +28,24 @@ describe('landingUtm: what the landing page receives, else the visitor', () => {
   });
 
   it('agrees with the Location the visitor is sent to, in every forwarding mode', () => {
-    const destination = 'https://example.com/p?utm_source=newsletter&utm_term=&x=1#top';
-    const query = 'utm_source=twitter&utm_term=shoes&utm_content=a%20b';
-    for (const mode of [true, false, 'override_utm', undefined] as const) {
-      const location = forwardQuery(destination, query, mode, ['qr']);
-      const landing = visitor(new URL(location).search.slice(1));
-      const recorded = landingUtm(visitor(query), destination, mode);
-      for (const field of ['utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent'] as const) {
-        // Where the landing page gets a value, that is the one recorded; where it gets none
-        // (the link forwards nothing, or an empty value stays), the visitor's.
-        expect(recorded[field], `${String(mode)} ${field}`).toBe(landing[field] ?? visitor(query)[field]);
+    const destinations = [
+      'https://example.com/p?utm_source=newsletter&utm_term=&x=1#top',
+      // A hash-routed page: the '?' in the fragment is not the query.
+      'https://shop.example/#/products?utm_campaign=spring',
+      // A key written percent-encoded is the same key.
+      'https://example.com/p?utm%5Fsource=newsletter&utm_medium=email',
+    ];
+    const query = 'utm_source=twitter&utm_term=shoes&utm_content=a%20b&utm_campaign=social';
+    for (const destination of destinations) {
+      for (const mode of [true, false, 'override_utm', undefined] as const) {
+        const location = forwardQuery(destination, query, mode, ['qr']);
+        const landing = visitor(new URL(location).search.slice(1));
+        const recorded = landingUtm(visitor(query), destination, mode);
+        for (const field of ['utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmContent'] as const) {
+          // Where the landing page gets a value, that is the one recorded; where it gets none
+          // (the link forwards nothing, or an empty value stays), the visitor's.
+          expect(recorded[field], `${destination} ${String(mode)} ${field}`).toBe(landing[field] ?? visitor(query)[field]);
+        }
       }
     }
   });

@@ -1,6 +1,6 @@
 /**
- * The utm_* values a click records: for each, the value the landing page receives,
- * else the visitor's. So a link tagged on its destination (`...?utm_campaign=winter`,
+ * The utm_* values a click records: for each, the (non-empty) value the landing page
+ * receives, else the visitor's. So a link tagged on its destination (`...?utm_campaign=winter`,
  * the UTM builder workflow of Dub and Bitly) reports under its tags, and linkroute's
  * figures agree with what the landing page's own analytics (GA, Plausible) see:
  * - the destination has the key: its value, unless the link forwards with
@@ -19,14 +19,18 @@ const UTM_FIELDS = ['utmSource', 'utmMedium', 'utmCampaign', 'utmTerm', 'utmCont
 const destinationUtm = new LRUCache<string, Utm>({ max: 10_000 });
 
 function utmOf(destination: string): Utm | null {
-  // Most destinations carry no tagging: a substring test, no parse, nothing cached.
-  if (!destination.includes('utm_')) return null;
+  // Most destinations carry no tagging: a substring test, no parse, nothing cached. Not
+  // 'utm_': a key may come percent-encoded (utm%5Fsource), as forwardQuery decodes keys.
+  if (!destination.includes('utm')) return null;
   let utm = destinationUtm.get(destination);
   if (utm === undefined) {
-    const question = destination.indexOf('?');
-    const hash = destination.indexOf('#', question);
+    // The query ends at the fragment, and a '?' inside the fragment (a hash-routed page,
+    // #/products?x=1) is none of it: cut the fragment first, as forwardQuery does.
+    const hash = destination.indexOf('#');
+    const base = hash === -1 ? destination : destination.slice(0, hash);
+    const question = base.indexOf('?');
     // The marker parameter is never in a destination's reading: '' matches no key that counts.
-    utm = question === -1 ? parseTracking('', '') : parseTracking(destination.slice(question + 1, hash === -1 ? undefined : hash), '');
+    utm = parseTracking(question === -1 ? '' : base.slice(question + 1), '');
     destinationUtm.set(destination, utm);
   }
   return utm;

@@ -1,6 +1,7 @@
 import { session } from '../session.ts';
 import { ApiFailure, api, unwrap } from '../api.ts';
 import { href } from '../router.ts';
+import { carriedQuery } from '../filters.ts';
 
 /**
  * How a page's links are named, `/code` (`host/code` on a custom domain: codes are unique
@@ -23,11 +24,15 @@ export async function linkNamesOf(linkIds: string[], known: Map<string, string |
   return known;
 }
 
-/** A row's link: its short code, linked to its page, or its id where it has no name (deleted, or not readable). */
+/**
+ * A row's link: its short code, linked to its page (with the period, zone and filters of
+ * the view it is in, as the section links carry them), or its id where it has no name
+ * (deleted, or not readable).
+ */
 export function LinkName({ id, names }: { id: string; names: Map<string, string | null> }) {
   const name = names.get(id);
   return name ? (
-    <a href={href(`links/${id}`)} title={id} aria-label={`Link ${name} (${id})`}>
+    <a href={href(`links/${id}`, carriedQuery(new URLSearchParams(location.search), 'link'))} title={id} aria-label={`Link ${name} (${id})`}>
       <code>{name}</code>
     </a>
   ) : (

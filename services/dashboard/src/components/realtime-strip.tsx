@@ -12,7 +12,7 @@ const POLL_MS = 15_000;
 export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, string | undefined>; timeZone?: string }) {
   const key = JSON.stringify(scope);
   const rt = useLoad((signal) => unwrap(api.GET('/analytics/realtime', { params: { query: scope }, signal })), [key]);
-  const paused = usePoll(rt.reload, POLL_MS);
+  const paused = usePoll(rt.reload, POLL_MS, { busy: rt.loading });
   // A failed poll keeps the last figures on screen: the reader must learn how old they are.
   const updatedAt = useMemo(() => new Date(), [rt.data]);
   const data = rt.data?.data;

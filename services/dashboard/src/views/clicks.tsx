@@ -8,7 +8,7 @@ import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { Pager } from '../components/pager.tsx';
 import { countryName, fmtDateTime } from '../format.ts';
 import { pageOf, setQuery, type Location } from '../router.ts';
-import { reportZone } from '../components/range-controls.tsx';
+import { rangeDays, rangeFrom, reportZone } from '../components/range-controls.tsx';
 import { useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { useQuerySelect } from '../query-select.ts';
@@ -29,6 +29,15 @@ const listValue = (typed: string) =>
     .filter(Boolean)
     .join(',') || undefined;
 
+/** The From and To days of the log: the URL's, else those of a preset it carries (not custom), else none (the API's default). */
+function presetDays(q: URLSearchParams): { from: string | undefined; to: string | undefined } {
+  const from = q.get('from') || undefined;
+  const to = q.get('to') || undefined;
+  const preset = q.get('range');
+  if (from || to || !preset || preset === 'custom') return { from, to };
+  return rangeDays(rangeFrom(q));
+}
+
 export function ClicksView({ loc }: { loc: Location }) {
   useTitle('Click log');
   const q = loc.query;
@@ -36,8 +45,9 @@ export function ClicksView({ loc }: { loc: Location }) {
     ...filtersFrom(q),
     linkId: q.get('linkId') || undefined,
     campaignId: q.get('campaignId') || undefined,
-    from: q.get('from') || undefined,
-    to: q.get('to') || undefined,
+    // Days, or a preset's days worked out now (the overview's "last 7 days" carried here):
+    // a live log opened so goes on past midnight, where fixed days would end.
+    ...presetDays(q),
   };
   const page = pageOf(q);
   const live = q.get('live') === '1';
@@ -57,7 +67,7 @@ export function ClicksView({ loc }: { loc: Location }) {
   const deviceSelect = useQuerySelect('device', filters.device ?? '');
 
   // Live mode polls the first page (while visible and the quota allows); rows not seen before are marked new.
-  const livePaused = usePoll(clicks.reload, LIVE_INTERVAL_MS, live && page === 1);
+  const livePaused = usePoll(clicks.reload, LIVE_INTERVAL_MS, { enabled: live && page === 1, busy: clicks.loading });
   // Only a live poll marks rows: another filter or page shows other rows, none of them new.
   const seenKey = useRef(key);
   useEffect(() => {

@@ -17,6 +17,7 @@ import { focusFirst, viewHeading } from '../focus.ts';
 import { useQuerySelect } from '../query-select.ts';
 import { allTags } from '../all-pages.ts';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
+import { carriedTo } from '../filters.ts';
 
 /** Enable/disable and delete, shared by the list and the link page. */
 export function useLinkMutations(onChanged: () => void) {
@@ -156,7 +157,7 @@ export function LinksView({ loc }: { loc: Location }) {
                 {links.data.data.map((link) => (
                   <tr key={link.id} data-link-id={link.id}>
                     <td>
-                      <a href={href(`links/${link.id}`)}>{link.title || <span class="muted">(untitled)</span>}</a>
+                      <a href={href(`links/${link.id}`, carriedTo(session.state().me?.workspace.id ?? '', 'link'))}>{link.title || <span class="muted">(untitled)</span>}</a>
                     </td>
                     <td data-label="Short code">
                       <code>/{link.shortCode}</code>
