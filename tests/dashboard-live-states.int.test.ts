@@ -105,6 +105,15 @@ describe('dashboard live states in chromium', () => {
     for (const group of ['locations', 'devices', 'sources', 'links']) await page.locator(`[data-group="${group}"][data-loaded="true"]`).waitFor();
     await page.locator('.realtime').waitFor();
   }
+  /** A signed-in overview on the page's own clock (page.clock), its realtime strip live: polls move only when the test moves the clock. */
+  async function liveOverview(): Promise<Page> {
+    const page = await t.newPage(context);
+    await page.clock.install();
+    await t.signIn(page);
+    await loadedOverview(page);
+    await page.locator('.realtime[data-live="true"]').waitFor();
+    return page;
+  }
   const opacity = (page: Page, selector: string) => page.locator(selector).first().evaluate((el) => Number(getComputedStyle(el).opacity));
 
   it('while the next answer loads, the figures on screen are dimmed and marked, and the chart’s caption names the range they answer', async () => {
@@ -158,11 +167,7 @@ describe('dashboard live states in chromium', () => {
   }, 60_000);
 
   it('the realtime strip polls only while the tab is visible, and refreshes once when it shows again', async () => {
-    const page = await t.newPage(context);
-    await page.clock.install();
-    await t.signIn(page);
-    await loadedOverview(page);
-    await page.locator('.realtime[data-live="true"]').waitFor();
+    const page = await liveOverview();
     const polls = countRequests(page, isRealtime);
     // Visible: a poll every 15 s.
     await page.clock.runFor(15_000);
@@ -240,12 +245,8 @@ describe('dashboard live states in chromium', () => {
   }, 90_000);
 
   it('the realtime strip says when its polls fail and since when its figures are, and goes live again once they answer', async () => {
-    const page = await t.newPage(context);
-    await page.clock.install();
-    await t.signIn(page);
+    const page = await liveOverview();
     const strip = page.locator('.realtime');
-    await loadedOverview(page);
-    await page.locator('.realtime[data-live="true"]').waitFor();
     const figures = await strip.locator('[data-realtime-clicks]').textContent();
     const polls = countRequests(page, isRealtime);
 
@@ -276,12 +277,8 @@ describe('dashboard live states in chromium', () => {
   }, 60_000);
 
   it('a poll slower than the interval is waited for, not cancelled and sent again', async () => {
-    const page = await t.newPage(context);
-    await page.clock.install();
-    await t.signIn(page);
+    const page = await liveOverview();
     const strip = page.locator('.realtime');
-    await loadedOverview(page);
-    await page.locator('.realtime[data-live="true"]').waitFor();
     const polls = countRequests(page, isRealtime);
     const held: Route[] = [];
     const hold = (route: Route) => void held.push(route);
