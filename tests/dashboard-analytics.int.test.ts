@@ -223,6 +223,8 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     await expectKpis(answer);
     // Revenue adds the values as sent, whatever their currency: the card says so.
     expect(await page.locator('.kpi', { has: page.locator('[data-kpi="Revenue"]') }).locator('.kpi-note').textContent()).toBe('all currencies added as sent');
+    // The rate is conversions per click (several of one click count), not converted clicks: said, as it can pass 100 %.
+    expect(await page.locator('.kpi', { has: page.locator('[data-kpi="Conversion rate"]') }).locator('.kpi-note').textContent()).toBe('conversions per 100 clicks');
     await expectSeriesTable(answer);
     await t.expectAccessible(page, 'overview, the chart as a table');
 

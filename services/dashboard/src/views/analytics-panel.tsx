@@ -99,7 +99,9 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
           { label: 'Conversions', value: s.conversions, previous: p?.conversions, format: fmtInt },
           // No exchange rates are fetched: the sum is of values as sent (the conversions view splits it by currency).
           { label: 'Revenue', value: s.revenue, previous: p?.revenue, format: fmtMoney, note: 'all currencies added as sent' },
-          { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent },
+          // conversions ÷ clicks (DESIGN): several conversions of one click can take it past 100 %;
+          // the experiments table's rate is converted clicks ÷ clicks.
+          { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent, note: 'conversions per 100 clicks' },
         ]}
       />
       {series && <TimeChart title={`Clicks by ${shownRange.current.granularity}, ${rangeWords(shownRange.current)} (${shownRange.current.timezone})`} dates={dates} series={series} granularity={shownRange.current.granularity} timeZone={shownRange.current.timezone} />}

@@ -68,8 +68,8 @@ export function ExperimentsSection({ linkId, range }: { linkId: string; range: R
                 <th scope="col" class="num">
                   Conversions
                 </th>
-                <th scope="col" class="num">
-                  Conversion rate
+                <th scope="col" class="num" title="Clicks with at least one conversion, per 100 clicks">
+                  Conversion rate <span class="muted">(converted clicks)</span>
                 </th>
                 <th scope="col" class="num">
                   Revenue per click
