@@ -7,21 +7,12 @@
  * `05:00` in Kolkata holds 05:30 to 06:30, where a click at 06:11 belongs. The
  * dashboard shows that start, so no click seems to fall an hour off.
  */
+import { utcOffsetMs, zoneClock } from '../../../shared/routing/zone-clock.ts';
 
-const offsetFormats = new Map<string, Intl.DateTimeFormat>();
-
-/** The zone's UTC offset at instant `ms`, in minutes (east positive). */
+/** The zone's UTC offset at instant `ms`, in minutes (east positive); 0 for a zone this browser does not know. */
 function offsetMinutes(timeZone: string, ms: number): number {
-  let format = offsetFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
-    offsetFormats.set(timeZone, format);
-  }
-  const name = format.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
-  const match = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
-  if (!match) return 0; // "GMT": UTC itself
-  const minutes = Number(match[2]) * 60 + Number(match[3]);
-  return match[1] === '-' ? -minutes : minutes;
+  const clock = zoneClock(timeZone);
+  return clock === null ? 0 : utcOffsetMs(clock, ms) / 60_000;
 }
 
 /** The instant a local time (`2026-11-30T05:30`, or a day `2026-11-30`: its midnight) of `timeZone` is. */
