@@ -15,6 +15,11 @@ export function fmtDateTime(iso: string | null | undefined, timeZone?: string): 
   return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short', ...(timeZone ? { timeZone } : {}) });
 }
 
+/** A time of day, short ("6:11 AM"), on the clock of `timeZone` (the browser's when none). */
+export function fmtTime(at: string | Date, timeZone?: string): string {
+  return new Date(at).toLocaleTimeString(undefined, { timeStyle: 'short', ...(timeZone ? { timeZone } : {}) });
+}
+
 export function fmtDate(iso: string): string {
   return new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
 }

@@ -1,6 +1,6 @@
 import { useMemo } from 'preact/hooks';
 import { api, unwrap } from '../api.ts';
-import { countryName, fmtInt } from '../format.ts';
+import { countryName, fmtInt, fmtTime } from '../format.ts';
 import { ErrorBox, explain } from './error-box.tsx';
 import { PollPaused } from './poll-paused.tsx';
 import { useLoad } from '../use-load.ts';
@@ -29,7 +29,7 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
       {rt.error && (
         <p class="realtime-stale" role="status" data-realtime-stale>
           <strong>
-            Not updated since <time dateTime={updatedAt.toISOString()}>{updatedAt.toLocaleTimeString(undefined, { timeStyle: 'short' })}</time>
+            Not updated since <time dateTime={updatedAt.toISOString()}>{fmtTime(updatedAt)}</time>
             {paused ? '.' : ' — retrying.'}
           </strong>{' '}
           {explain(rt.error)}
@@ -41,7 +41,7 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
       </p>
       <div class="sparkbars" aria-hidden="true">
         {data.minutes.map((m) => (
-          <span key={m.minute} style={{ height: `${Math.max(2, (m.clicks / max) * 100)}%` }} title={`${minuteOf(m.minute, timeZone)}: ${m.clicks}`} />
+          <span key={m.minute} style={{ height: `${Math.max(2, (m.clicks / max) * 100)}%` }} title={`${fmtTime(m.minute, timeZone)}: ${m.clicks}`} />
         ))}
       </div>
       <p class="muted realtime-top">
@@ -50,9 +50,4 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
       </p>
     </section>
   );
-}
-
-/** A minute as the report's clock reads it (the zone its other figures are in), e.g. "6:11 AM". */
-function minuteOf(iso: string, timeZone: string | undefined): string {
-  return new Date(iso).toLocaleTimeString(undefined, { timeStyle: 'short', ...(timeZone ? { timeZone } : {}) });
 }

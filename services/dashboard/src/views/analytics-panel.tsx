@@ -54,14 +54,13 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
   }, [loaded.data]);
   const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
   const scope = { from: range.from, to: range.to, timezone: range.timezone, campaignId: filters.campaignId, linkId: filters.linkId, ...filters.dimensions };
-  // The cards and the strip follow a change once the figures have answered: the
-  // embedded ClickHouse runs one statement at a time, and the figures come first.
-  const shown = useRef(scope);
-  if (!loaded.loading) shown.current = scope;
-  // The range the figures on screen answer: while the next range loads, the chart's
-  // caption keeps naming the data it shows, never the range asked for.
-  const shownRange = useRef(range);
-  if (!loaded.loading) shownRange.current = range;
+  // What the figures on screen answer, kept until the next answer: the cards and the strip
+  // follow a change once the figures have answered (the embedded ClickHouse runs one
+  // statement at a time, and the figures come first), and while the next range loads the
+  // chart's caption names the data it shows, never the range asked for.
+  const shown = useRef({ scope, range });
+  if (!loaded.loading) shown.current = { scope, range };
+  const { scope: shownScope, range: shownRange } = shown.current;
 
   // A filter added or taken away reloads the figures in place: once they have
   // answered, the polite status region says what they now show (WCAG 4.1.3).
@@ -90,7 +89,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
       )}
       {loaded.error && <ErrorBox error={loaded.error} onRetry={loaded.reload} />}
       {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
-      {realtime && <RealtimeStrip scope={{ ...shown.current, from: undefined, to: undefined, timezone: undefined }} timeZone={shownRange.current.timezone} />}
+      {realtime && <RealtimeStrip scope={{ ...shownScope, from: undefined, to: undefined, timezone: undefined }} timeZone={shownRange.timezone} />}
       <Kpis
         comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined}
         items={[
@@ -104,10 +103,10 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
           { label: 'Conversion rate', value: s.conversionRate, previous: p?.conversionRate, format: fmtPercent, note: 'conversions per 100 clicks' },
         ]}
       />
-      {series && <TimeChart title={`Clicks by ${shownRange.current.granularity}, ${rangeWords(shownRange.current)} (${shownRange.current.timezone})`} dates={dates} series={series} granularity={shownRange.current.granularity} timeZone={shownRange.current.timezone} />}
+      {series && <TimeChart title={`Clicks by ${shownRange.granularity}, ${rangeWords(shownRange)} (${shownRange.timezone})`} dates={dates} series={series} granularity={shownRange.granularity} timeZone={shownRange.timezone} />}
       <div class="cards">
         {breakdownGroups.map((g) => (
-          <BreakdownTabs key={g.id} group={g} scope={shown.current} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
+          <BreakdownTabs key={g.id} group={g} scope={shownScope} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
         ))}
       </div>
       {/* Locations, the realtime strip's countries and country filters are DB-IP data. */}
