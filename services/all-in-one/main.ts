@@ -18,7 +18,7 @@ import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
 import { startDomainRechecks } from '../api/domain-rechecks.ts';
 import { rateLimiter } from '../api/middleware/rate-limit.ts';
-import { loadApiConfig, withRedirectorPort } from '../api/config.ts';
+import { loadApiConfig, localShortUrlWarning, withRedirectorPort } from '../api/config.ts';
 import { listen } from '../api/server.ts';
 import { startSnapshotPublishing } from '../api/snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from '../api/link-counters.ts';
@@ -80,6 +80,8 @@ try {
   const redirector = await startRedirector({ config: redirectorConfig, bus, secret, logger, adminMetrics: [apiMetrics] });
   // Short URLs point where the redirector listens (REDIRECT_PORT=0 is known only now).
   const apiConfig = withRedirectorPort(config, redirector.port);
+  const shortUrlWarning = localShortUrlWarning(apiConfig);
+  if (shortUrlWarning) logger.warn(shortUrlWarning);
   const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(apiConfig.REDIRECT_BASE_URL), logger });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
   const limiter = rateLimiter(db.sql, logger);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../shared/config/config-error.ts';
-import { loadApiConfig, withRedirectorPort } from './config.ts';
+import { loadApiConfig, localShortUrlWarning, withRedirectorPort } from './config.ts';
 
 describe('loadApiConfig: REDIRECT_BASE_URL', () => {
   it('defaults to localhost on REDIRECT_PORT, so shortUrl and QR codes point where the redirector listens', () => {
@@ -17,6 +17,19 @@ describe('loadApiConfig: REDIRECT_BASE_URL', () => {
     expect(withRedirectorPort(loadApiConfig({ REDIRECT_PORT: '0' }), 41234).REDIRECT_BASE_URL).toBe('http://localhost:41234');
     expect(withRedirectorPort(loadApiConfig({ REDIRECT_PORT: '8180' }), 8180).REDIRECT_BASE_URL).toBe('http://localhost:8180');
     expect(withRedirectorPort(loadApiConfig({ REDIRECT_PORT: '0', REDIRECT_BASE_URL: 'https://go.example.com' }), 41234).REDIRECT_BASE_URL).toBe('https://go.example.com');
+  });
+
+  it('warns when the API listens for other machines while short URLs and QR codes name this one', () => {
+    const warning = (env: Record<string, string>) => localShortUrlWarning(loadApiConfig(env));
+    // npm start's defaults: on loopback, localhost links are right.
+    expect(warning({})).toBeNull();
+    expect(warning({ HOST: 'localhost' })).toBeNull();
+    for (const HOST of ['0.0.0.0', '::', '10.0.0.5', 'api.internal']) {
+      expect(warning({ HOST }), HOST).toMatch(/^REDIRECT_BASE_URL is http:\/\/localhost:8080, but the API listens on .*: short URLs and QR codes will open only on this machine/);
+      for (const base of ['http://127.0.0.1:8080', 'http://[::1]:8080', 'http://go.localhost']) expect(warning({ HOST, REDIRECT_BASE_URL: base }), base).not.toBeNull();
+      expect(warning({ HOST, REDIRECT_BASE_URL: 'https://go.example.com' })).toBeNull();
+      expect(warning({ HOST, REDIRECT_BASE_URL: 'http://10.0.0.5:8080' })).toBeNull();
+    }
   });
 
   it('serves /metrics on ADMIN_PORT (9092) on loopback by default; 0 is any free port', () => {

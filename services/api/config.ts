@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { adminEnv, booleanEnv, checkAdminPort, commonEnv, parseEnv, port, qrMarkerParamEnv } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 import { API_KEY_CACHE_MS } from './middleware/key-cache.ts';
+import { isLocalHost } from './local-host.ts';
 
 /** How long a verified domain's TXT record may stay missing before it turns failed (DOMAIN_RECHECK_GRACE_MS). */
 export const DOMAIN_RECHECK_GRACE_DEFAULT_MS = 7 * 86_400_000;
@@ -82,6 +83,18 @@ function localRedirectBaseUrl(port: number): string {
 export function withRedirectorPort<T extends Pick<ApiConfig, 'REDIRECT_PORT' | 'REDIRECT_BASE_URL'>>(config: T, actualPort: number): T {
   if (config.REDIRECT_BASE_URL !== localRedirectBaseUrl(config.REDIRECT_PORT)) return config;
   return { ...config, REDIRECT_BASE_URL: localRedirectBaseUrl(actualPort) };
+}
+
+/**
+ * A warning when the API listens for other machines (HOST not loopback) while short URLs and
+ * QR codes name this one (REDIRECT_BASE_URL unset, or local): every link and printed code it
+ * hands out would open only here. Null when the two agree.
+ */
+export function localShortUrlWarning(config: Pick<ApiConfig, 'HOST' | 'REDIRECT_BASE_URL'>): string | null {
+  // 0.0.0.0 and :: name no host to reach but every interface to listen on.
+  const listensForOthers = !isLocalHost(config.HOST) || config.HOST === '0.0.0.0' || config.HOST === '::';
+  if (!listensForOthers || !isLocalHost(new URL(config.REDIRECT_BASE_URL).hostname)) return null;
+  return `REDIRECT_BASE_URL is ${config.REDIRECT_BASE_URL}, but the API listens on ${config.HOST}: short URLs and QR codes will open only on this machine. Set REDIRECT_BASE_URL to the address visitors reach the redirectors at (https://go.example.com)`;
 }
 
 /**

@@ -1,12 +1,6 @@
 import { isIP } from 'node:net';
 import type { DomainRouting } from '../../shared/schemas/domain.ts';
-
-/** Hosts only this machine reaches: a record pointing there would route no visitor. */
-function isLocalHost(host: string): boolean {
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.') || host === '0.0.0.0';
-  return host === '::1' || host === '::';
-}
+import { isLocalHost } from './local-host.ts';
 
 /**
  * The record that sends a custom domain's visitors to the redirectors: wherever the
@@ -17,6 +11,7 @@ function isLocalHost(host: string): boolean {
 export function routingRecord(hostname: string, redirectBaseUrl: string): DomainRouting | null {
   // URL keeps IPv6 literals in brackets.
   const host = new URL(redirectBaseUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  // A record pointing at this machine would route no visitor.
   if (isLocalHost(host)) return null;
   const family = isIP(host);
   if (family === 4) return { type: 'A', name: hostname, value: host };

@@ -6,7 +6,7 @@ import type { Bus } from '../../shared/bus/bus.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { handleShutdown } from '../../shared/shutdown.ts';
 import { createApiApp } from './app.ts';
-import { loadApiConfig } from './config.ts';
+import { loadApiConfig, localShortUrlWarning } from './config.ts';
 import { resolveExistingSecret, resolveSecret } from '../../shared/config/secret.ts';
 import { listen } from './server.ts';
 import type { OutboxPublisher } from './snapshot/outbox-publisher.ts';
@@ -24,6 +24,8 @@ import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 const config = configOrExit('api', () => loadApiConfig());
 const logger = createLogger('api', config.LOG_LEVEL);
+const shortUrlWarning = localShortUrlWarning(config);
+if (shortUrlWarning) logger.warn(shortUrlWarning);
 
 try {
   // With NATS the API serves redirectors, whose click ids it verifies and whose secret the
