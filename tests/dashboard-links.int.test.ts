@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import jsQRModule from 'jsqr';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Download, Page, Request } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiRequests, digits, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+import { ApiRequests, SHOTS, digits, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
 import type { GetData } from '../shared/client/client.ts';
 
 type Link = GetData<'/links/{id}'>;
@@ -122,38 +123,179 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await expect.poll(async () => (await follow('autumn')).location, { timeout: 15_000 }).toBe('https://example.com/autumn-2026');
   });
 
-  it('copies the short URL to the clipboard and downloads its QR code as PNG and SVG, both carrying the QR-marked short URL', async () => {
-    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
-    const row = page.locator(`tr[data-link-id="${link.id}"]`);
-    await row.getByRole('button', { name: `Copy short URL ${link.shortUrl}` }).click();
-    await row.getByRole('status').filter({ hasText: 'Short URL copied' }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(link.shortUrl);
+  /** The QR codes the API holds for a link, newest first. */
+  const qrCodesOf = async (linkId: string) => (await t.client.GET('/qr/{linkId}', { params: { path: { linkId }, query: { limit: 100 } } })).data!.data;
+  /** A QR code's image as the API serves it at its imageUrl. */
+  const imageOf = async (imageUrl: string) => Buffer.from(await (await fetch(`${t.linkroute.apiUrl}${imageUrl}`, { headers: { authorization: `Bearer ${t.linkroute.apiKey}` } })).arrayBuffer());
+  /** A downloaded QR code, as the browser saved it. */
+  const saved = async (download: Download) => readFile((await download.path())!);
 
-    for (const format of ['png', 'svg'] as const) {
-      const [download, answer] = await Promise.all([
-        page.waitForEvent('download'),
-        page.waitForResponse((r) => r.url().endsWith('/qr') && r.request().method() === 'POST'),
-        row.getByRole('button', { name: `QR ${format.toUpperCase()} of /autumn: download` }).click(),
-      ]);
-      expect(download.suggestedFilename()).toBe(`autumn-qr.${format}`);
-      const file = await readFile((await download.path())!);
-      // The file is the image the API made for this request, byte for byte.
-      const made = (await answer.json()) as { data: { dataUri: string; encodedUrl: string } };
-      expect(made.data.encodedUrl).toBe(`${link.shortUrl}?qr=1`);
-      expect(file.equals(Buffer.from(made.data.dataUri.split(',')[1]!, 'base64'))).toBe(true);
-      let png = file;
-      if (format === 'svg') {
-        expect(file.toString('utf8')).toContain('<svg');
-        // Drawn by the browser, an SVG must scan as well as the PNG does.
-        const viewer = await t.newPage(context);
-        await viewer.setContent(`<img src="${made.data.dataUri}" width="400" height="400" style="display:block">`);
-        png = await viewer.locator('img').screenshot();
-        await viewer.close();
-      } else expect(file.subarray(1, 4).toString('latin1')).toBe('PNG');
-      expect(decodeQr(png), format).toBe(`${link.shortUrl}?qr=1`);
-      await row.getByRole('status').filter({ hasText: `QR code ${format.toUpperCase()} downloaded` }).waitFor();
+  it('copies the short URL, and the QR buttons store one code per format: downloaded again, not made again, byte for byte, carrying the QR-marked short URL', async () => {
+    // Its own link: the codes counted are the ones made here. Deleted at the end (the tests after this one count the links).
+    const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/qr-quick', shortCode: 'qr-quick', title: 'QR quick' } })).data!.data;
+    try {
+      await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+      const row = page.locator(`tr[data-link-id="${own.id}"]`);
+      await row.getByRole('button', { name: `Copy short URL ${own.shortUrl}` }).click();
+      await row.getByRole('status').filter({ hasText: 'Short URL copied' }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(own.shortUrl);
+
+      const posts: string[] = [];
+      const onRequest = (r: Request) => {
+        if (r.method() === 'POST' && new URL(r.url()).pathname === '/qr') posts.push(r.postData()!);
+      };
+      page.on('request', onRequest);
+      const first = new Map<string, Buffer>();
+      for (const [format, made] of [
+        ['png', true],
+        ['png', false],
+        ['svg', true],
+        ['png', false],
+      ] as const) {
+        const button = row.getByRole('button', { name: `QR ${format.toUpperCase()} of /qr-quick: download` });
+        const answer = made ? page.waitForResponse((r) => new URL(r.url()).pathname === '/qr' && r.request().method() === 'POST') : null;
+        const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+        expect(download.suggestedFilename()).toBe(`qr-quick-qr.${format}`);
+        const file = await saved(download);
+        if (answer) {
+          // The file is the image the API made for this click, byte for byte.
+          const body = (await (await answer).json()) as { data: { dataUri: string; encodedUrl: string } };
+          expect(body.data.encodedUrl).toBe(`${own.shortUrl}?qr=1`);
+          expect(file.equals(Buffer.from(body.data.dataUri.split(',')[1]!, 'base64'))).toBe(true);
+          first.set(format, file);
+        } else expect(file.equals(first.get(format)!), `${format} again`).toBe(true);
+        let png = file;
+        if (format === 'svg') {
+          expect(file.toString('utf8')).toContain('<svg');
+          // Drawn by the browser, an SVG must scan as well as the PNG does.
+          const viewer = await t.newPage(context);
+          await viewer.setContent(`<img src="data:image/svg+xml;base64,${file.toString('base64')}" width="400" height="400" style="display:block">`);
+          png = await viewer.locator('img').screenshot();
+          await viewer.close();
+        } else expect(file.subarray(1, 4).toString('latin1')).toBe('PNG');
+        expect(decodeQr(png), format).toBe(`${own.shortUrl}?qr=1`);
+        await row.getByRole('status').filter({ hasText: `QR code ${format.toUpperCase()} downloaded` }).waitFor();
+        await expect.poll(() => button.getAttribute('aria-disabled')).toBeNull();
+      }
+      page.off('request', onRequest);
+
+      // One POST per format, asking for the look the buttons reuse; one record each.
+      expect(posts.map((body) => JSON.parse(body) as unknown)).toEqual(
+        (['png', 'svg'] as const).map((format) => ({ linkId: own.id, format, size: 1024, margin: 2, foreground: '#000000', background: '#ffffff', errorCorrection: 'M' })),
+      );
+      const codes = await qrCodesOf(own.id);
+      expect(codes.map((c) => c.format).sort()).toEqual(['png', 'svg']);
+      expect(codes.every((c) => c.encodedUrl === `${own.shortUrl}?qr=1`)).toBe(true);
+    } finally {
+      expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
     }
   });
+
+  it('the link page lists its QR codes, downloads one, shows one preview, and makes codes of any look; a refused one is explained at its field', async () => {
+    const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/qr-page', shortCode: 'qr-page', title: 'QR page' } })).data!.data;
+    try {
+      // Ten codes, one page's worth, of differing looks; the newest a dark blue SVG.
+      for (let i = 0; i < 10; i++) {
+        const body = { linkId: own.id, format: i === 9 ? 'svg' : 'png', size: 100 + i * 10, margin: i % 4, foreground: i === 9 ? '#0d47a1' : '#000000', errorCorrection: (['L', 'M', 'Q', 'H'] as const)[i % 4] } as const;
+        expect((await t.client.POST('/qr', { body })).response.status).toBe(201);
+      }
+      const images: string[] = [];
+      const onRequest = (r: Request) => {
+        if (/^\/qr\/[^/]+\/[^/]+\.(png|svg)$/.test(new URL(r.url()).pathname)) images.push(r.url());
+      };
+      page.on('request', onRequest);
+      await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${own.id}`);
+      const section = page.getByRole('region', { name: 'QR codes', exact: true });
+      const rows = section.locator('tbody tr[data-qr-id]');
+      const rowIds = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-qr-id')));
+      await expect.poll(rowIds).toEqual((await qrCodesOf(own.id)).map((c) => c.id));
+      expect(await section.getByRole('navigation').count()).toBe(0);
+
+      // Each row says the code's look in words; the colour's hex beside its swatch.
+      const newest = (await qrCodesOf(own.id))[0]!;
+      const when = await page.evaluate((iso) => new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }), newest.createdAt);
+      expect(await rows.first().locator('td').allTextContents()).toEqual(['SVG', '190 px', '1', '#0d47a1', '#ffffff', 'M (15 %)', when, 'Download']);
+      // The newest code's image, the one preview: one image request, no more.
+      const preview = section.getByRole('img', { name: `QR code encoding ${own.shortUrl}?qr=1` });
+      await expect.poll(() => preview.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+      expect(images).toHaveLength(1);
+
+      // A row's Download saves the stored image as the API serves it.
+      const oldest = (await qrCodesOf(own.id))[9]!;
+      const [download] = await Promise.all([page.waitForEvent('download'), rows.last().getByRole('button', { name: /^Download QR code PNG, 100 px, created / }).click()]);
+      expect(download.suggestedFilename()).toBe('qr-page-qr.png');
+      const file = await saved(download);
+      expect(file.equals(await imageOf(oldest.imageUrl))).toBe(true);
+      expect(decodeQr(file)).toBe(`${own.shortUrl}?qr=1`);
+      await section.getByRole('status').filter({ hasText: 'QR code PNG downloaded' }).waitFor();
+      page.off('request', onRequest);
+
+      // The header's QR PNG makes the eleventh code: the section lists it, and pages start.
+      await page.getByRole('button', { name: 'QR PNG of /qr-page: download' }).click();
+      await expect.poll(() => rows.first().locator('td').nth(1).textContent()).toBe('1,024 px');
+      const pager = section.getByRole('navigation', { name: 'QR codes pages' });
+      await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 11 QR codes');
+
+      // A code of its own look: made, downloaded, listed first with that look.
+      const form = section.getByRole('form', { name: 'New QR code' });
+      await form.getByLabel('Size').fill('300');
+      await form.getByLabel('Foreground').fill('#1a237e');
+      await form.getByLabel('Error correction').selectOption('H');
+      await t.expectAccessible(page, 'link page, QR codes');
+      const [custom] = await Promise.all([page.waitForEvent('download'), form.getByRole('button', { name: 'Create and download' }).click()]);
+      expect(custom.suggestedFilename()).toBe('qr-page-qr.png');
+      expect(decodeQr(await saved(custom))).toBe(`${own.shortUrl}?qr=1`);
+      const made = (await qrCodesOf(own.id))[0]!;
+      expect(made).toMatchObject({ format: 'png', size: 300, margin: 2, foreground: '#1a237e', background: '#ffffff', errorCorrection: 'H', encodedUrl: `${own.shortUrl}?qr=1` });
+      expect((await saved(custom)).equals(await imageOf(made.imageUrl))).toBe(true);
+      await expect.poll(() => rows.first().getAttribute('data-qr-id')).toBe(made.id);
+      expect((await rows.first().locator('td').allTextContents()).slice(0, 6)).toEqual(['PNG', '300 px', '2', '#1a237e', '#ffffff', 'H (30 %)']);
+      await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 12 QR codes');
+      await section.getByRole('status').filter({ hasText: 'QR code PNG, 300 px made and downloaded' }).waitFor();
+      await t.shot(page, 'link-page-qr');
+
+      // The second page: the two oldest.
+      await pager.getByRole('button', { name: 'Next' }).click();
+      await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe('2');
+      await expect.poll(rowIds).toEqual((await qrCodesOf(own.id)).slice(10).map((c) => c.id));
+      await pager.getByRole('button', { name: 'Previous' }).click();
+      await expect.poll(rowIds).toEqual((await qrCodesOf(own.id)).slice(0, 10).map((c) => c.id));
+
+      // Grey on grey: the API refuses it, and says why at the Background field; focus goes there.
+      const refusal = await t.client.POST('/qr', { body: { linkId: own.id, foreground: '#777777', background: '#888888' } });
+      expect(refusal.response.status).toBe(400);
+      const [detail] = (refusal.error as { error: { details: Array<{ path: string; message: string }> } }).error.details;
+      expect(detail!.path).toBe('background');
+      await form.getByLabel('Foreground').fill('#777777');
+      await form.getByLabel('Background').fill('#888888');
+      await form.getByRole('button', { name: 'Create and download' }).click();
+      const background = form.locator('#qr-background');
+      await expect.poll(() => background.getAttribute('aria-invalid')).toBe('true');
+      expect(await page.locator(`#${await background.getAttribute('aria-describedby')}`).textContent()).toBe(`Background: ${detail!.message}`);
+      expect(await form.locator('[data-error-summary]').textContent()).toContain(`Background: ${detail!.message}`);
+      await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('qr-background');
+      expect(await form.locator('#qr-foreground').getAttribute('aria-invalid')).toBeNull();
+      await t.expectAccessible(page, 'link page, refused QR code');
+      await section.screenshot({ path: join(SHOTS, 'link-page-qr-refused.png') });
+      expect(await qrCodesOf(own.id)).toHaveLength(12);
+
+      // At a phone's width: the section fits, its table scrolling in its own box.
+      const phone = await t.newContext({ viewport: { width: 375, height: 812 } });
+      try {
+        const p = await t.newPage(phone);
+        await t.signIn(p);
+        await p.goto(`${t.linkroute.apiUrl}/dashboard/links/${own.id}`);
+        const small = p.getByRole('region', { name: 'QR codes', exact: true });
+        await small.locator('tbody tr[data-qr-id]').first().waitFor();
+        expect(await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+        await small.screenshot({ path: join(SHOTS, 'link-page-qr-375.png') });
+      } finally {
+        await phone.close();
+      }
+    } finally {
+      expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
+    }
+  }, 90_000);
 
   it('shows where visitors go: a link\'s own defaultDestination, in the list and on its page', async () => {
     const split = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/main', defaultDestination: 'https://example.com/fallback', shortCode: 'split-dest', title: 'Split destination' } })).data!.data;

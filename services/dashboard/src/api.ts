@@ -25,13 +25,18 @@ export const rateLimitState = {
   },
 };
 
+/** Every answer says what is left of the hour's quota, also the plain GETs below (CSV, QR images). */
+function noteRateLimit(response: Response): void {
+  const limit = Number(response.headers.get('x-ratelimit-limit'));
+  if (limit > 0) {
+    rateLimit = { limit, remaining: Number(response.headers.get('x-ratelimit-remaining')), reset: Number(response.headers.get('x-ratelimit-reset')) };
+    rateListeners.forEach((l) => l());
+  }
+}
+
 api.use({
   onResponse({ response }) {
-    const limit = Number(response.headers.get('x-ratelimit-limit'));
-    if (limit > 0) {
-      rateLimit = { limit, remaining: Number(response.headers.get('x-ratelimit-remaining')), reset: Number(response.headers.get('x-ratelimit-reset')) };
-      rateListeners.forEach((l) => l());
-    }
+    noteRateLimit(response);
     return response;
   },
 });
@@ -63,6 +68,13 @@ function failureOf(response: Response, body: unknown): ApiFailure {
   return new ApiFailure(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? response.statusText ?? 'Request failed', error?.details ?? [], retryAt);
 }
 
+/** The failure to throw for a refused answer; a 401 (the key revoked or expired) signs out first. */
+function refused(response: Response, body: unknown): ApiFailure {
+  const failure = failureOf(response, body);
+  if (failure.status === 401) session.expire(failure.message);
+  return failure;
+}
+
 type Result<B> = { data?: B; error?: unknown; response: Response };
 
 /**
@@ -79,13 +91,11 @@ export async function unwrap<B>(call: Promise<Result<B>>): Promise<Exclude<B, st
     throw new ApiFailure(0, 'NETWORK_ERROR', 'The API cannot be reached. Check your connection, or whether linkroute is running.');
   }
   if (result.response.ok && result.data !== undefined && typeof result.data !== 'string') return result.data as Exclude<B, string>;
-  const failure = failureOf(result.response, result.error);
-  if (failure.status === 401) session.expire(failure.message);
-  throw failure;
+  throw refused(result.response, result.error);
 }
 
-/** A plain GET outside the typed paths (CSV downloads), with the same auth and failures; its text and the file name the API suggests. */
-export async function fetchText(path: string, signal?: AbortSignal): Promise<{ text: string; fileName: string | null }> {
+/** A plain GET outside the typed paths (CSV downloads, QR images) with the key: its answer if 2xx, else an ApiFailure as unwrap throws. */
+async function fetchOk(path: string, signal?: AbortSignal): Promise<Response> {
   let response: Response;
   try {
     response = await fetch(path, { headers: { Authorization: `Bearer ${session.key() ?? ''}` }, ...(signal ? { signal } : {}) });
@@ -93,8 +103,9 @@ export async function fetchText(path: string, signal?: AbortSignal): Promise<{ t
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiFailure(0, 'NETWORK_ERROR', 'The API cannot be reached.');
   }
+  noteRateLimit(response);
+  if (response.ok) return response;
   const text = await response.text();
-  if (response.ok) return { text, fileName: attachmentName(response.headers.get('content-disposition')) };
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -103,9 +114,18 @@ export async function fetchText(path: string, signal?: AbortSignal): Promise<{ t
     if (!(err instanceof SyntaxError)) throw err;
     body = undefined;
   }
-  const failure = failureOf(response, body);
-  if (failure.status === 401) session.expire(failure.message);
-  throw failure;
+  throw refused(response, body);
+}
+
+/** A GET's text (a CSV) and the file name the API suggests. */
+export async function fetchText(path: string, signal?: AbortSignal): Promise<{ text: string; fileName: string | null }> {
+  const response = await fetchOk(path, signal);
+  return { text: await response.text(), fileName: attachmentName(response.headers.get('content-disposition')) };
+}
+
+/** A GET's bytes, typed as the API answered them (a QR code's image at its imageUrl). */
+export async function fetchBlob(path: string, signal?: AbortSignal): Promise<Blob> {
+  return (await fetchOk(path, signal)).blob();
 }
 
 /** `filename="..."` of a Content-Disposition: attachment (the API's names are plain ASCII), else null. */
@@ -137,4 +157,7 @@ export type Me = paths['/me']['get']['responses'][200]['content']['application/j
 export type LinkCreate = NonNullable<paths['/links']['post']['requestBody']>['content']['application/json'];
 export type LinkUpdate = NonNullable<paths['/links/{id}']['patch']['requestBody']>['content']['application/json'];
 export type RuleCreate = NonNullable<paths['/rules']['post']['requestBody']>['content']['application/json'];
+export type QrCode = paths['/qr']['post']['responses'][201]['content']['application/json']['data'];
+export type QrListItem = paths['/qr/{linkId}']['get']['responses'][200]['content']['application/json']['data'][number];
+export type QrCreate = NonNullable<paths['/qr']['post']['requestBody']>['content']['application/json'];
 export type Pagination = { page?: number; limit?: number; total?: number; totalPages?: number };

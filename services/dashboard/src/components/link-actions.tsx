@@ -1,10 +1,16 @@
 import { useState } from 'preact/hooks';
-import { ApiFailure, api, unwrap, type Link } from '../api.ts';
+import { ApiFailure, type Link } from '../api.ts';
 import { session } from '../session.ts';
+import { downloadQuickQr } from './qr-codes.tsx';
 
-/** Copy the short URL and download its QR code; a small status says what happened. */
-export function LinkActions({ link }: { link: Link }) {
+/**
+ * Copy the short URL and download its QR code; a small status says what happened.
+ * `onQrMade`: a new code was stored (a page listing the link's codes shows it).
+ */
+export function LinkActions({ link, onQrMade }: { link: Link; onQrMade?: () => void }) {
   const [status, setStatus] = useState('');
+  // One code at a time: a second click before the first is stored would not find it and make another.
+  const [making, setMaking] = useState(false);
 
   async function copy() {
     // Clipboard access needs a secure context (else there is no navigator.clipboard) and
@@ -23,18 +29,16 @@ export function LinkActions({ link }: { link: Link }) {
   }
 
   async function qr(format: 'png' | 'svg') {
+    if (making) return;
+    setMaking(true);
     setStatus(`Making the ${format.toUpperCase()}…`);
     try {
-      const { data } = await unwrap(api.POST('/qr', { body: { linkId: link.id, format, size: 1024 } }));
-      const a = document.createElement('a');
-      a.href = data.dataUri;
-      a.download = `${link.shortCode}-qr.${format}`;
-      document.body.append(a);
-      a.click();
-      a.remove();
+      if (await downloadQuickQr(link, format)) onQrMade?.();
       setStatus(`QR code ${format.toUpperCase()} downloaded`);
     } catch (err) {
       setStatus(err instanceof ApiFailure ? `QR code failed: ${err.message}` : String(err));
+    } finally {
+      setMaking(false);
     }
   }
 
@@ -45,10 +49,10 @@ export function LinkActions({ link }: { link: Link }) {
       </button>
       {session.can('qr:write') && (
         <>
-          <button type="button" onClick={() => qr('png')} aria-label={`QR PNG of /${link.shortCode}: download`}>
+          <button type="button" onClick={() => qr('png')} aria-disabled={making ? 'true' : undefined} aria-label={`QR PNG of /${link.shortCode}: download`}>
             QR PNG
           </button>
-          <button type="button" onClick={() => qr('svg')} aria-label={`QR SVG of /${link.shortCode}: download`}>
+          <button type="button" onClick={() => qr('svg')} aria-disabled={making ? 'true' : undefined} aria-label={`QR SVG of /${link.shortCode}: download`}>
             QR SVG
           </button>
         </>

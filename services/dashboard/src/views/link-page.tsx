@@ -4,10 +4,11 @@ import { api, unwrap, type Rule } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
+import { QrCodesSection } from '../components/qr-codes.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime } from '../format.ts';
-import { href, navigate, type Location } from '../router.ts';
+import { href, navigate, pageOf, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { AnalyticsPanel } from './analytics-panel.tsx';
@@ -35,6 +36,8 @@ function linkedView(query: URLSearchParams, view: 'clicks' | 'conversions', link
 export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
   const link = useLoad(async (signal) => (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data, [linkId]);
   const mutations = useLinkMutations(link.reload);
+  // Codes the header's QR buttons stored: the QR codes section lists them again.
+  const [qrMade, setQrMade] = useState(0);
   useTitle(link.data ? `Link /${link.data.shortCode}` : 'Link');
   const range = rangeFrom(loc.query);
 
@@ -60,7 +63,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
           </p>
         </div>
         <div class="row-actions">
-          <LinkActions link={l} />
+          <LinkActions link={l} onQrMade={() => setQrMade((n) => n + 1)} />
           {canWrite && (
             <>
               <a class="button" href={href(`links/${l.id}/edit`)}>
@@ -128,6 +131,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
       )}
       <RulesSection linkId={l.id} campaignId={l.campaignId} />
       {session.can('analytics:read') && <ExperimentsSection linkId={l.id} range={range} />}
+      <QrCodesSection link={l} page={pageOf(loc.query)} made={qrMade} />
       {mutations.dialog(() => navigate(href('links')))}
     </>
   );
