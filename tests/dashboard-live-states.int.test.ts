@@ -375,4 +375,40 @@ describe('dashboard live states in chromium', () => {
     expect(await page.locator('[data-empty]').count()).toBe(0);
     await page.close();
   }, 60_000);
+
+  it('a card whose chosen values have no clicks under the other filters lists them at 0, marked as chosen and removable there', async () => {
+    const page = await t.newPage(context);
+    await t.signIn(page);
+    // No click came from facebook: under that filter the country card has no rows of its own.
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=DE,AT&utm_source=facebook`);
+    await loadedAnalytics(page);
+    const card = page.locator('[data-group="locations"]');
+    await page.locator('[data-group="locations"][data-dimension="country"][data-loaded="true"]').waitFor();
+    const rows = () =>
+      card.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('.bar-label')!.textContent, tr.querySelector('td')!.textContent, tr.querySelector('button')!.getAttribute('aria-pressed')]));
+    const focusedName = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent);
+    // The chosen values, at 0 and marked as chosen rows with clicks are; the card still says nothing matches.
+    expect(await rows()).toEqual([
+      ['DE', 'Germany', '0', 'true'],
+      ['AT', 'Austria', '0', 'true'],
+    ]);
+    expect(await card.locator('[data-empty]').textContent()).toBe('No clicks match these filters. Remove one (the chips above) to see more.');
+    expect(await card.locator('.facet-note').count()).toBe(1);
+    await t.expectAccessible(page, 'a card listing its chosen values at 0');
+    await t.shot(page, 'live-states-chosen-at-zero', { screen: true });
+
+    // Taken away where listed, as a chosen row with clicks is: the filter goes, and focus goes to the row now in its place.
+    await card.getByRole('button', { name: 'Filter by Austria' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('DE');
+    await expect.poll(rows).toEqual([['DE', 'Germany', '0', 'true']]);
+    await expect.poll(focusedName).toBe('Filter by Germany');
+    // The last one, with the keyboard: no row left, focus on the card's heading.
+    await page.keyboard.press('Enter');
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBeNull();
+    await expect.poll(rows).toEqual([]);
+    await expect.poll(focusedName).toBe('Locations');
+    expect(await card.locator('[data-empty]').textContent()).toBe('No clicks match these filters. Remove one (the chips above) to see more.');
+    expect(await card.locator('.facet-note').count()).toBe(0);
+    await page.close();
+  }, 60_000);
 });

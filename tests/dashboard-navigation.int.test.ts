@@ -73,13 +73,19 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
     await expect.poll(() => search('tag')).toBe('tag 119');
   }, 120_000);
 
-  it('a campaign\'s status select saves a deliberate choice: arrow keys browse, Enter saves once, Escape goes back, a click saves at once', async () => {
-    const c = await campaign('Keyboard sale');
+  /** The bodies of the PATCHes the page sends for campaign `id`, from now until stop(). */
+  function recordPatches(id: string) {
     const patches: unknown[] = [];
     const onRequest = (r: Request) => {
-      if (r.method() === 'PATCH' && r.url().includes(`/campaigns/${c.id}`)) patches.push(JSON.parse(r.postData()!));
+      if (r.method() === 'PATCH' && r.url().includes(`/campaigns/${id}`)) patches.push(JSON.parse(r.postData()!));
     };
     page.on('request', onRequest);
+    return { patches, stop: () => page.off('request', onRequest) };
+  }
+
+  it('a campaign\'s status select saves a deliberate choice: arrow keys browse, Enter saves once, Escape goes back, a click saves at once', async () => {
+    const c = await campaign('Keyboard sale');
+    const { patches, stop } = recordPatches(c.id);
     try {
       await page.goto(url('campaigns'));
       const status = page.getByLabel('Status of Keyboard sale');
@@ -106,7 +112,67 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
       await expect.poll(async () => (await t.client.GET('/campaigns/{id}', { params: { path: { id: c.id } } })).data!.data.status).toBe('active');
       expect(patches).toEqual([{ status: 'archived' }, { status: 'active' }]);
     } finally {
-      page.off('request', onRequest);
+      stop();
+    }
+  });
+
+  it('a campaign\'s status picked from its open list (Alt+ArrowDown, then Enter, or the pointer) saves at once, once; Escape from the list goes back', async () => {
+    const c = await campaign('List sale');
+    const { patches, stop } = recordPatches(c.id);
+    try {
+      await page.goto(url('campaigns'));
+      const status = page.getByLabel('Status of List sale');
+      // Headless Chromium opens the native list (the :open state): the list then takes the keys, and the select hears none until it closes.
+      const listOpen = () => status.evaluate((s) => s.matches(':open'));
+      const stored = async () => (await t.client.GET('/campaigns/{id}', { params: { path: { id: c.id } } })).data!.data.status;
+      /** Presses, and waits for the one save it makes. */
+      const saving = async (press: () => Promise<void>) => {
+        const [saved] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().includes(`/campaigns/${c.id}`)), press()]);
+        expect(saved.status()).toBe(200);
+      };
+      await status.focus();
+
+      // Opened with Alt+ArrowDown, moved in, Enter: saved as the list closes, without a second Enter or leaving the field.
+      await page.keyboard.press('Alt+ArrowDown');
+      expect(await listOpen()).toBe(true);
+      await page.keyboard.press('ArrowDown');
+      await saving(() => page.keyboard.press('Enter'));
+      expect(await listOpen()).toBe(false);
+      await expect.poll(stored).toBe('paused');
+
+      // Escape from the list: Chromium keeps the option moved to (a change event), but Escape means back: shown as saved, not saved.
+      await page.keyboard.press('Alt+ArrowDown');
+      expect(await listOpen()).toBe(true);
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('Escape');
+      expect(await listOpen()).toBe(false);
+      await expect.poll(() => status.inputValue()).toBe('paused');
+
+      // Browsed to with an arrow key, then accepted in the list as it stands (Enter on the same option: no change event).
+      await page.keyboard.press('ArrowUp');
+      expect(await status.inputValue()).toBe('active');
+      await page.keyboard.press('Alt+ArrowDown');
+      expect(await listOpen()).toBe(true);
+      await saving(() => page.keyboard.press('Enter'));
+      await expect.poll(stored).toBe('active');
+
+      // The list opened with the pointer: a pick in it saves at once (the pick itself is made with keys:
+      // the native list is no part of the page, and playwright's pointer cannot reach it).
+      await status.click();
+      expect(await listOpen()).toBe(true);
+      await page.keyboard.press('ArrowDown');
+      await saving(() => page.keyboard.press('Enter'));
+      await expect.poll(stored).toBe('paused');
+
+      // Arrow keys on the closed field still only browse; leaving it saves once.
+      await page.keyboard.press('ArrowDown');
+      expect(await status.inputValue()).toBe('archived');
+      await saving(() => page.keyboard.press('Tab'));
+      await expect.poll(stored).toBe('archived');
+      // One save per choice: none for Escape, none per arrow key.
+      expect(patches).toEqual([{ status: 'paused' }, { status: 'active' }, { status: 'paused' }, { status: 'archived' }]);
+    } finally {
+      stop();
     }
   });
 

@@ -1,4 +1,6 @@
 import { ApiFailure, api, unwrap, type Campaign } from './api.ts';
+import { cachedList } from './list-cache.ts';
+import { session } from './session.ts';
 import { useLoad } from './use-load.ts';
 
 /** The API pages lists by at most 100; a picker stops at this many pages (1,000 items) rather than spend the workspace's rate limit. */
@@ -17,9 +19,17 @@ export async function allPages<T>(load: (page: number, limit: number) => Promise
   return [first, ...rest].flatMap((p) => p.data);
 }
 
-export const allCampaigns = (signal: AbortSignal) => allPages((page, limit) => unwrap(api.GET('/campaigns', { params: { query: { page, limit } }, signal })));
+const workspaceId = () => session.state().me?.workspace.id ?? '';
 
-export const allTags = (signal: AbortSignal) => allPages((page, limit) => unwrap(api.GET('/tags', { params: { query: { page, limit } }, signal })));
+/**
+ * Every campaign and every tag, for pickers: kept for a minute per workspace and
+ * shared by every picker of the tab (list-cache.ts), so mounting one costs no
+ * request most of the time. A picker's own signal does not cancel the load: others
+ * may be waiting on it.
+ */
+export const allCampaigns = () => cachedList('campaigns', workspaceId(), (signal) => allPages((page, limit) => unwrap(api.GET('/campaigns', { params: { query: { page, limit } }, signal }))));
+
+export const allTags = () => cachedList('tags', workspaceId(), (signal) => allPages((page, limit) => unwrap(api.GET('/tags', { params: { query: { page, limit } }, signal }))));
 
 /** A campaign by id, or null when no campaign has it (deleted, a typo in a bookmarked URL). */
 async function campaignById(id: string, signal: AbortSignal): Promise<Campaign | null> {
@@ -34,7 +44,7 @@ async function campaignById(id: string, signal: AbortSignal): Promise<Campaign |
 /**
  * The campaigns to pick from, with `selectedId` among them even past the cap (a
  * bookmarked filter, a link's own campaign): asked by id once the list lacks it.
- * The list loads once; choosing another campaign asks nothing more.
+ * The list is the tab's kept one (allCampaigns); choosing another campaign asks nothing more.
  */
 export function useCampaignOptions(selectedId: string | undefined): { campaigns: Campaign[] | undefined; nameOf(id: string): string } {
   const list = useLoad(allCampaigns, []);

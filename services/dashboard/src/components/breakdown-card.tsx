@@ -1,5 +1,7 @@
+import { useEffect, useRef } from 'preact/hooks';
 import { fmtInt } from '../format.ts';
 import { filtersFrom } from '../filters.ts';
+import { focusFirst } from '../focus.ts';
 
 import type { ComponentChildren } from 'preact';
 
@@ -35,7 +37,7 @@ export function BreakdownCard(props: {
   countLabel: string;
   onSelect?: ((row: BreakdownRow) => void) | undefined;
   selectLabel?: string;
-  /** Values chosen as filters: their rows are marked, and selecting one again takes it away. */
+  /** Values chosen as filters: their rows are marked, and selecting one again takes it away. A chosen value with no clicks may be a row at 0 (BreakdownTabs lists them so when nothing else is). */
   chosen?: ReadonlySet<string>;
   id: string;
   loading?: boolean;
@@ -46,18 +48,34 @@ export function BreakdownCard(props: {
   footer?: ComponentChildren;
 }) {
   const max = Math.max(1, ...props.rows.map((r) => r.count));
+  // A chosen value listed at 0 goes once its filter is taken away (when the figures
+  // under the new filters have answered), and its button, which had focus, with it:
+  // focus goes to the row now in its place, else the card's heading (WCAG 2.4.3),
+  // unless the user has put it elsewhere meanwhile.
+  const section = useRef<HTMLElement>(null);
+  const leaving = useRef<{ button: HTMLElement; index: number } | null>(null);
+  useEffect(() => {
+    const left = leaving.current;
+    if (!left || left.button.isConnected) return;
+    leaving.current = null;
+    if (document.activeElement !== null && document.activeElement !== document.body) return;
+    const buttons = section.current?.querySelectorAll('button.bar-row') ?? [];
+    focusFirst(buttons[Math.min(left.index, buttons.length - 1)], section.current?.querySelector('h2'));
+  });
+  // A row the API gives has clicks; one at 0 is a chosen value listed though nothing matched it.
+  const noClicks = !props.rows.some((r) => r.count > 0);
   return (
-    <section class="card breakdown" aria-labelledby={`${props.id}-title`}>
+    <section class="card breakdown" aria-labelledby={`${props.id}-title`} ref={section}>
       <h2 id={`${props.id}-title`}>{props.title}</h2>
       {props.header}
       {props.chosen && props.chosen.size > 0 && <p class="muted facet-note">Every value under the other filters; the chosen are marked.</p>}
-      {props.loading ? (
-        <p class="muted">Loading…</p>
-      ) : props.rows.length === 0 ? (
+      {props.loading && <p class="muted">Loading…</p>}
+      {!props.loading && noClicks && (
         <p class="muted" data-empty>
           {filtersOn() ? 'No clicks match these filters. Remove one (the chips above) to see more.' : 'No clicks in this range.'}
         </p>
-      ) : (
+      )}
+      {!props.loading && props.rows.length > 0 && (
         <table>
           <thead>
             <tr>
@@ -89,7 +107,10 @@ export function BreakdownCard(props: {
                       <button
                         type="button"
                         class="bar-row"
-                        onClick={() => props.onSelect!(row)}
+                        onClick={(event) => {
+                          if (isChosen && row.count === 0) leaving.current = { button: event.currentTarget, index: i };
+                          props.onSelect!(row);
+                        }}
                         aria-pressed={props.chosen ? isChosen : undefined}
                         // One name whatever the state: aria-pressed says whether the filter is on (WCAG 4.1.2).
                         aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}`}

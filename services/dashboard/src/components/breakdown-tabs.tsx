@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
-import { addFilter, dimensionLabels, NONE, removeFilter, seenLabels } from '../filters.ts';
+import { addFilter, dimensionLabels, NONE, removeFilter, seenLabels, valueLabel } from '../filters.ts';
 import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 import { countryName, fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
 import { useLoad } from '../use-load.ts';
-import { BreakdownCard } from './breakdown-card.tsx';
+import { BreakdownCard, type BreakdownRow } from './breakdown-card.tsx';
 import type { BreakdownGroup } from '../breakdown-groups.ts';
 import { ErrorBox } from './error-box.tsx';
 
@@ -34,6 +34,19 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   };
   const data = rows.data?.data ?? [];
   for (const r of data) if (r.value !== null && r.label) seenLabels.set(`${dimension}:${r.value}`, r.label);
+  // No click under the other filters: the chosen values are listed all the same, at 0
+  // (what they have), named as the filter chips name them, so the card shows that its
+  // filter is on and what it matched nothing for, and each is taken away where listed.
+  // Beside rows with clicks a chosen value past the top 10 is not listed: its count is not known here.
+  const cardRows: BreakdownRow[] =
+    data.length > 0
+      ? data.map((r) => ({
+          value: r.value ?? NONE,
+          label: label(r.value, r.label),
+          count: r.clicks,
+          title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
+        }))
+      : [...chosen].map((value) => ({ value, label: valueLabel(dimension, value, seenLabels), count: 0 }));
 
   return (
     <div class="breakdown-group" data-group={group.id} data-dimension={dimension} data-loaded={rows.loading ? 'false' : 'true'}>
@@ -59,12 +72,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
         chosen={chosen}
         loading={!rows.data}
         onSelect={(row) => (chosen.has(row.value ?? NONE) ? removeFilter(dimension, row.value ?? NONE) : addFilter(dimension, row.value))}
-        rows={data.map((r) => ({
-          value: r.value ?? NONE,
-          label: label(r.value, r.label),
-          count: r.clicks,
-          title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
-        }))}
+        rows={cardRows}
         footer={
           <button
             type="button"

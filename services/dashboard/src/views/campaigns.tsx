@@ -11,13 +11,16 @@ import { useAction, useLoad, type Action } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { announce } from '../components/status-region.tsx';
 import { useDeliberateSelect } from '../query-select.ts';
+import { invalidateList } from '../list-cache.ts';
 
 const statuses: Array<Campaign['status']> = ['active', 'paused', 'archived'];
 
 /**
- * A campaign's status, saved on a deliberate choice: a click on an option, or with
- * the keyboard Enter or leaving the field. Arrow keys only browse (each would
- * otherwise save: active, paused, archived in turn); Escape goes back.
+ * A campaign's status, saved on a deliberate choice: an option picked in the open
+ * list (with the pointer, or with Enter after Alt+ArrowDown, Space or F4), or, after
+ * browsing with the arrow keys on the closed field, Enter or leaving the field. Arrow
+ * keys only browse (each would otherwise save: active, paused, archived in turn);
+ * Escape goes back.
  */
 function StatusSelect({ campaign, run }: { campaign: Campaign; run: Action['run'] }) {
   // The choice shows from the moment it is made until the list has reloaded with it (or the save failed).
@@ -28,6 +31,8 @@ function StatusSelect({ campaign, run }: { campaign: Campaign; run: Action['run'
     void run(async () => {
       try {
         await unwrap(api.PATCH('/campaigns/{id}', { params: { path: { id: campaign.id } }, body: { status } }));
+        // The pickers' kept list holds each campaign's status too.
+        invalidateList('campaigns');
       } catch (err) {
         setSaving(null);
         throw err;
@@ -65,6 +70,7 @@ export function CampaignsView({ loc }: { loc: Location }) {
           onSubmit={() =>
             void run(async () => {
               await unwrap(api.POST('/campaigns', { body: { name, description } }));
+              invalidateList('campaigns');
               announce(`Campaign ${name} created`);
               setName('');
               setDescription('');

@@ -8,6 +8,7 @@ import { TagInput, withTags } from '../components/tag-input.tsx';
 import { href, navigate, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 import { allTags, useCampaignOptions } from '../all-pages.ts';
+import { invalidateList } from '../list-cache.ts';
 
 type Behavior = Link['redirectBehavior'];
 type Tracking = Link['trackingType'];
@@ -202,10 +203,13 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
         else if (draft.password) changes.password = draft.password;
         if (Object.keys(changes).length === 0) return navigate(href(`links/${link.id}`));
         saved = (await unwrap(api.PATCH('/links/{id}', { params: { path: { id: link.id } }, body: changes as LinkUpdate }))).data;
+        // The links' tags make the tag list: a tag new to the workspace, one whose last link let go of it, the counts.
+        if ('tags' in changes) invalidateList('tags');
         announce(`Link /${saved.shortCode} saved`);
       } else {
         const body: LinkCreate = { ...fields, ...(draft.campaignId ? {} : { campaignId: undefined }), ...(draft.shortCode.trim() ? { shortCode: draft.shortCode.trim() } : {}), ...(draft.domainId ? { domainId: draft.domainId } : {}), ...(draft.password ? { password: draft.password } : {}) } as LinkCreate;
         saved = (await unwrap(api.POST('/links', { body }))).data;
+        if (fields.tags.length > 0) invalidateList('tags');
         announce(`Link /${saved.shortCode} created`);
       }
       navigate(href(`links/${saved.id}`));

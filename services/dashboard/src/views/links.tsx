@@ -16,6 +16,7 @@ import { announce } from '../components/status-region.tsx';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { useQuerySelect } from '../query-select.ts';
 import { allTags } from '../all-pages.ts';
+import { invalidateList } from '../list-cache.ts';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { carriedTo } from '../filters.ts';
 
@@ -29,6 +30,8 @@ export function useLinkMutations(onChanged: () => void) {
       const link = deleting!;
       setDeleting(null);
       await unwrap(api.DELETE('/links/{id}', { params: { path: { id: link.id } } }));
+      // Its tags count one link fewer, and a tag it alone carried is gone.
+      if (link.tags.length > 0) invalidateList('tags');
       announce(`Link /${link.shortCode} deleted`);
       after?.(link);
     });
@@ -55,7 +58,11 @@ export function LinksView({ loc }: { loc: Location }) {
   const tags = useLoad(allTags, []);
   const linkCounts = new Map(tags.data?.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
-  const mutations = useLinkMutations(links.reload);
+  // The tag picker too: a deleted link may take a tag away (a cache hit, no request, after a toggle).
+  const mutations = useLinkMutations(() => {
+    links.reload();
+    tags.reload();
+  });
   const canWrite = session.can('links:write');
   const tagSelect = useQuerySelect('tag', tagValues.length === 1 ? tag! : '');
 

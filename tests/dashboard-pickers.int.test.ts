@@ -1,0 +1,181 @@
+import type { BrowserContext, Page, Route } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+
+/**
+ * The campaign and tag pickers against linkroute as `npm start` runs it: each whole
+ * list (up to 10 requests of the workspace's hourly quota) is loaded once a minute
+ * per workspace in a tab, whatever view mounts a picker; a load still out is joined,
+ * not sent again; a campaign or tag this tab writes shows at once. The page's clock
+ * (page.clock) is fixed and moved by hand: no wall clock decides what is loaded.
+ */
+type ListName = 'campaigns' | 'tags';
+
+/** The picker loads a page asks from now on, per list: GETs of a whole list, 100 a page (the views' own tables ask 20). */
+function pickerLoads(page: Page): Record<ListName, number> {
+  const asked = { campaigns: 0, tags: 0 };
+  page.on('request', (r) => {
+    const url = new URL(r.url());
+    if (r.method() !== 'GET' || url.searchParams.get('limit') !== '100') return;
+    if (url.pathname === '/campaigns') asked.campaigns++;
+    if (url.pathname === '/tags') asked.tags++;
+  });
+  return asked;
+}
+
+const START = Date.parse('2026-03-02T10:00:00Z');
+/**
+ * The page's Date fixed before the dashboard loads: the age of a kept list moves only
+ * when the test moves it. Its timers and animation frames run as ever (Preact runs
+ * effects on a frame; a paused clock would stop every load).
+ */
+const fixedClock = (page: Page, at = START) => page.clock.setFixedTime(at);
+
+describe('dashboard pickers in chromium: every campaign and tag, loaded once a minute per workspace', () => {
+  let t: DashboardTest;
+  let context: BrowserContext;
+  const url = (path: string) => `${t.linkroute.apiUrl}/dashboard/${path}`;
+
+  beforeAll(async () => {
+    t = await startDashboardTest();
+    context = await t.newContext();
+    await t.client.POST('/campaigns', { body: { name: 'Spring' } });
+    await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/spring', shortCode: 'spring', tags: ['alpha'] } });
+  }, 180_000);
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  /** The workspace's campaigns by name, newest first, as the API lists them (and the pickers show them). */
+  const campaignNames = async () => (await t.client.GET('/campaigns', { params: { query: { limit: 100 } } })).data!.data.map((c) => c.name);
+  const nav = (page: Page) => page.getByRole('navigation', { name: 'Sections' });
+  const campaignOptions = (page: Page) => page.getByLabel('Campaign', { exact: true }).locator('option').allTextContents();
+  const tagOptions = (page: Page) => page.getByLabel('Tag', { exact: true }).locator('option').allTextContents();
+  async function toOverview(page: Page) {
+    await nav(page).getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
+  }
+  async function toLinks(page: Page) {
+    await nav(page).getByRole('link', { name: 'Links' }).click();
+    await page.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+  }
+
+  it('the overview, the links list and the link form share one load of each list for a minute; then the next picker loads it again', async () => {
+    const page = await t.newPage(context);
+    await fixedClock(page);
+    const loads = pickerLoads(page);
+    await t.signIn(page);
+    await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', 'Spring', 'Default']);
+    expect(loads).toEqual({ campaigns: 1, tags: 0 });
+
+    await toLinks(page);
+    await expect.poll(() => tagOptions(page)).toEqual(['All tags', 'alpha (1)']);
+    // The link form: a campaign picker and tag suggestions, from what is kept.
+    await page.getByRole('link', { name: 'Create link' }).click();
+    await page.getByRole('heading', { name: 'Create link' }).waitFor();
+    await expect.poll(() => campaignOptions(page)).toEqual(['Default campaign', 'Spring', 'Default']);
+    await expect.poll(() => page.locator('datalist option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual(['alpha']);
+    await toOverview(page);
+    await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', 'Spring', 'Default']);
+    await toLinks(page);
+    await expect.poll(() => tagOptions(page)).toEqual(['All tags', 'alpha (1)']);
+    expect(loads).toEqual({ campaigns: 1, tags: 1 });
+
+    // A campaign made elsewhere (another tab, an integration) shows once the kept list is a minute old.
+    await t.client.POST('/campaigns', { body: { name: 'Elsewhere' } });
+    await fixedClock(page, START + 61_000);
+    await toOverview(page);
+    await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', 'Elsewhere', 'Spring', 'Default']);
+    await toLinks(page);
+    await expect.poll(() => tagOptions(page)).toEqual(['All tags', 'alpha (1)']);
+    expect(loads).toEqual({ campaigns: 2, tags: 2 });
+    await page.close();
+  }, 90_000);
+
+  it('a picker that mounts while the list is still loading joins that load: one request, not one per picker', async () => {
+    const page = await t.newPage(context);
+    await fixedClock(page);
+    await t.signIn(page);
+    await expect.poll(() => campaignOptions(page)).not.toEqual([]);
+    await page.goto(url('links'));
+    await page.getByRole('heading', { name: 'Links', exact: true }).waitFor();
+
+    // The campaigns list answers slowly: the overview's load is still out when the link form mounts its own picker.
+    const held: Route[] = [];
+    const isCampaignList = (u: URL) => u.pathname === '/campaigns' && u.searchParams.get('limit') === '100';
+    const hold = (route: Route) => void held.push(route);
+    await page.route(isCampaignList, hold);
+    const loads = pickerLoads(page);
+    await toOverview(page);
+    await expect.poll(() => held.length).toBe(1);
+    await toLinks(page);
+    await page.getByRole('link', { name: 'Create link' }).click();
+    await page.getByRole('heading', { name: 'Create link' }).waitFor();
+    await page.unroute(isCampaignList, hold);
+    // A request the page gave up on (the overview's, before the cache) can no longer go on.
+    for (const route of held) await route.continue().catch(() => undefined);
+    await expect.poll(() => campaignOptions(page)).toEqual(['Default campaign', ...(await campaignNames())]);
+    expect(loads.campaigns).toBe(1);
+    await page.close();
+  }, 60_000);
+
+  it('a campaign or tag this tab creates, and a tag a deleted link took away, show in the next picker at once', async () => {
+    const page = await t.newPage(context);
+    await fixedClock(page);
+    const loads = pickerLoads(page);
+    await t.signIn(page);
+    const before = await campaignNames();
+    await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', ...before]);
+
+    // A campaign made on the campaigns page: the overview's picker offers it.
+    await nav(page).getByRole('link', { name: 'Campaigns' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Made here');
+    await page.getByRole('button', { name: 'Create campaign' }).click();
+    await page.locator('tbody tr', { hasText: 'Made here' }).waitFor();
+    await toOverview(page);
+    await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', 'Made here', ...before]);
+    expect(loads.campaigns).toBe(2);
+
+    // A link saved with a new tag: the links list's tag picker offers it.
+    await toLinks(page);
+    await expect.poll(() => tagOptions(page)).toEqual(['All tags', 'alpha (1)']);
+    await page.getByRole('link', { name: 'Create link' }).click();
+    await page.getByLabel('Destination URL').fill('https://example.com/fresh');
+    await page.getByLabel('Short code').fill('fresh');
+    await page.getByLabel('Tags', { exact: true }).fill('fresh');
+    await page.getByLabel('Tags', { exact: true }).press('Enter');
+    await page.getByRole('button', { name: 'Create link' }).click();
+    await page.getByRole('heading', { name: '/fresh' }).waitFor();
+    await toLinks(page);
+    await expect.poll(() => tagOptions(page)).toEqual(['All tags', 'alpha (1)', 'fresh (1)']);
+    expect(loads.tags).toBe(2);
+
+    // That link deleted: its tag had no other link, and leaves the picker of the same view.
+    const row = page.locator('.links-table tbody tr[data-link-id]', { hasText: '/fresh' });
+    await row.getByRole('button', { name: /^Delete / }).click();
+    await page.getByRole('dialog', { name: 'Delete this link?' }).getByRole('button', { name: 'Delete link' }).click();
+    await expect.poll(() => tagOptions(page)).toEqual(['All tags', 'alpha (1)']);
+    expect(loads.tags).toBe(3);
+    await page.close();
+  }, 90_000);
+
+  it('another workspace signed in in the same tab gets its own lists, not the last one’s', async () => {
+    const other = await t.createKey({ workspace: { name: 'Other shop', plan: 'starter' } });
+    const page = await t.newPage(context);
+    await fixedClock(page);
+    await t.signIn(page);
+    await expect.poll(() => campaignOptions(page)).toContain('Spring');
+    // Signed out and in with the other key without a reload: the kept lists are still in the tab.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').fill(other);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.topbar [data-workspace]', { hasText: 'Other shop' }).waitFor();
+    await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', 'Default']);
+    await page.close();
+  }, 60_000);
+
+  it('no page error and no request beyond loopback in any of it', () => {
+    expect(t.errors).toEqual([]);
+    expect(t.offOrigin).toEqual([]);
+  });
+});
