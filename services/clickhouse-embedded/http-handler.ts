@@ -74,11 +74,16 @@ async function handle(ctx: HandlerContext, reportedSettings: Set<string>, req: I
   try {
     const request = await readClickHouseRequest(req, url, ctx.maxBodyBytes);
     queryId = request.queryId ?? randomUUID();
-    const { apply, ignored } = ctx.policy.split(request.settings);
+    const { apply, ignored, unenforced } = ctx.policy.split(request.settings);
     for (const name of ignored) {
       if (reportedSettings.has(name)) continue;
       reportedSettings.add(name);
       ctx.logger.warn('embedded ClickHouse ignores a setting chDB does not know', { setting: name });
+    }
+    for (const name of unenforced) {
+      if (reportedSettings.has(name)) continue;
+      reportedSettings.add(name);
+      ctx.logger.info('embedded ClickHouse does not apply a setting: its one engine connection is shared by every request', { setting: name });
     }
     const encoding = request.settings.get('enable_http_compression') === '1' ? pickEncoding(req.headers['accept-encoding']) : undefined;
     const format = trailingFormat(request.query) ?? request.defaultFormat ?? DEFAULT_FORMAT;
@@ -87,10 +92,13 @@ async function handle(ctx: HandlerContext, reportedSettings: Set<string>, req: I
     let outcome: EngineOutcome | null = null;
     if (call) {
       // The client going away cancels its statement (dropped if queued, killed if a running query).
+      // A client gone already (its 'close' came while the request was read, before this listener) is not run.
       const abort = new AbortController();
-      res.once('close', () => {
+      const gone = () => {
         if (!res.writableFinished) abort.abort();
-      });
+      };
+      if (res.destroyed) gone();
+      else res.once('close', gone);
       outcome = await ctx.queue.run({ call, settings: apply, database: request.database, signal: abort.signal });
     }
     if (res.destroyed) return;

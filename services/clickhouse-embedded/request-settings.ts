@@ -24,7 +24,9 @@ const transportSettings: ReadonlySet<string> = new Set([
 
 /**
  * Known settings never applied: `readonly` cannot be lowered again on the
- * connection that raised it, and the connection is shared by every request.
+ * connection that raised it, and the connection is shared by every request. The
+ * linkroute API sends it with its reads (readonly=2) only so that a server cancels
+ * them when their client goes away, as this endpoint does for every statement.
  */
 const neverApplied: ReadonlySet<string> = new Set(['readonly']);
 
@@ -38,16 +40,22 @@ export class SettingsPolicy {
     this.known = known;
   }
 
-  /** Splits a request's settings into those to SET on the engine and those ignored (reported, not fatal). */
-  split(settings: ReadonlyMap<string, string>): { apply: Map<string, string>; ignored: string[] } {
+  /**
+   * Splits a request's settings into those to SET on the engine, those ignored as the
+   * engine does not know them, and known ones it never applies (neverApplied); the
+   * last two are reported, not fatal.
+   */
+  split(settings: ReadonlyMap<string, string>): { apply: Map<string, string>; ignored: string[]; unenforced: string[] } {
     const apply = new Map<string, string>();
     const ignored: string[] = [];
+    const unenforced: string[] = [];
     for (const [name, value] of settings) {
       if (name.startsWith('http_') || transportSettings.has(name)) continue;
+      if (neverApplied.has(name)) unenforced.push(name);
       // Only names the engine listed reach SQL, so a name can never carry SQL.
-      if (settingName.test(name) && this.known.has(name) && !neverApplied.has(name)) apply.set(name, value);
+      else if (settingName.test(name) && this.known.has(name)) apply.set(name, value);
       else ignored.push(name);
     }
-    return { apply, ignored };
+    return { apply, ignored, unenforced };
   }
 }

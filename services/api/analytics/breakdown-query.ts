@@ -97,17 +97,22 @@ export async function breakdown(
   f: BreakdownFilter,
   /** The cache of a link-valued dimension's periods (link-value-periods.ts); without it, tags read dimension_daily. */
   linkValuePeriods?: LinkValuePeriods,
+  /** The request's: its statements are abandoned when its client goes away (untilClientCloses). */
+  signal?: AbortSignal,
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
   const range = hourRange(f.from, f.to, f.timezone);
   const declared = dimensionSources[f.dimension];
   const cache =
     linkValuePeriods && declared.kind === 'linkValues' && rollupAnswers(f) && range.whole
-      ? await linkValuePeriods.cached({ workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() })
+      ? await linkValuePeriods.cached({ workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() }, signal)
       : null;
   try {
-    return await breakdownFrom(ch, sql, f, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range));
+    return await breakdownFrom(ch, sql, f, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range), signal);
   } finally {
-    cache?.fill();
+    // A request its client abandoned starts nothing more, its fill included: that would
+    // only hold up the client's retry (the embedded engine runs one statement at a time),
+    // which finds the periods missing still and fills them after its own statements.
+    if (!signal?.aborted) cache?.fill();
   }
 }
 
@@ -116,6 +121,7 @@ async function breakdownFrom(
   sql: Sql,
   f: BreakdownFilter,
   source: BreakdownSource,
+  signal: AbortSignal | undefined,
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
   const declared = dimensionSources[f.dimension];
   const onePass = (declared.kind === 'column' && declared.fewValues === true) || source.onePass;
@@ -140,27 +146,28 @@ async function breakdownFrom(
     ...all.params,
     bLimit: f.limit,
     bOffset: (f.page - 1) * f.limit,
-  });
-  if (page.length === 0) return { rows: [], total: f.page > 1 ? await countRows(ch, all) : 0, convertedClicks: new Map() };
-  const uniques = onePass ? new Map(page.map((r) => [r.value, Number(r.uniques)])) : await pageUniques(ch, source, page.map((r) => r.value));
+  }, signal);
+  if (page.length === 0) return { rows: [], total: f.page > 1 ? await countRows(ch, all, signal) : 0, convertedClicks: new Map() };
+  const uniques = onePass ? new Map(page.map((r) => [r.value, Number(r.uniques)])) : await pageUniques(ch, source, page.map((r) => r.value), signal);
   const rows = await labelled(sql, f, page, uniques);
   return { rows, total: Number(page[0]!.total), convertedClicks: new Map(rows.map((r, i) => [r.value, Number(page[i]!.converted)])) };
 }
 
 /** Unique visitors of the given values, from their rows alone. */
-async function pageUniques(ch: ClickHouseClient, source: BreakdownSource, values: string[]): Promise<Map<string, number>> {
+async function pageUniques(ch: ClickHouseClient, source: BreakdownSource, values: string[], signal: AbortSignal | undefined): Promise<Map<string, number>> {
   const rows = source.rows(values);
   const counted = await queryRows<{ value: string; uniques: number | string }>(
     ch,
     `SELECT value, ${source.uniques.merge}(v) AS uniques FROM (${rows.sql}) WHERE value IN {bPage:Array(String)} GROUP BY value`,
     { ...source.params, ...rows.params, bPage: values },
+    signal,
   );
   return new Map(counted.map((r) => [r.value, Number(r.uniques)]));
 }
 
 /** A page past the last has no rows to carry the total: count the same rows alone. */
-async function countRows(ch: ClickHouseClient, all: { query: string; params: Record<string, unknown> }): Promise<number> {
-  const [row] = await queryRows<{ n: number }>(ch, `SELECT count() AS n FROM (${all.query})`, all.params);
+async function countRows(ch: ClickHouseClient, all: { query: string; params: Record<string, unknown> }, signal: AbortSignal | undefined): Promise<number> {
+  const [row] = await queryRows<{ n: number }>(ch, `SELECT count() AS n FROM (${all.query})`, all.params, signal);
   return Number(row?.n ?? 0);
 }
 

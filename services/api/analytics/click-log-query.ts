@@ -3,9 +3,10 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { addDays, isInstant, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
 import { localDayStartMs } from './hour-range.ts';
 import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
-import { queryRows } from './query-rows.ts';
+import { analyticsReadSettings, queryRows } from './query-rows.ts';
 import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
 import { neutralisedSql } from './csv.ts';
+import { untilClientCloses } from './client-closed.ts';
 
 /** A clicks_by_time row as the log selects it: the timestamp as epoch ms. */
 type ClickRow = Omit<EventRow, 'ts' | 'bot' | 'workspace_id' | 'kind' | 'visitor_id'> & { ts_ms: number; bot: boolean | number };
@@ -35,13 +36,12 @@ const COLUMNS = `click_id, link_id, campaign_id, toUnixTimestamp64Milli(ts) AS t
  * the newest rows itself (see newestClicks), as FINAL would merge parts instead of
  * reading them in order.
  */
-export async function clickLog(ch: ClickHouseClient, scope: ClickScope, q: ClickLogQuery): Promise<{ items: ClickLogEntry[]; total: number }> {
+export async function clickLog(ch: ClickHouseClient, scope: ClickScope, q: ClickLogQuery, signal?: AbortSignal): Promise<{ items: ClickLogEntry[]; total: number }> {
   const { table, where, params } = clickLogSource(scope, q);
-  const [countResult, page] = await Promise.all([
-    ch.query({ query: `SELECT count() AS total FROM ${table} FINAL WHERE ${where}`, query_params: params, format: 'JSONEachRow' }),
-    newestClicks(ch, table, where, params, (q.page - 1) * q.limit, q.limit),
+  const [[count], page] = await Promise.all([
+    queryRows<{ total: number }>(ch, `SELECT count() AS total FROM ${table} FINAL WHERE ${where}`, params, signal),
+    newestClicks(ch, table, where, params, (q.page - 1) * q.limit, q.limit, signal),
   ]);
-  const [count] = await countResult.json<{ total: number }>();
   const items = page.map((r) => ({
     clickId: r.click_id,
     linkId: r.link_id,
@@ -103,16 +103,18 @@ async function newestClicks(
   params: Record<string, unknown>,
   offset: number,
   limit: number,
+  signal: AbortSignal | undefined,
 ): Promise<ClickRow[]> {
   if (offset + limit > MAX_FOLDED_HERE) {
     return queryRows<ClickRow>(
       ch,
       `SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT 1 BY ts, click_id LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
       { ...params, limit, offset },
+      signal,
     );
   }
   for (let window = offset + limit + FOLD_SLACK; ; window *= 2) {
-    const rows = await queryRows<ClickRow>(ch, `SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT {window:UInt64}`, { ...params, window });
+    const rows = await queryRows<ClickRow>(ch, `SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT {window:UInt64}`, { ...params, window }, signal);
     const folded = rows.filter((r, i) => i === 0 || r.click_id !== rows[i - 1]!.click_id);
     if (folded.length >= offset + limit || rows.length < window) return folded.slice(offset, offset + limit);
   }
@@ -137,10 +139,13 @@ const CSV_COLUMNS = [
  */
 export async function clickLogCsv(ch: ClickHouseClient, scope: ClickScope, q: ClickLogQuery, signal?: AbortSignal): Promise<Readable> {
   const { table, where, params } = clickLogSource(scope, q);
-  const result = await ch.exec({
-    query: `SELECT ${CSV_COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT 1 BY ts, click_id FORMAT CSVWithNames`,
-    query_params: params,
-    ...(signal ? { abort_signal: signal } : {}),
-  });
+  const result = await untilClientCloses(signal, (abort) =>
+    ch.exec({
+      query: `SELECT ${CSV_COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT 1 BY ts, click_id FORMAT CSVWithNames`,
+      query_params: params,
+      clickhouse_settings: analyticsReadSettings,
+      ...abort,
+    }),
+  );
   return result.stream;
 }

@@ -7,8 +7,9 @@ import { clickTotalStatement } from './click-statement.ts';
 import { hourRange } from './hour-range.ts';
 import { hasDimensionFilters } from './dimensions.ts';
 import { factsRange } from './facts-click-statement.ts';
-import { queryRows } from './query-rows.ts';
+import { analyticsReadSettings, queryRows } from './query-rows.ts';
 import { neutralisedSql } from './csv.ts';
+import { untilClientCloses } from './client-closed.ts';
 
 interface RecordRow {
   conversion_id: string;
@@ -29,24 +30,27 @@ interface RecordRow {
 export async function conversionReport(
   ch: ClickHouseClient,
   f: ConversionFilter & { page: number; limit: number; includeBots: boolean },
+  signal?: AbortSignal,
 ): Promise<{ report: ConversionReport; total: number }> {
   const { subquery, params } = countedConversions(f);
   const clicks = clickTotal(f);
   const [totals, byEvent, byCurrency, records, clickTotals] = await Promise.all([
-    queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params),
-    queryRows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params),
+    queryRows<{ n: number; revenue: number }>(ch, `SELECT count() AS n, sum(value) AS revenue FROM ${subquery}`, params, signal),
+    queryRows<{ event: string; n: number }>(ch, `SELECT event, count() AS n FROM ${subquery} GROUP BY event`, params, signal),
     queryRows<{ currency: string; n: number; revenue: number }>(
       ch,
       `SELECT currency, count() AS n, sum(value) AS revenue FROM ${subquery} GROUP BY currency ORDER BY revenue DESC, currency`,
       params,
+      signal,
     ),
     queryRows<RecordRow>(
       ch,
       `SELECT conversion_id, click_id, link_id, event, value, currency, toUnixTimestamp64Milli(ts) AS ms, order_id
        FROM ${subquery} ORDER BY ts DESC, conversion_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
       { ...params, limit: f.limit, offset: (f.page - 1) * f.limit },
+      signal,
     ),
-    queryRows<{ clicks: number }>(ch, clicks.query, clicks.params),
+    queryRows<{ clicks: number }>(ch, clicks.query, clicks.params, signal),
   ]);
   const total = Number(totals[0]?.n ?? 0);
   const revenue = Number(totals[0]?.revenue ?? 0);
@@ -91,12 +95,15 @@ const text = (column: string) => neutralisedSql(`toString(${column})`);
 /** Every counted conversion of the range as CSV, newest first, streamed from ClickHouse; columns as the JSON records, text neutralised. */
 export async function conversionsCsv(ch: ClickHouseClient, f: ConversionFilter, signal?: AbortSignal): Promise<Readable> {
   const { subquery, params } = countedConversions(f);
-  const result = await ch.exec({
-    query: `SELECT ${text('conversion_id')} AS conversionId, ${text('click_id')} AS clickId, ${text('link_id')} AS linkId, ${text('event')} AS event,
-        toFloat64(value) AS value, ${text('currency')} AS currency, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp, ${text('order_id')} AS orderId
-      FROM ${subquery} ORDER BY ts DESC, conversion_id DESC FORMAT CSVWithNames`,
-    query_params: params,
-    ...(signal ? { abort_signal: signal } : {}),
-  });
+  const result = await untilClientCloses(signal, (abort) =>
+    ch.exec({
+      query: `SELECT ${text('conversion_id')} AS conversionId, ${text('click_id')} AS clickId, ${text('link_id')} AS linkId, ${text('event')} AS event,
+          toFloat64(value) AS value, ${text('currency')} AS currency, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp, ${text('order_id')} AS orderId
+        FROM ${subquery} ORDER BY ts DESC, conversion_id DESC FORMAT CSVWithNames`,
+      query_params: params,
+      clickhouse_settings: analyticsReadSettings,
+      ...abort,
+    }),
+  );
   return result.stream;
 }

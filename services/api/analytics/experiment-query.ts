@@ -25,9 +25,9 @@ const MAX_VARIANTS = 1000;
  * The figures are the `rule` breakdown of the link (exact unique visitors, as for
  * one link everywhere); the statistics are experiment-statistics.ts.
  */
-export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: ExperimentFilter): Promise<ExperimentReport | { missingControl: string }> {
+export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: ExperimentFilter, signal?: AbortSignal): Promise<ExperimentReport | { missingControl: string }> {
   const filter: BreakdownFilter = { ...f, dimension: 'rule' as Dimension, page: 1, limit: MAX_VARIANTS };
-  const { rows, convertedClicks } = await breakdown(ch, sql, filter);
+  const { rows, convertedClicks } = await breakdown(ch, sql, filter, undefined, signal);
   // The statistics compare proportions of clicks: a click that converted twice (two
   // orders) is one success, not two (rates above 100 % would break them).
   const converted = (r: (typeof rows)[number]) => convertedClicks.get(r.value) ?? 0;

@@ -98,11 +98,12 @@ export class LinkValuePeriods {
    * The cached periods, or null when some are missing or stale; then `fill` starts their
    * fill (unless one runs or just ran). The caller calls it once its own statements are
    * done: the embedded engine runs statements one at a time, and a fill started first
-   * would hold the request's statements up behind it (~1 s at 10M clicks).
+   * would hold the request's statements up behind it (~1 s at 10M clicks). `signal` is
+   * the request's, for its read here; the fill is not the request's and never takes it.
    */
-  async cached(q: Query): Promise<{ periods: CachedPeriods | null; fill(): void }> {
+  async cached(q: Query, signal?: AbortSignal): Promise<{ periods: CachedPeriods | null; fill(): void }> {
     const spans = periodSpans(q.first, q.last, q.nowMs);
-    const states = await periodStates(this.#ch, q, spans);
+    const states = await periodStates(this.#ch, q, spans, signal);
     const missing = states.filter((s) => s.batch === '');
     if (missing.length > 0) return { periods: null, fill: () => this.#startFill(q, spans, missing) };
     return { periods: { keys: states.map((s) => `${s.period}/${s.start}/${s.batch}`), fromMs: spans.daysFrom, liveFromMs: spans.liveFromMs }, fill: () => {} };
@@ -133,7 +134,7 @@ export class LinkValuePeriods {
  * READ_WITHIN whose total is its clicks now (any one, when instances wrote several).
  * Days are counted from the same dimension_daily rows a fill reads.
  */
-async function periodStates(ch: ClickHouseClient, q: Query, s: Spans): Promise<PeriodState[]> {
+async function periodStates(ch: ClickHouseClient, q: Query, s: Spans, signal: AbortSignal | undefined): Promise<PeriodState[]> {
   const actual: string[] = [];
   if (s.daysFrom < s.daysTo) {
     actual.push(`SELECT toDateTime(day, 'UTC') AS start, 'day' AS period, sum(clicks) AS clicks FROM dimension_daily
@@ -166,6 +167,7 @@ async function periodStates(ch: ClickHouseClient, q: Query, s: Spans): Promise<P
       from: sqlDateTime(s.daysFrom),
       to: sqlDateTime(s.liveFromMs),
     },
+    signal,
   );
 }
 

@@ -3,6 +3,8 @@ import { LRUCache } from 'lru-cache';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Dimension } from '../../../shared/schemas/analytics-dimensions.ts';
 import { dimensionSources } from './dimensions.ts';
+import { untilClientCloses } from './client-closed.ts';
+import { queryRows } from './query-rows.ts';
 
 /**
  * Link-valued dimensions (tags) in ClickHouse: a request that filters or breaks down by
@@ -30,15 +32,20 @@ export class LinkValueStore {
     this.#sql = sql;
   }
 
-  /** The snapshot fingerprint of each link-valued dimension in `wanted`, written to ClickHouse if it was not. */
-  async snapshots(workspaceId: string, wanted: Dimension[]): Promise<LinkValueSnapshots> {
+  /**
+   * The snapshot fingerprint of each link-valued dimension in `wanted`, written to ClickHouse
+   * if it was not. With the request's `signal`, its statements are abandoned when its client
+   * goes away, the write too: a snapshot is written whole or not at all (#write), and one
+   * not written is written by the next request that needs it.
+   */
+  async snapshots(workspaceId: string, wanted: Dimension[], signal?: AbortSignal): Promise<LinkValueSnapshots> {
     const out: LinkValueSnapshots = {};
     for (const dimension of new Set(wanted)) {
       const source = dimensionSources[dimension];
       if (source.kind !== 'linkValues') continue;
       let fingerprint = await source.fingerprint(this.#sql, workspaceId);
       if (!this.#seen.has(`${workspaceId}/${dimension}/${fingerprint}`)) {
-        let last = await this.#lastWritten(workspaceId, dimension, fingerprint);
+        let last = await this.#lastWritten(workspaceId, dimension, fingerprint, signal);
         if (last === null || last.stale) {
           // The values come with their own fingerprint: a change made meanwhile (here or on
           // another instance) would otherwise file the new values under the old state's
@@ -47,9 +54,9 @@ export class LinkValueStore {
           const read = await source.linkValues(this.#sql, workspaceId);
           if (read.fingerprint !== fingerprint) {
             fingerprint = read.fingerprint;
-            last = await this.#lastWritten(workspaceId, dimension, fingerprint);
+            last = await this.#lastWritten(workspaceId, dimension, fingerprint, signal);
           }
-          if (last === null || last.stale) await this.#write(workspaceId, dimension, fingerprint, read.values, last?.at ?? 'never');
+          if (last === null || last.stale) await this.#write(workspaceId, dimension, fingerprint, read.values, last?.at ?? 'never', signal);
         }
         this.#seen.set(`${workspaceId}/${dimension}/${fingerprint}`, true);
       }
@@ -59,15 +66,14 @@ export class LinkValueStore {
   }
 
   /** When the snapshot was last written, and whether that is over a day ago; null: never. */
-  async #lastWritten(workspaceId: string, dimension: Dimension, fingerprint: string): Promise<{ at: string; stale: boolean } | null> {
-    const rows = await (
-      await this.#ch.query({
-        query: `SELECT toString(max(written_at)) AS at, max(written_at) < now() - ${REWRITE_AFTER} AS stale FROM link_values
-          WHERE workspace_id = {ws:String} AND dimension = {dim:String} AND fingerprint = {fp:String} AND link_id = '' HAVING count() > 0`,
-        query_params: { ws: workspaceId, dim: dimension, fp: fingerprint },
-        format: 'JSONEachRow',
-      })
-    ).json<{ at: string; stale: number | boolean }>();
+  async #lastWritten(workspaceId: string, dimension: Dimension, fingerprint: string, signal: AbortSignal | undefined): Promise<{ at: string; stale: boolean } | null> {
+    const rows = await queryRows<{ at: string; stale: number | boolean }>(
+      this.#ch,
+      `SELECT toString(max(written_at)) AS at, max(written_at) < now() - ${REWRITE_AFTER} AS stale FROM link_values
+        WHERE workspace_id = {ws:String} AND dimension = {dim:String} AND fingerprint = {fp:String} AND link_id = '' HAVING count() > 0`,
+      { ws: workspaceId, dim: dimension, fp: fingerprint },
+      signal,
+    );
     return rows[0] ? { at: rows[0].at, stale: Boolean(Number(rows[0].stale)) } : null;
   }
 
@@ -76,15 +82,18 @@ export class LinkValueStore {
    * deduplication token names the snapshot and the state it replaces (never written, or
    * last written at `replacing`): instances that find the same state write it once.
    */
-  async #write(workspaceId: string, dimension: Dimension, fingerprint: string, values: Map<string, string[]>, replacing: string): Promise<void> {
+  async #write(workspaceId: string, dimension: Dimension, fingerprint: string, values: Map<string, string[]>, replacing: string, signal: AbortSignal | undefined): Promise<void> {
     const rows = [...values].map(([link_id, link_values]) => ({ workspace_id: workspaceId, dimension, fingerprint, link_id, link_values }));
     rows.push({ workspace_id: workspaceId, dimension, fingerprint, link_id: '', link_values: [] });
-    await this.#ch.insert({
-      table: 'link_values',
-      values: rows,
-      format: 'JSONEachRow',
-      clickhouse_settings: { insert_deduplication_token: `link_values/${workspaceId}/${dimension}/${fingerprint}/${replacing}` },
-    });
+    await untilClientCloses(signal, (abort) =>
+      this.#ch.insert({
+        table: 'link_values',
+        values: rows,
+        format: 'JSONEachRow',
+        clickhouse_settings: { insert_deduplication_token: `link_values/${workspaceId}/${dimension}/${fingerprint}/${replacing}` },
+        ...abort,
+      }),
+    );
   }
 }
 

@@ -90,10 +90,15 @@ export function devicePercentages(clicks: Record<string, number>): AnalyticsOver
  * rollups (clickhouse/0002 for one link, 0005 otherwise), conversions (attributed,
  * each order once) from their table; then Postgres names the top links.
  */
-export async function analyticsOverview(ch: ClickHouseClient, sql: Sql, f: OverviewFilter & { compare?: 'previous' | undefined }): Promise<AnalyticsOverview> {
+export async function analyticsOverview(
+  ch: ClickHouseClient,
+  sql: Sql,
+  f: OverviewFilter & { compare?: 'previous' | undefined },
+  signal?: AbortSignal,
+): Promise<AnalyticsOverview> {
   const previous = f.compare === 'previous' ? previousPeriod(f) : undefined;
   const { query, params } = overviewStatement(f, hourRange(f.from, f.to, f.timezone), previous);
-  const rows = await queryRows<OverviewRow>(ch, query, params);
+  const rows = await queryRows<OverviewRow>(ch, query, params, signal);
   const { total, series } = clickFigures(rows, 'total', 'series');
   const byBucket = series;
   // Ties in clicks are broken by link id, as in the statement (rows of a UNION come in no set order).

@@ -1,6 +1,30 @@
-import type { ClickHouseClient } from '@clickhouse/client';
+import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
+import { untilClientCloses } from './client-closed.ts';
 
-/** Rows of a parameterised ClickHouse query, as JSON objects. */
-export async function queryRows<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>): Promise<T[]> {
-  return (await ch.query({ query, query_params: params, format: 'JSONEachRow' })).json<T>();
+/**
+ * Settings of every analytics read (never of a write: readonly refuses INSERTs).
+ *
+ * A ClickHouse server goes on with a statement whose HTTP client closed the connection
+ * until it has rows to write, unless cancel_http_readonly_queries_on_client_close is
+ * set, and that setting acts only on a query run with readonly > 0 (HTTPHandler.cpp:
+ * `readonly > 0 && cancel_http_readonly_queries_on_client_close`). A GET is readonly by
+ * itself; @clickhouse/client POSTs, so readonly is set here: 2, reads only but settings
+ * may still change (1 also refuses SETTINGS clauses and table functions).
+ *
+ * The embedded stand-in needs neither: it cancels whatever statement's client goes
+ * away (engine-queue.ts), and applies no readonly (request-settings.ts).
+ */
+export const analyticsReadSettings: ClickHouseSettings = {
+  readonly: '2',
+  cancel_http_readonly_queries_on_client_close: 1,
+};
+
+/**
+ * Rows of a parameterised ClickHouse read, as JSON objects; with `signal`, abandoned
+ * when the request's client goes away (ClientClosedRequest, untilClientCloses).
+ */
+export async function queryRows<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<T[]> {
+  return untilClientCloses(signal, async (abort) =>
+    (await ch.query({ query, query_params: params, format: 'JSONEachRow', clickhouse_settings: analyticsReadSettings, ...abort })).json<T>(),
+  );
 }

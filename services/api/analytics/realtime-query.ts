@@ -43,9 +43,9 @@ export function realtimeStatement(scope: ClickScope, nowMs: number): { query: st
 export const realtimeTotal = (rows: RealtimeRow[]): number => Number(rows.find((r) => r.part === 'minute' && r.key === '')?.clicks ?? 0);
 
 /** GET /analytics/realtime: realtimeStatement's rows, zero-filled, the top links with their short codes. */
-export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope, nowMs = Date.now()): Promise<Realtime> {
+export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope, nowMs = Date.now(), signal?: AbortSignal): Promise<Realtime> {
   const { query, params, startMs, endMs } = realtimeStatement(scope, nowMs);
-  const rows = await queryRows<RealtimeRow>(ch, query, params);
+  const rows = await queryRows<RealtimeRow>(ch, query, params, signal);
   const perMinute = new Map(rows.filter((r) => r.part === 'minute' && r.key !== '').map((r) => [Number(r.key) * 1000, r]));
   const total = rows.find((r) => r.part === 'minute' && r.key === '');
   const totalClicks = realtimeTotal(rows);

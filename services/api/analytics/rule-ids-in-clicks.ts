@@ -12,13 +12,14 @@ import { queryRows } from './query-rows.ts';
  * rule_id column): a rule that decided only bots' clicks shows in such a report, so it
  * must filter there as well.
  */
-export async function ruleIdsInClicks(ch: ClickHouseClient, workspaceId: string, ruleIds: string[], includeBots: boolean): Promise<Set<string>> {
+export async function ruleIdsInClicks(ch: ClickHouseClient, workspaceId: string, ruleIds: string[], includeBots: boolean, signal?: AbortSignal): Promise<Set<string>> {
   const found = new Set(
     (
       await queryRows<{ value: string }>(
         ch,
         `SELECT DISTINCT value FROM dimension_daily WHERE workspace_id = {workspaceId:String} AND dimension = 'rule' AND value IN {ruleIds:Array(String)}`,
         { workspaceId, ruleIds },
+        signal,
       )
     ).map((r) => r.value),
   );
@@ -28,6 +29,7 @@ export async function ruleIdsInClicks(ch: ClickHouseClient, workspaceId: string,
       ch,
       `SELECT DISTINCT rule_id FROM click_facts WHERE workspace_id = {workspaceId:String} AND rule_id IN {ruleIds:Array(String)}`,
       { workspaceId, ruleIds: rest },
+      signal,
     );
     for (const r of rows) found.add(r.rule_id);
   }

@@ -28,6 +28,7 @@ import { LinkValuePeriods } from '../analytics/link-value-periods.ts';
 import type { Logger } from '../../../shared/logger.ts';
 import { sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
 import { ruleIdsInClicks } from '../analytics/rule-ids-in-clicks.ts';
+import { endWhenClientCloses, requestSignal } from '../analytics/request-signal.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { ok, okList } from '../respond.ts';
 import type { LinkStore } from '../stores/link-store.ts';
@@ -74,6 +75,13 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   let periods: LinkValuePeriods | undefined;
   /** A tag breakdown's cached periods, filled in the background (one per API instance). */
   const linkValuePeriods = () => (periods ??= new LinkValuePeriods(store(), deps.logger));
+  /**
+   * On every analytics route, after the scope check: each ClickHouse statement of the
+   * request takes its signal (requestSignal), so a client that gives up (a dashboard
+   * times out a load and retries, a tab closes) cancels the statements under way and
+   * starts no more; the request then ends quietly, answered to no one.
+   */
+  const whileClientConnected = endWhenClientCloses(deps.logger);
 
   /**
    * The clicks a request is about. Another workspace's link, campaign or rule, as a
@@ -110,7 +118,7 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
       const own = new Set(rows.filter((r) => r.workspaceId === workspaceId).map((r) => r.id));
       const others = ruleIds.filter((id) => !own.has(id));
       const foreign = new Set(rows.filter((r) => r.workspaceId !== workspaceId).map((r) => r.id));
-      const deleted = others.length > 0 ? await ruleIdsInClicks(store(), workspaceId, others, q.includeBots) : new Set<string>();
+      const deleted = others.length > 0 ? await ruleIdsInClicks(store(), workspaceId, others, q.includeBots, requestSignal(ctx)) : new Set<string>();
       const missing = others.find((id) => foreign.has(id) || !deleted.has(id));
       if (missing !== undefined) throw new AppError('NOT_FOUND', `Rule not found: ${missing}`);
     }
@@ -121,7 +129,7 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
       linkId,
       includeBots: q.includeBots,
       filters,
-      linkValues: await linkValues().snapshots(workspaceId, wanted),
+      linkValues: await linkValues().snapshots(workspaceId, wanted, requestSignal(ctx)),
     };
   }
 
@@ -143,67 +151,58 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     return link.id;
   }
 
-  router.get('/analytics', requireScope('analytics:read'), async (ctx) => {
+  router.get('/analytics', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(analyticsQuerySchema, ctx.query, 'query');
     const scope = await scopeOf(ctx, query);
-    ok(ctx, await analyticsOverview(store(), sql, { ...query, ...scope }));
+    ok(ctx, await analyticsOverview(store(), sql, { ...query, ...scope }, requestSignal(ctx)));
   });
 
-  router.get('/analytics/breakdown', requireScope('analytics:read'), async (ctx) => {
+  router.get('/analytics/breakdown', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(breakdownQuerySchema, ctx.query, 'query');
     const dimension = query.dimension as Dimension;
     const scope = await scopeOf(ctx, query, [dimension]);
-    const { rows, total } = await breakdown(store(), sql, { ...query, ...scope, dimension }, linkValuePeriods());
+    const { rows, total } = await breakdown(store(), sql, { ...query, ...scope, dimension }, linkValuePeriods(), requestSignal(ctx));
     if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `breakdown-${dimension}-${query.from}-${query.to}`, toCsv(breakdownColumns(dimension), rows));
     okList(ctx, rows, pagination(query.page, query.limit, total));
   });
 
-  router.get('/analytics/realtime', requireScope('analytics:read'), async (ctx) => {
+  router.get('/analytics/realtime', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(realtimeQuerySchema, ctx.query, 'query');
-    ok(ctx, await realtime(store(), sql, await scopeOf(ctx, query)));
+    ok(ctx, await realtime(store(), sql, await scopeOf(ctx, query), Date.now(), requestSignal(ctx)));
   });
 
-  router.get('/analytics/experiments/:linkId', requireScope('analytics:read'), async (ctx) => {
+  router.get('/analytics/experiments/:linkId', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(experimentQuerySchema, ctx.query, 'query');
     const linkId = await liveLink(ctx);
     const scope = await scopeOf(ctx, { ...query, linkId });
-    const report = await experimentReport(store(), sql, { ...query, ...scope, linkId });
+    const report = await experimentReport(store(), sql, { ...query, ...scope, linkId }, requestSignal(ctx));
     if ('missingControl' in report) throw new AppError('NOT_FOUND', `Rule not found on link ${linkId}: ${report.missingControl}`);
     ok(ctx, report);
   });
 
-  router.get('/analytics/conversions', requireScope('analytics:read'), async (ctx) => {
+  router.get('/analytics/conversions', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(conversionReportQuerySchema, ctx.query, 'query');
     const scope = await scopeOf(ctx, query);
     const f = { ...query, ...scope };
-    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `conversions-${query.from}-${query.to}`, await conversionsCsv(store(), f, abortOnClose(ctx)));
-    const { report, total } = await conversionReport(store(), f);
+    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `conversions-${query.from}-${query.to}`, await conversionsCsv(store(), f, requestSignal(ctx)));
+    const { report, total } = await conversionReport(store(), f, requestSignal(ctx));
     ctx.body = { success: true, data: report, pagination: pagination(query.page, query.limit, total) };
   });
 
   // Registered before /analytics/:linkId so "clicks" is never read as a link id.
-  router.get('/analytics/clicks', requireScope('analytics:read'), async (ctx) => {
+  router.get('/analytics/clicks', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(clickLogQuerySchema, ctx.query, 'query');
     const scope = await scopeOf(ctx, query);
-    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `clicks${query.from ? `-${query.from}` : ''}${query.to ? `-${query.to}` : ''}`, await clickLogCsv(store(), scope, query, abortOnClose(ctx)));
-    const { items, total } = await clickLog(store(), scope, query);
+    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `clicks${query.from ? `-${query.from}` : ''}${query.to ? `-${query.to}` : ''}`, await clickLogCsv(store(), scope, query, requestSignal(ctx)));
+    const { items, total } = await clickLog(store(), scope, query, requestSignal(ctx));
     okList(ctx, items, pagination(query.page, query.limit, total));
   });
 
-  router.get('/analytics/:linkId', requireScope('analytics:read'), async (ctx) => {
+  router.get('/analytics/:linkId', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(analyticsLinkQuerySchema, ctx.query, 'query');
     // Another workspace's link reads as absent, like GET /links/{id}; so does a deleted one.
     const linkId = await liveLink(ctx);
     const scope = await scopeOf(ctx, { ...query, linkId });
-    ok(ctx, await analyticsOverview(store(), sql, { ...query, ...scope, linkId }));
+    ok(ctx, await analyticsOverview(store(), sql, { ...query, ...scope, linkId }, requestSignal(ctx)));
   });
-}
-
-/** Aborts a streamed export's ClickHouse query when the client goes away mid-download. */
-function abortOnClose(ctx: Context): AbortSignal {
-  const controller = new AbortController();
-  ctx.res.once('close', () => {
-    if (!ctx.res.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }
