@@ -109,10 +109,11 @@ export async function breakdown(
   try {
     return await breakdownFrom(ch, sql, f, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range), signal);
   } finally {
-    // A request its client abandoned starts nothing more, its fill included: that would
-    // only hold up the client's retry (the embedded engine runs one statement at a time),
-    // which finds the periods missing still and fills them after its own statements.
-    if (!signal?.aborted) cache?.fill();
+    // Also for a request its client abandoned: its statements are cancelled by then, and a
+    // breakdown slow enough without the periods to be given up on every time (the
+    // dashboard's 30 s) would otherwise never get them. The fill is the instance's, not
+    // the request's, and at most one runs per key (link-value-periods.ts).
+    cache?.fill();
   }
 }
 

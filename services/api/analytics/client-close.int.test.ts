@@ -265,6 +265,40 @@ describe('analytics requests whose client goes away', () => {
     expect(tap.exchanges.slice(before).map((e) => e.text)).toEqual([expect.stringContaining('SELECT 1 AS one')]);
   });
 
+  it('rows being read when the client leaves: their stream is closed (the ClickHouse client stops listening to the signal once the headers are in)', async () => {
+    // A server that answers the headers and a first row, then holds the rest, as a
+    // ClickHouse server streaming a long answer does.
+    let answered!: () => void;
+    const firstRowSent = new Promise<void>((resolve) => (answered = resolve));
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const slow = createServer((req, res) => {
+      req.resume();
+      res.on('close', closed);
+      res.writeHead(200, { 'content-type': 'application/x-ndjson', 'x-clickhouse-format': 'JSONEachRow' });
+      res.write('{"one":1}\n', () => answered());
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const client = connectClickHouse(`http://127.0.0.1:${(slow.address() as AddressInfo).port}`);
+    try {
+      const leaving = new AbortController();
+      const read = queryRows(client, 'SELECT 1 AS one', {}, leaving.signal).catch((e: unknown) => e);
+      await firstRowSent;
+      // Time for the headers to reach the client (sooner, the client's own abort listener
+      // ends the read, and the test passes without showing this path).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      leaving.abort();
+      // Before, the read went on until the server ended the answer: here, never.
+      expect(await happens(read), 'the read of an abandoned answer did not end').toBe(true);
+      expect(await read).toBeInstanceOf(ClientClosedRequest);
+      expect(await happens(connectionClosed), 'the answer\'s connection stayed open').toBe(true);
+    } finally {
+      await client.close();
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  });
+
   it('ClickHouse failing while the client waits is still the error it was, not an abandoned request', async () => {
     const live = new AbortController();
     const failure = await queryRows(analytics, 'SELECT * FROM no_such_table', {}, live.signal).catch((e: unknown) => e);

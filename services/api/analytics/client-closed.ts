@@ -30,8 +30,9 @@ export type AbortOption = { abort_signal?: AbortSignal };
  *   server cancels it (query-rows.ts, analyticsReadSettings).
  * - Failing once the signal has aborted, it fails as ClientClosedRequest. The client
  *   rejects with a plain Error('The user aborted a request.'), no name or code, while
- *   it waits for the answer, and with ECONNRESET ('aborted') while it reads the rows,
- *   which would pass for ClickHouse unreachable (503, logged). An error ClickHouse
+ *   it waits for the answer; once the answer's headers are in it no longer listens to
+ *   the signal, and a read cut short by closing the rows' stream (queryRows does) fails
+ *   as a stream error, which would pass for ClickHouse unreachable (503, logged). An error ClickHouse
  *   answered (ClickHouseError) stays itself: it was answered before the abort, and a
  *   bug in a statement is reported whenever its client left.
  *

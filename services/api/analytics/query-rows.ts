@@ -24,7 +24,18 @@ export const analyticsReadSettings: ClickHouseSettings = {
  * when the request's client goes away (ClientClosedRequest, untilClientCloses).
  */
 export async function queryRows<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<T[]> {
-  return untilClientCloses(signal, async (abort) =>
-    (await ch.query({ query, query_params: params, format: 'JSONEachRow', clickhouse_settings: analyticsReadSettings, ...abort })).json<T>(),
-  );
+  return untilClientCloses(signal, async (abort) => {
+    const result = await ch.query({ query, query_params: params, format: 'JSONEachRow', clickhouse_settings: analyticsReadSettings, ...abort });
+    // The client stops listening to abort_signal once the answer's headers are in (a
+    // server sends them with its first rows): an abort while the rows are read closes
+    // their stream here, or the rest would be read for no one.
+    const close = () => result.close();
+    if (signal?.aborted) close();
+    signal?.addEventListener('abort', close, { once: true });
+    try {
+      return await result.json<T>();
+    } finally {
+      signal?.removeEventListener('abort', close);
+    }
+  });
 }

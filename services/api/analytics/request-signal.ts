@@ -39,14 +39,19 @@ export function requestSignal(ctx: Context): AbortSignal {
  */
 export function endWhenClientCloses(logger: Logger) {
   return async function whileClientConnected(ctx: Context, next: Next): Promise<void> {
-    requestSignal(ctx);
+    const signal = requestSignal(ctx);
+    const abandoned = () => {
+      ctx.status = CLIENT_CLOSED_STATUS;
+      ctx.respond = false;
+      logger.debug('analytics request abandoned: the client closed the connection', { method: ctx.method, path: ctx.path });
+    };
     try {
       await next();
     } catch (err) {
       if (!(err instanceof ClientClosedRequest)) throw err;
-      ctx.status = CLIENT_CLOSED_STATUS;
-      ctx.respond = false;
-      logger.debug('analytics request abandoned: the client closed the connection', { method: ctx.method, path: ctx.path });
+      return abandoned();
     }
+    // Gone during a Postgres step or after the last statement: the route answered, to no one.
+    if (signal.aborted && !ctx.headerSent) abandoned();
   };
 }
