@@ -50,7 +50,16 @@ describe('QR codes API on postgres', () => {
       const res = await custom.request('POST', '/qr', { key: own, body: { linkId: link.id } });
       expect(res.status).toBe(201);
       expect(res.body.data.encodedUrl).toBe(`${link.shortUrl}?scan=1`);
+      expect(res.body.data.current).toBe(true);
       expect(decodePng(fromDataUri(res.body.data.dataUri, 'image/png'))).toBe(`${link.shortUrl}?scan=1`);
+      // A code made before the marker was changed (as an earlier deployment stored it) is listed as not current.
+      const before = (await custom.request('POST', '/qr', { key: own, body: { linkId: link.id, size: 256 } })).body.data;
+      await custom.db.sql`UPDATE qr_codes SET encoded_url = ${`${link.shortUrl}?qr=1`} WHERE id = ${before.id}`;
+      const listed = (await custom.request('GET', `/qr/${link.id}`, { key: own })).body.data as Array<{ id: string; current: boolean }>;
+      expect(listed.map((c) => [c.id, c.current])).toEqual([
+        [before.id, false],
+        [res.body.data.id, true],
+      ]);
     } finally {
       await custom.close();
     }

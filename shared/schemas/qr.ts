@@ -68,6 +68,14 @@ export const qrCodeSchema = z.object({
   errorCorrection: z.enum(qrErrorCorrectionLevels),
   /** The short URL with the QR marker (`?qr=1`), so scans count as source `qr`. */
   encodedUrl: z.string(),
+  /**
+   * Whether encodedUrl is what a code made now would encode. False once the link moved to
+   * another domain or the QR marker changed: a code printed before still opens what its
+   * URL names (or not), and its scans may not count as `qr`.
+   */
+  current: z
+    .boolean()
+    .describe("Whether encodedUrl is what a code made now would encode (the link's short URL and the QR marker of today); false after a domain or marker change"),
   /** Path on this API that serves the image. */
   imageUrl: z.string(),
   /** The image as a `data:` URI (in the create answer only; lists give imageUrl). */

@@ -120,6 +120,7 @@ const qrCode = {
   background: '#ffffff',
   errorCorrection: 'M',
   encodedUrl: 'https://go.example.com/spring?qr=1',
+  current: true,
   imageUrl: `/qr/${ids.link}/${ids.qr}.png`,
   dataUri: 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   createdAt: at,

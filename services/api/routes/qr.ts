@@ -43,7 +43,8 @@ export function qrEncodedUrl(shortUrl: string, marker: string): string {
 
 const imageUrl = (record: QrRecord) => `/qr/${encodeURIComponent(record.linkId)}/${encodeURIComponent(record.id)}.${record.format}`;
 
-const presentListItem = (record: QrRecord): QrCodeListItem => ({ ...record, imageUrl: imageUrl(record) });
+/** `encodedUrl`: what a code of the link made now encodes (current is whether the record's equals it). */
+const presentListItem = (record: QrRecord, encodedUrl: string): QrCodeListItem => ({ ...record, current: record.encodedUrl === encodedUrl, imageUrl: imageUrl(record) });
 
 /** Records never change, so a few recent images are kept rendered (a 2048 px PNG takes ~0.3 s). */
 const IMAGE_CACHE_ENTRIES = 32;
@@ -71,7 +72,7 @@ export function qrRoutes(router: Router, deps: QrRouteDeps): void {
 
   async function presentQr(record: QrRecord): Promise<QrCode> {
     const image = await imageOf(record);
-    return { ...presentListItem(record), dataUri: `data:${contentTypes[record.format]};base64,${image.toString('base64')}` };
+    return { ...presentListItem(record, record.encodedUrl), dataUri: `data:${contentTypes[record.format]};base64,${image.toString('base64')}` };
   }
 
   router.post('/qr', requireScope('qr:write'), async (ctx) => {
@@ -89,7 +90,8 @@ export function qrRoutes(router: Router, deps: QrRouteDeps): void {
     const link = await links.byId(workspaceId, ctx.params.linkId!);
     if (!link || link.deletedAt) throw linkNotFound();
     const { items, total } = await qr.listForLink(workspaceId, link.id, query);
-    okList(ctx, items.map(presentListItem), pagination(query.page, query.limit, total));
+    const encodedNow = qrEncodedUrl(deps.presentLink(link).shortUrl, marker);
+    okList(ctx, items.map((record) => presentListItem(record, encodedNow)), pagination(query.page, query.limit, total));
   });
 
   // One segment `{qrId}.{png|svg}`: two segments, so it never competes with the list route.

@@ -7,19 +7,21 @@ import { setQuery } from '../router.ts';
 const JUMP_FROM = 5;
 
 /**
- * Previous and next page. At either end the button is aria-disabled, not disabled:
+ * Previous and next page: the address's `page` unless `onPage` keeps it (a list within
+ * a view whose address says something else). At either end the button is aria-disabled, not disabled:
  * a disabled button drops the focus it has (to <body>, WCAG 2.4.3) when Next
  * reaches the last page; an aria-disabled one keeps it and says it does nothing.
  */
-export function Pager({ pagination, label }: { pagination: Pagination | undefined; label: string }) {
+export function Pager({ pagination, label, onPage = (to) => setQuery({ page: String(to) }) }: { pagination: Pagination | undefined; label: string; onPage?: (page: number) => void }) {
   const page = pagination?.page ?? 1;
   const pages = pagination?.totalPages ?? 1;
   const [typed, setTyped] = useState('');
   if (!pagination) return null;
   const step = (to: number, allowed: boolean) => ({
     'aria-disabled': allowed ? undefined : ('true' as const),
-    onClick: () => allowed && setQuery({ page: String(to) }),
+    onClick: () => allowed && onPage(to),
   });
+  const jumpId = `${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-page-jump`;
   return (
     <nav class="pager" aria-label={`${label} pages`}>
       <button type="button" {...step(page - 1, page > 1)}>
@@ -37,12 +39,12 @@ export function Pager({ pagination, label }: { pagination: Pagination | undefine
           onSubmit={(e) => {
             e.preventDefault();
             const to = Math.min(pages, Math.max(1, Math.round(Number(typed))));
-            if (typed.trim() !== '' && Number.isFinite(to)) setQuery({ page: String(to) });
+            if (typed.trim() !== '' && Number.isFinite(to)) onPage(to);
             setTyped('');
           }}
         >
-          <label for={`${label}-page-jump`}>Go to page</label>
-          <input id={`${label}-page-jump`} type="number" inputMode="numeric" min={1} max={pages} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          <label for={jumpId}>Go to page</label>
+          <input id={jumpId} type="number" inputMode="numeric" min={1} max={pages} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
           <button type="submit">Go</button>
         </form>
       )}

@@ -1,8 +1,7 @@
 import type { JSX } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiFailure, api, fetchBlob, unwrap, type Link, type QrCode, type QrCreate, type QrListItem } from '../api.ts';
 import { fmtDateTime, fmtInt } from '../format.ts';
-import { setQuery } from '../router.ts';
 import { session } from '../session.ts';
 import { useLoad } from '../use-load.ts';
 import { ErrorBox } from './error-box.tsx';
@@ -42,23 +41,15 @@ export async function downloadQr(link: QrLink, code: QrCode | QrListItem): Promi
 /** What the QR PNG and QR SVG buttons make: a print-size code, the API's other defaults spelled out so a stored one can be recognised. */
 const quick = { size: 1024, margin: 2, foreground: '#000000', background: '#ffffff', errorCorrection: 'M' } as const;
 
-/** A code's encodedUrl is the short URL with the QR marker added to its query. */
-const withoutQuery = (url: string) => {
-  const parsed = new URL(url);
-  parsed.search = '';
-  return parsed.href;
-};
-
 /**
  * Downloads the link's quick code of `format`. Each POST stores a record, so a code the
- * link already has is downloaded instead when it looks the same and encodes the short
- * URL the link has now (a link moved to another domain needs a new code). Resolves to
- * whether a code was made.
+ * link already has is downloaded instead when it looks the same and is `current` (it
+ * encodes what a code made now would: not after the link moved to another domain or the
+ * QR marker changed). Resolves to whether a code was made.
  */
 export async function downloadQuickQr(link: QrLink, format: QrFormat): Promise<boolean> {
   // Newest first, a whole page (100 at most): a match further back only costs one record more.
   const { data } = await unwrap(api.GET('/qr/{linkId}', { params: { path: { linkId: link.id }, query: { limit: 100 } } }));
-  const shortUrl = withoutQuery(link.shortUrl);
   const stored = data.find(
     (c) =>
       c.format === format &&
@@ -67,7 +58,7 @@ export async function downloadQuickQr(link: QrLink, format: QrFormat): Promise<b
       c.foreground === quick.foreground &&
       c.background === quick.background &&
       c.errorCorrection === quick.errorCorrection &&
-      withoutQuery(c.encodedUrl) === shortUrl,
+      c.current,
   );
   if (stored) {
     await downloadQr(link, stored);
@@ -92,20 +83,17 @@ const PAGE_SIZE = 10;
 /**
  * The link's QR codes, newest first, each downloadable, and (with qr:write) a form for a
  * code of any look the API makes. `made` counts codes the page's quick buttons made:
- * each change lists them.
+ * each change lists them. Its page is its own, not the address's: the link page's query
+ * is its analytics (what the other views carry), and a range or filter change would
+ * send a `page` there back to 1.
  */
-export function QrCodesSection({ link, page, made }: { link: QrLink; page: number; made: number }) {
+export function QrCodesSection({ link, made }: { link: QrLink; made: number }) {
+  const [page, setPage] = useState(1);
   const codes = useLoad((signal) => unwrap(api.GET('/qr/{linkId}', { params: { path: { linkId: link.id }, query: { page, limit: PAGE_SIZE } }, signal })), [link.id, page, made]);
   const [status, setStatus] = useState('');
   const [failure, setFailure] = useState<ApiFailure | undefined>();
-  // Only the first page knows which code is the newest.
-  const newest = page === 1 ? codes.data?.data[0] : undefined;
-
-  // A page past the last (an old bookmark, a typed ?page=9) shows the last page instead, in place of this address.
-  const lastPage = codes.data?.pagination.totalPages ?? 0;
-  useEffect(() => {
-    if (!codes.loading && lastPage > 0 && page > lastPage) setQuery({ page: String(lastPage) }, { replace: true });
-  }, [codes.loading, lastPage, page]);
+  // What the form made: shown from its answer's image, as fetching a stored one costs a request of the quota.
+  const [latest, setLatest] = useState<QrCode | null>(null);
 
   async function download(code: QrListItem) {
     setFailure(undefined);
@@ -121,9 +109,11 @@ export function QrCodesSection({ link, page, made }: { link: QrLink; page: numbe
   }
 
   function created(code: QrCode) {
+    setFailure(undefined);
     setStatus(`QR code ${describeCode(code)} made and downloaded`);
+    setLatest(code);
     // The new code is the newest: on the first page.
-    if (page > 1) setQuery({ page: undefined });
+    if (page > 1) setPage(1);
     else codes.reload();
   }
 
@@ -192,33 +182,25 @@ export function QrCodesSection({ link, page, made }: { link: QrLink; page: numbe
               </tbody>
             </table>
           </TableScroll>
-          {(codes.data.pagination.totalPages ?? 1) > 1 && <Pager pagination={codes.data.pagination} label="QR codes" />}
+          {(codes.data.pagination.totalPages ?? 1) > 1 && <Pager pagination={codes.data.pagination} label="QR codes" onPage={setPage} />}
         </>
       )}
       <div class="cards">
         {session.can('qr:write') && <NewQrForm link={link} onCreated={created} />}
-        {/* Keyed: a newer code never shows under the last one's image while its own loads. */}
-        {newest && <Preview key={newest.id} code={newest} />}
+        {latest && <Made code={latest} />}
       </div>
     </section>
   );
 }
 
-/** The newest code's image: one preview only, as each image is a request against the workspace's hourly quota. */
-function Preview({ code }: { code: QrListItem }) {
-  const image = useLoad(async (signal) => URL.createObjectURL(await fetchBlob(code.imageUrl, signal)), [code.imageUrl]);
-  useEffect(
-    () => () => {
-      if (image.data) URL.revokeObjectURL(image.data);
-    },
-    [image.data],
-  );
+/** The code the form just made, from the image its answer carries. */
+function Made({ code }: { code: QrCode }) {
   return (
     <figure class="card">
       <figcaption>
-        Newest: {describeCode(code)}, {describeLevel(code.errorCorrection)}
+        Made: {describeCode(code)}, {describeLevel(code.errorCorrection)}
       </figcaption>
-      {image.error ? <p class="muted">No preview: {image.error.message}</p> : image.data && <img src={image.data} width={160} height={160} alt={`QR code encoding ${code.encodedUrl}`} />}
+      <img src={code.dataUri} width={160} height={160} alt={`QR code encoding ${code.encodedUrl}`} />
     </figure>
   );
 }

@@ -8,7 +8,7 @@ import { QrCodesSection } from '../components/qr-codes.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime } from '../format.ts';
-import { href, navigate, pageOf, type Location } from '../router.ts';
+import { href, navigate, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { AnalyticsPanel } from './analytics-panel.tsx';
@@ -131,7 +131,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
       )}
       <RulesSection linkId={l.id} campaignId={l.campaignId} />
       {session.can('analytics:read') && <ExperimentsSection linkId={l.id} range={range} />}
-      <QrCodesSection link={l} page={pageOf(loc.query)} made={qrMade} />
+      <QrCodesSection link={l} made={qrMade} />
       {mutations.dialog(() => navigate(href('links')))}
     </>
   );
