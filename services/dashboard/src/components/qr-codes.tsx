@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { ApiFailure, api, fetchBlob, unwrap, type Link, type QrCode, type QrCreate, type QrListItem } from '../api.ts';
 import { fmtDateTime, fmtInt } from '../format.ts';
 import { session } from '../session.ts';
-import { useLoad } from '../use-load.ts';
+import { useAction, useLoad } from '../use-load.ts';
 import { ErrorBox } from './error-box.tsx';
 import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } from './field-errors.tsx';
 import { Pager } from './pager.tsx';
@@ -230,8 +230,9 @@ const fields: FieldMap = { ...Object.fromEntries(Object.entries(labels).map(([na
 
 function NewQrForm({ link, onCreated }: { link: QrLink; onCreated(code: QrCode): void }) {
   const [draft, setDraft] = useState(blank);
-  const [error, setError] = useState<ApiFailure | undefined>();
-  const [saving, setSaving] = useState(false);
+  const action = useAction(() => {});
+  const saving = action.busy !== null;
+  const error = action.error;
   const problems = problemsOf(error, fields);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
   const field = (name: keyof Draft, control: (props: { id: string; value: string } & ReturnType<typeof invalidProps>) => JSX.Element, help?: string) => (
@@ -247,23 +248,16 @@ function NewQrForm({ link, onCreated }: { link: QrLink; onCreated(code: QrCode):
     </div>
   );
 
-  async function submit(event: Event) {
+  function submit(event: Event) {
     event.preventDefault();
     // The button is aria-disabled while saving, so it keeps focus; a second press does nothing.
     if (saving) return;
-    setSaving(true);
-    setError(undefined);
-    try {
+    void action.run(async () => {
       const body: QrCreate = { ...draft, linkId: link.id, size: Number(draft.size), margin: Number(draft.margin) };
       const { data } = await unwrap(api.POST('/qr', { body }));
       await downloadQr(link, data);
       onCreated(data);
-    } catch (err) {
-      if (err instanceof ApiFailure) setError(err);
-      else throw err;
-    } finally {
-      setSaving(false);
-    }
+    });
   }
 
   return (
