@@ -411,4 +411,104 @@ describe('dashboard live states in chromium', () => {
     expect(await card.locator('.facet-note').count()).toBe(0);
     await page.close();
   }, 60_000);
+
+  /** The page's country breakdowns, answered by the API and then changed by `change` in the browser's network. */
+  async function rewriteCountries(page: Page, change: (body: { data: Array<{ value: string | null; clicks: number; uniqueClicks: number }>; pagination: { total: number } }) => void) {
+    const match = (u: URL) => u.pathname === '/analytics/breakdown' && u.searchParams.get('dimension') === 'country';
+    await page.route(match, async (route) => {
+      const response = await route.fetch();
+      const body = await response.json();
+      change(body);
+      // A request the page gave up on meanwhile (superseded) can no longer be answered.
+      await route.fulfill({ response, json: body }).catch(() => undefined);
+    });
+  }
+  const countryRows = (page: Page) =>
+    page
+      .locator('[data-group="locations"] tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('.bar-label')!.textContent, tr.querySelector('td')!.textContent, tr.querySelector('button')!.getAttribute('aria-pressed')]));
+  const focusedName = (page: Page) => page.evaluate(() => (document.activeElement === document.body ? null : (document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent)));
+  const countriesLoaded = (page: Page) => page.locator('[data-group="locations"][data-dimension="country"][data-loaded="true"]').waitFor();
+
+  it('beside rows with clicks, a chosen value missing from a card that lists every value is at 0, chosen and removable; not when the card lists a page of more', async () => {
+    const page = await t.newPage(context);
+    await t.signIn(page);
+    // US and DE have clicks, JP none: the card's answer holds every value (2 of at most 10).
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=US,JP`);
+    await loadedAnalytics(page);
+    await countriesLoaded(page);
+    const card = page.locator('[data-group="locations"]');
+    expect(await countryRows(page)).toEqual([
+      ['US', 'United States', '5', 'true'],
+      ['DE', 'Germany', '4', 'false'],
+      ['JP', 'Japan', '0', 'true'],
+    ]);
+    expect(await card.locator('[data-empty]').count()).toBe(0);
+    await t.expectAccessible(page, 'a card listing a chosen value at 0 beside rows with clicks');
+
+    // Taken away where listed: focus goes to the row now in its place (the last one).
+    await card.getByRole('button', { name: 'Filter by Japan' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('US');
+    await expect.poll(() => countryRows(page)).toEqual([
+      ['US', 'United States', '5', 'true'],
+      ['DE', 'Germany', '4', 'false'],
+    ]);
+    await expect.poll(() => focusedName(page)).toBe('Filter by Germany');
+
+    // A card whose answer is one page of more values: a chosen value missing from it may be on a later page, its count unknown: not listed.
+    await rewriteCountries(page, (body) => void (body.pagination.total = 50));
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=US,JP`);
+    await loadedAnalytics(page);
+    await countriesLoaded(page);
+    expect(await countryRows(page)).toEqual([
+      ['US', 'United States', '5', 'true'],
+      ['DE', 'Germany', '4', 'false'],
+    ]);
+    // A card's request the closing page leaves out is not rewritten any more (its fetch would fail with the page).
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+    await page.close();
+  }, 60_000);
+
+  it('rows the API gives at 0 clicks (conversions of clicks before the range) are rows: the card does not say it has none, and one taken away keeps no hold on focus', async () => {
+    const page = await t.newPage(context);
+    // Every country's clicks came before the range, as breakdown-query.ts answers it then: 0 clicks, its conversions kept; later without Germany.
+    let withoutGermany = false;
+    await rewriteCountries(page, (body) => {
+      for (const row of body.data) row.clicks = row.uniqueClicks = 0;
+      if (withoutGermany) body.data = body.data.filter((row) => row.value !== 'DE');
+    });
+    await t.signIn(page);
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=DE`);
+    await loadedAnalytics(page);
+    await countriesLoaded(page);
+    const card = page.locator('[data-group="locations"]');
+    expect(await countryRows(page)).toEqual([
+      ['US', 'United States', '0', 'false'],
+      ['DE', 'Germany', '0', 'true'],
+    ]);
+    expect(await card.locator('[data-empty]').count()).toBe(0);
+
+    // The chosen API row taken away: it stays listed, not chosen, with focus.
+    await card.getByRole('button', { name: 'Filter by Germany' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBeNull();
+    await expect.poll(() => countryRows(page)).toEqual([
+      ['US', 'United States', '0', 'false'],
+      ['DE', 'Germany', '0', 'false'],
+    ]);
+    expect(await focusedName(page)).toBe('Filter by Germany');
+    // Later, with focus nowhere (on the page's body), Back from another filter reloads the card without Germany: focus stays where the user left it.
+    await page.locator('[data-group="devices"] button.bar-row').first().click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('device')).not.toBeNull();
+    await loadedAnalytics(page);
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    withoutGermany = true;
+    await page.goBack();
+    await expect.poll(() => countryRows(page)).toEqual([['US', 'United States', '0', 'false']]);
+    await settle(page);
+    await settle(page);
+    expect(await focusedName(page)).toBeNull();
+    // A card's request the closing page leaves out is not rewritten any more (its fetch would fail with the page).
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+    await page.close();
+  }, 60_000);
 });

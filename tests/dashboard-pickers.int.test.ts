@@ -5,8 +5,8 @@ import { startDashboardTest, type DashboardTest } from '../services/dashboard/te
 /**
  * The campaign and tag pickers against linkroute as `npm start` runs it: each whole
  * list (up to 10 requests of the workspace's hourly quota) is loaded once a minute
- * per workspace in a tab, whatever view mounts a picker; a load still out is joined,
- * not sent again; a campaign or tag this tab writes shows at once. The page's clock
+ * per signed-in key in a tab, whatever view mounts a picker; a load still out is joined,
+ * not sent again, and dropped with its key; a campaign or tag this tab writes shows at once. The page's clock
  * (page.clock) is fixed and moved by hand: no wall clock decides what is loaded.
  */
 type ListName = 'campaigns' | 'tags';
@@ -31,7 +31,7 @@ const START = Date.parse('2026-03-02T10:00:00Z');
  */
 const fixedClock = (page: Page, at = START) => page.clock.setFixedTime(at);
 
-describe('dashboard pickers in chromium: every campaign and tag, loaded once a minute per workspace', () => {
+describe('dashboard pickers in chromium: every campaign and tag, loaded once a minute per signed-in key', () => {
   let t: DashboardTest;
   let context: BrowserContext;
   const url = (path: string) => `${t.linkroute.apiUrl}/dashboard/${path}`;
@@ -59,6 +59,14 @@ describe('dashboard pickers in chromium: every campaign and tag, loaded once a m
     await nav(page).getByRole('link', { name: 'Links' }).click();
     await page.getByRole('heading', { name: 'Links', exact: true }).waitFor();
   }
+  /** Signs out and in with `key` through the forms, without a reload: whatever the tab keeps in memory stays. */
+  async function signOutAndIn(page: Page, key: string) {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  }
+  const isCampaignList = (u: URL) => u.pathname === '/campaigns' && u.searchParams.get('limit') === '100';
 
   it('the overview, the links list and the link form share one load of each list for a minute; then the next picker loads it again', async () => {
     const page = await t.newPage(context);
@@ -102,7 +110,6 @@ describe('dashboard pickers in chromium: every campaign and tag, loaded once a m
 
     // The campaigns list answers slowly: the overview's load is still out when the link form mounts its own picker.
     const held: Route[] = [];
-    const isCampaignList = (u: URL) => u.pathname === '/campaigns' && u.searchParams.get('limit') === '100';
     const hold = (route: Route) => void held.push(route);
     await page.route(isCampaignList, hold);
     const loads = pickerLoads(page);
@@ -166,11 +173,95 @@ describe('dashboard pickers in chromium: every campaign and tag, loaded once a m
     await t.signIn(page);
     await expect.poll(() => campaignOptions(page)).toContain('Spring');
     // Signed out and in with the other key without a reload: the kept lists are still in the tab.
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key').fill(other);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signOutAndIn(page, other);
     await page.locator('.topbar [data-workspace]', { hasText: 'Other shop' }).waitFor();
     await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', 'Default']);
+    await page.close();
+  }, 60_000);
+
+  it('a key of the same workspace signed in next gets its own lists: one that may not list campaigns is offered none, not the last key’s', async () => {
+    const analyst = await t.createKey({ scopes: ['analytics:read'] });
+    const page = await t.newPage(context);
+    await fixedClock(page);
+    await t.signIn(page);
+    await expect.poll(() => campaignOptions(page)).toContain('Spring');
+    const answers: number[] = [];
+    page.on('response', (r) => {
+      if (isCampaignList(new URL(r.url()))) answers.push(r.status());
+    });
+    await signOutAndIn(page, analyst);
+    await page.getByRole('heading', { name: 'Overview', exact: true }).waitFor();
+    // Asked with this key, and refused (campaigns are read with links:read): the picker offers no campaign, and says nothing of it.
+    await expect.poll(() => answers).toEqual([403]);
+    expect(await campaignOptions(page)).toEqual(['All campaigns']);
+    expect(await page.locator('.list-failure').count()).toBe(0);
+    await page.close();
+  }, 60_000);
+
+  it('a list still loading when the user signs out is dropped: none of its pages goes out with the next key, none is kept', async () => {
+    const other = await t.createKey({ workspace: { name: 'Third shop', plan: 'starter' } });
+    const page = await t.newPage(context);
+    await fixedClock(page);
+    const sent: Array<{ page: string | null; key: string | undefined }> = [];
+    page.on('request', (r) => {
+      const u = new URL(r.url());
+      if (isCampaignList(u)) sent.push({ page: u.searchParams.get('page'), key: r.headers()['authorization'] });
+    });
+    // The first key's first page answers late, and says there is a second.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let answered!: () => void;
+    const done = new Promise<void>((resolve) => (answered = resolve));
+    await page.route(isCampaignList, async (route) => {
+      if (route.request().headers()['authorization'] !== `Bearer ${t.linkroute.apiKey}`) return route.continue();
+      const response = await route.fetch();
+      const body = await response.json();
+      body.pagination.totalPages = 2;
+      await gate;
+      // The page may have given the request up meanwhile: nothing to answer then.
+      await route.fulfill({ response, json: body }).catch(() => undefined);
+      answered();
+    });
+    await t.signIn(page);
+    await expect.poll(() => sent.length).toBe(1);
+    await signOutAndIn(page, other);
+    await page.locator('.topbar [data-workspace]', { hasText: 'Third shop' }).waitFor();
+    await expect.poll(() => campaignOptions(page)).toEqual(['All campaigns', 'Default']);
+    release();
+    await done;
+    // Whatever that answer sets off has gone out by the time the page has run a few tasks more.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
+    expect(sent).toEqual([
+      { page: '1', key: `Bearer ${t.linkroute.apiKey}` },
+      { page: '1', key: `Bearer ${other}` },
+    ]);
+    await page.close();
+  }, 60_000);
+
+  it('a picker that joined a load which never answers says, when the load is given up, that the API did not answer within 30 s; its retry loads again', async () => {
+    const page = await t.newPage(context);
+    // Timers moved on by hand (and in real time too: an installed clock cannot be paused, see dashboard-live-states).
+    await page.clock.install();
+    const held: Route[] = [];
+    const hold = (route: Route) => void held.push(route);
+    await page.route(isCampaignList, hold);
+    await t.signIn(page);
+    // The overview's picker starts the load; 20 s on, the link form's picker joins it, 10 s before it is given up.
+    await expect.poll(() => held.length).toBe(1);
+    await page.clock.runFor(20_000);
+    await toLinks(page);
+    await page.getByRole('link', { name: 'Create link' }).click();
+    await page.getByRole('heading', { name: 'Create link' }).waitFor();
+    await page.clock.runFor(11_000);
+    const failure = page.locator('.list-failure');
+    await failure.waitFor();
+    expect(await failure.textContent()).toContain('Campaigns did not load: The API did not answer within 30 s.');
+    await t.expectAccessible(page, 'a picker whose list did not load');
+
+    await page.unroute(isCampaignList, hold);
+    await failure.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => campaignOptions(page)).toEqual(['Default campaign', ...(await campaignNames())]);
+    expect(await failure.count()).toBe(0);
     await page.close();
   }, 60_000);
 

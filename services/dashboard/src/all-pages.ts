@@ -1,5 +1,5 @@
 import { ApiFailure, api, unwrap, type Campaign } from './api.ts';
-import { cachedList } from './list-cache.ts';
+import { cachedList, dropLists } from './list-cache.ts';
 import { session } from './session.ts';
 import { useLoad } from './use-load.ts';
 
@@ -19,17 +19,46 @@ export async function allPages<T>(load: (page: number, limit: number) => Promise
   return [first, ...rest].flatMap((p) => p.data);
 }
 
-const workspaceId = () => session.state().me?.workspace.id ?? '';
+/** Whose lists these are: the signed-in key's id ('' signed out), never the key itself. */
+const owner = () => session.state().me?.key.id ?? '';
+
+// Signing out, or in with another key, drops every kept list and aborts the loads still
+// out: a page of the last key's list must not go out with the next key's credentials,
+// nor its answer be kept. A restore of the same key (GET /me again) changes nothing.
+let listsOwner = owner();
+session.subscribe(() => {
+  if (owner() === listsOwner) return;
+  listsOwner = owner();
+  dropLists();
+});
 
 /**
- * Every campaign and every tag, for pickers: kept for a minute per workspace and
+ * The signed-in key as a header, read once when a load starts, so each of its pages
+ * goes with the key it is kept for (dropLists aborts it when that key leaves). Signed
+ * out: none, as the client then sends.
+ */
+function asSignedIn(): { Authorization?: string } {
+  const key = session.key();
+  return key === null ? {} : { Authorization: `Bearer ${key}` };
+}
+
+/**
+ * Every campaign and every tag, for pickers: kept for a minute per signed-in key and
  * shared by every picker of the tab (list-cache.ts), so mounting one costs no
  * request most of the time. A picker's own signal does not cancel the load: others
  * may be waiting on it.
  */
-export const allCampaigns = () => cachedList('campaigns', workspaceId(), (signal) => allPages((page, limit) => unwrap(api.GET('/campaigns', { params: { query: { page, limit } }, signal }))));
+export const allCampaigns = () =>
+  cachedList('campaigns', owner(), (signal) => {
+    const headers = asSignedIn();
+    return allPages((page, limit) => unwrap(api.GET('/campaigns', { params: { query: { page, limit } }, headers, signal })));
+  });
 
-export const allTags = () => cachedList('tags', workspaceId(), (signal) => allPages((page, limit) => unwrap(api.GET('/tags', { params: { query: { page, limit } }, signal }))));
+export const allTags = () =>
+  cachedList('tags', owner(), (signal) => {
+    const headers = asSignedIn();
+    return allPages((page, limit) => unwrap(api.GET('/tags', { params: { query: { page, limit } }, headers, signal })));
+  });
 
 /** A campaign by id, or null when no campaign has it (deleted, a typo in a bookmarked URL). */
 async function campaignById(id: string, signal: AbortSignal): Promise<Campaign | null> {
@@ -46,10 +75,10 @@ async function campaignById(id: string, signal: AbortSignal): Promise<Campaign |
  * bookmarked filter, a link's own campaign): asked by id once the list lacks it.
  * The list is the tab's kept one (allCampaigns); choosing another campaign asks nothing more.
  */
-export function useCampaignOptions(selectedId: string | undefined): { campaigns: Campaign[] | undefined; nameOf(id: string): string } {
+export function useCampaignOptions(selectedId: string | undefined): { campaigns: Campaign[] | undefined; nameOf(id: string): string; error: ApiFailure | undefined; reload(): void } {
   const list = useLoad(allCampaigns, []);
   const missing = selectedId && list.data && !list.data.some((c) => c.id === selectedId) ? selectedId : undefined;
   const extra = useLoad((signal) => (missing ? campaignById(missing, signal) : Promise.resolve(null)), [missing]);
   const campaigns = list.data && extra.data && !list.data.some((c) => c.id === extra.data!.id) ? [...list.data, extra.data] : list.data;
-  return { campaigns, nameOf: (id) => campaigns?.find((c) => c.id === id)?.name ?? id };
+  return { campaigns, nameOf: (id) => campaigns?.find((c) => c.id === id)?.name ?? id, error: list.error, reload: list.reload };
 }

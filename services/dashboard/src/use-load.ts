@@ -4,6 +4,9 @@ import { ApiFailure } from './api.ts';
 /** How long a load may go unanswered before it counts as failed. */
 export const LOAD_TIMEOUT_MS = 30_000;
 
+/** A load given up after LOAD_TIMEOUT_MS, as every view shows it (also a picker's shared load, list-cache.ts). */
+export const loadTimeout = () => new ApiFailure(0, 'TIMEOUT', `The API did not answer within ${LOAD_TIMEOUT_MS / 1000} s. Check whether linkroute is running, then try again.`);
+
 export interface Loaded<T> {
   data: T | undefined;
   error: ApiFailure | undefined;
@@ -33,7 +36,7 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
     // good: past the timeout it is given up and shown as a failure with a retry.
     const timer = setTimeout(() => {
       controller.abort();
-      fail(new ApiFailure(0, 'TIMEOUT', `The API did not answer within ${LOAD_TIMEOUT_MS / 1000} s. Check whether linkroute is running, then try again.`));
+      fail(loadTimeout());
     }, LOAD_TIMEOUT_MS);
     setState((s) => ({ ...s, loading: true }));
     loadRef.current(controller.signal).then(

@@ -24,6 +24,12 @@ export interface BreakdownRow {
   href?: string;
   /** More figures of the row: a tooltip on hover, and shown and read as the row's description when it has focus. */
   title?: string;
+  /**
+   * A chosen value the answer does not list, shown at 0 so it can be taken away where
+   * listed (BreakdownTabs): no row of the API's. Tested by this flag, never by a count
+   * of 0, which a row of the API's may have too (conversions of clicks before the range).
+   */
+  unmatched?: boolean;
 }
 
 /**
@@ -37,7 +43,7 @@ export function BreakdownCard(props: {
   countLabel: string;
   onSelect?: ((row: BreakdownRow) => void) | undefined;
   selectLabel?: string;
-  /** Values chosen as filters: their rows are marked, and selecting one again takes it away. A chosen value with no clicks may be a row at 0 (BreakdownTabs lists them so when nothing else is). */
+  /** Values chosen as filters: their rows are marked, and selecting one again takes it away. One the answer does not list may be an `unmatched` row at 0. */
   chosen?: ReadonlySet<string>;
   id: string;
   loading?: boolean;
@@ -48,29 +54,40 @@ export function BreakdownCard(props: {
   footer?: ComponentChildren;
 }) {
   const max = Math.max(1, ...props.rows.map((r) => r.count));
-  // A chosen value listed at 0 goes once its filter is taken away (when the figures
-  // under the new filters have answered), and its button, which had focus, with it:
-  // focus goes to the row now in its place, else the card's heading (WCAG 2.4.3),
-  // unless the user has put it elsewhere meanwhile.
+  // An unmatched row goes once its filter is taken away (when the figures under the
+  // new filters have answered: `chosen` then changes), and its button, which had
+  // focus, with it: focus goes to the row now in its place, else the card's heading
+  // (WCAG 2.4.3), unless the user has put it elsewhere meanwhile.
+  // Invariant: `leaving` names a connected button, waiting for the chosen values it was
+  // clicked under to change, with focus on it or nowhere (a click need not focus a button:
+  // Safari); any other state forgets it, so a button that stays (its filter back, focus
+  // moved on) never takes focus when it goes later.
   const section = useRef<HTMLElement>(null);
-  const leaving = useRef<{ button: HTMLElement; index: number } | null>(null);
+  const chosenKey = [...(props.chosen ?? [])].join('\n');
+  const leaving = useRef<{ button: HTMLElement; index: number; chosenKey: string } | null>(null);
   useEffect(() => {
     const left = leaving.current;
-    if (!left || left.button.isConnected) return;
+    if (!left) return;
+    if (left.button.isConnected) {
+      const focus = document.activeElement;
+      const elsewhere = focus !== null && focus !== document.body && focus !== left.button;
+      if (left.chosenKey !== chosenKey || elsewhere) leaving.current = null;
+      return;
+    }
     leaving.current = null;
     if (document.activeElement !== null && document.activeElement !== document.body) return;
     const buttons = section.current?.querySelectorAll('button.bar-row') ?? [];
     focusFirst(buttons[Math.min(left.index, buttons.length - 1)], section.current?.querySelector('h2'));
   });
-  // A row the API gives has clicks; one at 0 is a chosen value listed though nothing matched it.
-  const noClicks = !props.rows.some((r) => r.count > 0);
+  // Nothing the API gave (an API row at 0 clicks is one: it has conversions): the card says why it lists nothing, or only the chosen.
+  const noneListed = !props.rows.some((r) => !r.unmatched);
   return (
     <section class="card breakdown" aria-labelledby={`${props.id}-title`} ref={section}>
       <h2 id={`${props.id}-title`}>{props.title}</h2>
       {props.header}
       {props.chosen && props.chosen.size > 0 && <p class="muted facet-note">Every value under the other filters; the chosen are marked.</p>}
       {props.loading && <p class="muted">Loading…</p>}
-      {!props.loading && noClicks && (
+      {!props.loading && noneListed && (
         <p class="muted" data-empty>
           {filtersOn() ? 'No clicks match these filters. Remove one (the chips above) to see more.' : 'No clicks in this range.'}
         </p>
@@ -108,7 +125,7 @@ export function BreakdownCard(props: {
                         type="button"
                         class="bar-row"
                         onClick={(event) => {
-                          if (isChosen && row.count === 0) leaving.current = { button: event.currentTarget, index: i };
+                          if (isChosen && row.unmatched) leaving.current = { button: event.currentTarget, index: i, chosenKey };
                           props.onSelect!(row);
                         }}
                         aria-pressed={props.chosen ? isChosen : undefined}

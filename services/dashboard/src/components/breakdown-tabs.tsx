@@ -11,6 +11,9 @@ import { ErrorBox } from './error-box.tsx';
 
 export type BreakdownScope = Record<string, string | undefined>;
 
+/** The rows a card asks for: its top values by clicks. */
+const CARD_LIMIT = 10;
+
 /**
  * One card: the selected dimension's top 10 by clicks; a row adds its value as a filter.
  * A card is a facet: it shows its dimension under every filter but its own, the chosen
@@ -24,7 +27,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   const chosen = new Set(chosenText ? splitFilterValues(chosenText) : []);
   const cardScope: BreakdownScope = { ...scope, [dimension]: undefined };
   const key = JSON.stringify([dimension, cardScope]);
-  const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...cardScope, dimension, limit: 10 } }, signal })), [key]);
+  const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...cardScope, dimension, limit: CARD_LIMIT } }, signal })), [key]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
 
   const label = (value: string | null, fromApi: string | undefined) => {
@@ -34,19 +37,24 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   };
   const data = rows.data?.data ?? [];
   for (const r of data) if (r.value !== null && r.label) seenLabels.set(`${dimension}:${r.value}`, r.label);
-  // No click under the other filters: the chosen values are listed all the same, at 0
-  // (what they have), named as the filter chips name them, so the card shows that its
-  // filter is on and what it matched nothing for, and each is taken away where listed.
-  // Beside rows with clicks a chosen value past the top 10 is not listed: its count is not known here.
-  const cardRows: BreakdownRow[] =
-    data.length > 0
-      ? data.map((r) => ({
-          value: r.value ?? NONE,
-          label: label(r.value, r.label),
-          count: r.clicks,
-          title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
-        }))
-      : [...chosen].map((value) => ({ value, label: valueLabel(dimension, value, seenLabels), count: 0 }));
+  // The card asks for one page (CARD_LIMIT); `total` counts every value under the other
+  // filters. When the page holds them all, a chosen value it lacks has no click (nor
+  // conversion) there: it is listed all the same, at 0, named as the filter chips name it,
+  // so the card shows that its filter is on and what it matched nothing for, and each is
+  // taken away where listed. Beside a page of more values one missing may be on a later
+  // page, its count unknown here: not listed.
+  const apiRows: BreakdownRow[] = data.map((r) => ({
+    value: r.value ?? NONE,
+    label: label(r.value, r.label),
+    count: r.clicks,
+    title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
+  }));
+  const complete = rows.data !== undefined && rows.data.pagination.total <= data.length;
+  const listed = new Set(apiRows.map((r) => r.value));
+  const unmatched: BreakdownRow[] = complete
+    ? [...chosen].filter((value) => !listed.has(value)).map((value) => ({ value, label: valueLabel(dimension, value, seenLabels), count: 0, unmatched: true }))
+    : [];
+  const cardRows = [...apiRows, ...unmatched];
 
   return (
     <div class="breakdown-group" data-group={group.id} data-dimension={dimension} data-loaded={rows.loading ? 'false' : 'true'}>

@@ -3,6 +3,7 @@ import { useTitle } from '../document-title.ts';
 import { ApiFailure, api, unwrap, type Link, type LinkCreate, type LinkUpdate } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } from '../components/field-errors.tsx';
+import { ListFailure } from '../components/list-failure.tsx';
 import { announce } from '../components/status-region.tsx';
 import { TagInput, withTags } from '../components/tag-input.tsx';
 import { href, navigate, type Location } from '../router.ts';
@@ -148,7 +149,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
   const [draft, setDraft] = useState(() => draftOf(link, campaignId));
   const [error, setError] = useState<ApiFailure | undefined>();
   const [saving, setSaving] = useState(false);
-  const { campaigns } = useCampaignOptions(draft.campaignId || undefined);
+  const { campaigns, error: campaignsError, reload: reloadCampaigns } = useCampaignOptions(draft.campaignId || undefined);
   const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: 100, status: 'verified' } }, signal })), []);
   const knownTags = useLoad(allTags, []);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((d) => ({ ...d, [name]: value }));
@@ -290,6 +291,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
                 </option>
               ))}
             </select>
+            <ListFailure what="Campaigns" error={campaignsError} onRetry={reloadCampaigns} />
             {fieldError('campaignId')}
           </div>
           <TagInput

@@ -4,6 +4,7 @@ import { api, unwrap, type Link } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { FilterChips } from '../components/filter-chips.tsx';
+import { ListFailure } from '../components/list-failure.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
 import { Pager } from '../components/pager.tsx';
@@ -115,6 +116,7 @@ export function LinksView({ loc }: { loc: Location }) {
             </option>
           ))}
         </select>
+        <ListFailure what="Tags" error={tags.error} onRetry={tags.reload} />
       </form>
       {/* tag is an analytics dimension too: its chips are FilterChips' own, and the same filter on the overview is one link away. */}
       <FilterChips loc={loc} />

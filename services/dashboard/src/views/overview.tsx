@@ -1,6 +1,7 @@
 import { useCampaignOptions } from '../all-pages.ts';
 import { useTitle } from '../document-title.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
+import { ListFailure } from '../components/list-failure.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { filtersFrom } from '../filters.ts';
 import type { Location } from '../router.ts';
@@ -12,7 +13,7 @@ export function OverviewView({ loc }: { loc: Location }) {
   useTitle('Overview');
   const range = rangeFrom(loc.query);
   const filters: OverviewFilters = { campaignId: loc.query.get('campaignId') ?? undefined, dimensions: filtersFrom(loc.query) };
-  const { campaigns, nameOf: campaignName } = useCampaignOptions(filters.campaignId);
+  const { campaigns, nameOf: campaignName, error: campaignsError, reload: reloadCampaigns } = useCampaignOptions(filters.campaignId);
   const campaignSelect = useQuerySelect('campaignId', filters.campaignId ?? '');
 
   return (
@@ -32,6 +33,7 @@ export function OverviewView({ loc }: { loc: Location }) {
               </option>
             ))}
           </select>
+          <ListFailure what="Campaigns" error={campaignsError} onRetry={reloadCampaigns} />
         </span>
         <FilterChips loc={loc} extra={filters.campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaignName(filters.campaignId)}` }] : []} />
       </div>
