@@ -3,10 +3,9 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import { addDays, isInstant, type ClickLogEntry, type ClickLogQuery } from '../../../shared/schemas/analytics.ts';
 import { localDayStartMs } from './hour-range.ts';
 import type { EventRow } from '../../../shared/clickhouse/events-table.ts';
-import { analyticsReadSettings, queryRows } from './query-rows.ts';
+import { queryRows, queryStream } from './query-rows.ts';
 import { clickConditions, tableHasFilters, type ClickScope } from './click-filter.ts';
 import { neutralisedSql } from './csv.ts';
-import { untilClientCloses } from './client-closed.ts';
 
 /** A clicks_by_time row as the log selects it: the timestamp as epoch ms. */
 type ClickRow = Omit<EventRow, 'ts' | 'bot' | 'workspace_id' | 'kind' | 'visitor_id'> & { ts_ms: number; bot: boolean | number };
@@ -139,13 +138,5 @@ const CSV_COLUMNS = [
  */
 export async function clickLogCsv(ch: ClickHouseClient, scope: ClickScope, q: ClickLogQuery, signal?: AbortSignal): Promise<Readable> {
   const { table, where, params } = clickLogSource(scope, q);
-  const result = await untilClientCloses(signal, (abort) =>
-    ch.exec({
-      query: `SELECT ${CSV_COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT 1 BY ts, click_id FORMAT CSVWithNames`,
-      query_params: params,
-      clickhouse_settings: analyticsReadSettings,
-      ...abort,
-    }),
-  );
-  return result.stream;
+  return queryStream(ch, `SELECT ${CSV_COLUMNS} FROM ${table} WHERE ${where} ORDER BY ts DESC, click_id DESC LIMIT 1 BY ts, click_id FORMAT CSVWithNames`, params, signal);
 }

@@ -7,9 +7,8 @@ import { clickTotalStatement } from './click-statement.ts';
 import { hourRange } from './hour-range.ts';
 import { hasDimensionFilters } from './dimensions.ts';
 import { factsRange } from './facts-click-statement.ts';
-import { analyticsReadSettings, queryRows } from './query-rows.ts';
+import { queryRows, queryStream } from './query-rows.ts';
 import { neutralisedSql } from './csv.ts';
-import { untilClientCloses } from './client-closed.ts';
 
 interface RecordRow {
   conversion_id: string;
@@ -95,15 +94,7 @@ const text = (column: string) => neutralisedSql(`toString(${column})`);
 /** Every counted conversion of the range as CSV, newest first, streamed from ClickHouse; columns as the JSON records, text neutralised. */
 export async function conversionsCsv(ch: ClickHouseClient, f: ConversionFilter, signal?: AbortSignal): Promise<Readable> {
   const { subquery, params } = countedConversions(f);
-  const result = await untilClientCloses(signal, (abort) =>
-    ch.exec({
-      query: `SELECT ${text('conversion_id')} AS conversionId, ${text('click_id')} AS clickId, ${text('link_id')} AS linkId, ${text('event')} AS event,
-          toFloat64(value) AS value, ${text('currency')} AS currency, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp, ${text('order_id')} AS orderId
-        FROM ${subquery} ORDER BY ts DESC, conversion_id DESC FORMAT CSVWithNames`,
-      query_params: params,
-      clickhouse_settings: analyticsReadSettings,
-      ...abort,
-    }),
-  );
-  return result.stream;
+  return queryStream(ch, `SELECT ${text('conversion_id')} AS conversionId, ${text('click_id')} AS clickId, ${text('link_id')} AS linkId, ${text('event')} AS event,
+        toFloat64(value) AS value, ${text('currency')} AS currency, concat(replaceOne(toString(ts), ' ', 'T'), 'Z') AS timestamp, ${text('order_id')} AS orderId
+        FROM ${subquery} ORDER BY ts DESC, conversion_id DESC FORMAT CSVWithNames`, params, signal);
 }

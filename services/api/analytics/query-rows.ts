@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { ClickHouseClient, ClickHouseSettings } from '@clickhouse/client';
 import { untilClientCloses } from './client-closed.ts';
 
@@ -38,4 +39,14 @@ export async function queryRows<T>(ch: ClickHouseClient, query: string, params: 
       signal?.removeEventListener('abort', close);
     }
   });
+}
+
+/**
+ * A read's answer as ClickHouse formats it (`FORMAT ...` in `query`), streamed; with
+ * `signal`, abandoned when the request's client goes away. Once streaming, the response
+ * pipeline destroys the stream when the client leaves.
+ */
+export async function queryStream(ch: ClickHouseClient, query: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Readable> {
+  const result = await untilClientCloses(signal, (abort) => ch.exec({ query, query_params: params, clickhouse_settings: analyticsReadSettings, ...abort }));
+  return result.stream;
 }
