@@ -55,6 +55,7 @@ export type Labeller = (sql: Sql, workspaceId: string, values: string[]) => Prom
 export interface RowLabel {
   label?: string;
   shortCode?: string;
+  deleted?: boolean;
   name?: string | null;
   type?: string | null;
 }
@@ -64,11 +65,22 @@ countries.registerLocale(createRequire(import.meta.url)('i18n-iso-countries/lang
 const countryLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: countries.getName(v, 'en') ?? v }]));
 const osLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: operatingSystemNames[v as RecordedOperatingSystem] ?? v }]));
 
-/** Deleted links keep their short code here: their clicks are history, not gone. */
+/**
+ * Deleted links keep their short code here, and say they are deleted: their clicks are
+ * history, not gone, and a reader should not take the row for a live link. An id that
+ * names no link of the workspace (another workspace's, in rows that carry it) is
+ * shown as it is, with no code, and is not called deleted.
+ */
 const linkLabel: Labeller = async (sql, workspaceId, values) => {
-  const rows = await sql<{ id: string; shortCode: string }[]>`SELECT id, short_code FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(values)}`;
-  const codes = new Map(rows.map((r) => [r.id, r.shortCode]));
-  return new Map(values.map((v) => [v, { label: codes.get(v) ?? v, shortCode: codes.get(v) ?? '' }]));
+  const rows = await sql<{ id: string; shortCode: string; deleted: boolean }[]>`
+    SELECT id, short_code, deleted_at IS NOT NULL AS deleted FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(values)}`;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return new Map(
+    values.map((v) => {
+      const link = byId.get(v);
+      return [v, { label: link?.shortCode ?? v, shortCode: link?.shortCode ?? '', deleted: link?.deleted ?? false }];
+    }),
+  );
 };
 
 const campaignLabel: Labeller = async (sql, workspaceId, values) => {

@@ -215,7 +215,7 @@ export const operations: Operation[] = [
   {
     method: 'get',
     path: '/analytics/experiments/{linkId}',
-    summary: "A link's routing rules as experiments: each variant's conversion rate against a control, with a 95 % interval, p-value and verdict",
+    summary: "A link's routing rules as experiments: each variant's conversion rate against a control, with a 95 % interval, p-value and verdict (a deleted link's too, by its id)",
     scope: 'analytics:read',
     query: experimentQuerySchema,
     status: 200,
@@ -223,7 +223,7 @@ export const operations: Operation[] = [
   },
   { method: 'get', path: '/analytics/clicks', summary: 'The click log, newest first (format=csv: every click of the range)', scope: 'analytics:read', query: clickLogQuerySchema, status: 200, response: z.array(clickLogEntrySchema), paginated: true, csv: true, errors: ['NOT_FOUND'] },
   { method: 'get', path: '/analytics/conversions', summary: 'Conversions report (format=csv: every conversion record of the range)', scope: 'analytics:read', query: conversionReportQuerySchema, status: 200, response: conversionReportSchema, paginated: true, csv: true, errors: ['NOT_FOUND'] },
-  { method: 'get', path: '/analytics/{linkId}', summary: 'Analytics of one link (filters and compare as for the overview)', scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
+  { method: 'get', path: '/analytics/{linkId}', summary: "Analytics of one link (filters and compare as for the overview); a deleted link's history by its id, a short code names a live link only", scope: 'analytics:read', query: analyticsLinkQuerySchema, status: 200, response: analyticsOverviewSchema },
 
   { method: 'get', path: '/domains', summary: 'List custom domains, newest first', scope: 'links:read', query: domainListQuerySchema, status: 200, response: z.array(domainSchema), paginated: true },
   { method: 'post', path: '/domains', summary: 'Claim a custom domain (publish the returned TXT record, then verify); 409 when another workspace has it verified', scope: 'domains:write', body: domainCreateSchema, example: { hostname: 'go.example.com' }, status: 201, response: domainSchema, errors: ['CONFLICT'] },

@@ -53,7 +53,7 @@ interface ScopeQuery {
 const breakdownColumns = (dimension: Dimension) => [
   'value',
   'label',
-  ...(dimension === 'link' ? ['shortCode'] : dimension === 'rule' ? ['name', 'type'] : []),
+  ...(dimension === 'link' ? ['shortCode', 'deleted'] : dimension === 'rule' ? ['name', 'type'] : []),
   'clicks',
   'uniqueClicks',
   'conversions',
@@ -140,14 +140,17 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   }
 
   /**
-   * The id of a link of the caller's workspace, not deleted, named by its id or its
-   * short code on the default domain (as PATCH /links/{id} takes them), or 404.
+   * The id of a link of the caller's workspace whose report the path asks for, or 404.
+   * By id a deleted link is found too: its clicks are history, readable here as they
+   * are through the linkId and link filters (an analyst follows a retired link from
+   * its row in a report). A short code names a live link only, as PATCH /links/{id}
+   * takes it: a code names one link at a time, and a deleted link's never comes back.
    */
-  async function liveLink(ctx: Context): Promise<string> {
+  async function reportedLink(ctx: Context): Promise<string> {
     const idOrCode = ctx.params.linkId!;
     const workspaceId = principalOf(ctx).workspaceId;
     const link = hasPrefix(idOrCode, 'link') ? await links.byId(workspaceId, idOrCode) : await links.byShortCode(workspaceId, idOrCode);
-    if (!link || link.deletedAt) throw new AppError('NOT_FOUND', 'Link not found');
+    if (!link) throw new AppError('NOT_FOUND', 'Link not found');
     return link.id;
   }
 
@@ -173,7 +176,7 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
 
   router.get('/analytics/experiments/:linkId', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(experimentQuerySchema, ctx.query, 'query');
-    const linkId = await liveLink(ctx);
+    const linkId = await reportedLink(ctx);
     const scope = await scopeOf(ctx, { ...query, linkId });
     const report = await experimentReport(store(), sql, { ...query, ...scope, linkId }, requestSignal(ctx));
     if ('missingControl' in report) throw new AppError('NOT_FOUND', `Rule not found on link ${linkId}: ${report.missingControl}`);
@@ -200,8 +203,8 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
 
   router.get('/analytics/:linkId', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(analyticsLinkQuerySchema, ctx.query, 'query');
-    // Another workspace's link reads as absent, like GET /links/{id}; so does a deleted one.
-    const linkId = await liveLink(ctx);
+    // Another workspace's link reads as absent, like GET /links/{id}; a deleted one's history is read.
+    const linkId = await reportedLink(ctx);
     const scope = await scopeOf(ctx, { ...query, linkId });
     ok(ctx, await analyticsOverview(store(), sql, { ...query, ...scope, linkId }, requestSignal(ctx)));
   });
