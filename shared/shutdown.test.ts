@@ -2,17 +2,25 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 
 /**
- * handleShutdown in a process of its own, whose stop takes 3 s and would leave 7 clicks
- * unstored if cut short: a signal repeated at once is the same graceful stop; a second one
- * given later forces the exit and says what it dropped.
+ * watchShutdownSignals in a process of its own, whose stop takes 3 s and would leave 7
+ * clicks unstored if cut short: a signal repeated at once is the same graceful stop; a
+ * second one given later forces the exit and says what it dropped. With `startMs`, the
+ * process says `ready` as it starts, then takes that long to start: a signal meanwhile
+ * stops it once started, running its stop.
  */
-function startStoppable(): { signal(s: NodeJS.Signals): void; ready: Promise<void>; result: Promise<{ code: number | null; log: string }> } {
-  const script = `import { handleShutdown } from ${JSON.stringify(new URL('./shutdown.ts', import.meta.url).href)};
+function startStoppable(startMs = 0): { signal(s: NodeJS.Signals): void; ready: Promise<void>; result: Promise<{ code: number | null; log: string }> } {
+  const script = `import { watchShutdownSignals } from ${JSON.stringify(new URL('./shutdown.ts', import.meta.url).href)};
 import { createLogger } from ${JSON.stringify(new URL('./logger.ts', import.meta.url).href)};
 const logger = createLogger('shutdown-test', 'info');
-handleShutdown(logger, () => new Promise((r) => setTimeout(r, 3_000)), { unfinished: () => ({ clicksDropped: 7 }) });
-setInterval(() => {}, 1_000);
-process.stdout.write('ready\\n');`;
+const signals = watchShutdownSignals(logger);
+process.stdout.write('ready\\n');
+await new Promise((r) => setTimeout(r, ${startMs}));
+logger.info('started');
+signals.started(async () => {
+  await new Promise((r) => setTimeout(r, 3_000));
+  logger.info('stop ran');
+}, { unfinished: () => ({ clicksDropped: 7 }) });
+setInterval(() => {}, 1_000);`;
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   let markReady!: () => void;
@@ -28,7 +36,7 @@ process.stdout.write('ready\\n');`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('handleShutdown', () => {
+describe('watchShutdownSignals', () => {
   it('takes a signal repeated within a second (a relayed Ctrl-C) as the same graceful stop', async () => {
     const p = startStoppable();
     await p.ready;
@@ -54,5 +62,17 @@ describe('handleShutdown', () => {
     expect(code, log).toBe(1);
     expect(log).toMatch(/"msg":"second signal while stopping; exiting now","signal":"SIGINT","clicksDropped":7/);
     expect(log).not.toContain('"msg":"stopped"');
+  }, 20_000);
+
+  it('a signal while starting stops the service once started: said at once, its stop run, exit 0', async () => {
+    const p = startStoppable(1_500);
+    await p.ready;
+    p.signal('SIGTERM');
+    const { code, log } = await p.result;
+    expect(code, log).toBe(0);
+    const order = ['"msg":"stopping once started: the signal came while starting","signal":"SIGTERM"', '"msg":"started"', '"msg":"stopping","signalWhileStarting":true', '"msg":"stop ran"', '"msg":"stopped"'];
+    const at = order.map((line) => log.indexOf(line));
+    expect(at.every((i) => i >= 0), log).toBe(true);
+    expect(at, log).toEqual([...at].sort((x, y) => x - y));
   }, 20_000);
 });

@@ -20,6 +20,15 @@ export interface ShutdownOptions {
   unfinished?: () => Record<string, number>;
 }
 
+/** A service's signal handling, installed before it starts (watchShutdownSignals). */
+export interface ShutdownSignals {
+  /**
+   * The service has started: `stop` is what a signal runs, at once if one came while it
+   * was starting. Called once.
+   */
+  started(stop: () => Promise<void>, options?: ShutdownOptions): void;
+}
+
 /**
  * A service's way out. SIGTERM (orchestrators) and SIGINT (Ctrl-C) run `stop` once:
  * stop taking work, finish and acknowledge what is in hand, close connections; then
@@ -27,13 +36,31 @@ export interface ShutdownOptions {
  * running past `timeoutMs`, or failing, or another signal later than that, exits 1 at
  * once and logs what is left unfinished: a stuck dependency must not hold the process
  * until a silent SIGKILL, and a person pressing Ctrl-C twice means it.
+ * Installed first thing in a service's main: a signal while it starts (opening an
+ * embedded database, waiting for NATS) is taken, said, and stops the service once
+ * started, instead of Node's default of dying silently in the middle of a step (an
+ * embedded store's files half written). Its timeout counts from the signal, so a start
+ * that hangs still ends. A start that fails exits 1 as before.
  * Crashes leave a JSON log line like everything else (Node's default is a bare stack
  * on stderr) and exit 1, as Node would.
  */
-export function handleShutdown(logger: Logger, stop: () => Promise<void>, options: ShutdownOptions = {}): void {
-  const timeoutMs = options.timeoutMs ?? SHUTDOWN_TIMEOUT_MS;
+export function watchShutdownSignals(logger: Logger): ShutdownSignals {
+  let stop: (() => Promise<void>) | undefined;
+  let options: ShutdownOptions = {};
   const unfinished = () => options.unfinished?.() ?? {};
   let firstSignalAt = 0;
+  const runStop = (run: () => Promise<void>) => {
+    run().then(
+      () => {
+        logger.info('stopped', { ms: Date.now() - firstSignalAt });
+        process.exit(0);
+      },
+      (err: unknown) => {
+        logger.error('stopping failed', { ...errorFields(err), ...unfinished() });
+        process.exit(1);
+      },
+    );
+  };
   const onSignal = (signal: NodeJS.Signals) => {
     if (firstSignalAt > 0) {
       if (Date.now() - firstSignalAt < REPEATED_SIGNAL_MS) {
@@ -44,21 +71,17 @@ export function handleShutdown(logger: Logger, stop: () => Promise<void>, option
       process.exit(1);
     }
     firstSignalAt = Date.now();
-    logger.info('stopping', { signal });
+    const timeoutMs = options.timeoutMs ?? SHUTDOWN_TIMEOUT_MS;
     setTimeout(() => {
-      logger.error('stopping took too long; exiting', { timeoutMs, ...unfinished() });
+      logger.error(stop ? 'stopping took too long; exiting' : 'starting took too long after a signal to stop; exiting', { timeoutMs, ...unfinished() });
       process.exit(1);
     }, timeoutMs).unref();
-    stop().then(
-      () => {
-        logger.info('stopped', { ms: Date.now() - firstSignalAt });
-        process.exit(0);
-      },
-      (err: unknown) => {
-        logger.error('stopping failed', { ...errorFields(err), ...unfinished() });
-        process.exit(1);
-      },
-    );
+    if (stop) {
+      logger.info('stopping', { signal });
+      runStop(stop);
+    } else {
+      logger.info('stopping once started: the signal came while starting', { signal });
+    }
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
@@ -70,4 +93,14 @@ export function handleShutdown(logger: Logger, stop: () => Promise<void>, option
     logger.error('unhandled promise rejection', errorFields(reason));
     process.exit(1);
   });
+  return {
+    started(stopService, given = {}) {
+      stop = stopService;
+      options = given;
+      if (firstSignalAt > 0) {
+        logger.info('stopping', { signalWhileStarting: true });
+        runStop(stop);
+      }
+    },
+  };
 }

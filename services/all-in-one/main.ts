@@ -14,7 +14,7 @@ import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
 import { resolveExistingSecret, resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
-import { handleShutdown } from '../../shared/shutdown.ts';
+import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
 import { startDomainRechecks } from '../api/domain-rechecks.ts';
 import { rateLimiter } from '../api/middleware/rate-limit.ts';
@@ -44,6 +44,8 @@ const redirectorConfig = configOrExit('linkroute', () => loadRedirectorConfig())
 const ingesterConfig = configOrExit('linkroute', () => loadIngesterConfig());
 const webhooksConfig = configOrExit('linkroute', () => loadWebhooksConfig());
 const logger = createLogger('linkroute', config.LOG_LEVEL);
+// Before anything starts: a signal during start-up stops the service once started.
+const signals = watchShutdownSignals(logger);
 
 try {
   // On a shared NATS its ingester reads every redirector's clicks and its API verifies their
@@ -155,7 +157,7 @@ try {
     await embeddedClickHouse?.stop();
     await db.close();
   };
-  handleShutdown(logger, shutdown, { unfinished: () => ({ clicksDropped: clicksNotStored() }) });
+  signals.started(shutdown, { unfinished: () => ({ clicksDropped: clicksNotStored() }) });
 } catch (err) {
   logger.error('linkroute failed to start', errorFields(err));
   process.exit(1);

@@ -5,6 +5,7 @@
  * exactly N more. A terminal's Ctrl-C reaches npm and node at once and npm relays it to
  * node again, so node sees the signal twice within milliseconds: still one graceful stop.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,5 +94,44 @@ describe('npm start stops without losing a click', () => {
 
   it('SIGTERM to the node process alone', async () => {
     await clickStopRestart((started) => process.kill(started.nodePid, 'SIGTERM'));
+  }, 120_000);
+
+  it('a signal while starting: stopped once started, gracefully, and the data starts again', async () => {
+    // Fresh data: the start opens the embedded stores and migrates them, then says the empty
+    // snapshot bucket is queued, some way before it is started: the signal comes there.
+    const early = await mkdtemp(join(tmpdir(), 'linkroute-signals-early-'));
+    try {
+      const child = spawn(process.execPath, ['dist/services/all-in-one/main.js'], { env: { ...process.env, DATA_DIR: early, API_PORT: '0', REDIRECT_PORT: '0', ADMIN_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let log = '';
+      let signalled = false;
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const onOutput = (d: Buffer) => {
+        log += d.toString();
+        if (!signalled && log.includes('"msg":"snapshot bucket empty')) {
+          signalled = true;
+          child.kill('SIGINT');
+        }
+      };
+      child.stdout.on('data', onOutput);
+      child.stderr.on('data', onOutput);
+      expect(await exited, log).toBe(0);
+      expect(signalled, log).toBe(true);
+      const said = log.indexOf('"msg":"stopping once started: the signal came while starting","signal":"SIGINT"');
+      expect(said, log).toBeGreaterThan(log.indexOf('"msg":"snapshot bucket empty'));
+      expect(log.indexOf('"msg":"stopped"'), log).toBeGreaterThan(log.indexOf('"msg":"linkroute started"'));
+      expect(log).not.toMatch(/exiting now|took too long|stopping failed|failed to start/);
+      // The first start made its workspace and showed the key before it stopped: both are there on the next start.
+      const earlyKey = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(log)![1]!;
+      const again = await npmStart({ DATA_DIR: early });
+      try {
+        expect(again.output()).not.toContain('Created workspace');
+        const res = await fetch(`${again.url}/links`, { headers: { authorization: `Bearer ${earlyKey}` } });
+        expect(res.status).toBe(200);
+      } finally {
+        await stopNpmStart(again);
+      }
+    } finally {
+      await rm(early, { recursive: true, force: true });
+    }
   }, 120_000);
 });

@@ -4,7 +4,7 @@ import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
 import type { Bus } from '../../shared/bus/bus.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
-import { handleShutdown } from '../../shared/shutdown.ts';
+import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { createApiApp } from './app.ts';
 import { loadApiConfig, localShortUrlWarning } from './config.ts';
 import { resolveExistingSecret, resolveSecret } from '../../shared/config/secret.ts';
@@ -24,6 +24,8 @@ import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 const config = configOrExit('api', () => loadApiConfig());
 const logger = createLogger('api', config.LOG_LEVEL);
+// Before anything starts: a signal during start-up stops the service once started.
+const signals = watchShutdownSignals(logger);
 const shortUrlWarning = localShortUrlWarning(config);
 if (shortUrlWarning) logger.warn(shortUrlWarning);
 
@@ -60,7 +62,7 @@ try {
   const rechecks = startDomainRechecks({ sql: db.sql, config, logger, onDomainFailed: async () => snapshot?.flush() });
   const server = await listen(createApiApp({ sql: db.sql, config, logger, secret, rateLimiter: limiter, metrics, ...(bus ? { bus } : {}), ...(snapshot ? { snapshot } : {}), ...(webhookEvents ? { webhookEvents } : {}), ...(counters ? { counters } : {}), ...(clickhouse ? { analytics: clickhouse } : {}) }), config.API_PORT, config.HOST);
   logger.info('api listening', { url: server.url, dashboard: `${server.url}/dashboard`, adminUrl: admin.url, database: db.description });
-  handleShutdown(logger, async () => {
+  signals.started(async () => {
     // In-flight requests finish first; then the outbox loop stops (what it has not
     // published stays queued for the next API; a compaction under way is abandoned),
     // and connections close.

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { startEmbeddedClickHouse } from './embedded-clickhouse.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
-import { handleShutdown } from '../../shared/shutdown.ts';
+import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { loadClickHouseEmbeddedConfig } from './config.ts';
 import { embeddedClickHousePassword } from './password.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
@@ -14,6 +14,8 @@ import { configOrExit } from '../../shared/config/config-or-exit.ts';
  */
 const config = configOrExit('clickhouse-embedded', () => loadClickHouseEmbeddedConfig());
 const logger = createLogger('clickhouse-embedded', config.LOG_LEVEL);
+// Before anything starts: a signal during start-up stops the service once started.
+const signals = watchShutdownSignals(logger);
 
 try {
   const dataDir = join(config.DATA_DIR, 'clickhouse');
@@ -25,7 +27,7 @@ try {
   logger.info('embedded ClickHouse listening', { url: clickhouse.address, user: 'default', password: password.source, dataDir });
 
   // Finishes the statement under way (an insert lands whole or not at all), then closes the engine.
-  handleShutdown(logger, () => clickhouse.stop());
+  signals.started(() => clickhouse.stop());
 } catch (err) {
   logger.error('embedded ClickHouse failed to start', errorFields(err));
   process.exit(1);

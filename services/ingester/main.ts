@@ -6,7 +6,7 @@ import { migrateClickHouseExclusively } from '../../shared/clickhouse/migrate-ex
 import { checkBus, checkClickHouse } from '../../shared/health/dependency-checks.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
-import { handleShutdown } from '../../shared/shutdown.ts';
+import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { resolveExistingSecret } from '../../shared/config/secret.ts';
 import { loadIngesterConfig } from './config.ts';
 import { startEventIngesters, type EventIngesters } from './event-ingesters.ts';
@@ -15,6 +15,8 @@ import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 const config = configOrExit('ingester', () => loadIngesterConfig());
 const logger = createLogger('ingester', config.LOG_LEVEL);
+// Before anything starts: a signal during start-up stops the service once started.
+const signals = watchShutdownSignals(logger);
 
 try {
   requireSettings(config, ['NATS_URL', 'CLICKHOUSE_URL'], 'for a standalone ingester (npm run clickhouse:embedded serves a local ClickHouse)');
@@ -38,7 +40,7 @@ try {
   ingesters = started;
 
   logger.info('ingester running', { consumers: started.count, url: http.url });
-  handleShutdown(logger, async () => {
+  signals.started(async () => {
     // Finish and acknowledge the batch in hand; anything unacknowledged is redelivered to a peer.
     await started.stop();
     await http.close();

@@ -8,13 +8,15 @@ import { checkBus, checkQuery } from '../../shared/health/dependency-checks.ts';
 import { startHealthServer } from '../../shared/health/health-server.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
-import { handleShutdown } from '../../shared/shutdown.ts';
+import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { loadWebhooksConfig } from './config.ts';
 import { startWebhooks } from './webhooks.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 const config = configOrExit('webhooks', () => loadWebhooksConfig());
 const logger = createLogger('webhooks', config.LOG_LEVEL);
+// Before anything starts: a signal during start-up stops the service once started.
+const signals = watchShutdownSignals(logger);
 
 try {
   requireSettings(config, ['NATS_URL', 'DATABASE_URL'], 'for a standalone webhooks sender (npm start runs one in its own process)');
@@ -37,7 +39,7 @@ try {
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config, metrics });
   started = true;
   logger.info('webhooks sender running', { url: http.url, allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
-  handleShutdown(logger, async () => {
+  signals.started(async () => {
     // Attempts under way finish and are recorded; events not yet stored are redelivered to a peer.
     await webhooks.stop();
     await http.close();
