@@ -12,7 +12,6 @@ export const SHUTDOWN_TIMEOUT_MS = 25_000;
 export const REPEATED_SIGNAL_MS = 1_000;
 
 export interface ShutdownOptions {
-  timeoutMs?: number;
   /**
    * What exiting at once would lose, for the log of a forced exit (a second signal, the
    * timeout): e.g. `{ clicksDropped: 12 }`. Called at that moment, so it must not throw.
@@ -20,20 +19,27 @@ export interface ShutdownOptions {
   unfinished?: () => Record<string, number>;
 }
 
+/**
+ * What a signal runs. `msLeft`: how long it has before the process exits 1, counted from
+ * the signal (less than SHUTDOWN_TIMEOUT_MS when the signal came while starting), for a
+ * stop that retries until shortly before then.
+ */
+export type Stop = (msLeft: number) => Promise<void>;
+
 /** A service's signal handling, installed before it starts (watchShutdownSignals). */
 export interface ShutdownSignals {
   /**
    * The service has started: `stop` is what a signal runs, at once if one came while it
    * was starting. Called once.
    */
-  started(stop: () => Promise<void>, options?: ShutdownOptions): void;
+  started(stop: Stop, options?: ShutdownOptions): void;
 }
 
 /**
  * A service's way out. SIGTERM (orchestrators) and SIGINT (Ctrl-C) run `stop` once:
  * stop taking work, finish and acknowledge what is in hand, close connections; then
  * exit 0. Repeats of the signal within REPEATED_SIGNAL_MS are that same stop. `stop`
- * running past `timeoutMs`, or failing, or another signal later than that, exits 1 at
+ * running past SHUTDOWN_TIMEOUT_MS, or failing, or another signal later than that, exits 1 at
  * once and logs what is left unfinished: a stuck dependency must not hold the process
  * until a silent SIGKILL, and a person pressing Ctrl-C twice means it.
  * Installed first thing in a service's main: a signal while it starts (opening an
@@ -45,12 +51,12 @@ export interface ShutdownSignals {
  * on stderr) and exit 1, as Node would.
  */
 export function watchShutdownSignals(logger: Logger): ShutdownSignals {
-  let stop: (() => Promise<void>) | undefined;
+  let stop: Stop | undefined;
   let options: ShutdownOptions = {};
   const unfinished = () => options.unfinished?.() ?? {};
   let firstSignalAt = 0;
-  const runStop = (run: () => Promise<void>) => {
-    run().then(
+  const runStop = (run: Stop) => {
+    run(SHUTDOWN_TIMEOUT_MS - (Date.now() - firstSignalAt)).then(
       () => {
         logger.info('stopped', { ms: Date.now() - firstSignalAt });
         process.exit(0);
@@ -71,11 +77,10 @@ export function watchShutdownSignals(logger: Logger): ShutdownSignals {
       process.exit(1);
     }
     firstSignalAt = Date.now();
-    const timeoutMs = options.timeoutMs ?? SHUTDOWN_TIMEOUT_MS;
     setTimeout(() => {
-      logger.error(stop ? 'stopping took too long; exiting' : 'starting took too long after a signal to stop; exiting', { timeoutMs, ...unfinished() });
+      logger.error(stop ? 'stopping took too long; exiting' : 'starting took too long after a signal to stop; exiting', { timeoutMs: SHUTDOWN_TIMEOUT_MS, ...unfinished() });
       process.exit(1);
-    }, timeoutMs).unref();
+    }, SHUTDOWN_TIMEOUT_MS).unref();
     if (stop) {
       logger.info('stopping', { signal });
       runStop(stop);

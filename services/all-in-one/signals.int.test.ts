@@ -100,20 +100,22 @@ describe('npm start stops without losing a click', () => {
     // Fresh data: the start opens the embedded stores and migrates them, then says the empty
     // snapshot bucket is queued, some way before it is started: the signal comes there.
     const early = await mkdtemp(join(tmpdir(), 'linkroute-signals-early-'));
+    let child: ReturnType<typeof spawn> | undefined;
     try {
-      const child = spawn(process.execPath, ['dist/services/all-in-one/main.js'], { env: { ...process.env, DATA_DIR: early, API_PORT: '0', REDIRECT_PORT: '0', ADMIN_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const started = spawn(process.execPath, ['dist/services/all-in-one/main.js'], { env: { ...process.env, DATA_DIR: early, API_PORT: '0', REDIRECT_PORT: '0', ADMIN_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = started;
       let log = '';
       let signalled = false;
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
       const onOutput = (d: Buffer) => {
         log += d.toString();
         if (!signalled && log.includes('"msg":"snapshot bucket empty')) {
           signalled = true;
-          child.kill('SIGINT');
+          started.kill('SIGINT');
         }
       };
-      child.stdout.on('data', onOutput);
-      child.stderr.on('data', onOutput);
+      started.stdout.on('data', onOutput);
+      started.stderr.on('data', onOutput);
       expect(await exited, log).toBe(0);
       expect(signalled, log).toBe(true);
       const said = log.indexOf('"msg":"stopping once started: the signal came while starting","signal":"SIGINT"');
@@ -121,16 +123,19 @@ describe('npm start stops without losing a click', () => {
       expect(log.indexOf('"msg":"stopped"'), log).toBeGreaterThan(log.indexOf('"msg":"linkroute started"'));
       expect(log).not.toMatch(/exiting now|took too long|stopping failed|failed to start/);
       // The first start made its workspace and showed the key before it stopped: both are there on the next start.
-      const earlyKey = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(log)![1]!;
+      const earlyKey = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(log)?.[1];
+      expect(earlyKey, log).toBeDefined();
       const again = await npmStart({ DATA_DIR: early });
       try {
         expect(again.output()).not.toContain('Created workspace');
-        const res = await fetch(`${again.url}/links`, { headers: { authorization: `Bearer ${earlyKey}` } });
+        const res = await fetch(`${again.url}/links`, { headers: { authorization: `Bearer ${earlyKey!}` } });
         expect(res.status).toBe(200);
       } finally {
         await stopNpmStart(again);
       }
     } finally {
+      // A failed expectation above leaves no process behind.
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await rm(early, { recursive: true, force: true });
     }
   }, 120_000);

@@ -3,7 +3,7 @@ import { requireSettings } from '../../shared/config/config-error.ts';
 import { natsTarget } from '../../shared/config/nats-env.ts';
 import { resolveSecret } from '../../shared/config/secret.ts';
 import { createLogger, errorFields } from '../../shared/logger.ts';
-import { SHUTDOWN_TIMEOUT_MS, watchShutdownSignals } from '../../shared/shutdown.ts';
+import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { loadRedirectorConfig } from './config.ts';
 import { startRedirector } from './redirector.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
@@ -19,10 +19,11 @@ try {
   const secret = await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
   const redirector = await startRedirector({ config, bus, secret, logger });
   signals.started(
-    async () => {
+    async (msLeft) => {
       // Stops taking requests, then publishes the clicks it buffered (bounded), then disconnects.
-      // While NATS is away it keeps trying until shortly before the shutdown timeout.
-      await redirector.close(SHUTDOWN_TIMEOUT_MS - 5_000);
+      // While NATS is away it keeps trying until shortly before the shutdown timeout (counted
+      // from the signal, which may have come while it was starting).
+      await redirector.close(Math.max(0, msLeft - 5_000));
       await bus.close();
     },
     // Published clicks are NATS's to keep; only the buffer dies with the process.

@@ -232,7 +232,7 @@ export const breakdownRowSchema = z.strictObject({
   label: z.string().optional(),
   /** `link` rows. */
   shortCode: z.string().optional(),
-  /** `link` rows: the link was deleted (its clicks stay in reports, and /analytics/{linkId} still reads them by its id). */
+  /** `link` rows of the workspace's links: whether the link was deleted (its clicks stay in reports, and /analytics/{linkId} still reads them by its id). */
   deleted: z.boolean().optional(),
   /** `rule` rows: the rule's name and type (null for the default row and for deleted rules). */
   name: z.string().nullable().optional(),

@@ -69,7 +69,7 @@ const osLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) =>
  * Deleted links keep their short code here, and say they are deleted: their clicks are
  * history, not gone, and a reader should not take the row for a live link. An id that
  * names no link of the workspace (another workspace's, in rows that carry it) is
- * shown as it is, with no code, and is not called deleted.
+ * shown as it is, with no code and no `deleted`: neither live nor deleted is known here.
  */
 const linkLabel: Labeller = async (sql, workspaceId, values) => {
   const rows = await sql<{ id: string; shortCode: string; deleted: boolean }[]>`
@@ -78,7 +78,7 @@ const linkLabel: Labeller = async (sql, workspaceId, values) => {
   return new Map(
     values.map((v) => {
       const link = byId.get(v);
-      return [v, { label: link?.shortCode ?? v, shortCode: link?.shortCode ?? '', deleted: link?.deleted ?? false }];
+      return [v, link ? { label: link.shortCode, shortCode: link.shortCode, deleted: link.deleted } : { label: v, shortCode: '' }];
     }),
   );
 };
