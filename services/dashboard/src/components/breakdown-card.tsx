@@ -30,6 +30,23 @@ export interface BreakdownRow {
    * of 0, which a row of the API's may have too (conversions of clicks before the range).
    */
   unmatched?: boolean;
+  /**
+   * A state of the value said in words beside its label (a deleted link's "deleted"), and in
+   * its filter button's name. With `href`, the marker is a link there (named `name`): the
+   * value's own page, which no list leads to any more.
+   */
+  marker?: { text: string; href?: string | undefined; name: string };
+}
+
+/** A row's marker: its words, or a link to its page. */
+function Marker({ marker }: { marker: NonNullable<BreakdownRow['marker']> }) {
+  return marker.href ? (
+    <a class="badge" href={marker.href} aria-label={marker.name}>
+      {marker.text}
+    </a>
+  ) : (
+    <span class="badge">{marker.text}</span>
+  );
 }
 
 /**
@@ -113,30 +130,38 @@ export function BreakdownCard(props: {
                   <span class="bar-label">{row.label}</span>
                 </>
               );
+              const control = row.href ? (
+                <a class="bar-row" href={row.href} aria-describedby={figuresId}>
+                  {content}
+                </a>
+              ) : props.onSelect ? (
+                <button
+                  type="button"
+                  class="bar-row"
+                  onClick={(event) => {
+                    if (isChosen && row.unmatched) leaving.current = { button: event.currentTarget, index: i, chosenKey };
+                    props.onSelect!(row);
+                  }}
+                  aria-pressed={props.chosen ? isChosen : undefined}
+                  // One name whatever the state: aria-pressed says whether the filter is on (WCAG 4.1.2).
+                  aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}${row.marker ? ` (${row.marker.text})` : ''}`}
+                  aria-describedby={figuresId}
+                >
+                  {content}
+                </button>
+              ) : (
+                <span class="bar-row">{content}</span>
+              );
               return (
                 <tr key={row.value ?? '(none)'} data-value={row.value ?? ''} title={row.title}>
                   <th scope="row">
-                    {row.href ? (
-                      <a class="bar-row" href={row.href} aria-describedby={figuresId}>
-                        {content}
-                      </a>
-                    ) : props.onSelect ? (
-                      <button
-                        type="button"
-                        class="bar-row"
-                        onClick={(event) => {
-                          if (isChosen && row.unmatched) leaving.current = { button: event.currentTarget, index: i, chosenKey };
-                          props.onSelect!(row);
-                        }}
-                        aria-pressed={props.chosen ? isChosen : undefined}
-                        // One name whatever the state: aria-pressed says whether the filter is on (WCAG 4.1.2).
-                        aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}`}
-                        aria-describedby={figuresId}
-                      >
-                        {content}
-                      </button>
+                    {row.marker ? (
+                      <div class="bar-marked">
+                        {control}
+                        <Marker marker={row.marker} />
+                      </div>
                     ) : (
-                      <span class="bar-row">{content}</span>
+                      control
                     )}
                     {figuresId && (
                       <span id={figuresId} class="row-figures">

@@ -8,8 +8,18 @@ import { useLoad } from '../use-load.ts';
 import { BreakdownCard, type BreakdownRow } from './breakdown-card.tsx';
 import type { BreakdownGroup } from '../breakdown-groups.ts';
 import { ErrorBox } from './error-box.tsx';
+import { linkPageHref } from './link-name.tsx';
+import { session } from '../session.ts';
 
 export type BreakdownScope = Record<string, string | undefined>;
+
+/**
+ * A deleted link's row says so (its clicks stay in reports), with the way to its page, which
+ * the links list no longer has; for a key that may open link pages (links:read) only.
+ */
+function deletedLinkMarker(linkId: string, code: string): NonNullable<BreakdownRow['marker']> {
+  return { text: 'deleted', name: `Deleted link ${code}: open its page`, href: session.can('links:read') ? linkPageHref(linkId) : undefined };
+}
 
 /** The rows a card asks for: its top values by clicks. */
 const CARD_LIMIT = 10;
@@ -48,6 +58,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
     label: label(r.value, r.label),
     count: r.clicks,
     title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
+    ...(r.deleted && r.value !== null ? { marker: deletedLinkMarker(r.value, label(r.value, r.label)) } : {}),
   }));
   const complete = rows.data !== undefined && rows.data.pagination.total <= data.length;
   const listed = new Set(apiRows.map((r) => r.value));

@@ -6,8 +6,8 @@ import { carriedQuery } from '../filters.ts';
 /**
  * How a page's links are named, `/code` (`host/code` on a custom domain: codes are unique
  * per domain), asked only for links not in `known` (a live poll's new rows are mostly of
- * links already named). A key without links:read never asks; a link deleted since (null in
- * `known`) keeps its id. The rows read on regardless.
+ * links already named). A key without links:read never asks; a link not listed (null in
+ * `known`) is deleted. The rows read on regardless.
  */
 export async function linkNamesOf(linkIds: string[], known: Map<string, string | null>, signal: AbortSignal): Promise<Map<string, string | null>> {
   const ids = [...new Set(linkIds)].filter((id) => !known.has(id));
@@ -24,18 +24,32 @@ export async function linkNamesOf(linkIds: string[], known: Map<string, string |
   return known;
 }
 
+/** A link's page, with the period, zone and filters of the view it is reached from (as the section links carry them). */
+export function linkPageHref(id: string): string {
+  return href(`links/${id}`, carriedQuery(new URLSearchParams(location.search), 'link'));
+}
+
 /**
- * A row's link: its short code, linked to its page (with the period, zone and filters of
- * the view it is in, as the section links carry them), or its id where it has no name
- * (deleted, or not readable).
+ * A row's link: its short code, linked to its page; deleted (null: asked and not listed,
+ * GET /links lists live links only), its id marked deleted, linked to its page, where its
+ * history is still read; its id alone where it was never asked (the key may not read
+ * links, or the names did not load), for that says nothing of whether it is deleted.
  */
 export function LinkName({ id, names }: { id: string; names: Map<string, string | null> }) {
   const name = names.get(id);
-  return name ? (
-    <a href={href(`links/${id}`, carriedQuery(new URLSearchParams(location.search), 'link'))} title={id} aria-label={`Link ${name} (${id})`}>
-      <code>{name}</code>
-    </a>
-  ) : (
-    <code>{id}</code>
-  );
+  if (name) {
+    return (
+      <a href={linkPageHref(id)} title={id} aria-label={`Link ${name} (${id})`}>
+        <code>{name}</code>
+      </a>
+    );
+  }
+  if (name === null) {
+    return (
+      <a href={linkPageHref(id)} aria-label={`Link ${id} deleted`} data-deleted-link={id}>
+        <code>{id}</code> <span class="badge">deleted</span>
+      </a>
+    );
+  }
+  return <code>{id}</code>;
 }

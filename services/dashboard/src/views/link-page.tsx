@@ -4,17 +4,17 @@ import { api, unwrap, type Rule } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
+import { LinkPageHeader } from '../components/link-page-header.tsx';
 import { QrCodesSection } from '../components/qr-codes.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
-import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
+import { rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime } from '../format.ts';
 import { href, navigate, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
-import { AnalyticsPanel } from './analytics-panel.tsx';
+import { DeletedLinkPage } from './deleted-link-page.tsx';
+import { LinkAnalyticsSection } from './link-analytics-section.tsx';
 import { ExperimentsSection } from './experiments.tsx';
-import { FilterChips } from '../components/filter-chips.tsx';
-import { carriedQuery, filtersFrom } from '../filters.ts';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -26,21 +26,19 @@ function byEvaluationOrder(a: Rule, b: Rule): number {
   return b.priority - a.priority || Number(a.linkId === null) - Number(b.linkId === null) || a.createdAt.localeCompare(b.createdAt);
 }
 
-/** The link's click log or conversions, over the period, zone and filters shown here. */
-function linkedView(query: URLSearchParams, view: 'clicks' | 'conversions', linkId: string): string {
-  const carried = carriedQuery(query, view);
-  carried.set('linkId', linkId);
-  return href(view, carried);
-}
-
 export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
   const link = useLoad(async (signal) => (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data, [linkId]);
   const mutations = useLinkMutations(link.reload);
   // Codes the header's QR buttons stored: the QR codes section lists them again.
   const [qrMade, setQrMade] = useState(0);
-  useTitle(link.data ? `Link /${link.data.shortCode}` : 'Link');
+  const canReadAnalytics = session.can('analytics:read');
+  // GET /links/{id} answers 404 for a deleted link as for no link at all: where the key
+  // may read analytics, the deleted link's page tells the two apart and titles itself.
+  const maybeDeleted = link.error?.status === 404 && !link.data && canReadAnalytics;
+  useTitle(link.data ? `Link /${link.data.shortCode}` : maybeDeleted ? null : 'Link');
   const range = rangeFrom(loc.query);
 
+  if (maybeDeleted) return <DeletedLinkPage loc={loc} linkId={linkId} range={range} notFound={link.error!} />;
   if (link.error && !link.data) return <ErrorBox error={link.error} onRetry={link.reload} />;
   if (!link.data) return <p class="loading">Loading link…</p>;
   const l = link.data;
@@ -48,37 +46,35 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
 
   return (
     <>
-      <header class="view-header">
-        <div>
-          <p class="breadcrumb">
-            <a href={href('links')}>Links</a> /
-          </p>
-          <h1>{l.title || `/${l.shortCode}`}</h1>
-          <p class="short-url">
-            <a href={l.shortUrl} rel="noreferrer">
-              {l.shortUrl}
-            </a>{' '}
-            {/* Where visitors go when no rule decides: defaultDestination (the API fills it with destinationUrl when unset). Whole, wrapping: a cut URL hides the part that differs. */}
-            → <span class="destination" data-destination>{l.defaultDestination}</span>
-          </p>
-        </div>
-        <div class="row-actions">
-          <LinkActions link={l} onQrMade={() => setQrMade((n) => n + 1)} />
-          {canWrite && (
-            <>
-              <a class="button" href={href(`links/${l.id}/edit`)}>
-                Edit
-              </a>
-              <button type="button" onClick={() => mutations.toggle(l)}>
-                {l.enabled ? 'Disable' : 'Enable'}
-              </button>
-              <button type="button" class="danger" onClick={() => mutations.askDelete(l)}>
-                Delete
-              </button>
-            </>
-          )}
-        </div>
-      </header>
+      <LinkPageHeader
+        title={l.title || `/${l.shortCode}`}
+        actions={
+          <div class="row-actions">
+            <LinkActions link={l} onQrMade={() => setQrMade((n) => n + 1)} />
+            {canWrite && (
+              <>
+                <a class="button" href={href(`links/${l.id}/edit`)}>
+                  Edit
+                </a>
+                <button type="button" onClick={() => mutations.toggle(l)}>
+                  {l.enabled ? 'Disable' : 'Enable'}
+                </button>
+                <button type="button" class="danger" onClick={() => mutations.askDelete(l)}>
+                  Delete
+                </button>
+              </>
+            )}
+          </div>
+        }
+      >
+        <p class="short-url">
+          <a href={l.shortUrl} rel="noreferrer">
+            {l.shortUrl}
+          </a>{' '}
+          {/* Where visitors go when no rule decides: defaultDestination (the API fills it with destinationUrl when unset). Whole, wrapping: a cut URL hides the part that differs. */}
+          → <span class="destination" data-destination>{l.defaultDestination}</span>
+        </p>
+      </LinkPageHeader>
       {mutations.error && <ErrorBox error={mutations.error} />}
       <dl class="facts">
         <div>
@@ -116,21 +112,9 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
           <dd>{fmtDateTime(l.createdAt)}</dd>
         </div>
       </dl>
-      {session.can('analytics:read') && (
-        <section aria-labelledby="link-analytics">
-          <div class="section-header">
-            <h2 id="link-analytics">Analytics</h2>
-            <RangeControls range={range} />
-          </div>
-          <FilterChips loc={loc} />
-          <AnalyticsPanel range={range} filters={{ linkId: l.id, dimensions: filtersFrom(loc.query) }} loc={loc} realtime />
-          <p>
-            <a href={linkedView(loc.query, 'clicks', l.id)}>Click log of this link</a> · <a href={linkedView(loc.query, 'conversions', l.id)}>Its conversions</a>
-          </p>
-        </section>
-      )}
+      {canReadAnalytics && <LinkAnalyticsSection loc={loc} linkId={l.id} range={range} realtime />}
       <RulesSection linkId={l.id} campaignId={l.campaignId} />
-      {session.can('analytics:read') && <ExperimentsSection linkId={l.id} range={range} />}
+      {canReadAnalytics && <ExperimentsSection linkId={l.id} range={range} />}
       <QrCodesSection link={l} made={qrMade} />
       {mutations.dialog(() => navigate(href('links')))}
     </>

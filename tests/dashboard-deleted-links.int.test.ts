@@ -1,0 +1,279 @@
+import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiRequests, digits, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/clickhouse-client.ts';
+import { toEventRow } from '../shared/clickhouse/events-table.ts';
+import { createLinkrouteClient, type GetData } from '../shared/client/client.ts';
+import { newId } from '../shared/ids.ts';
+import { sampleClickEvent } from '../shared/testing/click-event-fixture.ts';
+import { createTestClickHouse, type TestClickHouse } from '../shared/testing/test-clickhouse.ts';
+
+type Link = GetData<'/links/{id}'>;
+/** A click as stored: when (UTC), by which visitor, from where. */
+type Click = [iso: string, visitor: string, country: string];
+
+/**
+ * A deleted link in the dashboard, in chromium against linkroute as `npm start` runs it:
+ * its page reads its history (the analytics API finds a deleted link by its id) with
+ * nothing that edits, and the rows of reports that name it say it is deleted and lead
+ * there. linkroute runs on a ClickHouse database of this file's, into which each test
+ * writes its own clicks at fixed instants of a month of its own (2025), so every figure
+ * expected is counted by hand, at any hour, date and zone the run has.
+ */
+describe('dashboard: deleted links in chromium', () => {
+  let ch: TestClickHouse;
+  let clickhouse: ClickHouseClient;
+  let t: DashboardTest;
+  let context: BrowserContext;
+  let page: Page;
+  let requests: ApiRequests;
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    ch = await createTestClickHouse();
+    clickhouse = connectClickHouse(ch.url);
+    t = await startDashboardTest({ CLICKHOUSE_URL: ch.url });
+    workspaceId = (await t.client.GET('/me')).data!.data.workspace.id;
+    context = await t.newContext();
+    page = await t.newPage(context);
+    requests = new ApiRequests(page);
+    await t.signIn(page);
+  }, 180_000);
+  afterAll(async () => {
+    await t?.stop();
+    await clickhouse?.close();
+    await ch?.close();
+  });
+
+  const url = (path: string) => `${t.linkroute.apiUrl}/dashboard/${path}`;
+
+  /** A link of the first workspace with `clicks` stored for it; deleted through the API unless `live`. */
+  async function linkWithClicks(shortCode: string, clicks: Click[], { live = false } = {}): Promise<Link> {
+    const made = await t.client.POST('/links', { body: { destinationUrl: `https://example.com/${shortCode}`, shortCode } });
+    expect(made.response.status, JSON.stringify(made.error)).toBe(201);
+    const link = made.data!.data;
+    await clickhouse.insert({
+      table: 'events',
+      values: clicks.map(([iso, visitorId, country], i) =>
+        toEventRow(sampleClickEvent({ workspaceId, linkId: link.id, campaignId: link.campaignId, ts: Date.parse(iso), id: `ck_${link.id}_${i}`, visitorId, country })),
+      ),
+      format: 'JSONEachRow',
+    });
+    if (!live) {
+      const deleted = await t.client.DELETE('/links/{id}', { params: { path: { id: link.id } } });
+      expect(deleted.response.ok, JSON.stringify(deleted.error)).toBe(true);
+    }
+    return link;
+  }
+
+  /** A conversion of the `n`th click stored for `link`. */
+  async function conversionOf(link: Link, n: number, iso: string, value: number): Promise<string> {
+    const conversionId = `conv_${link.id}_${n}`;
+    await clickhouse.insert({
+      table: 'conversions',
+      values: [
+        { workspace_id: workspaceId, link_id: link.id, ts: Date.parse(iso), conversion_id: conversionId, click_id: `ck_${link.id}_${n}`, campaign_id: link.campaignId, event: 'purchase', value, currency: 'EUR', order_id: `order-${n}`, attributed: true, source: 's2s' },
+      ],
+      format: 'JSONEachRow',
+    });
+    return conversionId;
+  }
+
+  const loadedAnalytics = (p: Page) => p.locator('.analytics[data-loaded-key]:not([data-loaded-key=""])').waitFor();
+  const kpi = async (p: Page, label: string) => digits(await p.locator(`[data-kpi="${label}"]`).textContent());
+  /** The links facet card, its link tab loaded. */
+  const linksCard = async (p: Page): Promise<Locator> => {
+    const card = p.locator('[data-group="links"][data-dimension="link"][data-loaded="true"]');
+    await card.waitFor();
+    return card;
+  };
+
+  it("a deleted link's page shows its history, figures counted from its clicks, and nothing that edits", async () => {
+    // March 2025 (UTC): 6 clicks of 4 visitors on the 10th and 12th, one converted; one click before and one after the month.
+    const link = await linkWithClicks('retired-march', [
+      ['2025-02-27T10:00:00Z', 'v5', 'DE'],
+      ['2025-03-10T09:15:00Z', 'v1', 'DE'],
+      ['2025-03-10T09:40:00Z', 'v1', 'DE'],
+      ['2025-03-10T14:00:00Z', 'v2', 'US'],
+      ['2025-03-10T23:30:00Z', 'v3', 'FR'],
+      ['2025-03-12T08:00:00Z', 'v2', 'US'],
+      ['2025-03-12T12:00:00Z', 'v4', 'DE'],
+      ['2025-04-02T10:00:00Z', 'v6', 'FR'],
+    ]);
+    await conversionOf(link, 5, '2025-03-12T08:30:00Z', 25);
+    // As the API has it: gone from the links, its history read by its id.
+    expect((await t.client.GET('/links/{id}', { params: { path: { id: link.id } } })).response.status).toBe(404);
+
+    await page.goto(url(`links/${link.id}?range=custom&from=2025-03-01&to=2025-03-31&granularity=day&tz=UTC`));
+    await page.getByRole('heading', { level: 1, name: 'Deleted link' }).waitFor();
+    await loadedAnalytics(page);
+    expect(await page.locator(`[data-deleted-link="${link.id}"]`).textContent()).toBe(
+      'This link was deleted: it no longer redirects, and it cannot be edited. Its clicks and conversions stay in the reports, shown here.',
+    );
+    expect(await page.locator('.facts').textContent()).toBe(`StatusDeletedLink id${link.id}`);
+    expect(await page.title()).toBe(`Deleted link ${link.id} · linkroute`);
+
+    // The figures of the period the URL carries, in its zone: the month's clicks only.
+    requests.last(`/analytics/${link.id}`, { from: '2025-03-01', to: '2025-03-31', granularity: 'day', timezone: 'UTC', compare: 'previous' });
+    expect([await kpi(page, 'Clicks'), await kpi(page, 'Unique clicks'), await kpi(page, 'Conversions'), await kpi(page, 'Revenue')]).toEqual([6, 4, 1, 25]);
+    await page.locator('figure.chart details summary').click();
+    const days = await page.locator('figure.chart details tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent ?? '')));
+    expect(days).toHaveLength(31);
+    expect(days.filter(([, clicks]) => clicks !== '0').map(([day, ...n]) => [day, ...n.map(digits)])).toEqual([
+      ['2025-03-10', 4, 3, 0],
+      ['2025-03-12', 2, 2, 1],
+    ]);
+    // Its row in its own Links card: marked deleted, at its clicks.
+    const row = (await linksCard(page)).locator(`tr[data-value="${link.id}"]`);
+    expect([await row.locator('.bar-label').textContent(), digits(await row.locator('td').textContent())]).toEqual(['retired-march', 6]);
+    await row.getByRole('link', { name: 'Deleted link retired-march: open its page' }).waitFor();
+    // Its click log and conversions, over the same period.
+    const clickLog = new URL((await page.getByRole('link', { name: 'Click log of this link' }).getAttribute('href'))!, page.url());
+    expect(Object.fromEntries(clickLog.searchParams)).toEqual({ linkId: link.id, range: 'custom', from: '2025-03-01', to: '2025-03-31', granularity: 'day', tz: 'UTC' });
+
+    // Read only: no control that edits the link, its rules or its QR codes, and none of their requests.
+    const main = page.getByRole('main');
+    for (const name of ['Edit', 'Disable', 'Enable', 'Delete', 'Add rule']) expect(await main.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    expect(await main.getByRole('button', { name: /QR/ }).count()).toBe(0);
+    expect(await main.getByRole('link', { name: 'Edit', exact: true }).count()).toBe(0);
+    expect(await main.getByRole('heading', { name: 'Routing rules' }).count()).toBe(0);
+    expect(await main.getByRole('heading', { name: /QR/ }).count()).toBe(0);
+    await main.getByRole('heading', { name: 'Experiments' }).waitFor();
+    expect(requests.paths().filter((path) => path.startsWith('/rules') || path.startsWith('/qr'))).toEqual([]);
+    expect(await page.locator('.error-box').count()).toBe(0);
+    await t.expectAccessible(page, 'deleted link page');
+    await t.shot(page, 'link-page-deleted');
+
+    // Another period, picked on the page: the figures follow, the page stays.
+    await page.goto(url(`links/${link.id}?range=custom&from=2025-02-01&to=2025-02-28&granularity=day&tz=UTC`));
+    await page.getByRole('heading', { level: 1, name: 'Deleted link' }).waitFor();
+    await loadedAnalytics(page);
+    expect(await kpi(page, 'Clicks')).toBe(1);
+  }, 90_000);
+
+  it('an id that names no link of the workspace, or a deleted link named by its short code, is "Link not found"', async () => {
+    const otherKey = await t.createKey({ workspace: { name: 'Other workspace', plan: 'enterprise' } });
+    const other = createLinkrouteClient({ baseUrl: t.linkroute.apiUrl, apiKey: () => otherKey });
+    const foreign = (await other.POST('/links', { body: { destinationUrl: 'https://example.com/foreign', shortCode: 'foreign' } })).data!.data;
+    const retired = await linkWithClicks('retired-april', [['2025-04-10T10:00:00Z', 'v1', 'DE']]);
+
+    for (const id of [newId('link'), foreign.id, 'retired-april']) {
+      await page.goto(url(`links/${id}?range=custom&from=2025-04-01&to=2025-04-30&tz=UTC`));
+      const box = page.locator('.error-box').first();
+      await box.waitFor();
+      expect(await box.textContent(), id).toContain('Link not found');
+      expect(await page.locator('.error-box').count(), id).toBe(1);
+      expect(await page.getByRole('heading', { name: 'Deleted link' }).count(), id).toBe(0);
+      expect(await page.locator('.analytics').count(), id).toBe(0);
+    }
+    // The same link by its id: its page.
+    await page.goto(url(`links/${retired.id}?range=custom&from=2025-04-01&to=2025-04-30&tz=UTC`));
+    await page.getByRole('heading', { level: 1, name: 'Deleted link' }).waitFor();
+    await loadedAnalytics(page);
+    expect(await kpi(page, 'Clicks')).toBe(1);
+  }, 60_000);
+
+  it('the links card, the click log and the conversions mark a deleted link in words, and lead to its page', async () => {
+    // May 2025: 3 clicks of a link since deleted (one converted), 2 of a live one.
+    const retired = await linkWithClicks('retired-may', [
+      ['2025-05-06T08:00:00Z', 'v1', 'DE'],
+      ['2025-05-06T09:00:00Z', 'v2', 'US'],
+      ['2025-05-06T10:00:00Z', 'v3', 'FR'],
+    ]);
+    const conversionId = await conversionOf(retired, 1, '2025-05-06T09:30:00Z', 40);
+    const live = await linkWithClicks('live-may', [
+      ['2025-05-07T08:00:00Z', 'v4', 'DE'],
+      ['2025-05-07T09:00:00Z', 'v5', 'DE'],
+    ], { live: true });
+    const period = 'from=2025-05-01&to=2025-05-31&tz=UTC';
+    /** Opens the deleted link's page through `anchor`; the period and zone go along. */
+    const opensItsPage = async (anchor: Locator) => {
+      await anchor.click();
+      await page.getByRole('heading', { level: 1, name: 'Deleted link' }).waitFor();
+      const at = new URL(page.url());
+      expect([at.pathname, at.searchParams.get('from'), at.searchParams.get('to'), at.searchParams.get('tz')]).toEqual([`/dashboard/links/${retired.id}`, '2025-05-01', '2025-05-31', 'UTC']);
+      await loadedAnalytics(page);
+      expect(await kpi(page, 'Clicks')).toBe(3);
+    };
+
+    // The overview's links card: both rows at their clicks, the deleted one marked and its marker a link to its page.
+    await page.goto(url(`?range=custom&${period}`));
+    let card = await linksCard(page);
+    const rows = await card.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('.bar-label')!.textContent, tr.querySelector('.badge')?.textContent ?? null, tr.querySelector('td')!.textContent]));
+    expect(rows).toEqual([
+      [retired.id, 'retired-may', 'deleted', '3'],
+      [live.id, 'live-may', null, '2'],
+    ]);
+    await card.getByRole('button', { name: 'Filter by retired-may (deleted)' }).waitFor();
+    await card.getByRole('button', { name: 'Filter by live-may', exact: true }).waitFor();
+    await t.expectAccessible(page, 'overview with a deleted link');
+    await t.shot(page, 'overview-deleted-link');
+    await opensItsPage(card.getByRole('link', { name: 'Deleted link retired-may: open its page' }));
+
+    // Filtered by the deleted link (its clicks are history in every report), the card still marks it.
+    await page.goto(url(`?range=custom&${period}&link=${retired.id}`));
+    await loadedAnalytics(page);
+    expect(await kpi(page, 'Clicks')).toBe(3);
+    card = await linksCard(page);
+    await card.getByRole('button', { name: 'Filter by retired-may (deleted)' }).waitFor();
+
+    // The click log: the deleted link's rows by its id, marked deleted; the live one's by its code.
+    await page.goto(url(`clicks?${period}`));
+    await expect.poll(async () => digits(await page.locator('[data-total]').textContent())).toBe(5);
+    const linkCells = await page.locator('.clicks-table tbody tr td:nth-child(2)').allTextContents();
+    expect(linkCells.sort()).toEqual(['/live-may', '/live-may', `${retired.id} deleted`, `${retired.id} deleted`, `${retired.id} deleted`]);
+    const table = page.locator('.clicks-table');
+    expect(await table.getByRole('link', { name: `Link ${retired.id} deleted` }).count()).toBe(3);
+    expect(await table.getByRole('link', { name: `Link /live-may (${live.id})` }).count()).toBe(2);
+    await t.expectAccessible(page, 'click log with a deleted link');
+    await t.shot(page, 'clicks-deleted-link');
+    await opensItsPage(table.getByRole('link', { name: `Link ${retired.id} deleted` }).first());
+
+    // The conversions: the record of the deleted link's click, likewise.
+    await page.goto(url(`conversions?range=custom&${period}`));
+    const record = page.locator(`tr[data-conversion-id="${conversionId}"]`);
+    await record.waitFor();
+    await opensItsPage(record.getByRole('link', { name: `Link ${retired.id} deleted` }));
+  }, 120_000);
+
+  it('a key without links:read is not told which links are deleted where it was never asked, and is led to no link page', async () => {
+    // July 2025: 2 clicks of a link since deleted, 1 of a live one.
+    const retired = await linkWithClicks('retired-july', [
+      ['2025-07-03T08:00:00Z', 'v1', 'DE'],
+      ['2025-07-03T09:00:00Z', 'v2', 'US'],
+    ]);
+    const live = await linkWithClicks('live-july', [['2025-07-04T08:00:00Z', 'v3', 'FR']], { live: true });
+    const key = await t.createKey({ scopes: ['analytics:read'] });
+    const own = await t.newContext();
+    try {
+      const p = await t.newPage(own);
+      const asked = new ApiRequests(p);
+      await t.signIn(p, key);
+
+      // The click log: every row by its id alone, none called deleted (the key never asks which links are live).
+      await p.goto(url('clicks?from=2025-07-01&to=2025-07-31&tz=UTC'));
+      await expect.poll(async () => digits(await p.locator('[data-total]').textContent())).toBe(3);
+      const table = p.locator('.clicks-table');
+      expect((await table.locator('tbody tr td:nth-child(2)').allTextContents()).sort()).toEqual([live.id, retired.id, retired.id].sort());
+      expect(await table.getByRole('link').count()).toBe(0);
+      expect(await table.locator('.badge').count()).toBe(0);
+      expect(asked.paths().filter((path) => path.startsWith('/links'))).toEqual([]);
+
+      // The links card says what the API says of the row (deleted), with no way to a link page the key may not open.
+      await p.goto(url('?range=custom&from=2025-07-01&to=2025-07-31&tz=UTC'));
+      const card = await linksCard(p);
+      const row = card.locator(`tr[data-value="${retired.id}"]`);
+      expect(await row.locator('.badge').textContent()).toBe('deleted');
+      expect(await card.getByRole('link').count()).toBe(0);
+      expect(await card.locator(`tr[data-value="${live.id}"] .badge`).count()).toBe(0);
+      await t.expectAccessible(p, 'overview, key without links:read');
+    } finally {
+      await own.close();
+    }
+  }, 90_000);
+
+  it('no page error and no request beyond loopback in any of it', () => {
+    expect(t.errors).toEqual([]);
+    expect(t.offOrigin).toEqual([]);
+  });
+});
