@@ -149,6 +149,14 @@ describe('dashboard: deleted links in chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Deleted link' }).waitFor();
     await loadedAnalytics(page);
     expect(await kpi(page, 'Clicks')).toBe(1);
+
+    // A period the API refuses (a click log may carry a span of years): the page is still the
+    // deleted link's, the refusal shown in its analytics section beside the range controls.
+    await page.goto(url(`links/${link.id}?range=custom&from=2023-01-01&to=2025-12-31&tz=UTC`));
+    await page.getByRole('heading', { level: 1, name: 'Deleted link' }).waitFor();
+    await page.locator('section[aria-labelledby="link-analytics"] .error-box').waitFor();
+    // Each section says it of its own request (the experiments too); none stands for the page.
+    expect(await page.locator('.error-box').count()).toBe(await page.locator('section .error-box').count());
   }, 90_000);
 
   it('an id that names no link of the workspace, or a deleted link named by its short code, is "Link not found"', async () => {
@@ -216,6 +224,13 @@ describe('dashboard: deleted links in chromium', () => {
     expect(await kpi(page, 'Clicks')).toBe(3);
     card = await linksCard(page);
     await card.getByRole('button', { name: 'Filter by retired-may (deleted)' }).waitFor();
+
+    // Filtered by the live link, the card still lists the deleted one: its page opens on its
+    // own clicks, the report's link filter (another link) left behind.
+    await page.goto(url(`?range=custom&${period}&link=${live.id}`));
+    card = await linksCard(page);
+    await opensItsPage(card.getByRole('link', { name: 'Deleted link retired-may: open its page' }));
+    expect(new URL(page.url()).searchParams.get('link')).toBeNull();
 
     // The click log: the deleted link's rows by its id, marked deleted; the live one's by its code.
     await page.goto(url(`clicks?${period}`));

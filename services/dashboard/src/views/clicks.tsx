@@ -195,7 +195,7 @@ export function ClicksView({ loc }: { loc: Location }) {
                       {fresh.has(c.clickId) && <span class="badge">new</span>}
                     </td>
                     <td>
-                      {/* Named and linked where the link is live and the key may open it; else its id. */}
+                      {/* Named and linked where the link is live, its id marked deleted and linked where it is not (see LinkName); its id alone where the key may not read links. */}
                       <LinkName id={c.linkId} names={clicks.data!.linkNames} />
                     </td>
                     <td>{countryName(c.country)}</td>

@@ -17,12 +17,11 @@ import { LinkAnalyticsSection } from './link-analytics-section.tsx';
  */
 export function DeletedLinkPage({ loc, linkId, range, notFound }: { loc: Location; linkId: string; range: Range; notFound: ApiFailure }) {
   // Only the analytics API tells a deleted link (200) from none (404): asked once, before
-  // the page says the link was deleted, with the period the page opens with and no
-  // comparison (the figures shown are the panel's own, which follow the controls).
-  const history = useLoad(
-    (signal) => unwrap(api.GET('/analytics/{linkId}', { params: { path: { linkId }, query: { from: range.from, to: range.to, timezone: range.timezone } }, signal })),
-    [linkId],
-  );
+  // the page says the link was deleted, over the API's default period. Not the carried
+  // one: whether the link exists does not depend on it, and a period the API refuses (a
+  // click log's span of years) would leave this page an error with nothing to change it;
+  // the panel below shows that refusal beside its own range controls instead.
+  const history = useLoad((signal) => unwrap(api.GET('/analytics/{linkId}', { params: { path: { linkId } }, signal })), [linkId]);
   const found = history.data !== undefined;
   useTitle(found ? `Deleted link ${linkId}` : 'Link');
 
