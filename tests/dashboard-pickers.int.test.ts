@@ -265,6 +265,31 @@ describe('dashboard pickers in chromium: every campaign and tag, loaded once a m
     await page.close();
   }, 60_000);
 
+  it('tag suggestions in the link form that did not load say so beside the field, with a retry that loads them', async () => {
+    const page = await t.newPage(context);
+    await fixedClock(page);
+    const isTagList = (u: URL) => u.pathname === '/tags';
+    const refuse = (route: Route) =>
+      route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: 'Database unavailable' } }) });
+    await page.route(isTagList, refuse);
+    await t.signIn(page);
+    await toLinks(page);
+    await page.getByRole('link', { name: 'Create link' }).click();
+    await page.getByRole('heading', { name: 'Create link' }).waitFor();
+    const failure = page.locator('.list-failure', { hasText: 'Tag suggestions' });
+    await failure.waitFor();
+    expect(await failure.textContent()).toContain('Tag suggestions did not load:');
+    // The field itself still takes a tag typed in.
+    await page.locator('#f-tags').waitFor();
+    await t.expectAccessible(page, 'tag suggestions that did not load');
+
+    await page.unroute(isTagList, refuse);
+    await failure.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => page.locator('#f-tags-suggestions option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toContain('alpha');
+    expect(await failure.count()).toBe(0);
+    await page.close();
+  }, 60_000);
+
   it('no page error and no request beyond loopback in any of it', () => {
     expect(t.errors).toEqual([]);
     expect(t.offOrigin).toEqual([]);

@@ -303,6 +303,8 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
             suggestions={knownTags.data?.map((t) => t.name) ?? []}
             invalid={invalid('tags')}
           />
+          {/* Tags are typed freely: without the list the field still works, but offers none of the workspace's (and would read as a workspace without tags). */}
+          <ListFailure what="Tag suggestions" error={knownTags.error} onRetry={knownTags.reload} />
           {fieldError('tags')}
           {check('enabled', 'Enabled (disabled links answer 404)')}
         </fieldset>
