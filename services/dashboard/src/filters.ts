@@ -85,8 +85,8 @@ export type AnalyticsView = 'overview' | 'clicks' | 'conversions' | 'link';
  * applies. A preset goes as the preset (the click log works out its days when it
  * loads, so a live log reached from a "last 7 days" view goes on past midnight);
  * days go as days. A view that does not apply a filter does not get it (the
- * conversions view has no campaign control, so no campaign goes to it): a URL
- * says what the view shows.
+ * conversions view has no campaign control, so no campaign goes to it; a link's
+ * page takes no link filter): a URL says what the view shows.
  */
 export function carriedQuery(query: URLSearchParams, to: AnalyticsView): URLSearchParams {
   const out = new URLSearchParams();
@@ -112,7 +112,9 @@ export function carriedQuery(query: URLSearchParams, to: AnalyticsView): URLSear
     copy('to');
   } else if (preset) copy('range');
   if (to !== 'link' && to !== 'conversions') copy('campaignId');
-  if (to !== 'conversions') for (const d of dimensions) copy(d);
+  // A link's page is that link's own: a link filter (of other links, or of it again) would
+  // leave it none of its clicks, or say nothing.
+  if (to !== 'conversions') for (const d of dimensions) if (!(to === 'link' && d === 'link')) copy(d);
   return out;
 }
 

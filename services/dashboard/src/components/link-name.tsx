@@ -24,16 +24,9 @@ export async function linkNamesOf(linkIds: string[], known: Map<string, string |
   return known;
 }
 
-/**
- * A link's page, with the period, zone and filters of the view it is reached from (as the
- * section links carry them), but for a link filter: the page is the link's own, and a
- * filter naming other links (a report's Links card lists them all beside a chosen one)
- * would leave it none of its clicks.
- */
+/** A link's page, with the period, zone and filters of the view it is reached from (as the section links carry them). */
 export function linkPageHref(id: string): string {
-  const carried = carriedQuery(new URLSearchParams(location.search), 'link');
-  carried.delete('link');
-  return href(`links/${id}`, carried);
+  return href(`links/${id}`, carriedQuery(new URLSearchParams(location.search), 'link'));
 }
 
 /**
