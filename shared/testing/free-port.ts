@@ -24,6 +24,16 @@ function ephemeralStart(): number | null {
 
 const ceiling = ephemeralStart();
 
+/**
+ * Ports this process has handed out: none is handed out twice. A port is free again the
+ * moment its trial bind closes, so without this, two picks made before their children
+ * bind (a stack's ports, a NATS cluster's client and route ports) could get the same
+ * one, and the second child fail with EADDRINUSE (a CI run did: 1 in ~10,000 per pair of
+ * picks, over hundreds of picks a run). Two test processes can still collide, only
+ * when their picks fall within the same second.
+ */
+const handedOut = new Set<number>();
+
 /** Binds `port` (0: any) on loopback and closes it again: the port it got, or null when it was taken. */
 function tryPort(port: number): Promise<number | null> {
   return new Promise((resolve, reject) => {
@@ -40,11 +50,21 @@ function tryPort(port: number): Promise<number | null> {
 export async function freePort(): Promise<number> {
   if (ceiling !== null) {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const port = await tryPort(PICK_FLOOR + Math.floor(Math.random() * (ceiling - PICK_FLOOR)));
-      if (port !== null) return port;
+      const pick = PICK_FLOOR + Math.floor(Math.random() * (ceiling - PICK_FLOOR));
+      if (handedOut.has(pick)) continue;
+      const port = await tryPort(pick);
+      if (port !== null) return handOut(port);
     }
   }
-  const port = await tryPort(0);
-  if (port === null) throw new Error('no free loopback port');
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await tryPort(0);
+    if (port === null) break;
+    if (!handedOut.has(port)) return handOut(port);
+  }
+  throw new Error('no free loopback port');
+}
+
+function handOut(port: number): number {
+  handedOut.add(port);
   return port;
 }
