@@ -87,6 +87,7 @@ try {
   const webhookEvents = startWebhookEventPublishing({ sql: db.sql, bus, presentLink: linkPresenter(apiConfig.REDIRECT_BASE_URL), logger });
   const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config: webhooksConfig, metrics: apiMetrics });
   const limiter = rateLimiter(db.sql, logger);
+  const counters = clickHouseLinkCounters(clickhouse, logger);
   const rechecks = startDomainRechecks({ sql: db.sql, config: apiConfig, logger, onDomainFailed: () => snapshot.flush() });
   const api = await listen(
     createApiApp({
@@ -98,7 +99,7 @@ try {
       webhookEvents,
       bus,
       secret,
-      counters: clickHouseLinkCounters(clickhouse, logger),
+      counters,
       analytics: clickhouse,
       metrics: apiMetrics,
     }),
@@ -144,6 +145,7 @@ try {
   const clicksNotStored = () => redirector.events.stats().buffered + (memoryBus?.unacknowledgedEvents(eventSubjects.clicks) ?? 0);
   const shutdown = async () => {
     await api.close();
+    counters.stop(); // no more reading ahead
     await limiter.close(); // unspent rate-limit tokens back to their windows
     await rechecks.stop();
     await redirector.close(); // publishes buffered clicks

@@ -37,7 +37,8 @@ describe('link counters from ClickHouse', () => {
         return Reflect.get(target, prop, receiver);
       },
     });
-    api = await startTestApi('postgres', { counters: clickHouseLinkCounters(counted, createLogger('test', 'silent')) });
+    // No keeping warm: its queries, made in the background, would upset the counts here (its own test below).
+    api = await startTestApi('postgres', { counters: clickHouseLinkCounters(counted, createLogger('test', 'silent'), { keepWarmMs: 0 }) });
     ({ key, workspaceId } = await api.tenant());
   }, 60_000);
   afterAll(async () => {
@@ -136,7 +137,7 @@ describe('link counters from ClickHouse', () => {
     const other = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/ahead/2' } })).body.data.id;
     let clock = 1_000_000;
     // Reads aging within 100 ms (real time) of the first are asked again together.
-    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, refreshGatherMs: 100, now: () => clock });
+    const counters = clickHouseLinkCounters(counted, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, refreshGatherMs: 100, keepWarmMs: 0, now: () => clock });
     const before = queries;
     expect((await counters.forLinks(workspaceId, [link, other])).counters.size).toBe(0); // never clicked; asked at 1_000_000
     await client.insert({ table: 'events', values: [event(link, 1), event(other, 1)], format: 'JSONEachRow' });
@@ -193,7 +194,7 @@ describe('link counters from ClickHouse', () => {
         return Reflect.get(target, prop, receiver);
       },
     });
-    const counters = clickHouseLinkCounters(recorded, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, refreshGatherMs: 0, now: () => clock });
+    const counters = clickHouseLinkCounters(recorded, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, refreshGatherMs: 0, keepWarmMs: 0, now: () => clock });
     await counters.forLinks(workspaceId, ahead);
     clock += 600;
     const running = counters.forLinks(workspaceId, [busy]);
@@ -204,6 +205,64 @@ describe('link counters from ClickHouse', () => {
     await Promise.all([running, ...reads]);
     while (asked.length < 5) await new Promise((r) => setTimeout(r, 10));
     expect(asked).toEqual([ahead, [busy], [waiting], ahead, [later]]);
+  });
+
+  it('links read within keepWarmMs are asked again before their answers expire, read or not; then, or once stopped, no more', async () => {
+    const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/warm' } })).body.data.id as string;
+    const other = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/warm/2' } })).body.data.id as string;
+    let clock = 3_000_000;
+    const asked: string[][] = [];
+    const recorded = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop === 'query') {
+          return async (params: Parameters<ClickHouseClient['query']>[0]) => {
+            asked.push((params.query_params as { linkIds: string[] }).linkIds);
+            return target.query(params);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    // Sweeps every (1_000 - 500) / 2 = 250 ms of real time; ages go by `clock`.
+    const counters = clickHouseLinkCounters(recorded, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, keepWarmMs: 3_000, now: () => clock });
+    const until = async (done: () => boolean) => {
+      const deadline = Date.now() + 5_000;
+      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    };
+    const sweepsPass = () => new Promise((r) => setTimeout(r, 700)); // two sweeps at least
+
+    expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toBeUndefined(); // never clicked; asked at 3_000_000
+    expect(asked).toEqual([[link]]);
+    await client.insert({ table: 'events', values: [event(link, 1)], format: 'JSONEachRow' });
+    // Not read again: once its answer is 500 old, a sweep asks for it (the other link was never read).
+    clock += 500;
+    await until(() => asked.length === 2);
+    expect(asked).toEqual([[link], [link]]);
+    // Reads while that answer is on its way cost nothing (it is already being asked); then it shows the click.
+    let read = await counters.forLinks(workspaceId, [link]);
+    for (const deadline = Date.now() + 5_000; read.counters.get(link) === undefined && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 20));
+      read = await counters.forLinks(workspaceId, [link]);
+    }
+    expect(read.counters.get(link)).toMatchObject({ clicks: 1 });
+    expect(asked).toHaveLength(2);
+    // 800 ms after the first read, 300 after the sweep's query: answered at once.
+    clock += 300;
+    expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toMatchObject({ clicks: 1 });
+    expect(asked).toHaveLength(2);
+    // Read last at 3_000_800: kept warm until 3_003_800. Past it, the sweep forgets it: no more queries.
+    clock = 3_003_800;
+    await sweepsPass();
+    const afterForgotten = asked.length;
+    await sweepsPass();
+    expect(asked).toHaveLength(afterForgotten);
+    // Stopped: a link read and then left alone is not asked again.
+    await counters.forLinks(workspaceId, [other]);
+    const beforeStop = asked.length;
+    counters.stop();
+    clock += 600;
+    await sweepsPass();
+    expect(asked).toHaveLength(beforeStop);
   });
 
   it('when ClickHouse cannot answer, links still read, with zero counters flagged in a header', async () => {

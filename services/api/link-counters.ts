@@ -11,6 +11,8 @@ export interface LinkCountersSource {
    * counters are then zeros and the response says so in a header.
    */
   forLinks(workspaceId: string, linkIds: readonly string[]): Promise<{ counters: Map<string, LinkCounters>; available: boolean }>;
+  /** Stops reading ahead (before the ClickHouse client closes). */
+  stop(): void;
 }
 
 interface CounterRow {
@@ -107,9 +109,25 @@ export interface LinkCountersOptions {
    * (default half of maxAgeMs - refreshAfterMs, which leaves the query the other half).
    */
   refreshGatherMs?: number;
+  /**
+   * Links read within this long are asked again before their answers expire, whether
+   * or not they are read meanwhile (default KEEP_WARM_MS; 0: only reads ask again).
+   */
+  keepWarmMs?: number;
   /** The clock ages are measured by (tests). */
   now?: () => number;
 }
+
+/**
+ * Default of `keepWarmMs`. Without it, a link read less often than every maxAgeMs found
+ * its answer expired on every read and waited for a query: the api bench's 640 links,
+ * read at ~250/s while each read waited (~30 ms a query on the embedded engine), never
+ * got faster, and at ~1,000/s they never waited: which of the two a run settled in was
+ * chance (GET /links/{id} at 0.04 or 0.16 of /health on one machine, same code).
+ */
+export const KEEP_WARM_MS = 10_000;
+/** Links one instance keeps warm at most (the most recently read): 5 queries of 200 a sweep. */
+const KEEP_WARM_MAX_LINKS = 1_000;
 
 /**
  * Counters read from ClickHouse rollups (DESIGN.md "Counters"), never from a row
@@ -130,11 +148,21 @@ export interface LinkCountersOptions {
  * each aged, 512 links read steadily (the api bench) cost 10-40 queries a second of
  * ~30 ms each, which kept the embedded engine busy on one of two cores and halved the
  * API's reads a second; gathered, the same links cost a few queries a second.
+ *
+ * Links read within `keepWarmMs` (the KEEP_WARM_MAX_LINKS read last) are swept every
+ * (maxAgeMs - refreshAfterMs) / 2 and asked again once refreshAfterMs old, read or not,
+ * so a link read every few seconds never waits either: at most 5 queries a sweep per
+ * instance, whatever the request rate.
  */
 export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Logger, options: LinkCountersOptions = {}): LinkCountersSource {
   const maxAgeMs = options.maxAgeMs ?? COUNTERS_MAX_AGE_MS;
   const refreshAfterMs = options.refreshAfterMs ?? maxAgeMs / 2;
   const refreshGatherMs = options.refreshGatherMs ?? (maxAgeMs - refreshAfterMs) / 2;
+  // A sweep asks keys aged refreshAfterMs to refreshAfterMs + sweepEveryMs at once (not
+  // gathered), so their answers land before maxAgeMs with half the margin left for the query.
+  const sweepEveryMs = (maxAgeMs - refreshAfterMs) / 2;
+  // Nothing is kept, or nothing is read ahead (refreshAfterMs >= maxAgeMs): nothing to keep warm.
+  const keepWarmMs = sweepEveryMs > 0 ? (options.keepWarmMs ?? KEEP_WARM_MS) : 0;
   const now = options.now ?? Date.now;
   const queue: Waiting[] = [];
   let querying = false;
@@ -144,6 +172,9 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
   /** Aging links waiting for the next gathered refresh, by workspace. */
   let gathering = new Map<string, string[]>();
   let gatherTimer: NodeJS.Timeout | null = null;
+  /** Links read within keepWarmMs, by key, in the order of their last read (oldest first). */
+  const warm = new Map<string, { workspaceId: string; linkId: string; readAt: number }>();
+  let sweepTimer: NodeJS.Timeout | null = null;
 
   async function pump(): Promise<void> {
     if (querying || queue.length === 0) return;
@@ -210,10 +241,62 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
     }
   }
 
-  function gather(workspaceId: string, ids: string[]): void {
+  /**
+   * Gathers the warm links whose answers are refreshAfterMs old (as a read of each would)
+   * and asks them at once; forgets links not read for keepWarmMs, and stops when none is left.
+   */
+  function sweep(): void {
+    const at = now();
+    let due = false;
+    for (const [key, { workspaceId, linkId, readAt }] of warm) {
+      const hit = kept!.get(key);
+      if (at - readAt >= keepWarmMs || !hit) {
+        warm.delete(key);
+        continue;
+      }
+      if (at - hit.askedAt >= refreshAfterMs && !refreshing.has(key)) {
+        refreshing.add(key);
+        addToGathering(workspaceId, [linkId]);
+        due = true;
+      }
+    }
+    if (due) {
+      if (gatherTimer !== null) clearTimeout(gatherTimer);
+      refreshGathered();
+    }
+    if (warm.size === 0) stopSweeping();
+  }
+
+  function stopSweeping(): void {
+    if (sweepTimer !== null) clearInterval(sweepTimer);
+    sweepTimer = null;
+  }
+
+  function keepWarm(workspaceId: string, linkIds: readonly string[], at: number): void {
+    for (const linkId of linkIds) {
+      const key = `${workspaceId}/${linkId}`;
+      warm.delete(key);
+      warm.set(key, { workspaceId, linkId, readAt: at });
+    }
+    for (const key of warm.keys()) {
+      if (warm.size <= KEEP_WARM_MAX_LINKS) break;
+      warm.delete(key);
+    }
+    if (sweepTimer === null) {
+      sweepTimer = setInterval(sweep, sweepEveryMs);
+      // Reading ahead must not keep a process alive.
+      sweepTimer.unref();
+    }
+  }
+
+  function addToGathering(workspaceId: string, ids: string[]): void {
     const waiting = gathering.get(workspaceId);
     if (waiting) waiting.push(...ids);
     else gathering.set(workspaceId, ids);
+  }
+
+  function gather(workspaceId: string, ids: string[]): void {
+    addToGathering(workspaceId, ids);
     if (gatherTimer === null) {
       gatherTimer = setTimeout(refreshGathered, refreshGatherMs);
       // A gathered refresh only reads ahead: it must not keep a process alive.
@@ -227,6 +310,7 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
       const missing: string[] = [];
       const aging: string[] = [];
       const at = now();
+      if (keepWarmMs > 0) keepWarm(workspaceId, linkIds, at);
       for (const id of linkIds) {
         const key = `${workspaceId}/${id}`;
         const hit = kept?.get(key);
@@ -247,6 +331,10 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
       for (const [id, value] of asked.counters) counters.set(id, value);
       return { counters, available: asked.available };
     },
+    stop() {
+      stopSweeping();
+      warm.clear();
+    },
   };
 }
 
@@ -255,4 +343,5 @@ export const noLinkCounters: LinkCountersSource = {
   async forLinks() {
     return { counters: new Map(), available: true };
   },
+  stop() {},
 };

@@ -67,6 +67,7 @@ try {
     // published stays queued for the next API; a compaction under way is abandoned),
     // and connections close.
     await server.close();
+    counters?.stop(); // no more reading ahead
     await admin.close();
     // Unspent rate-limit tokens go back to the workspaces' windows for the other instances.
     await limiter.close();
