@@ -287,6 +287,17 @@ describe('dashboard: deleted links in chromium', () => {
     }
   }, 90_000);
 
+  it("the realtime strip's top links say which link is deleted", async () => {
+    // Realtime reads the last hour: clicks two minutes old, whatever the hour.
+    const recent = new Date(Date.now() - 120_000).toISOString();
+    await linkWithClicks('rt-gone', [[recent, 'r1', 'DE'], [recent, 'r2', 'DE']]);
+    await linkWithClicks('rt-live', [[recent, 'r3', 'US']], { live: true });
+    await page.goto(url(''));
+    const top = page.locator('.realtime .realtime-top');
+    await expect.poll(() => top.textContent(), { timeout: 15_000 }).toContain('Top links: /rt-gone (deleted) (2), /rt-live (1).');
+    await t.expectAccessible(page, 'overview with a deleted link in realtime');
+  });
+
   it('no page error and no request beyond loopback in any of it', () => {
     expect(t.errors).toEqual([]);
     expect(t.offOrigin).toEqual([]);

@@ -262,8 +262,8 @@ describe('the whole topology as separate processes', () => {
       expect(o.timeSeries.reduce((sum: number, b: { clicks: number }) => sum + b.clicks, 0)).toBe(10);
       expect([...o.topLinks].sort((a: { linkId: string }, b: { linkId: string }) => a.linkId.localeCompare(b.linkId))).toEqual(
         [
-          { linkId: routedId, shortCode: 'topo-routed', clicks: 5, conversions: 0 },
-          { linkId: trackedId, shortCode: 'topo-buy', clicks: 5, conversions: 3 },
+          { linkId: routedId, shortCode: 'topo-routed', deleted: false, clicks: 5, conversions: 0 },
+          { linkId: trackedId, shortCode: 'topo-buy', deleted: false, clicks: 5, conversions: 3 },
         ].sort((a, b) => a.linkId.localeCompare(b.linkId)),
       );
 

@@ -85,7 +85,8 @@ function expected(all: EventRow[], e: Expect) {
   const perLink = new Map<string, number>();
   for (const r of rows) perLink.set(r.link_id, (perLink.get(r.link_id) ?? 0) + 1);
   const topLinks = [...perLink].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 10)
-    .map(([linkId, clicks]) => ({ linkId, shortCode: e.shortCodes.get(linkId) ?? '', clicks, conversions: 0 }));
+    // The workspace's links are live here; an id of none of them has no code and no `deleted`.
+    .map(([linkId, clicks]) => ({ linkId, ...(e.shortCodes.has(linkId) ? { shortCode: e.shortCodes.get(linkId)!, deleted: false } : { shortCode: '' }), clicks, conversions: 0 }));
 
   // Largest remainder, written independently: exact fractions, ties mobile > desktop > tablet.
   const names = ['mobile', 'desktop', 'tablet'] as const;

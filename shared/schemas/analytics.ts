@@ -193,7 +193,8 @@ export const analyticsOverviewSchema = z.strictObject({
     conversionRate: z.number(),
   }),
   timeSeries: z.array(z.strictObject({ date: z.string(), clicks: count, uniqueClicks: count, conversions: count })),
-  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), clicks: count, conversions: count })),
+  /** `deleted`: as on breakdown rows by link (absent for an id of no link of the workspace; shortCode is then ''). */
+  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), deleted: z.boolean().optional(), clicks: count, conversions: count })),
   devices: z
     .strictObject({ mobile: count, desktop: count, tablet: count })
     .refine((d) => [0, 100].includes(d.mobile + d.desktop + d.tablet), 'device percentages sum to 100 (0 with no clicks)'),
@@ -257,7 +258,8 @@ export const realtimeSchema = z.strictObject({
   summary: z.strictObject({ clicks: count, uniqueVisitors: count }),
   /** 60 minutes, oldest first, zero-filled; `minute` is its start, ISO UTC. */
   minutes: z.array(z.strictObject({ minute: z.string(), clicks: count, uniqueVisitors: count })),
-  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), clicks: count })),
+  /** `deleted`: as on breakdown rows by link. */
+  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), deleted: z.boolean().optional(), clicks: count })),
   topCountries: z.array(z.strictObject({ country: z.string(), clicks: count })),
 })
   .meta({ id: 'Realtime' });

@@ -3,7 +3,7 @@ import { parse } from 'csv-parse/sync';
 import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
-import { analyticsOverviewSchema, breakdownRowSchema, experimentReportSchema } from '../../../shared/schemas/analytics.ts';
+import { analyticsOverviewSchema, breakdownRowSchema, experimentReportSchema, realtimeSchema } from '../../../shared/schemas/analytics.ts';
 import { mulberry32 } from '../../../shared/testing/seeded-random.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
 
@@ -117,5 +117,35 @@ describe('analytics of a deleted link', () => {
     expect(theirs).toHaveLength(1);
     expect(theirs[0]).toMatchObject({ value: retired.id, label: retired.id, shortCode: '', clicks: clicks.filter((c) => c.workspace_id === b.workspaceId && !c.bot).length });
     expect(theirs[0]).not.toHaveProperty('deleted');
+  });
+
+  it('top links, in the overview and in realtime, mark the deleted link; another workspace sees neither its code nor its state', async () => {
+    const top = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}`)).data).topLinks;
+    expect(top.map((l) => ({ linkId: l.linkId, shortCode: l.shortCode, deleted: l.deleted, clicks: l.clicks }))).toEqual(
+      [
+        { linkId: retired.id, shortCode: retired.shortCode, deleted: true, clicks: countedFor(retired.id) },
+        { linkId: live.id, shortCode: live.shortCode, deleted: false, clicks: countedFor(live.id) },
+      ].sort((x, y) => y.clicks - x.clicks),
+    );
+    // Realtime reads the last hour: clicks two minutes old, whatever the hour.
+    const now = Date.now();
+    const recent = (n: number, workspaceId: string, linkId: string) => ({
+      workspace_id: workspaceId, link_id: linkId, ts: now - 120_000, click_id: `ck_del_rt_${n}`, kind: 'click', campaign_id: '', visitor_id: `rt${n}`,
+      country: 'US', device_class: 'desktop', source: 'link', bot: false,
+    });
+    await client.insert({
+      table: 'events',
+      values: [recent(1, a.workspaceId, retired.id), recent(2, a.workspaceId, retired.id), recent(3, a.workspaceId, live.id), recent(4, b.workspaceId, retired.id)],
+      format: 'JSONEachRow',
+    });
+    const rt = realtimeSchema.parse((await get('/analytics/realtime')).data).topLinks;
+    expect(rt).toEqual([
+      { linkId: retired.id, shortCode: retired.shortCode, deleted: true, clicks: 2 },
+      { linkId: live.id, shortCode: live.shortCode, deleted: false, clicks: 1 },
+    ]);
+    const theirs = (await get('/analytics/realtime', b.key)).data.topLinks;
+    expect(theirs).toEqual([{ linkId: retired.id, shortCode: '', clicks: 1 }]);
+    const theirTop = (await get(`/analytics?from=${FROM}&to=${TO}`, b.key)).data.topLinks;
+    expect(theirTop).toEqual([{ linkId: retired.id, shortCode: '', clicks: clicks.filter((c) => c.workspace_id === b.workspaceId && !c.bot).length, conversions: 0 }]);
   });
 });

@@ -442,7 +442,7 @@ describe('analytics by dimension', () => {
       expect(data.minutes.filter((m) => m.clicks > 0).map((m) => [m.minute, m.clicks])).toEqual(
         [...new Set(inWindow.map((c) => Math.floor(c.ts / 60_000) * 60_000))].sort().map((m) => [new Date(m).toISOString(), inWindow.filter((c) => Math.floor(c.ts / 60_000) * 60_000 === m).length]),
       );
-      const perLink = [...new Set(inWindow.map((c) => c.link_id))].map((id) => ({ linkId: id, shortCode: links.find((l) => l.id === id)!.shortCode, clicks: inWindow.filter((c) => c.link_id === id).length }));
+      const perLink = [...new Set(inWindow.map((c) => c.link_id))].map((id) => ({ linkId: id, shortCode: links.find((l) => l.id === id)!.shortCode, deleted: false, clicks: inWindow.filter((c) => c.link_id === id).length }));
       expect(data.topLinks).toEqual(perLink.sort((x, y) => y.clicks - x.clicks || (x.linkId < y.linkId ? -1 : 1)));
     }
     const other = realtimeSchema.parse((await get('/analytics/realtime', b.key)).data);

@@ -3,6 +3,7 @@ import countries from 'i18n-iso-countries';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Dimension, DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
 import { operatingSystemNames, type RecordedOperatingSystem } from '../../../shared/schemas/operating-systems.ts';
+import { linkNames } from './link-names.ts';
 
 /**
  * Where each dimension of shared/schemas/analytics-dimensions.ts is read, and how
@@ -65,19 +66,12 @@ countries.registerLocale(createRequire(import.meta.url)('i18n-iso-countries/lang
 const countryLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: countries.getName(v, 'en') ?? v }]));
 const osLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: operatingSystemNames[v as RecordedOperatingSystem] ?? v }]));
 
-/**
- * Deleted links keep their short code here, and say they are deleted: their clicks are
- * history, not gone, and a reader should not take the row for a live link. An id that
- * names no link of the workspace (another workspace's, in rows that carry it) is
- * shown as it is, with no code and no `deleted`: neither live nor deleted is known here.
- */
+/** Links by short code, deleted ones marked (linkNames); an id of no link of the workspace is shown as it is, with no code and no `deleted`. */
 const linkLabel: Labeller = async (sql, workspaceId, values) => {
-  const rows = await sql<{ id: string; shortCode: string; deleted: boolean }[]>`
-    SELECT id, short_code, deleted_at IS NOT NULL AS deleted FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(values)}`;
-  const byId = new Map(rows.map((r) => [r.id, r]));
+  const names = await linkNames(sql, workspaceId, values);
   return new Map(
     values.map((v) => {
-      const link = byId.get(v);
+      const link = names.get(v);
       return [v, link ? { label: link.shortCode, shortCode: link.shortCode, deleted: link.deleted } : { label: v, shortCode: '' }];
     }),
   );

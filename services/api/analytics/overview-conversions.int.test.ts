@@ -84,7 +84,7 @@ describe('overview conversions', () => {
     // The same on one link's report.
     const linkA = (await api.request('GET', `/analytics/${a}?from=2026-06-10&to=2026-06-12`, { key })).body.data;
     expect(linkA.summary).toEqual({ totalClicks: 3, uniqueClicks: 3, conversions: 1, revenue: 10, conversionRate: 33.33 });
-    expect(linkA.topLinks).toEqual([{ linkId: a, shortCode: expect.any(String), clicks: 3, conversions: 1 }]);
+    expect(linkA.topLinks).toEqual([{ linkId: a, shortCode: expect.any(String), deleted: false, clicks: 3, conversions: 1 }]);
   });
 
   it('splits conversions by the source of their click, as it splits clicks', async () => {

@@ -4,6 +4,7 @@ import { addDays, dateToMs, hourInstant, isInstant, msToDate, type AnalyticsOver
 import type { ClickRow } from './click-statement.ts';
 import { conversionRate } from './conversion-filter.ts';
 import { hourRange } from './hour-range.ts';
+import { linkNames, namedLink } from './link-names.ts';
 import { overviewStatement, type OverviewFilter, type OverviewRow, type PreviousPeriod } from './overview-statement.ts';
 import { queryRows } from './query-rows.ts';
 import { uniqueCount } from './unique-count.ts';
@@ -103,11 +104,11 @@ export async function analyticsOverview(
   const byBucket = series;
   // Ties in clicks are broken by link id, as in the statement (rows of a UNION come in no set order).
   const top = rows.filter((r) => r.part === 'top').sort((a, b) => Number(b.clicks) - Number(a.clicks) || (a.key < b.key ? -1 : 1));
-  const codes = await shortCodes(sql, f.workspaceId, top.map((r) => r.key));
+  const names = await linkNames(sql, f.workspaceId, top.map((r) => r.key));
   const current = summaryAndSeries(rows, f, 'total', 'series', 'conversions');
   return {
     ...current,
-    topLinks: top.map((r) => ({ linkId: r.key, shortCode: codes.get(r.key) ?? '', clicks: Number(r.clicks), conversions: Number(r.conversions) })),
+    topLinks: top.map((r) => ({ linkId: r.key, ...namedLink(names, r.key), clicks: Number(r.clicks), conversions: Number(r.conversions) })),
     devices: devicePercentages(countsOf(total?.devices)),
     // Unknown location ('') still counts in the totals but is not a country.
     countries: Object.entries(countsOf(total?.countries))
@@ -166,12 +167,4 @@ export function previousPeriod(f: { from: string; to: string; timezone: string }
 function countsOf(map: ClickRow['countries'] | undefined): Record<string, number> {
   const [keys, values] = map ?? [[], []];
   return Object.fromEntries(keys.map((k, i) => [k, Number(values[i])]));
-}
-
-/** Short codes of the top links; deleted links keep theirs here: their clicks are history, not gone. */
-async function shortCodes(sql: Sql, workspaceId: string, linkIds: string[]): Promise<Map<string, string>> {
-  if (linkIds.length === 0) return new Map();
-  const found = await sql<{ id: string; shortCode: string }[]>`
-    SELECT id, short_code FROM links WHERE workspace_id = ${workspaceId} AND id IN ${sql(linkIds)}`;
-  return new Map(found.map((r) => [r.id, r.shortCode]));
 }

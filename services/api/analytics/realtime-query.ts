@@ -3,6 +3,7 @@ import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Realtime } from '../../../shared/schemas/analytics.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { uniquesOf } from './facts-click-statement.ts';
+import { linkNames, namedLink } from './link-names.ts';
 import { queryRows } from './query-rows.ts';
 import { uniqueCount } from './unique-count.ts';
 
@@ -51,11 +52,7 @@ export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope
   const totalClicks = realtimeTotal(rows);
   const byClicks = (a: RealtimeRow, b: RealtimeRow) => Number(b.clicks) - Number(a.clicks) || (a.key < b.key ? -1 : 1);
   const links = rows.filter((r) => r.part === 'link').sort(byClicks);
-  const codes = new Map<string, string>();
-  if (links.length > 0) {
-    const found = await sql<{ id: string; shortCode: string }[]>`SELECT id, short_code FROM links WHERE workspace_id = ${scope.workspaceId} AND id IN ${sql(links.map((l) => l.key))}`;
-    for (const r of found) codes.set(r.id, r.shortCode);
-  }
+  const names = await linkNames(sql, scope.workspaceId, links.map((l) => l.key));
   return {
     from: new Date(startMs).toISOString(),
     to: new Date(endMs).toISOString(),
@@ -66,7 +63,7 @@ export async function realtime(ch: ClickHouseClient, sql: Sql, scope: ClickScope
       const clicks = Number(r?.clicks ?? 0);
       return { minute: new Date(at).toISOString(), clicks, uniqueVisitors: uniqueCount(r?.uniques, clicks) };
     }),
-    topLinks: links.map((r) => ({ linkId: r.key, shortCode: codes.get(r.key) ?? '', clicks: Number(r.clicks) })),
+    topLinks: links.map((r) => ({ linkId: r.key, ...namedLink(names, r.key), clicks: Number(r.clicks) })),
     topCountries: rows.filter((r) => r.part === 'country').sort(byClicks).map((r) => ({ country: r.key, clicks: Number(r.clicks) })),
   };
 }

@@ -206,7 +206,7 @@ export const componentExamples: Record<string, unknown> = {
   AnalyticsOverview: {
     summary,
     timeSeries,
-    topLinks: [{ linkId: ids.link, shortCode: 'spring', clicks: 1280, conversions: 42 }],
+    topLinks: [{ linkId: ids.link, shortCode: 'spring', deleted: false, clicks: 1280, conversions: 42 }],
     devices: { mobile: 61, desktop: 35, tablet: 4 },
     countries: [
       { country: 'US', clicks: 702 },
@@ -222,7 +222,7 @@ export const componentExamples: Record<string, unknown> = {
       { minute: '2026-03-02T09:58:00.000Z', clicks: 2, uniqueVisitors: 2 },
       { minute: '2026-03-02T09:59:00.000Z', clicks: 1, uniqueVisitors: 1 },
     ],
-    topLinks: [{ linkId: ids.link, shortCode: 'spring', clicks: 57 }],
+    topLinks: [{ linkId: ids.link, shortCode: 'spring', deleted: false, clicks: 57 }],
     topCountries: [{ country: 'US', clicks: 31 }],
   },
   ExperimentReport: {

@@ -45,9 +45,18 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
         ))}
       </div>
       <p class="muted realtime-top">
-        {data.topLinks.length > 0 && <>Top links: {data.topLinks.map((l) => `/${l.shortCode} (${fmtInt(l.clicks)})`).join(', ')}. </>}
+        {data.topLinks.length > 0 && <>Top links: {data.topLinks.map((l) => `${topLinkName(l)} (${fmtInt(l.clicks)})`).join(', ')}. </>}
         {data.topCountries.length > 0 && <>Countries: {data.topCountries.map((c) => `${countryName(c.country || null)} (${fmtInt(c.clicks)})`).join(', ')}.</>}
       </p>
     </section>
   );
+}
+
+/**
+ * `/code`; a deleted link's code says so (the code may name a newer link now); an id of
+ * no link of the workspace (no code) shows as the id.
+ */
+function topLinkName(link: { linkId: string; shortCode: string; deleted?: boolean | undefined }): string {
+  if (!link.shortCode) return link.linkId;
+  return link.deleted ? `/${link.shortCode} (deleted)` : `/${link.shortCode}`;
 }
