@@ -224,6 +224,8 @@ describe('dashboard: deleted links in chromium', () => {
     expect(await kpi(page, 'Clicks')).toBe(3);
     card = await linksCard(page);
     await card.getByRole('button', { name: 'Filter by retired-may (deleted)' }).waitFor();
+    // Its filter chip says so too: the code may name a newer link now.
+    await expect.poll(() => page.locator('[aria-label="Active filters"] li[data-filter="link"] span').allTextContents()).toEqual(['Link: retired-may (deleted)']);
 
     // Filtered by the live link, the card still lists the deleted one: its page opens on its
     // own clicks, the report's link filter (another link) left behind.

@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import type { Dimension } from './api.ts';
 import { countryName } from './format.ts';
 import { setQuery } from './router.ts';
@@ -75,6 +76,38 @@ export function describeFilters(filters: Partial<Record<Dimension, string>>): st
 
 /** Labels seen in breakdown rows (link short codes, campaign and rule names), for the chips. */
 export const seenLabels = new Map<string, string>();
+const labelListeners = new Set<() => void>();
+
+/**
+ * Notes the labels of a breakdown's rows, a deleted link's code marked (the code may name
+ * a newer link now); those who show them (useSeenLabels) render again when one is new.
+ */
+export function noteLabels(dimension: Dimension, rows: ReadonlyArray<{ value: string | null; label?: string | undefined; deleted?: boolean | undefined }>): void {
+  let changed = false;
+  for (const r of rows) {
+    if (r.value === null || !r.label) continue;
+    const key = `${dimension}:${r.value}`;
+    const label = r.deleted ? `${r.label} (deleted)` : r.label;
+    if (seenLabels.get(key) === label) continue;
+    seenLabels.set(key, label);
+    changed = true;
+  }
+  if (changed) labelListeners.forEach((l) => l());
+}
+
+/**
+ * Renders the caller again when noteLabels learns a label: chips drawn before the cards
+ * answered (a link filter in the address, on a fresh load) showed the link's id until
+ * something else drew them again.
+ */
+export function useSeenLabels(): void {
+  const [, setNoted] = useState(0);
+  useEffect(() => {
+    const listener = () => setNoted((n) => n + 1);
+    labelListeners.add(listener);
+    return () => void labelListeners.delete(listener);
+  }, []);
+}
 
 /** Where the period, zone and filters of an analytics view can be carried. */
 export type AnalyticsView = 'overview' | 'clicks' | 'conversions' | 'link';

@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
-import { addFilter, dimensionLabels, NONE, removeFilter, seenLabels, valueLabel } from '../filters.ts';
+import { addFilter, dimensionLabels, NONE, noteLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
 import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 import { countryName, fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
@@ -46,7 +46,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
     return fromApi ?? value;
   };
   const data = rows.data?.data ?? [];
-  for (const r of data) if (r.value !== null && r.label) seenLabels.set(`${dimension}:${r.value}`, r.label);
+  useEffect(() => noteLabels(dimension, data), [rows.data, dimension]);
   // The card asks for one page (CARD_LIMIT); `total` counts every value under the other
   // filters. When the page holds them all, a chosen value it lacks has no click (nor
   // conversion) there: it is listed all the same, at 0, named as the filter chips name it,

@@ -1,11 +1,12 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { dimensions, dimensionLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
+import { dimensions, dimensionLabels, removeFilter, seenLabels, useSeenLabels, valueLabel } from '../filters.ts';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { setQuery, type Location } from '../router.ts';
 import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 
 /** Every active filter as a removable chip; "Clear all" drops them together. */
 export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<{ name: string; label: string }> }) {
+  useSeenLabels();
   const chips = [...extra.map((e) => ({ name: e.name, value: '', label: e.label }))];
   for (const d of dimensions) {
     const raw = loc.query.get(d);
