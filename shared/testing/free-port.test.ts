@@ -22,4 +22,17 @@ describe('freePort', () => {
     for (let i = 0; i < 300; i++) ports.push(await freePort());
     expect(new Set(ports).size).toBe(ports.length);
   });
+
+  it("picks from its vitest fork's own slice of the range, so forks running at once never pick alike", async () => {
+    const [ephemeralLow] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    const pool = Number(process.env.VITEST_POOL_ID);
+    expect(pool).toBeGreaterThanOrEqual(1);
+    const size = Math.floor((ephemeralLow! - 20_000) / 4);
+    const low = 20_000 + ((pool - 1) % 4) * size;
+    for (let i = 0; i < 50; i++) {
+      const port = await freePort();
+      expect(port).toBeGreaterThanOrEqual(low);
+      expect(port).toBeLessThan(low + size);
+    }
+  });
 });

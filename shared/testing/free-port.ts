@@ -25,12 +25,25 @@ function ephemeralStart(): number | null {
 const ceiling = ephemeralStart();
 
 /**
+ * Test files run in several vitest forks at once; each fork picks from a slice of the
+ * range of its own (by VITEST_POOL_ID, 1 to the number of forks), so a port one fork has
+ * handed out, and its child not yet bound, is never picked by another. Outside vitest
+ * (benches, which run alone) the whole range.
+ */
+const SLICES = 4;
+const slice = (() => {
+  const pool = Number(process.env.VITEST_POOL_ID);
+  if (ceiling === null || !Number.isInteger(pool) || pool < 1) return { low: PICK_FLOOR, size: (ceiling ?? PICK_FLOOR) - PICK_FLOOR };
+  const size = Math.floor((ceiling - PICK_FLOOR) / SLICES);
+  return { low: PICK_FLOOR + ((pool - 1) % SLICES) * size, size };
+})();
+
+/**
  * Ports this process has handed out: none is handed out twice. A port is free again the
  * moment its trial bind closes, so without this, two picks made before their children
  * bind (a stack's ports, a NATS cluster's client and route ports) could get the same
  * one, and the second child fail with EADDRINUSE (a CI run did: 1 in ~10,000 per pair of
- * picks, over hundreds of picks a run). Two test processes can still collide, only
- * when their picks fall within the same second.
+ * picks, over hundreds of picks a run). Other test processes pick from other slices.
  */
 const handedOut = new Set<number>();
 
@@ -50,7 +63,7 @@ function tryPort(port: number): Promise<number | null> {
 export async function freePort(): Promise<number> {
   if (ceiling !== null) {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const pick = PICK_FLOOR + Math.floor(Math.random() * (ceiling - PICK_FLOOR));
+      const pick = slice.low + Math.floor(Math.random() * slice.size);
       if (handedOut.has(pick)) continue;
       const port = await tryPort(pick);
       if (port !== null) return handOut(port);
