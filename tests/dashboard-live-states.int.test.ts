@@ -413,12 +413,12 @@ describe('dashboard live states in chromium', () => {
   }, 60_000);
 
   /** The page's country breakdowns, answered by the API and then changed by `change` in the browser's network. */
-  async function rewriteCountries(page: Page, change: (body: { data: Array<{ value: string | null; clicks: number; uniqueClicks: number }>; pagination: { total: number } }) => void) {
+  async function rewriteCountries(page: Page, change: (body: { data: Array<{ value: string | null; clicks: number; uniqueClicks: number }>; pagination: { total: number } }, url: URL) => void) {
     const match = (u: URL) => u.pathname === '/analytics/breakdown' && u.searchParams.get('dimension') === 'country';
     await page.route(match, async (route) => {
       const response = await route.fetch();
       const body = await response.json();
-      change(body);
+      change(body, new URL(route.request().url()));
       // A request the page gave up on meanwhile (superseded) can no longer be answered.
       await route.fulfill({ response, json: body }).catch(() => undefined);
     });
@@ -430,7 +430,7 @@ describe('dashboard live states in chromium', () => {
   const focusedName = (page: Page) => page.evaluate(() => (document.activeElement === document.body ? null : (document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.textContent)));
   const countriesLoaded = (page: Page) => page.locator('[data-group="locations"][data-dimension="country"][data-loaded="true"]').waitFor();
 
-  it('beside rows with clicks, a chosen value missing from a card that lists every value is at 0, chosen and removable; not when the card lists a page of more', async () => {
+  it('beside rows with clicks, a chosen value missing from a card that lists every value is at 0, chosen and removable; past a page of more, asked for by itself', async () => {
     const page = await t.newPage(context);
     await t.signIn(page);
     // US and DE have clicks, JP none: the card's answer holds every value (2 of at most 10).
@@ -455,15 +455,29 @@ describe('dashboard live states in chromium', () => {
     ]);
     await expect.poll(() => focusedName(page)).toBe('Filter by Germany');
 
-    // A card whose answer is one page of more values: a chosen value missing from it may be on a later page, its count unknown: not listed.
-    await rewriteCountries(page, (body) => void (body.pagination.total = 50));
-    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=US,JP`);
+    // A card whose answer is one page of more values, Germany past it (as the page answers): the
+    // chosen values it lacks are asked for by themselves, the card's other filters kept, and
+    // listed at their counts (Germany's 4), or at 0 when that answer lacks them too (Japan).
+    const asked: Array<string | null> = [];
+    await rewriteCountries(page, (body, url) => {
+      asked.push(url.searchParams.get('country'));
+      if (url.searchParams.get('country') !== null) return;
+      body.pagination.total = 50;
+      body.data = body.data.filter((row) => row.value !== 'DE');
+    });
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=US,DE,JP`);
     await loadedAnalytics(page);
     await countriesLoaded(page);
     expect(await countryRows(page)).toEqual([
       ['US', 'United States', '5', 'true'],
-      ['DE', 'Germany', '4', 'false'],
+      ['DE', 'Germany', '4', 'true'],
+      ['JP', 'Japan', '0', 'true'],
     ]);
+    expect(asked).toEqual([null, 'DE,JP']);
+    await t.expectAccessible(page, 'a card listing chosen values past its page');
+    // Taken away where listed, as any chosen row.
+    await card.getByRole('button', { name: 'Filter by Germany' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('US,JP');
     // A card's request the closing page leaves out is not rewritten any more (its fetch would fail with the page).
     await page.unrouteAll({ behavior: 'ignoreErrors' });
     await page.close();

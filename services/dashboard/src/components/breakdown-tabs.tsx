@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
 import { addFilter, dimensionLabels, NONE, noteLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
-import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
+import { joinFilterValues, splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 import { countryName, fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
 import { useLoad } from '../use-load.ts';
@@ -46,30 +46,44 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
     return fromApi ?? value;
   };
   const data = rows.data?.data ?? [];
-  useEffect(() => noteLabels(dimension, data), [rows.data, dimension]);
   // The card asks for one page (CARD_LIMIT); `total` counts every value under the other
-  // filters. When the page holds them all, a chosen value it lacks has no click (nor
-  // conversion) there: it is listed all the same, at 0, named as the filter chips name it,
-  // so the card shows that its filter is on and what it matched nothing for, and each is
-  // taken away where listed. Beside a page of more values one missing may be on a later
-  // page, its count unknown here: not listed.
-  const apiRows: BreakdownRow[] = data.map((r) => ({
+  // filters. A chosen value the page lacks is still listed, chosen, so the card shows
+  // that its filter is on and it can be taken away there: when the page holds every
+  // value, it had no click (nor conversion), at 0; beside a page of more, it may be past
+  // the top values, so those chosen are asked for by themselves (one more request, only
+  // then), at their counts, or 0 when the answer lacks them too.
+  const complete = rows.data !== undefined && rows.data.pagination.total <= data.length;
+  const onPage = new Set(data.map((r) => r.value ?? NONE));
+  // Asked once the page for these filters has answered (not beside the last filters' page, while the next loads).
+  const pastPage = rows.data === undefined || rows.loading || complete ? [] : [...chosen].filter((value) => !onPage.has(value));
+  const chosenRows = useLoad(
+    (signal) =>
+      pastPage.length === 0
+        ? Promise.resolve(undefined)
+        : unwrap(api.GET('/analytics/breakdown', { params: { query: { ...cardScope, dimension, [dimension]: joinFilterValues(pastPage), limit: pastPage.length } }, signal })),
+    [key, pastPage.join('\n')],
+  );
+  const known = [...data, ...(pastPage.length > 0 ? (chosenRows.data?.data.filter((r) => !onPage.has(r.value ?? NONE)) ?? []) : [])];
+  useEffect(() => noteLabels(dimension, known), [rows.data, chosenRows.data, dimension]);
+  const apiRows: BreakdownRow[] = known.map((r) => ({
     value: r.value ?? NONE,
     label: label(r.value, r.label),
     count: r.clicks,
     title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
     ...(r.deleted && r.value !== null ? { marker: deletedLinkMarker(r.value, label(r.value, r.label)) } : {}),
   }));
-  const complete = rows.data !== undefined && rows.data.pagination.total <= data.length;
   const listed = new Set(apiRows.map((r) => r.value));
-  const unmatched: BreakdownRow[] = complete
+  // Each chosen value's count is known once the page holds them all, or the chosen past it have answered.
+  const countsKnown = complete || (pastPage.length > 0 && chosenRows.data !== undefined && !chosenRows.loading);
+  const unmatched: BreakdownRow[] = countsKnown
     ? [...chosen].filter((value) => !listed.has(value)).map((value) => ({ value, label: valueLabel(dimension, value, seenLabels), count: 0, unmatched: true }))
     : [];
   const cardRows = [...apiRows, ...unmatched];
 
   return (
-    <div class="breakdown-group" data-group={group.id} data-dimension={dimension} data-loaded={rows.loading ? 'false' : 'true'}>
+    <div class="breakdown-group" data-group={group.id} data-dimension={dimension} data-loaded={rows.loading || chosenRows.loading ? 'false' : 'true'}>
       {rows.error && <ErrorBox error={rows.error} onRetry={rows.reload} />}
+      {chosenRows.error && <ErrorBox error={chosenRows.error} onRetry={chosenRows.reload} />}
       {exportError && <ErrorBox error={exportError} />}
       <BreakdownCard
         id={`bd-${group.id}`}
