@@ -475,9 +475,16 @@ describe('dashboard live states in chromium', () => {
     ]);
     expect(asked).toEqual([null, 'DE,JP']);
     await t.expectAccessible(page, 'a card listing chosen values past its page');
-    // Taken away where listed, as any chosen row.
+    // Taken away where listed, as any chosen row: gone, with focus on the row now in its
+    // place; Japan still at 0 from the answer already had (nothing asked again).
     await card.getByRole('button', { name: 'Filter by Germany' }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('US,JP');
+    await expect.poll(() => countryRows(page)).toEqual([
+      ['US', 'United States', '5', 'true'],
+      ['JP', 'Japan', '0', 'true'],
+    ]);
+    await expect.poll(() => focusedName(page)).toBe('Filter by Japan');
+    expect(asked).toEqual([null, 'DE,JP']);
     // A card's request the closing page leaves out is not rewritten any more (its fetch would fail with the page).
     await page.unrouteAll({ behavior: 'ignoreErrors' });
     await page.close();

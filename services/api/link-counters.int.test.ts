@@ -102,7 +102,7 @@ describe('link counters from ClickHouse', () => {
       expect(res.body.data).toMatchObject(i % 2 ? { id: theirs, clicks: 1 } : { id: mine, clicks: 2 });
     }
     // A link id asked in another workspace's name gets nothing from ClickHouse either.
-    const counters = clickHouseLinkCounters(client, createLogger('test', 'silent'));
+    const counters = clickHouseLinkCounters(client, createLogger('test', 'silent'), { keepWarmMs: 0 });
     expect((await counters.forLinks(workspaceId, [theirs])).counters.size).toBe(0);
     expect((await counters.forLinks(other.workspaceId, [theirs])).counters.get(theirs)).toMatchObject({ clicks: 1 });
   });
@@ -250,12 +250,13 @@ describe('link counters from ClickHouse', () => {
     clock += 300;
     expect((await counters.forLinks(workspaceId, [link])).counters.get(link)).toMatchObject({ clicks: 1 });
     expect(asked).toHaveLength(2);
-    // Read last at 3_000_800: kept warm until 3_003_800. Past it, the sweep forgets it: no more queries.
+    // Read last at 3_000_800: kept warm until 3_003_800. Past it, the sweep forgets it: no
+    // more queries (kept warm still, its answer, 3_000 old, would be asked again at once).
+    const beforeForgotten = asked.length;
     clock = 3_003_800;
     await sweepsPass();
-    const afterForgotten = asked.length;
     await sweepsPass();
-    expect(asked).toHaveLength(afterForgotten);
+    expect(asked).toHaveLength(beforeForgotten);
     // Stopped: a link read and then left alone is not asked again.
     await counters.forLinks(workspaceId, [other]);
     const beforeStop = asked.length;
@@ -263,6 +264,38 @@ describe('link counters from ClickHouse', () => {
     clock += 600;
     await sweepsPass();
     expect(asked).toHaveLength(beforeStop);
+  });
+
+  it('after a failed query, sweeps pause: links kept warm are not asked every sweep while ClickHouse is away', async () => {
+    const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/warm/down' } })).body.data.id as string;
+    let clock = 4_000_000;
+    let down = false;
+    let asked = 0;
+    const failing = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop === 'query') {
+          return async (params: Parameters<ClickHouseClient['query']>[0]) => {
+            asked++;
+            if (down) throw new Error('ClickHouse is down');
+            return target.query(params);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const counters = clickHouseLinkCounters(failing, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, keepWarmMs: 60_000, now: () => clock });
+    try {
+      await counters.forLinks(workspaceId, [link]); // kept warm
+      down = true;
+      clock += 1_000; // expired: this read waits for a query, which fails
+      expect((await counters.forLinks(workspaceId, [link])).available).toBe(false);
+      const afterFailure = asked;
+      // Two sweeps (250 ms apart) would each ask again; paused, they ask nothing.
+      await new Promise((r) => setTimeout(r, 700));
+      expect(asked).toBe(afterFailure);
+    } finally {
+      counters.stop();
+    }
   });
 
   it('when ClickHouse cannot answer, links still read, with zero counters flagged in a header', async () => {

@@ -126,8 +126,10 @@ export interface LinkCountersOptions {
  * chance (GET /links/{id} at 0.04 or 0.16 of /health on one machine, same code).
  */
 export const KEEP_WARM_MS = 10_000;
-/** Links one instance keeps warm at most (the most recently read): 5 queries of 200 a sweep. */
+/** Links one instance keeps warm at most (the most recently read): 5 queries of 200 a sweep when they are of one workspace. */
 const KEEP_WARM_MAX_LINKS = 1_000;
+/** How long sweeps wait after a query failed. */
+const SWEEPS_PAUSED_AFTER_FAILURE_MS = 5_000;
 
 /**
  * Counters read from ClickHouse rollups (DESIGN.md "Counters"), never from a row
@@ -151,8 +153,10 @@ const KEEP_WARM_MAX_LINKS = 1_000;
  *
  * Links read within `keepWarmMs` (the KEEP_WARM_MAX_LINKS read last) are swept every
  * (maxAgeMs - refreshAfterMs) / 2 and asked again once refreshAfterMs old, read or not,
- * so a link read every few seconds never waits either: at most 5 queries a sweep per
- * instance, whatever the request rate.
+ * so a link read every few seconds never waits either: about 5 queries a sweep per
+ * instance at most (more when the links are of many workspaces: each workspace's are
+ * asked apart, and queries join neighbours up to 200 ids), whatever the request rate.
+ * A failed query pauses the sweeps for SWEEPS_PAUSED_AFTER_FAILURE_MS.
  */
 export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Logger, options: LinkCountersOptions = {}): LinkCountersSource {
   const maxAgeMs = options.maxAgeMs ?? COUNTERS_MAX_AGE_MS;
@@ -175,8 +179,17 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
   /** Links read within keepWarmMs, by key, in the order of their last read (oldest first). */
   const warm = new Map<string, { workspaceId: string; linkId: string; readAt: number }>();
   let sweepTimer: NodeJS.Timeout | null = null;
+  /** After a failed query, sweeps wait until then (Date.now()): reads still ask, as before keeping warm. */
+  let sweepsPausedUntil = 0;
+  /** stop() was called: nothing is read ahead any more. */
+  let stopped = false;
 
   async function pump(): Promise<void> {
+    if (stopped) {
+      // Reads ahead left queued: nobody waits for them.
+      for (const w of queue.filter((q) => q.background)) w.resolve({ counters: new Map(), available: false });
+      queue.splice(0, queue.length, ...queue.filter((q) => !q.background));
+    }
     if (querying || queue.length === 0) return;
     querying = true;
     let ids = queue[0]!.linkIds.length;
@@ -205,6 +218,8 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
       }
     } catch (err) {
       logger.warn('link counters unavailable', { requests: batch.length, ...errorFields(err) });
+      // Not every sweep again while ClickHouse is away (5 queries a sweep, each failing).
+      sweepsPausedUntil = Date.now() + SWEEPS_PAUSED_AFTER_FAILURE_MS;
       for (const w of batch) w.resolve({ counters: new Map(), available: false });
     } finally {
       querying = false;
@@ -246,6 +261,7 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
    * and asks them at once; forgets links not read for keepWarmMs, and stops when none is left.
    */
   function sweep(): void {
+    if (Date.now() < sweepsPausedUntil) return;
     const at = now();
     let due = false;
     for (const [key, { workspaceId, linkId, readAt }] of warm) {
@@ -282,7 +298,7 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
       if (warm.size <= KEEP_WARM_MAX_LINKS) break;
       warm.delete(key);
     }
-    if (sweepTimer === null) {
+    if (sweepTimer === null && !stopped) {
       sweepTimer = setInterval(sweep, sweepEveryMs);
       // Reading ahead must not keep a process alive.
       sweepTimer.unref();
@@ -297,7 +313,7 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
 
   function gather(workspaceId: string, ids: string[]): void {
     addToGathering(workspaceId, ids);
-    if (gatherTimer === null) {
+    if (gatherTimer === null && !stopped) {
       gatherTimer = setTimeout(refreshGathered, refreshGatherMs);
       // A gathered refresh only reads ahead: it must not keep a process alive.
       gatherTimer.unref();
@@ -332,8 +348,12 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
       return { counters, available: asked.available };
     },
     stop() {
+      stopped = true;
       stopSweeping();
       warm.clear();
+      if (gatherTimer !== null) clearTimeout(gatherTimer);
+      gatherTimer = null;
+      gathering = new Map();
     },
   };
 }

@@ -70,6 +70,7 @@ export async function startTestApi(
     },
     async close() {
       await server.close();
+      options.counters?.stop(); // no more reading ahead from a test's ClickHouse
       await db.close();
     },
   };

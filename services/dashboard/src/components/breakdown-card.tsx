@@ -30,6 +30,8 @@ export interface BreakdownRow {
    * of 0, which a row of the API's may have too (conversions of clicks before the range).
    */
   unmatched?: boolean;
+  /** A chosen value from past the card's page, asked for by itself (BreakdownTabs): like an unmatched row, it goes once its filter is taken away. */
+  pastPage?: boolean;
   /**
    * A state of the value said in words beside its label (a deleted link's "deleted"), and in
    * its filter button's name. With `href`, the marker is a link there (named `name`): the
@@ -71,7 +73,7 @@ export function BreakdownCard(props: {
   footer?: ComponentChildren;
 }) {
   const max = Math.max(1, ...props.rows.map((r) => r.count));
-  // An unmatched row goes once its filter is taken away (when the figures under the
+  // An unmatched (or past-page) row goes once its filter is taken away (when the figures under the
   // new filters have answered: `chosen` then changes), and its button, which had
   // focus, with it: focus goes to the row now in its place, else the card's heading
   // (WCAG 2.4.3), unless the user has put it elsewhere meanwhile.
@@ -139,7 +141,7 @@ export function BreakdownCard(props: {
                   type="button"
                   class="bar-row"
                   onClick={(event) => {
-                    if (isChosen && row.unmatched) leaving.current = { button: event.currentTarget, index: i, chosenKey };
+                    if (isChosen && (row.unmatched || row.pastPage)) leaving.current = { button: event.currentTarget, index: i, chosenKey };
                     props.onSelect!(row);
                   }}
                   aria-pressed={props.chosen ? isChosen : undefined}

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
 import { addFilter, dimensionLabels, NONE, noteLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
 import { joinFilterValues, splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
@@ -54,27 +54,41 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   // then), at their counts, or 0 when the answer lacks them too.
   const complete = rows.data !== undefined && rows.data.pagination.total <= data.length;
   const onPage = new Set(data.map((r) => r.value ?? NONE));
-  // Asked once the page for these filters has answered (not beside the last filters' page, while the next loads).
-  const pastPage = rows.data === undefined || rows.loading || complete ? [] : [...chosen].filter((value) => !onPage.has(value));
+  // What the past-page request asks, set once the page for these filters has answered and
+  // kept while the next loads (not asked beside the last filters' page; its rows stay on
+  // screen meanwhile, as the page's own do). Fewer values under the same filters (one taken
+  // away) are answered already: not asked again.
+  const asked = useRef<{ key: string; scope: BreakdownScope; values: string[] }>({ key: '', scope: {}, values: [] });
+  if (rows.data !== undefined && !rows.loading) {
+    const values = complete ? [] : [...chosen].filter((value) => !onPage.has(value));
+    const answered = asked.current.key === key && values.every((v) => asked.current.values.includes(v));
+    if (!answered || values.length === 0) asked.current = { key, scope: cardScope, values };
+  }
+  const pastPage = asked.current;
   const chosenRows = useLoad(
     (signal) =>
-      pastPage.length === 0
+      pastPage.values.length === 0
         ? Promise.resolve(undefined)
-        : unwrap(api.GET('/analytics/breakdown', { params: { query: { ...cardScope, dimension, [dimension]: joinFilterValues(pastPage), limit: pastPage.length } }, signal })),
-    [key, pastPage.join('\n')],
+        : // Up to 1,000: under a filter on `tag`, the links' other tags come too, possibly ahead of the chosen ones.
+          unwrap(api.GET('/analytics/breakdown', { params: { query: { ...pastPage.scope, dimension, [dimension]: joinFilterValues(pastPage.values), limit: 1000 } }, signal })),
+    [pastPage.key, pastPage.values.join('\n')],
   );
-  const known = [...data, ...(pastPage.length > 0 ? (chosenRows.data?.data.filter((r) => !onPage.has(r.value ?? NONE)) ?? []) : [])];
-  useEffect(() => noteLabels(dimension, known), [rows.data, chosenRows.data, dimension]);
-  const apiRows: BreakdownRow[] = known.map((r) => ({
+  // Only values asked for and chosen still (one taken away goes at once, as its chip does).
+  const asPastPage = (value: string) => pastPage.values.includes(value) && chosen.has(value) && !onPage.has(value);
+  const beyond = chosenRows.data?.data.filter((r) => asPastPage(r.value ?? NONE)) ?? [];
+  useEffect(() => noteLabels(dimension, [...data, ...beyond]), [rows.data, chosenRows.data, dimension]);
+  const apiRow = (r: (typeof data)[number], pastPageRow: boolean): BreakdownRow => ({
     value: r.value ?? NONE,
     label: label(r.value, r.label),
     count: r.clicks,
     title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
     ...(r.deleted && r.value !== null ? { marker: deletedLinkMarker(r.value, label(r.value, r.label)) } : {}),
-  }));
+    ...(pastPageRow ? { pastPage: true } : {}),
+  });
+  const apiRows = [...data.map((r) => apiRow(r, false)), ...beyond.map((r) => apiRow(r, true))];
   const listed = new Set(apiRows.map((r) => r.value));
   // Each chosen value's count is known once the page holds them all, or the chosen past it have answered.
-  const countsKnown = complete || (pastPage.length > 0 && chosenRows.data !== undefined && !chosenRows.loading);
+  const countsKnown = complete || (pastPage.values.length > 0 && chosenRows.data !== undefined && !chosenRows.loading);
   const unmatched: BreakdownRow[] = countsKnown
     ? [...chosen].filter((value) => !listed.has(value)).map((value) => ({ value, label: valueLabel(dimension, value, seenLabels), count: 0, unmatched: true }))
     : [];
