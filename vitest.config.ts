@@ -11,10 +11,8 @@ export default defineConfig({
     // the embedded ClickHouse at once) can exceed for one page load: a CI run failed so. A poll
     // ends as soon as it holds, so the longer bound costs nothing when all is well.
     expect: { poll: { timeout: 15_000 } },
-    // Integration files each create their own database. Three forks on two cores: much of a
-    // file's time is spent waiting (for a service to start, a poll, a timer), and with two
-    // forks the run used 1.3 of the 2 cores on average (15 min 13 s, 2026-11-30).
+    // Integration files each create their own database; two cores, so two forks.
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
   },
 });
