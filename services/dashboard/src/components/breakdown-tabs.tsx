@@ -71,8 +71,10 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
         ? Promise.resolve(undefined)
         : // Up to 1,000: under a filter on `tag`, the links' other tags come too, possibly ahead of the chosen ones.
           unwrap(api.GET('/analytics/breakdown', { params: { query: { ...pastPage.scope, dimension, [dimension]: joinFilterValues(pastPage.values), limit: 1000 } }, signal })),
-    [pastPage.key, pastPage.values.join('\n')],
+    // Nothing to ask: one key for all, so a card without such values never loads (nor dims) again for it.
+    pastPage.values.length === 0 ? [] : [pastPage.key, pastPage.values.join('\n')],
   );
+  const askingPastPage = pastPage.values.length > 0 && chosenRows.loading;
   // Only values asked for and chosen still (one taken away goes at once, as its chip does).
   const asPastPage = (value: string) => pastPage.values.includes(value) && chosen.has(value) && !onPage.has(value);
   const beyond = chosenRows.data?.data.filter((r) => asPastPage(r.value ?? NONE)) ?? [];
@@ -95,7 +97,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   const cardRows = [...apiRows, ...unmatched];
 
   return (
-    <div class="breakdown-group" data-group={group.id} data-dimension={dimension} data-loaded={rows.loading || chosenRows.loading ? 'false' : 'true'}>
+    <div class="breakdown-group" data-group={group.id} data-dimension={dimension} data-loaded={rows.loading || askingPastPage ? 'false' : 'true'}>
       {rows.error && <ErrorBox error={rows.error} onRetry={rows.reload} />}
       {chosenRows.error && <ErrorBox error={chosenRows.error} onRetry={chosenRows.reload} />}
       {exportError && <ErrorBox error={exportError} />}
