@@ -48,7 +48,9 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
   const startSender = () =>
     stack.startSender({
       WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
-      WEBHOOKS_TIMEOUT_MS: '1000',
+      // Senders wait half of it (2 s) for a first attempt before storing its delivery: room
+      // for a loaded CI machine's fast attempts (at 1 s, one of 20 overran the 500 ms wait).
+      WEBHOOKS_TIMEOUT_MS: '4000',
       WEBHOOKS_RETRY_BASE_MS: '100',
       WEBHOOKS_RETRY_WINDOW_MS: '4000',
     });
@@ -133,9 +135,9 @@ describe('webhook delivery (API, two sender processes, NATS, Postgres)', () => {
     expect(stored.every((d) => d.oneWrite && d.attempts === 1 && d.responseStatus === 200)).toBe(true);
     expect(fast.receiver.received).toHaveLength(20);
 
-    // The senders wait half their 1 s timeout for first attempts: this endpoint answers after 800 ms.
+    // The senders wait half their 4 s timeout for first attempts: this endpoint answers after 3 s.
     const slow = await endpoint(['link.created']);
-    slow.receiver.delayMs = 800;
+    slow.receiver.delayMs = 3_000;
     await call('POST', '/links', { destinationUrl: 'https://example.com/slow' });
     const [waiting] = await until('the delivery stored before its answer', () => rows(slow.id), (r) => r.length === 1);
     expect(slow.receiver.received.length === 0 || waiting!.status === 'pending').toBe(true);
