@@ -266,6 +266,38 @@ describe('link counters from ClickHouse', () => {
     expect(asked).toHaveLength(beforeStop);
   });
 
+  it('a link whose first query outlasts a sweep stays warm: once answered, the sweeps ask it again', async () => {
+    const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/warm/slow' } })).body.data.id as string;
+    let clock = 5_000_000;
+    let asked = 0;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const slowFirst = new Proxy(client, {
+      get(target, prop, receiver) {
+        if (prop === 'query') {
+          return async (params: Parameters<ClickHouseClient['query']>[0]) => {
+            if (asked++ === 0) await held;
+            return target.query(params);
+          };
+        }
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const counters = clickHouseLinkCounters(slowFirst, createLogger('test', 'silent'), { maxAgeMs: 1_000, refreshAfterMs: 500, keepWarmMs: 60_000, now: () => clock });
+    try {
+      const first = counters.forLinks(workspaceId, [link]);
+      await new Promise((r) => setTimeout(r, 700)); // two sweeps pass while its first query is held
+      release();
+      await first;
+      clock += 500;
+      const deadline = Date.now() + 5_000;
+      while (asked < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(asked).toBe(2);
+    } finally {
+      counters.stop();
+    }
+  });
+
   it('after a failed query, sweeps pause: links kept warm are not asked every sweep while ClickHouse is away', async () => {
     const link = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://example.com/warm/down' } })).body.data.id as string;
     let clock = 4_000_000;

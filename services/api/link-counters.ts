@@ -259,18 +259,20 @@ export function clickHouseLinkCounters(clickhouse: ClickHouseClient, logger: Log
   /**
    * Gathers the warm links whose answers are refreshAfterMs old (as a read of each would)
    * and asks them at once; forgets links not read for keepWarmMs, and stops when none is left.
+   * A link whose first answer has not come yet stays warm (under load a query can outlast a sweep).
    */
   function sweep(): void {
     if (Date.now() < sweepsPausedUntil) return;
     const at = now();
     let due = false;
     for (const [key, { workspaceId, linkId, readAt }] of warm) {
-      const hit = kept!.get(key);
-      if (at - readAt >= keepWarmMs || !hit) {
+      if (at - readAt >= keepWarmMs) {
         warm.delete(key);
         continue;
       }
-      if (at - hit.askedAt >= refreshAfterMs && !refreshing.has(key)) {
+      // Nothing kept yet (its first query still running, or failed) or no more: the next sweep looks again.
+      const hit = kept!.get(key);
+      if (hit && at - hit.askedAt >= refreshAfterMs && !refreshing.has(key)) {
         refreshing.add(key);
         addToGathering(workspaceId, [linkId]);
         due = true;
