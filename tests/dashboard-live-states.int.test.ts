@@ -490,6 +490,33 @@ describe('dashboard live states in chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('a chosen value typed in another case (a hand-written address) is the row it names: marked there, one chip, taken away there', async () => {
+    const page = await t.newPage(context);
+    await t.signIn(page);
+    // The API reads `us` as US; the card must mark US rather than list a "us" of its own at 0.
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=us,De,US`);
+    await loadedAnalytics(page);
+    await countriesLoaded(page);
+    const card = page.locator('[data-group="locations"]');
+    expect(await countryRows(page)).toEqual([
+      ['US', 'United States', '5', 'true'],
+      ['DE', 'Germany', '4', 'true'],
+    ]);
+    const chips = () => page.locator('[data-filter="country"] span').allTextContents();
+    expect(await chips()).toEqual(['Country: United States', 'Country: Germany']);
+    await card.getByRole('button', { name: 'Filter by Germany' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBe('US');
+    await expect.poll(() => countryRows(page)).toEqual([
+      ['US', 'United States', '5', 'true'],
+      ['DE', 'Germany', '4', 'false'],
+    ]);
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?country=us`);
+    await countriesLoaded(page);
+    await page.getByRole('button', { name: 'Remove filter Country: United States' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('country')).toBeNull();
+    await page.close();
+  }, 60_000);
+
   it('rows the API gives at 0 clicks (conversions of clicks before the range) are rows: the card does not say it has none, and one taken away keeps no hold on focus', async () => {
     const page = await t.newPage(context);
     // Every country's clicks came before the range, as breakdown-query.ts answers it then: 0 clicks, its conversions kept; later without Germany.

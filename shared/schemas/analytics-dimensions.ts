@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { recordedOperatingSystems } from './operating-systems.ts';
 import { deviceClasses } from './rule-conditions.ts';
 import { tagName } from './tag.ts';
-import { splitFilterValues } from './filter-values.ts';
+import { NONE, spellFilterValue, splitFilterValues } from './filter-values.ts';
 import { repeatableNote, repeatableQueryList } from './common.ts';
 
 /**
@@ -16,22 +16,22 @@ import { repeatableNote, repeatableQueryList } from './common.ts';
  * comma-separated and OR-ed, dimensions are AND-ed. `(none)` stands for the empty
  * value (no referrer, no UTM field), the row a breakdown labels "(none)".
  */
-export const NONE = '(none)';
+export { NONE };
 
 export interface DimensionDeclaration {
-  /** Format of one filter value, as the breakdown returns it in `value`; failures name the parameter. */
+  /**
+   * Format of one filter value, as the breakdown returns it in `value`, checked once the value
+   * is spelled as the API spells it (spellFilterValue: `de` is `DE`); failures name the parameter.
+   */
   value: z.ZodType<string, string>;
   /** Whether a click can lack this value (then `(none)` filters for it). */
   canBeEmpty: boolean;
   description: string;
 }
 
-/** One of a fixed list of lowercase values, in any case (`iOS` filters `ios`), as countries and hosts are. */
-function anyCase(values: readonly [string, ...string[]]): z.ZodType<string, string> {
-  return z
-    .string()
-    .transform((v) => v.toLowerCase())
-    .pipe(z.enum(values, { error: `must be one of ${values.join(', ')}` }));
+/** One of a fixed list of lowercase values (given in any case: spellFilterValue lowercases them). */
+function oneOf(values: readonly [string, ...string[]]): z.ZodType<string, string> {
+  return z.enum(values, { error: `must be one of ${values.join(', ')}` });
 }
 
 const text = (max: number) => z.string().min(1).max(max).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
@@ -39,21 +39,21 @@ const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-
 
 export const dimensions = {
   country: {
-    value: z.string().regex(/^[A-Za-z]{2}$/, 'must be a two-letter country code (ISO 3166-1 alpha-2)').transform((c) => c.toUpperCase()),
+    value: z.string().regex(/^[A-Z]{2}$/, 'must be a two-letter country code (ISO 3166-1 alpha-2)'),
     canBeEmpty: true,
     description: 'country of the visitor, ISO 3166-1 alpha-2 (from the geo-IP database)',
   },
   region: { value: text(200), canBeEmpty: true, description: 'region (state, province) of the visitor, as the geo-IP data names it' },
   city: { value: text(200), canBeEmpty: true, description: 'city of the visitor, as the geo-IP data names it' },
-  device: { value: anyCase(deviceClasses), canBeEmpty: false, description: 'device class' },
+  device: { value: oneOf(deviceClasses), canBeEmpty: false, description: 'device class' },
   os: {
-    value: anyCase(recordedOperatingSystems),
+    value: oneOf(recordedOperatingSystems),
     canBeEmpty: true,
     description: 'operating system (rows carry its name); `other`: one the user agent names that is none of the listed; `(none)`: it names none',
   },
   browser: { value: text(100), canBeEmpty: true, description: 'browser name, as the user agent parser names it (Chrome, Safari, ...)' },
   referrer: {
-    value: z.string().max(253).regex(/^[A-Za-z0-9.-]+$/, 'must be a host name, e.g. news.example.com').transform((h) => h.toLowerCase()),
+    value: z.string().max(253).regex(/^[a-z0-9.-]+$/, 'must be a host name, e.g. news.example.com'),
     canBeEmpty: true,
     description: 'host of the referring page',
   },
@@ -62,7 +62,7 @@ export const dimensions = {
   utm_campaign: { value: text(500), canBeEmpty: true, description: 'utm_campaign' },
   utm_term: { value: text(500), canBeEmpty: true, description: 'utm_term' },
   utm_content: { value: text(500), canBeEmpty: true, description: 'utm_content' },
-  source: { value: anyCase(['link', 'qr']), canBeEmpty: false, description: '`qr` for QR code scans, `link` for other clicks' },
+  source: { value: oneOf(['link', 'qr']), canBeEmpty: false, description: '`qr` for QR code scans, `link` for other clicks' },
   link: { value: id('link'), canBeEmpty: false, description: 'link id (rows carry the short code)' },
   campaign: { value: id('campaign'), canBeEmpty: false, description: 'campaign id (rows carry the campaign name)' },
   rule: {
@@ -72,7 +72,7 @@ export const dimensions = {
   },
   destination: { value: text(4096), canBeEmpty: false, description: 'URL the visitor was sent to' },
   tag: {
-    // Normalised as links store them, so `Summer Sale` filters the tag `summer sale`.
+    // Spelled as links store tags (tagNormalForm), so `Summer Sale` filters the tag `summer sale`.
     value: tagName,
     canBeEmpty: true,
     description:
@@ -107,7 +107,7 @@ function filterParameter(name: Dimension) {
           ctx.addIssue({ code: 'custom', message: `has an empty value${declaration.canBeEmpty ? `; ${NONE} selects clicks without one` : ''}` });
           return z.NEVER;
         }
-        const parsed = declaration.value.safeParse(part);
+        const parsed = declaration.value.safeParse(spellFilterValue(name, part));
         if (!parsed.success) {
           ctx.addIssue({ code: 'custom', message: `${JSON.stringify(part.slice(0, 100))} ${parsed.error.issues[0]?.message ?? 'is not valid'}` });
           return z.NEVER;

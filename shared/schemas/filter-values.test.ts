@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinFilterValues, splitFilterValues } from './filter-values.ts';
+import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from './filter-values.ts';
 import { analyticsQuerySchema } from './analytics.ts';
 
 describe('filter values', () => {
@@ -20,5 +20,35 @@ describe('filter values', () => {
   it('is how the analytics queries read a filter', () => {
     const q = analyticsQuerySchema.parse({ utm_source: 'news\\,letter,google', referrer: 'a.example' });
     expect(q.utm_source).toEqual(['news,letter', 'google']);
+  });
+
+  it('spells a value as the API does, so the dashboard matches it with the rows (country upper, fixed lists and hosts lower, tags as stored)', () => {
+    expect(spellFilterValue('country', 'de')).toBe('DE');
+    expect(spellFilterValue('os', 'iOS')).toBe('ios');
+    expect(spellFilterValue('device', 'Mobile')).toBe('mobile');
+    expect(spellFilterValue('source', 'QR')).toBe('qr');
+    expect(spellFilterValue('referrer', 'News.Example.COM')).toBe('news.example.com');
+    expect(spellFilterValue('tag', '  Summer\tSale ')).toBe('summer sale');
+    // Matched as written: the data keeps their case.
+    expect(spellFilterValue('utm_source', 'NewsLetter')).toBe('NewsLetter');
+    expect(spellFilterValue('browser', 'Chrome')).toBe('Chrome');
+    expect(spellFilterValue('country', NONE)).toBe(NONE);
+  });
+
+  it('changes only ASCII letters\' case where the values are ASCII: nothing that only looks like one gets through', () => {
+    expect(spellFilterValue('country', 'ß')).toBe('ß');
+    expect(() => analyticsQuerySchema.parse({ country: 'ß' })).toThrow(/two-letter country code/);
+    expect(() => analyticsQuerySchema.parse({ referrer: 'example\u212A.com' })).toThrow(/host name/);
+  });
+
+  it('is what the analytics queries take: any case, and the same value twice once', () => {
+    const q = analyticsQuerySchema.parse({ country: 'de,DE,at', os: 'iOS,android', device: 'MOBILE', source: 'Qr', referrer: 'News.Example.com', tag: 'Summer  Sale,(none)' });
+    expect(q.country).toEqual(['DE', 'AT']);
+    expect(q.os).toEqual(['ios', 'android']);
+    expect(q.device).toEqual(['mobile']);
+    expect(q.source).toEqual(['qr']);
+    expect(q.referrer).toEqual(['news.example.com']);
+    expect(q.tag).toEqual(['summer sale', null]);
+    expect(() => analyticsQuerySchema.parse({ os: 'windows 95' })).toThrow(/must be one of/);
   });
 });

@@ -1,3 +1,8 @@
+import { tagNormalForm } from './tag-normal-form.ts';
+
+/** The value that stands for the empty one (no referrer, no UTM field): the row a breakdown labels "(none)". */
+export const NONE = '(none)';
+
 /**
  * The values of an analytics filter parameter: comma-separated (any of them matches),
  * a backslash escaping a comma or a backslash (`a\,b` is the one value `a,b`), so every
@@ -23,4 +28,31 @@ export function splitFilterValues(raw: string): string[] {
 /** The parameter for `values`: splitFilterValues(joinFilterValues(v)) is v. */
 export function joinFilterValues(values: Iterable<string>): string {
   return [...values].map((v) => v.replace(/[\\,]/g, '\\$&')).join(',');
+}
+
+// ASCII only: these values are ASCII, and full case mapping would let text through that
+// only looks like one (`ß` upper-cased is `SS`, the Kelvin sign lower-cased is `k`).
+const lowercase = (value: string) => value.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+const uppercase = (value: string) => value.replace(/[a-z]+/g, (letters) => letters.toUpperCase());
+
+/**
+ * How the API spells a filter value, as its breakdown rows carry it: `de` filters the row
+ * `DE`, `iOS` the row `ios`, `Summer Sale` the tag `summer sale`. A dimension not named
+ * here is matched as written. The analytics schemas spell a value before checking it
+ * (analytics-dimensions.ts), and the dashboard spells the values in its address the same
+ * way, so a chosen value typed in another case is still the row it names.
+ */
+const spellings: Readonly<Partial<Record<string, (value: string) => string>>> = {
+  country: uppercase,
+  device: lowercase,
+  os: lowercase,
+  source: lowercase,
+  referrer: lowercase,
+  tag: tagNormalForm,
+};
+
+/** One value of a `dimension` filter, spelled as the API spells it; `(none)` stays itself. */
+export function spellFilterValue(dimension: string, value: string): string {
+  if (value === NONE) return value;
+  return spellings[dimension]?.(value) ?? value;
 }

@@ -1,20 +1,18 @@
 import { z } from 'zod';
 import { paginationQuery, repeatableNote, repeatableQueryList } from './common.ts';
 import { documented } from './documented-as.ts';
+import { tagNormalForm } from './tag-normal-form.ts';
 
 export const MAX_TAGS_PER_LINK = 20;
 export const MAX_TAG_LENGTH = 50;
 
 /**
- * A tag as stored: Unicode NFC, trimmed, inner whitespace runs as one space,
- * lowercase, so `Summer Sale` and ` summer  sale` are one tag. Commas are refused:
- * they separate tags in `?tag=a,b`.
+ * A tag as stored (tagNormalForm: NFC, trimmed, whitespace runs as one space, lowercase).
+ * Commas are refused: they separate tags in `?tag=a,b`.
  */
 export const tagName = z
   .string()
-  .normalize('NFC')
-  .trim()
-  .overwrite((tag) => tag.replace(/\s+/gu, ' ').toLowerCase())
+  .overwrite(tagNormalForm)
   .min(1, 'must not be empty')
   .max(MAX_TAG_LENGTH, `must be at most ${MAX_TAG_LENGTH} characters`)
   .regex(/^[^,\p{Cc}]*$/u, 'must not contain commas or control characters');

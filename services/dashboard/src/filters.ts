@@ -2,16 +2,17 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Dimension } from './api.ts';
 import { countryName } from './format.ts';
 import { setQuery } from './router.ts';
-import { joinFilterValues, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
+import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
 
 /**
  * The analytics filters as the URL holds them: one query parameter per
  * dimension, named as the API names it, values comma-separated (OR within a
  * dimension, AND across; a comma in a value escaped, filter-values.ts), "(none)"
  * for the empty value. The URL is the state, so
- * a filtered view is a link to share.
+ * a filtered view is a link to share. Values are read as the API spells them
+ * (`country=de` is the row `DE`), so one typed in another case is still its row.
  */
-export const NONE = '(none)';
+export { NONE };
 
 export const dimensionLabels: Record<Dimension, string> = {
   country: 'Country',
@@ -36,27 +37,33 @@ export const dimensionLabels: Record<Dimension, string> = {
 
 export const dimensions = Object.keys(dimensionLabels) as Dimension[];
 
+/** The values of a dimension's filter parameter, spelled as the API spells them, each once. */
+export function filterValues(dimension: string, raw: string | null | undefined): string[] {
+  return raw ? [...new Set(splitFilterValues(raw).map((v) => spellFilterValue(dimension, v)))] : [];
+}
+
 /** Every dimension filter present in the URL, as the API takes it. */
 export function filtersFrom(query: URLSearchParams): Partial<Record<Dimension, string>> {
   const out: Partial<Record<Dimension, string>> = {};
   for (const d of dimensions) {
     const v = query.get(d);
-    if (v) out[d] = v;
+    if (v) out[d] = joinFilterValues(filterValues(d, v));
   }
   return out;
 }
 
 /** Adds a value to a dimension's filter (OR with the values already there). */
 export function addFilter(dimension: Dimension, value: string | null): void {
-  const current = new URLSearchParams(location.search).get(dimension);
-  const values = new Set(current ? splitFilterValues(current) : []);
+  const values = new Set(filterValues(dimension, new URLSearchParams(location.search).get(dimension)));
   values.add(value ?? NONE);
   setQuery({ [dimension]: joinFilterValues(values) });
 }
 
+/** Takes a value away from a dimension's filter, however the address spells it. */
 export function removeFilter(dimension: string, value: string): void {
-  const current = new URLSearchParams(location.search).get(dimension) ?? '';
-  setQuery({ [dimension]: joinFilterValues(splitFilterValues(current).filter((v) => v !== value)) || undefined });
+  const values = filterValues(dimension, new URLSearchParams(location.search).get(dimension));
+  const gone = spellFilterValue(dimension, value);
+  setQuery({ [dimension]: joinFilterValues(values.filter((v) => v !== gone)) || undefined });
 }
 
 export function valueLabel(dimension: Dimension, value: string, labels: Map<string, string>): string {
@@ -70,7 +77,7 @@ export function valueLabel(dimension: Dimension, value: string, labels: Map<stri
 export function describeFilters(filters: Partial<Record<Dimension, string>>): string {
   return Object.entries(filters)
     .filter((e): e is [Dimension, string] => !!e[1])
-    .map(([d, raw]) => `${dimensionLabels[d]}: ${splitFilterValues(raw).map((v) => valueLabel(d, v, seenLabels)).join(' or ')}`)
+    .map(([d, raw]) => `${dimensionLabels[d]}: ${filterValues(d, raw).map((v) => valueLabel(d, v, seenLabels)).join(' or ')}`)
     .join('; ');
 }
 

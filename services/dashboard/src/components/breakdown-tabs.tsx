@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
-import { addFilter, dimensionLabels, NONE, noteLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
-import { joinFilterValues, splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
+import { addFilter, dimensionLabels, filterValues, NONE, noteLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
+import { joinFilterValues } from '../../../../shared/schemas/filter-values.ts';
 import { countryName, fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
 import { useLoad } from '../use-load.ts';
@@ -33,8 +33,7 @@ const CARD_LIMIT = 10;
  */
 export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGroup; scope: BreakdownScope; selected: Dimension | undefined }) {
   const dimension = selected && group.dimensions.includes(selected) ? selected : group.dimensions[0]!;
-  const chosenText = scope[dimension];
-  const chosen = new Set(chosenText ? splitFilterValues(chosenText) : []);
+  const chosen = new Set(filterValues(dimension, scope[dimension]));
   const cardScope: BreakdownScope = { ...scope, [dimension]: undefined };
   const key = JSON.stringify([dimension, cardScope]);
   const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...cardScope, dimension, limit: CARD_LIMIT } }, signal })), [key]);

@@ -1,17 +1,14 @@
 import { useEffect, useRef } from 'preact/hooks';
-import { dimensions, dimensionLabels, removeFilter, seenLabels, useSeenLabels, valueLabel } from '../filters.ts';
+import { dimensions, dimensionLabels, filterValues, removeFilter, seenLabels, useSeenLabels, valueLabel } from '../filters.ts';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { setQuery, type Location } from '../router.ts';
-import { splitFilterValues } from '../../../../shared/schemas/filter-values.ts';
 
 /** Every active filter as a removable chip; "Clear all" drops them together. */
 export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<{ name: string; label: string }> }) {
   useSeenLabels();
   const chips = [...extra.map((e) => ({ name: e.name, value: '', label: e.label }))];
   for (const d of dimensions) {
-    const raw = loc.query.get(d);
-    if (!raw) continue;
-    for (const value of splitFilterValues(raw)) chips.push({ name: d, value, label: `${dimensionLabels[d]}: ${valueLabel(d, value, seenLabels)}` });
+    for (const value of filterValues(d, loc.query.get(d))) chips.push({ name: d, value, label: `${dimensionLabels[d]}: ${valueLabel(d, value, seenLabels)}` });
   }
   // A removed chip takes its button, which had focus, with it (WCAG 2.4.3): focus goes
   // to the chip now in its place, else the one before, else the heading of what the

@@ -1,18 +1,16 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { focusFirst } from '../focus.ts';
 import { announce } from './status-region.tsx';
+import { tagNormalForm } from '../../../../shared/schemas/tag-normal-form.ts';
 
 /**
- * As the API stores a tag (trimmed, inner whitespace runs as one space, lowercase),
- * so the form shows the tags the link will carry and drops repeats. The API stays
- * the authority: it normalises and validates again (NFC, length, no commas).
+ * Adds tags not yet in `tags` from text that may hold several, comma-separated, spelled as
+ * the API stores them, so the form shows the tags the link will carry and drops repeats
+ * (the API still checks length and characters).
  */
-export const normaliseTag = (tag: string) => tag.trim().replace(/\s+/gu, ' ').toLowerCase();
-
-/** Adds tags not yet in `tags` from text that may hold several, comma-separated. */
 export function withTags(tags: string[], text: string): string[] {
   const next = [...tags];
-  for (const tag of text.split(',').map(normaliseTag)) if (tag && !next.includes(tag)) next.push(tag);
+  for (const tag of text.split(',').map(tagNormalForm)) if (tag && !next.includes(tag)) next.push(tag);
   return next;
 }
 

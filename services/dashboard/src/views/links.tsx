@@ -19,7 +19,7 @@ import { useQuerySelect } from '../query-select.ts';
 import { allTags } from '../all-pages.ts';
 import { invalidateList } from '../list-cache.ts';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
-import { carriedTo } from '../filters.ts';
+import { carriedTo, filterValues } from '../filters.ts';
 
 /** Enable/disable and delete, shared by the list and the link page. */
 export function useLinkMutations(onChanged: () => void) {
@@ -51,9 +51,9 @@ export function LinksView({ loc }: { loc: Location }) {
   const q = loc.query.get('q') ?? '';
   const page = pageOf(loc.query);
   const campaignId = loc.query.get('campaignId') ?? undefined;
-  // `tag=a,b`: links with any of them, as the API reads it.
+  // `tag=a,b`: links with any of them, as the API reads it (and spells them: `Sale` is `sale`).
   const tag = loc.query.get('tag') || undefined;
-  const tagValues = tag ? tag.split(',') : [];
+  const tagValues = filterValues('tag', tag);
   const [search, setSearch] = useState(q);
   const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: 20, campaignId, tag } }, signal })), [q, page, campaignId, tag]);
   const tags = useLoad(allTags, []);
@@ -65,7 +65,7 @@ export function LinksView({ loc }: { loc: Location }) {
     tags.reload();
   });
   const canWrite = session.can('links:write');
-  const tagSelect = useQuerySelect('tag', tagValues.length === 1 ? tag! : '');
+  const tagSelect = useQuerySelect('tag', tagValues.length === 1 ? tagValues[0]! : '');
 
   // A page past the last (its last link deleted, an old bookmark, a typed ?page=99)
   // shows the last page instead, in place of this address.
