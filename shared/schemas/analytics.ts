@@ -182,6 +182,8 @@ export const clickLogQuerySchema = z
 export type ClickLogQuery = z.output<typeof clickLogQuerySchema>;
 
 const count = z.number().int().nonnegative();
+/** A link's custom domain (hostname), on rows naming a link on one; absent on the default domain. Short codes are unique per domain, so two rows may share a code. */
+const linkDomain = z.string().describe("the link's custom domain (hostname); absent for a link on the default domain. Short codes are unique per domain: two rows may share one").optional();
 
 /** SPEC 2.4, exactly. */
 export const analyticsOverviewSchema = z.strictObject({
@@ -193,8 +195,8 @@ export const analyticsOverviewSchema = z.strictObject({
     conversionRate: z.number(),
   }),
   timeSeries: z.array(z.strictObject({ date: z.string(), clicks: count, uniqueClicks: count, conversions: count })),
-  /** `deleted`: as on breakdown rows by link (absent for an id of no link of the workspace; shortCode is then ''). */
-  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), deleted: z.boolean().optional(), clicks: count, conversions: count })),
+  /** `domain` and `deleted`: as on breakdown rows by link (`deleted` absent for an id of no link of the workspace; shortCode is then ''). */
+  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), domain: linkDomain, deleted: z.boolean().optional(), clicks: count, conversions: count })),
   devices: z
     .strictObject({ mobile: count, desktop: count, tablet: count })
     .refine((d) => [0, 100].includes(d.mobile + d.desktop + d.tablet), 'device percentages sum to 100 (0 with no clicks)'),
@@ -231,8 +233,9 @@ export const breakdownRowSchema = z.strictObject({
   /** The dimension's value as filters take it; null for clicks without one, labelled "(none)". */
   value: z.string().nullable(),
   label: z.string().optional(),
-  /** `link` rows. */
+  /** `link` rows (`label` is `host/code` for a link on a custom domain). */
   shortCode: z.string().optional(),
+  domain: linkDomain,
   /** `link` rows of the workspace's links: whether the link was deleted (its clicks stay in reports, and /analytics/{linkId} still reads them by its id). */
   deleted: z.boolean().optional(),
   /** `rule` rows: the rule's name and type (null for the default row and for deleted rules). */
@@ -258,8 +261,8 @@ export const realtimeSchema = z.strictObject({
   summary: z.strictObject({ clicks: count, uniqueVisitors: count }),
   /** 60 minutes, oldest first, zero-filled; `minute` is its start, ISO UTC. */
   minutes: z.array(z.strictObject({ minute: z.string(), clicks: count, uniqueVisitors: count })),
-  /** `deleted`: as on breakdown rows by link. */
-  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), deleted: z.boolean().optional(), clicks: count })),
+  /** `domain` and `deleted`: as on breakdown rows by link. */
+  topLinks: z.array(z.strictObject({ linkId: z.string(), shortCode: z.string(), domain: linkDomain, deleted: z.boolean().optional(), clicks: count })),
   topCountries: z.array(z.strictObject({ country: z.string(), clicks: count })),
 })
   .meta({ id: 'Realtime' });

@@ -3,7 +3,7 @@ import countries from 'i18n-iso-countries';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import type { Dimension, DimensionFilters } from '../../../shared/schemas/analytics-dimensions.ts';
 import { operatingSystemNames, type RecordedOperatingSystem } from '../../../shared/schemas/operating-systems.ts';
-import { linkNames } from './link-names.ts';
+import { linkLabel, linkNames } from './link-names.ts';
 
 /**
  * Where each dimension of shared/schemas/analytics-dimensions.ts is read, and how
@@ -56,6 +56,7 @@ export type Labeller = (sql: Sql, workspaceId: string, values: string[]) => Prom
 export interface RowLabel {
   label?: string;
   shortCode?: string;
+  domain?: string;
   deleted?: boolean;
   name?: string | null;
   type?: string | null;
@@ -66,13 +67,18 @@ countries.registerLocale(createRequire(import.meta.url)('i18n-iso-countries/lang
 const countryLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: countries.getName(v, 'en') ?? v }]));
 const osLabel: Labeller = async (_sql, _ws, values) => new Map(values.map((v) => [v, { label: operatingSystemNames[v as RecordedOperatingSystem] ?? v }]));
 
-/** Links by short code, deleted ones marked (linkNames); an id of no link of the workspace is shown as it is, with no code and no `deleted`. */
-const linkLabel: Labeller = async (sql, workspaceId, values) => {
+/**
+ * Links by short code (`host/code` on a custom domain, which `domain` names), deleted ones
+ * marked (linkNames); an id of no link of the workspace is shown as it is, with no code and
+ * no `deleted`.
+ */
+const linkRowLabel: Labeller = async (sql, workspaceId, values) => {
   const names = await linkNames(sql, workspaceId, values);
   return new Map(
     values.map((v) => {
       const link = names.get(v);
-      return [v, link ? { label: link.shortCode, shortCode: link.shortCode, deleted: link.deleted } : { label: v, shortCode: '' }];
+      if (!link) return [v, { label: v, shortCode: '' }];
+      return [v, { label: linkLabel(link), shortCode: link.shortCode, ...(link.domain ? { domain: link.domain } : {}), deleted: link.deleted }];
     }),
   );
 };
@@ -142,7 +148,7 @@ export const dimensionSources: Record<Dimension, DimensionSource> = {
   utm_term: column('utm_term'),
   utm_content: few(column('utm_content')),
   source: few(column('source')),
-  link: { ...column('link_id'), label: linkLabel } as DimensionSource,
+  link: { ...column('link_id'), label: linkRowLabel } as DimensionSource,
   campaign: { ...column('campaign_id'), label: campaignLabel } as DimensionSource,
   rule: { ...column('rule_id'), emptyValue: 'default', label: ruleLabel } as DimensionSource,
   destination: column('destination'),

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Dimension } from './api.ts';
-import { countryName } from './format.ts';
+import { countryName, deletedLinkName } from './format.ts';
 import { setQuery } from './router.ts';
 import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
 
@@ -94,7 +94,7 @@ export function noteLabels(dimension: Dimension, rows: ReadonlyArray<{ value: st
   for (const r of rows) {
     if (r.value === null || !r.label) continue;
     const key = `${dimension}:${r.value}`;
-    const label = r.deleted ? `${r.label} (deleted)` : r.label;
+    const label = r.deleted ? deletedLinkName(r.label) : r.label;
     if (seenLabels.get(key) === label) continue;
     seenLabels.set(key, label);
     changed = true;

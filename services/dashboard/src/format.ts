@@ -45,3 +45,6 @@ export function countryName(code: string | null | undefined): string {
     throw err;
   }
 }
+
+/** A deleted link's name in words, where text names it (chips, the realtime strip): its code may name a newer link now. */
+export const deletedLinkName = (name: string): string => `${name} (deleted)`;

@@ -1,6 +1,6 @@
 import { useMemo } from 'preact/hooks';
 import { api, unwrap } from '../api.ts';
-import { countryName, fmtInt, fmtTime } from '../format.ts';
+import { countryName, deletedLinkName, fmtInt, fmtTime } from '../format.ts';
 import { ErrorBox, explain } from './error-box.tsx';
 import { PollPaused } from './poll-paused.tsx';
 import { useLoad } from '../use-load.ts';
@@ -53,10 +53,12 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
 }
 
 /**
- * `/code`; a deleted link's code says so (the code may name a newer link now); an id of
- * no link of the workspace (no code) shows as the id.
+ * `/code`, `host/code` on a custom domain (codes are unique per domain); a deleted link's
+ * code says so (the code may name a newer link now); an id of no link of the workspace
+ * (no code) shows as the id.
  */
-function topLinkName(link: { linkId: string; shortCode: string; deleted?: boolean | undefined }): string {
+function topLinkName(link: { linkId: string; shortCode: string; domain?: string | undefined; deleted?: boolean | undefined }): string {
   if (!link.shortCode) return link.linkId;
-  return link.deleted ? `/${link.shortCode} (deleted)` : `/${link.shortCode}`;
+  const name = `${link.domain ?? ''}/${link.shortCode}`;
+  return link.deleted ? deletedLinkName(name) : name;
 }
