@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
-import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
-import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
 import { analyticsOverviewSchema, breakdownRowSchema, realtimeSchema } from '../../../shared/schemas/analytics.ts';
-import { startTestApi, type TestApi } from '../testing/api-harness.ts';
+import { startAnalyticsTestApi, type AnalyticsTestApi } from '../testing/analytics-harness.ts';
+import type { TestApi } from '../testing/api-harness.ts';
 
 /**
  * Short codes are unique per domain, so two links may share one: reports say which
@@ -17,18 +15,15 @@ const FROM = '2026-04-01';
 const TO = '2026-04-03';
 
 describe('links on a custom domain in reports', () => {
-  let ch: TestClickHouse;
-  let client: ClickHouseClient;
+  let stack: AnalyticsTestApi;
   let api: TestApi;
   let a: { key: string; workspaceId: string };
   let onDomain: { id: string };
   let onDefault: { id: string };
 
   beforeAll(async () => {
-    ch = await createTestClickHouse();
-    client = connectClickHouse(ch.url);
-    await migrateClickHouse(client);
-    api = await startTestApi('postgres', { analytics: client });
+    stack = await startAnalyticsTestApi();
+    api = stack.api;
     a = await api.tenant();
     const domain = (await api.request('POST', '/domains', { key: a.key, body: { hostname: 'go.reports-example.com' } })).body.data;
     // Verified as its TXT record would make it (domains.int checks the verification itself).
@@ -52,13 +47,11 @@ describe('links on a custom domain in reports', () => {
       ...[4, 5].map((n) => click(n, onDomain.id, now - 120_000)),
       click(6, onDefault.id, now - 120_000),
     ];
-    await client.insert({ table: 'events', values, format: 'JSONEachRow' });
+    await stack.clickhouse.insert({ table: 'events', values, format: 'JSONEachRow' });
   }, 120_000);
 
   afterAll(async () => {
-    await api?.close();
-    await client?.close();
-    await ch?.close();
+    await stack?.close();
   });
 
   const get = async (path: string) => {

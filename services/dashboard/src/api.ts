@@ -1,5 +1,6 @@
 import { createLinkrouteClient, type paths } from '../../../shared/client/client.ts';
 import { session } from './session.ts';
+import { changes } from './changes.ts';
 
 /**
  * The dashboard's one way to the API: the typed client generated from the
@@ -16,13 +17,10 @@ export interface RateLimitState {
 }
 
 let rateLimit: RateLimitState | null = null;
-const rateListeners = new Set<() => void>();
+const rateLimitChanges = changes();
 export const rateLimitState = {
   get: () => rateLimit,
-  subscribe(listener: () => void): () => void {
-    rateListeners.add(listener);
-    return () => rateListeners.delete(listener);
-  },
+  subscribe: rateLimitChanges.subscribe,
 };
 
 /** Every answer says what is left of the hour's quota, also the plain GETs below (CSV, QR images). */
@@ -30,7 +28,7 @@ function noteRateLimit(response: Response): void {
   const limit = Number(response.headers.get('x-ratelimit-limit'));
   if (limit > 0) {
     rateLimit = { limit, remaining: Number(response.headers.get('x-ratelimit-remaining')), reset: Number(response.headers.get('x-ratelimit-reset')) };
-    rateListeners.forEach((l) => l());
+    rateLimitChanges.emit();
   }
 }
 

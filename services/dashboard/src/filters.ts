@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { Dimension } from './api.ts';
 import { countryName, deletedLinkName } from './format.ts';
 import { setQuery } from './router.ts';
+import { changes } from './changes.ts';
 import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
 
 /**
@@ -83,7 +84,7 @@ export function describeFilters(filters: Partial<Record<Dimension, string>>): st
 
 /** Labels seen in breakdown rows (link short codes, campaign and rule names), for the chips. */
 export const seenLabels = new Map<string, string>();
-const labelListeners = new Set<() => void>();
+const labelChanges = changes();
 
 /**
  * Notes the labels of a breakdown's rows, a deleted link's code marked (the code may name
@@ -99,7 +100,7 @@ export function noteLabels(dimension: Dimension, rows: ReadonlyArray<{ value: st
     seenLabels.set(key, label);
     changed = true;
   }
-  if (changed) labelListeners.forEach((l) => l());
+  if (changed) labelChanges.emit();
 }
 
 /**
@@ -109,11 +110,7 @@ export function noteLabels(dimension: Dimension, rows: ReadonlyArray<{ value: st
  */
 export function useSeenLabels(): void {
   const [, setNoted] = useState(0);
-  useEffect(() => {
-    const listener = () => setNoted((n) => n + 1);
-    labelListeners.add(listener);
-    return () => void labelListeners.delete(listener);
-  }, []);
+  useEffect(() => labelChanges.subscribe(() => setNoted((n) => n + 1)), []);
 }
 
 /** Where the period, zone and filters of an analytics view can be carried. */

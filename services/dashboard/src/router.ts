@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { focusElement } from './focus.ts';
+import { changes } from './changes.ts';
 
 /**
  * Client-side routes under /dashboard/ on the History API. The URL holds the
@@ -14,14 +15,14 @@ export interface Location {
   query: URLSearchParams;
 }
 
-const listeners = new Set<() => void>();
+const locationChanges = changes();
 
 function read(): Location {
   const raw = location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) : '';
   return { path: raw.replace(/^\/+|\/+$/g, ''), query: new URLSearchParams(location.search) };
 }
 
-window.addEventListener('popstate', () => listeners.forEach((l) => l()));
+window.addEventListener('popstate', locationChanges.emit);
 
 export function href(path: string, query?: URLSearchParams | Record<string, string | undefined>): string {
   const params = query instanceof URLSearchParams ? query : new URLSearchParams(Object.entries(query ?? {}).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''));
@@ -39,17 +40,17 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   if (to === location.pathname + location.search) return;
   if (options.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
-  listeners.forEach((l) => l());
+  locationChanges.emit();
 }
 
 export function useLocation(): Location {
   const [loc, setLoc] = useState(read);
   useEffect(() => {
     const update = () => setLoc(read());
-    listeners.add(update);
+    const unsubscribe = locationChanges.subscribe(update);
     // A child's effect runs before this one: a navigation it made is not missed.
     update();
-    return () => void listeners.delete(update);
+    return unsubscribe;
   }, []);
   return loc;
 }

@@ -1,4 +1,5 @@
 import type { Me } from './api.ts';
+import { changes } from './changes.ts';
 
 /**
  * The signed-in API key lives in sessionStorage only: gone when the tab closes,
@@ -26,16 +27,13 @@ function storedMe(): Me | null {
 }
 
 let state: SessionState = { me: storedMe(), notice: null };
-const listeners = new Set<() => void>();
-const emit = () => listeners.forEach((l) => l());
+const sessionChanges = changes();
+const emit = sessionChanges.emit;
 
 export const session = {
   key: (): string | null => sessionStorage.getItem(KEY),
   state: (): SessionState => state,
-  subscribe(listener: () => void): () => void {
-    listeners.add(listener);
-    return () => listeners.delete(listener);
-  },
+  subscribe: sessionChanges.subscribe,
   signIn(key: string, me: Me): void {
     sessionStorage.setItem(KEY, key);
     session.restore(me);
