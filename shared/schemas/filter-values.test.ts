@@ -35,6 +35,15 @@ describe('filter values', () => {
     expect(spellFilterValue('country', NONE)).toBe(NONE);
   });
 
+  it('reads (none) as the empty value only as written: nothing spells to it, in the API as in the dashboard', () => {
+    expect(spellFilterValue('os', '(NONE)')).toBe('(NONE)');
+    expect(spellFilterValue('tag', '(None)')).toBe('(None)');
+    expect(() => analyticsQuerySchema.parse({ os: '(NONE)' })).toThrow(/must be one of/);
+    expect(analyticsQuerySchema.parse({ os: NONE }).os).toEqual([null]);
+    // A tag of that name, as links store it: not the untagged clicks.
+    expect(analyticsQuerySchema.parse({ tag: '(None)' }).tag).toEqual(['(none)']);
+  });
+
   it('changes only ASCII letters\' case where the values are ASCII: nothing that only looks like one gets through', () => {
     expect(spellFilterValue('country', 'ß')).toBe('ß');
     expect(() => analyticsQuerySchema.parse({ country: 'ß' })).toThrow(/two-letter country code/);

@@ -51,8 +51,14 @@ const spellings: Readonly<Partial<Record<string, (value: string) => string>>> = 
   tag: tagNormalForm,
 };
 
-/** One value of a `dimension` filter, spelled as the API spells it; `(none)` stays itself. */
+/**
+ * One value of a `dimension` filter, spelled as the API spells it. `(none)` is the empty
+ * value only as written: nothing else spells to it (`(NONE)` stays a value of its own,
+ * which the format of most dimensions refuses, and `(None)` a tag of that name), so the
+ * API and the dashboard read an address alike.
+ */
 export function spellFilterValue(dimension: string, value: string): string {
   if (value === NONE) return value;
-  return spellings[dimension]?.(value) ?? value;
+  const spelled = spellings[dimension]?.(value) ?? value;
+  return spelled === NONE ? value : spelled;
 }

@@ -69,9 +69,9 @@ describe('links on a custom domain in reports', () => {
     expect(rows[1]).not.toHaveProperty('domain');
     const res = await fetch(`${api.url}/analytics/breakdown?dimension=link&from=${FROM}&to=${TO}&format=csv`, { headers: { authorization: `Bearer ${a.key}` } });
     const table = parse(await res.text(), { columns: true }) as Array<Record<string, string>>;
-    expect(table.map((r) => [r.value, r.label, r.shortCode, Number(r.clicks)])).toEqual([
-      [onDomain.id, 'go.reports-example.com/sale', 'sale', 3],
-      [onDefault.id, 'sale', 'sale', 1],
+    expect(table.map((r) => [r.value, r.label, r.shortCode, r.domain, r.deleted, Number(r.clicks)])).toEqual([
+      [onDomain.id, 'go.reports-example.com/sale', 'sale', 'go.reports-example.com', 'false', 3],
+      [onDefault.id, 'sale', 'sale', '', 'false', 1],
     ]);
   });
 

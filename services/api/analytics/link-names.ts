@@ -19,7 +19,7 @@ export async function linkNames(sql: Sql, workspaceId: string, linkIds: readonly
   if (linkIds.length === 0) return new Map();
   const rows = await sql<Array<{ id: string; shortCode: string; domain: string | null; deleted: boolean }>>`
     SELECT l.id, l.short_code, d.hostname AS domain, l.deleted_at IS NOT NULL AS deleted
-    FROM links l LEFT JOIN domains d ON d.id = l.domain_id
+    FROM links l LEFT JOIN domains d ON d.id = l.domain_id AND d.workspace_id = l.workspace_id
     WHERE l.workspace_id = ${workspaceId} AND l.id IN ${sql([...linkIds])}`;
   return new Map(rows.map((r) => [r.id, { shortCode: r.shortCode, domain: r.domain, deleted: r.deleted }]));
 }

@@ -53,7 +53,7 @@ interface ScopeQuery {
 const breakdownColumns = (dimension: Dimension) => [
   'value',
   'label',
-  ...(dimension === 'link' ? ['shortCode', 'deleted'] : dimension === 'rule' ? ['name', 'type'] : []),
+  ...(dimension === 'link' ? ['shortCode', 'domain', 'deleted'] : dimension === 'rule' ? ['name', 'type'] : []),
   'clicks',
   'uniqueClicks',
   'conversions',

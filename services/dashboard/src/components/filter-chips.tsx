@@ -6,7 +6,9 @@ import { setQuery, type Location } from '../router.ts';
 /** Every active filter as a removable chip; "Clear all" drops them together. */
 export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<{ name: string; label: string }> }) {
   useSeenLabels();
-  const chips = [...extra.map((e) => ({ name: e.name, value: '', label: e.label }))];
+  // An extra chip (a filter of the view's own, not a dimension) goes whole; a dimension's
+  // chip takes its value alone, an empty one too (`?tag=sale,%20`).
+  const chips: Array<{ name: string; value: string | null; label: string }> = extra.map((e) => ({ name: e.name, value: null, label: e.label }));
   for (const d of dimensions) {
     for (const value of filterValues(d, loc.query.get(d))) chips.push({ name: d, value, label: `${dimensionLabels[d]}: ${valueLabel(d, value, seenLabels)}` });
   }
@@ -39,7 +41,7 @@ export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<
             aria-label={`Remove filter ${chip.label}`}
             onClick={() => {
               removing(i);
-              if (chip.value) removeFilter(chip.name, chip.value);
+              if (chip.value !== null) removeFilter(chip.name, chip.value);
               else setQuery({ [chip.name]: undefined });
             }}
           >

@@ -19,7 +19,8 @@ import { useQuerySelect } from '../query-select.ts';
 import { allTags } from '../all-pages.ts';
 import { invalidateList } from '../list-cache.ts';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
-import { carriedTo, filterValues } from '../filters.ts';
+import { carriedTo } from '../filters.ts';
+import { tagNormalForm } from '../../../../shared/schemas/tag-normal-form.ts';
 
 /** Enable/disable and delete, shared by the list and the link page. */
 export function useLinkMutations(onChanged: () => void) {
@@ -51,9 +52,10 @@ export function LinksView({ loc }: { loc: Location }) {
   const q = loc.query.get('q') ?? '';
   const page = pageOf(loc.query);
   const campaignId = loc.query.get('campaignId') ?? undefined;
-  // `tag=a,b`: links with any of them, as the API reads it (and spells them: `Sale` is `sale`).
+  // `tag=a,b`: links with any of them, as GET /links reads it (plain commas: tags have
+  // none, and may hold a backslash) and spells them (`Sale` is `sale`).
   const tag = loc.query.get('tag') || undefined;
-  const tagValues = filterValues('tag', tag);
+  const tagValues = tag ? [...new Set(tag.split(',').map(tagNormalForm))] : [];
   const [search, setSearch] = useState(q);
   const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: 20, campaignId, tag } }, signal })), [q, page, campaignId, tag]);
   const tags = useLoad(allTags, []);
