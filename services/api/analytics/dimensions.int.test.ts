@@ -373,7 +373,7 @@ describe('analytics by dimension', () => {
       expect(res.headers.get('content-type')).toContain('text/csv');
       expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="breakdown-/);
       const rows = parse(await res.text(), { columns: true }) as Record<string, string>[];
-      expect(rows.map((r) => ({ ...r, value: r.value || null, clicks: +r.clicks!, uniqueClicks: +r.uniqueClicks!, conversions: +r.conversions!, revenue: +r.revenue!, conversionRate: +r.conversionRate!, ...('name' in r ? { name: r.name || null, type: r.type || null } : {}), ...('deleted' in r ? { deleted: r.deleted === '' ? undefined : r.deleted === 'true' } : {}) })), dimension)
+      expect(rows.map((r) => ({ ...r, value: r.value || null, clicks: +r.clicks!, uniqueClicks: +r.uniqueClicks!, conversions: +r.conversions!, revenue: +r.revenue!, conversionRate: +r.conversionRate!, ...('name' in r ? { name: r.name || null, type: r.type || null } : {}), ...('deleted' in r ? { deleted: r.deleted === '' ? undefined : r.deleted === 'true' } : {}), ...('domain' in r ? { domain: r.domain || undefined } : {}) })), dimension)
         .toEqual(json.map((r: any) => ({ ...r, label: r.label ?? '' })));
     }
     const log = await fetch(`${api.url}/analytics/clicks?from=${FROM}&to=${TO}&country=DE`, { headers: { authorization: `Bearer ${a.key}`, accept: 'text/csv' } });
