@@ -125,8 +125,8 @@ describe('dashboard: deleted links in chromium', () => {
     ]);
     // Its row in its own Links card: marked deleted, at its clicks.
     const row = (await linksCard(page)).locator(`tr[data-value="${link.id}"]`);
-    expect([await row.locator('.bar-label').textContent(), digits(await row.locator('td').textContent())]).toEqual(['retired-march', 6]);
-    await row.getByRole('link', { name: 'Deleted link retired-march: open its page' }).waitFor();
+    expect([await row.locator('.bar-label').textContent(), digits(await row.locator('td').textContent())]).toEqual(['/retired-march', 6]);
+    await row.getByRole('link', { name: 'Deleted link /retired-march: open its page' }).waitFor();
     // Its click log and conversions, over the same period.
     const clickLog = new URL((await page.getByRole('link', { name: 'Click log of this link' }).getAttribute('href'))!, page.url());
     expect(Object.fromEntries(clickLog.searchParams)).toEqual({ linkId: link.id, range: 'custom', from: '2025-03-01', to: '2025-03-31', granularity: 'day', tz: 'UTC' });
@@ -209,29 +209,29 @@ describe('dashboard: deleted links in chromium', () => {
     let card = await linksCard(page);
     const rows = await card.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-value'), tr.querySelector('.bar-label')!.textContent, tr.querySelector('.badge')?.textContent ?? null, tr.querySelector('td')!.textContent]));
     expect(rows).toEqual([
-      [retired.id, 'retired-may', 'deleted', '3'],
-      [live.id, 'live-may', null, '2'],
+      [retired.id, '/retired-may', 'deleted', '3'],
+      [live.id, '/live-may', null, '2'],
     ]);
-    await card.getByRole('button', { name: 'Filter by retired-may (deleted)' }).waitFor();
-    await card.getByRole('button', { name: 'Filter by live-may', exact: true }).waitFor();
+    await card.getByRole('button', { name: 'Filter by /retired-may (deleted)' }).waitFor();
+    await card.getByRole('button', { name: 'Filter by /live-may', exact: true }).waitFor();
     await t.expectAccessible(page, 'overview with a deleted link');
     await t.shot(page, 'overview-deleted-link');
-    await opensItsPage(card.getByRole('link', { name: 'Deleted link retired-may: open its page' }));
+    await opensItsPage(card.getByRole('link', { name: 'Deleted link /retired-may: open its page' }));
 
     // Filtered by the deleted link (its clicks are history in every report), the card still marks it.
     await page.goto(url(`?range=custom&${period}&link=${retired.id}`));
     await loadedAnalytics(page);
     expect(await kpi(page, 'Clicks')).toBe(3);
     card = await linksCard(page);
-    await card.getByRole('button', { name: 'Filter by retired-may (deleted)' }).waitFor();
+    await card.getByRole('button', { name: 'Filter by /retired-may (deleted)' }).waitFor();
     // Its filter chip says so too: the code may name a newer link now.
-    await expect.poll(() => page.locator('[aria-label="Active filters"] li[data-filter="link"] span').allTextContents()).toEqual(['Link: retired-may (deleted)']);
+    await expect.poll(() => page.locator('[aria-label="Active filters"] li[data-filter="link"] span').allTextContents()).toEqual(['Link: /retired-may (deleted)']);
 
     // Filtered by the live link, the card still lists the deleted one: its page opens on its
     // own clicks, the report's link filter (another link) left behind.
     await page.goto(url(`?range=custom&${period}&link=${live.id}`));
     card = await linksCard(page);
-    await opensItsPage(card.getByRole('link', { name: 'Deleted link retired-may: open its page' }));
+    await opensItsPage(card.getByRole('link', { name: 'Deleted link /retired-may: open its page' }));
     expect(new URL(page.url()).searchParams.get('link')).toBeNull();
 
     // The click log: the deleted link's rows by its id, marked deleted; the live one's by its code.

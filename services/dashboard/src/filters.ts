@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { Dimension } from './api.ts';
-import { countryName, deletedLinkName } from './format.ts';
+import { countryName, deletedLinkName, shortLinkName } from './format.ts';
 import { setQuery } from './router.ts';
 import { changes } from './changes.ts';
 import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
@@ -82,6 +82,26 @@ export function describeFilters(filters: Partial<Record<Dimension, string>>): st
     .join('; ');
 }
 
+/** A breakdown row's fields that name it. */
+export interface NamedRow {
+  value: string | null;
+  label?: string | undefined;
+  shortCode?: string | undefined;
+  domain?: string | undefined;
+}
+
+/**
+ * A breakdown row's name on screen: (none), a country's name, a link as the dashboard
+ * names links everywhere (shortLinkName; an id of no link of the workspace, with no code,
+ * as the id), else the API's label.
+ */
+export function rowLabel(dimension: Dimension, r: NamedRow): string {
+  if (r.value === null) return NONE;
+  if (dimension === 'country') return countryName(r.value);
+  if (dimension === 'link' && r.shortCode) return shortLinkName(r.shortCode, r.domain);
+  return r.label ?? r.value;
+}
+
 /** Labels seen in breakdown rows (link short codes, campaign and rule names), for the chips. */
 export const seenLabels = new Map<string, string>();
 const labelChanges = changes();
@@ -90,12 +110,12 @@ const labelChanges = changes();
  * Notes the labels of a breakdown's rows, a deleted link's code marked (the code may name
  * a newer link now); those who show them (useSeenLabels) render again when one is new.
  */
-export function noteLabels(dimension: Dimension, rows: ReadonlyArray<{ value: string | null; label?: string | undefined; deleted?: boolean | undefined }>): void {
+export function noteLabels(dimension: Dimension, rows: ReadonlyArray<NamedRow & { deleted?: boolean | undefined }>): void {
   let changed = false;
   for (const r of rows) {
     if (r.value === null || !r.label) continue;
     const key = `${dimension}:${r.value}`;
-    const label = r.deleted ? deletedLinkName(r.label) : r.label;
+    const label = r.deleted ? deletedLinkName(rowLabel(dimension, r)) : rowLabel(dimension, r);
     if (seenLabels.get(key) === label) continue;
     seenLabels.set(key, label);
     changed = true;

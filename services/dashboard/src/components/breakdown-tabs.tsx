@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
-import { addFilter, dimensionLabels, filterValues, NONE, noteLabels, removeFilter, seenLabels, valueLabel } from '../filters.ts';
+import { addFilter, dimensionLabels, filterValues, NONE, noteLabels, removeFilter, rowLabel, seenLabels, valueLabel } from '../filters.ts';
 import { joinFilterValues } from '../../../../shared/schemas/filter-values.ts';
-import { countryName, fmtInt } from '../format.ts';
+import { fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 import { BreakdownCard, type BreakdownRow } from './breakdown-card.tsx';
@@ -39,11 +39,6 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   const rows = useLoad((signal) => unwrap(api.GET('/analytics/breakdown', { params: { query: { ...cardScope, dimension, limit: CARD_LIMIT } }, signal })), [key]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
 
-  const label = (value: string | null, fromApi: string | undefined) => {
-    if (value === null) return '(none)';
-    if (dimension === 'country') return countryName(value);
-    return fromApi ?? value;
-  };
   const data = rows.data?.data ?? [];
   // The card asks for one page (CARD_LIMIT); `total` counts every value under the other
   // filters. A chosen value the page lacks is still listed, chosen, so the card shows
@@ -80,10 +75,10 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   useEffect(() => noteLabels(dimension, [...data, ...beyond]), [rows.data, chosenRows.data, dimension]);
   const apiRow = (r: (typeof data)[number], pastPageRow: boolean): BreakdownRow => ({
     value: r.value ?? NONE,
-    label: label(r.value, r.label),
+    label: rowLabel(dimension, r),
     count: r.clicks,
     title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
-    ...(r.deleted && r.value !== null ? { marker: deletedLinkMarker(r.value, label(r.value, r.label)) } : {}),
+    ...(r.deleted && r.value !== null ? { marker: deletedLinkMarker(r.value, rowLabel(dimension, r)) } : {}),
     ...(pastPageRow ? { pastPage: true } : {}),
   });
   const apiRows = [...data.map((r) => apiRow(r, false)), ...beyond.map((r) => apiRow(r, true))];

@@ -1,6 +1,6 @@
 import { useMemo } from 'preact/hooks';
 import { api, unwrap } from '../api.ts';
-import { countryName, deletedLinkName, fmtInt, fmtTime } from '../format.ts';
+import { countryName, deletedLinkName, fmtInt, fmtTime, shortLinkName } from '../format.ts';
 import { ErrorBox, explain } from './error-box.tsx';
 import { PollPaused } from './poll-paused.tsx';
 import { useLoad } from '../use-load.ts';
@@ -59,6 +59,6 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
  */
 function topLinkName(link: { linkId: string; shortCode: string; domain?: string | undefined; deleted?: boolean | undefined }): string {
   if (!link.shortCode) return link.linkId;
-  const name = `${link.domain ?? ''}/${link.shortCode}`;
+  const name = shortLinkName(link.shortCode, link.domain);
   return link.deleted ? deletedLinkName(name) : name;
 }
