@@ -4,6 +4,7 @@ import { ApiRequests, digits, startDashboardTest, type DashboardTest } from '../
 import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/clickhouse-client.ts';
 import { toEventRow } from '../shared/clickhouse/events-table.ts';
 import { createLinkrouteClient, type GetData } from '../shared/client/client.ts';
+import { openDatabase } from '../shared/db/open-database.ts';
 import { newId } from '../shared/ids.ts';
 import { sampleClickEvent } from '../shared/testing/click-event-fixture.ts';
 import { createTestClickHouse, type TestClickHouse } from '../shared/testing/test-clickhouse.ts';
@@ -18,7 +19,8 @@ type Click = [iso: string, visitor: string, country: string];
  * nothing that edits, and the rows of reports that name it say it is deleted and lead
  * there. linkroute runs on a ClickHouse database of this file's, into which each test
  * writes its own clicks at fixed instants of a month of its own (2025), so every figure
- * expected is counted by hand, at any hour, date and zone the run has.
+ * expected is counted by hand, at any hour, date and zone the run has. Also how the
+ * dashboard names a link on a custom domain (host/code) beside one of the same code.
  */
 describe('dashboard: deleted links in chromium', () => {
   let ch: TestClickHouse;
@@ -48,8 +50,8 @@ describe('dashboard: deleted links in chromium', () => {
   const url = (path: string) => `${t.linkroute.apiUrl}/dashboard/${path}`;
 
   /** A link of the first workspace with `clicks` stored for it; deleted through the API unless `live`. */
-  async function linkWithClicks(shortCode: string, clicks: Click[], { live = false } = {}): Promise<Link> {
-    const made = await t.client.POST('/links', { body: { destinationUrl: `https://example.com/${shortCode}`, shortCode } });
+  async function linkWithClicks(shortCode: string, clicks: Click[], { live = false, domainId }: { live?: boolean; domainId?: string } = {}): Promise<Link> {
+    const made = await t.client.POST('/links', { body: { destinationUrl: `https://example.com/${shortCode}`, shortCode, ...(domainId ? { domainId } : {}) } });
     expect(made.response.status, JSON.stringify(made.error)).toBe(201);
     const link = made.data!.data;
     await clickhouse.insert({
@@ -298,6 +300,53 @@ describe('dashboard: deleted links in chromium', () => {
     const top = page.locator('.realtime .realtime-top');
     await expect.poll(() => top.textContent(), { timeout: 15_000 }).toContain('Top links: /rt-gone (deleted) (2), /rt-live (1).');
     await t.expectAccessible(page, 'overview with a deleted link in realtime');
+  });
+
+  it('a link on a custom domain is named host/code wherever the dashboard names it; the same code on the default domain /code', async () => {
+    const host = 'go.names-example.com';
+    const domain = (await t.client.POST('/domains', { body: { hostname: host } })).data!.data;
+    // Verified as its TXT record would make it (dashboard.int verifies one through DNS).
+    const db = await openDatabase({ dataDir: t.linkroute.dataDir, applicationName: 'dashboard-test' });
+    try {
+      await db.sql`UPDATE domains SET status = 'verified', verified_at = now() WHERE id = ${domain.id}`;
+    } finally {
+      await db.close();
+    }
+    // Two links with one code: realtime reads the last hour, so clicks two minutes old, whatever the hour.
+    const recent = new Date(Date.now() - 120_000).toISOString();
+    const branded = await linkWithClicks('names-sale', [[recent, 'n1', 'DE'], [recent, 'n2', 'DE']], { live: true, domainId: domain.id });
+    const plain = await linkWithClicks('names-sale', [[recent, 'n3', 'US']], { live: true });
+
+    await page.goto(url('links?q=names-sale'));
+    const brandedRow = page.locator(`tr[data-link-id="${branded.id}"]`);
+    await brandedRow.waitFor();
+    expect(await brandedRow.locator('td[data-label="Short code"]').textContent()).toBe(`${host}/names-sale`);
+    expect(await page.locator(`tr[data-link-id="${plain.id}"] td[data-label="Short code"]`).textContent()).toBe('/names-sale');
+    await brandedRow.getByRole('button', { name: `Delete ${host}/names-sale` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this link?' });
+    expect(await dialog.textContent()).toContain(`${host}/names-sale will stop redirecting at once`);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+
+    // Its page and the edit form: the heading (it has no title) and the tab's title.
+    await page.goto(url(`links/${branded.id}`));
+    await page.getByRole('heading', { level: 1, name: `${host}/names-sale` }).waitFor();
+    expect(await page.title()).toBe(`Link ${host}/names-sale · linkroute`);
+    await page.goto(url(`links/${branded.id}/edit`));
+    await page.getByRole('heading', { level: 1, name: `Edit ${host}/names-sale` }).waitFor();
+    expect(await page.title()).toBe(`Edit ${host}/names-sale · linkroute`);
+
+    // The realtime strip and the links card of the overview.
+    await page.goto(url(''));
+    const top = page.locator('.realtime .realtime-top');
+    // The strip also lists the earlier tests' recent clicks: only these two links' entries are this test's.
+    const entries = async () => ((await top.textContent()) ?? '').split(/[:,.] /).filter((e) => e.includes('names-sale'));
+    await expect.poll(entries, { timeout: 15_000 }).toEqual([`${host}/names-sale (2)`, '/names-sale (1)']);
+    const card = await linksCard(page);
+    expect(await card.locator(`tr[data-value="${branded.id}"] th`).textContent()).toContain(`${host}/names-sale`);
+    expect(await card.locator(`tr[data-value="${plain.id}"] th`).textContent()).toContain('/names-sale');
+    expect(await card.locator(`tr[data-value="${plain.id}"] th`).textContent()).not.toContain(host);
+    await t.expectAccessible(page, 'overview naming a link on a custom domain');
   });
 
   it('no page error and no request beyond loopback in any of it', () => {

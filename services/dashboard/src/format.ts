@@ -49,5 +49,8 @@ export function countryName(code: string | null | undefined): string {
 /** How the dashboard names a link everywhere: `/code`, `host/code` on a custom domain (codes are unique per domain). */
 export const shortLinkName = (shortCode: string, domain?: string | null): string => `${domain ?? ''}/${shortCode}`;
 
+/** A link's name (shortLinkName) from the link itself: redirectDomain is the default host too, named only for a custom domain. */
+export const linkName = (link: { shortCode: string; domainId: string | null; redirectDomain: string }): string => shortLinkName(link.shortCode, link.domainId ? link.redirectDomain : null);
+
 /** A deleted link's name in words, where text names it (chips, the realtime strip): its code may name a newer link now. */
 export const deletedLinkName = (name: string): string => `${name} (deleted)`;

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { ApiFailure, type Link } from '../api.ts';
 import { session } from '../session.ts';
 import { downloadQuickQr } from './qr-codes.tsx';
+import { linkName } from '../format.ts';
 
 /**
  * Copy the short URL and download its QR code; a small status says what happened.
@@ -49,10 +50,10 @@ export function LinkActions({ link, onQrMade }: { link: Link; onQrMade?: () => v
       </button>
       {session.can('qr:write') && (
         <>
-          <button type="button" onClick={() => qr('png')} aria-disabled={making ? 'true' : undefined} aria-label={`QR PNG of /${link.shortCode}: download`}>
+          <button type="button" onClick={() => qr('png')} aria-disabled={making ? 'true' : undefined} aria-label={`QR PNG of ${linkName(link)}: download`}>
             QR PNG
           </button>
-          <button type="button" onClick={() => qr('svg')} aria-disabled={making ? 'true' : undefined} aria-label={`QR SVG of /${link.shortCode}: download`}>
+          <button type="button" onClick={() => qr('svg')} aria-disabled={making ? 'true' : undefined} aria-label={`QR SVG of ${linkName(link)}: download`}>
             QR SVG
           </button>
         </>

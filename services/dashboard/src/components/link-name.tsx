@@ -2,7 +2,7 @@ import { session } from '../session.ts';
 import { ApiFailure, api, unwrap } from '../api.ts';
 import { href } from '../router.ts';
 import { carriedQuery } from '../filters.ts';
-import { shortLinkName } from '../format.ts';
+import { linkName } from '../format.ts';
 
 /**
  * How a page's links are named, `/code` (`host/code` on a custom domain: codes are unique
@@ -15,7 +15,7 @@ export async function linkNamesOf(linkIds: string[], known: Map<string, string |
   if (ids.length === 0 || !session.can('links:read')) return known;
   try {
     const links = await unwrap(api.GET('/links', { params: { query: { ids: ids.join(','), limit: 100 } }, signal }));
-    const found = new Map(links.data.map((l) => [l.id, shortLinkName(l.shortCode, l.domainId ? l.redirectDomain : null)]));
+    const found = new Map(links.data.map((l) => [l.id, linkName(l)]));
     for (const id of ids) known.set(id, found.get(id) ?? null);
   } catch (err) {
     // A rate limit or an outage: the ids show, and the next load asks again. Anything

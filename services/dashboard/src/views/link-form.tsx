@@ -10,6 +10,7 @@ import { href, navigate, type Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 import { allTags, useCampaignOptions } from '../all-pages.ts';
 import { invalidateList } from '../list-cache.ts';
+import { linkName } from '../format.ts';
 
 type Behavior = Link['redirectBehavior'];
 type Tracking = Link['trackingType'];
@@ -139,7 +140,7 @@ function fieldsOf(d: Draft) {
 
 export function LinkFormView({ loc, linkId }: { loc: Location; linkId: string | null }) {
   const existing = useLoad(async (signal) => (linkId ? (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data : undefined), [linkId]);
-  useTitle(linkId === null ? 'New link' : existing.data ? `Edit /${existing.data.shortCode}` : 'Edit link');
+  useTitle(linkId === null ? 'New link' : existing.data ? `Edit ${linkName(existing.data)}` : 'Edit link');
   if (existing.error) return <ErrorBox error={existing.error} onRetry={existing.reload} />;
   if (linkId && !existing.data) return <p class="loading">Loading link…</p>;
   return <LinkForm link={existing.data} campaignId={loc.query.get('campaignId') ?? ''} />;
@@ -206,12 +207,12 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
         saved = (await unwrap(api.PATCH('/links/{id}', { params: { path: { id: link.id } }, body: changes as LinkUpdate }))).data;
         // The links' tags make the tag list: a tag new to the workspace, one whose last link let go of it, the counts.
         if ('tags' in changes) invalidateList('tags');
-        announce(`Link /${saved.shortCode} saved`);
+        announce(`Link ${linkName(saved)} saved`);
       } else {
         const body: LinkCreate = { ...fields, ...(draft.campaignId ? {} : { campaignId: undefined }), ...(draft.shortCode.trim() ? { shortCode: draft.shortCode.trim() } : {}), ...(draft.domainId ? { domainId: draft.domainId } : {}), ...(draft.password ? { password: draft.password } : {}) } as LinkCreate;
         saved = (await unwrap(api.POST('/links', { body }))).data;
         if (fields.tags.length > 0) invalidateList('tags');
-        announce(`Link /${saved.shortCode} created`);
+        announce(`Link ${linkName(saved)} created`);
       }
       navigate(href(`links/${saved.id}`));
     } catch (err) {
@@ -225,7 +226,7 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
   return (
     <>
       <header class="view-header">
-        <h1>{link ? `Edit /${link.shortCode}` : 'Create link'}</h1>
+        <h1>{link ? `Edit ${linkName(link)}` : 'Create link'}</h1>
       </header>
       <form class="link-form" onSubmit={submit} noValidate>
         <ErrorSummary error={error} problems={problems} />

@@ -8,7 +8,7 @@ import { LinkPageHeader } from '../components/link-page-header.tsx';
 import { QrCodesSection } from '../components/qr-codes.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
 import { rangeFrom } from '../components/range-controls.tsx';
-import { fmtDateTime } from '../format.ts';
+import { fmtDateTime, linkName } from '../format.ts';
 import { href, navigate, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
@@ -35,7 +35,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
   // GET /links/{id} answers 404 for a deleted link as for no link at all: where the key
   // may read analytics, the deleted link's page tells the two apart and titles itself.
   const maybeDeleted = link.error?.status === 404 && !link.data && canReadAnalytics;
-  useTitle(link.data ? `Link /${link.data.shortCode}` : maybeDeleted ? null : 'Link');
+  useTitle(link.data ? `Link ${linkName(link.data)}` : maybeDeleted ? null : 'Link');
   const range = rangeFrom(loc.query);
 
   if (maybeDeleted) return <DeletedLinkPage loc={loc} linkId={linkId} range={range} notFound={link.error!} />;
@@ -47,7 +47,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
   return (
     <>
       <LinkPageHeader
-        title={l.title || `/${l.shortCode}`}
+        title={l.title || linkName(l)}
         actions={
           <div class="row-actions">
             <LinkActions link={l} onQrMade={() => setQrMade((n) => n + 1)} />

@@ -8,7 +8,7 @@ import { ListFailure } from '../components/list-failure.tsx';
 import { TagLinks } from '../components/tag-links.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
 import { Pager } from '../components/pager.tsx';
-import { fmtDate, fmtInt } from '../format.ts';
+import { fmtDate, fmtInt, linkName } from '../format.ts';
 import { href, pageOf, setQuery, type Location } from '../router.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
@@ -34,13 +34,13 @@ export function useLinkMutations(onChanged: () => void) {
       await unwrap(api.DELETE('/links/{id}', { params: { path: { id: link.id } } }));
       // Its tags count one link fewer, and a tag it alone carried is gone.
       if (link.tags.length > 0) invalidateList('tags');
-      announce(`Link /${link.shortCode} deleted`);
+      announce(`Link ${linkName(link)} deleted`);
       after?.(link);
     });
   const dialog = (after?: (link: Link) => void) => (
     <Confirm open={deleting !== null} title="Delete this link?" confirmLabel="Delete link" onCancel={() => setDeleting(null)} onConfirm={() => confirmDelete(after)}>
       <p>
-        <strong>/{deleting?.shortCode}</strong> will stop redirecting at once. Its history stays readable, and its short code is never given out again.
+        <strong>{deleting && linkName(deleting)}</strong> will stop redirecting at once. Its history stays readable, and its short code is never given out again.
       </p>
     </Confirm>
   );
@@ -171,7 +171,7 @@ export function LinksView({ loc }: { loc: Location }) {
                       <a href={href(`links/${link.id}`, carriedTo(session.state().me?.workspace.id ?? '', 'link'))}>{link.title || <span class="muted">(untitled)</span>}</a>
                     </td>
                     <td data-label="Short code">
-                      <code>/{link.shortCode}</code>
+                      <code>{linkName(link)}</code>
                     </td>
                     {/* What visitors get when no rule decides (defaultDestination, destinationUrl when unset). */}
                     <td class="truncate" title={link.defaultDestination} data-label="Destination">
@@ -189,13 +189,13 @@ export function LinksView({ loc }: { loc: Location }) {
                       <LinkActions link={link} />
                       {canWrite && (
                         <>
-                          <a class="button" href={href(`links/${link.id}/edit`)} aria-label={`Edit /${link.shortCode}`}>
+                          <a class="button" href={href(`links/${link.id}/edit`)} aria-label={`Edit ${linkName(link)}`}>
                             Edit
                           </a>
-                          <button type="button" onClick={() => mutations.toggle(link)} aria-label={`${link.enabled ? 'Disable' : 'Enable'} /${link.shortCode}`}>
+                          <button type="button" onClick={() => mutations.toggle(link)} aria-label={`${link.enabled ? 'Disable' : 'Enable'} ${linkName(link)}`}>
                             {link.enabled ? 'Disable' : 'Enable'}
                           </button>
-                          <button type="button" class="danger" data-delete onClick={() => mutations.askDelete(link)} aria-label={`Delete /${link.shortCode}`}>
+                          <button type="button" class="danger" data-delete onClick={() => mutations.askDelete(link)} aria-label={`Delete ${linkName(link)}`}>
                             Delete
                           </button>
                         </>
