@@ -18,6 +18,7 @@ describe('links on a custom domain in reports', () => {
   let stack: AnalyticsTestApi;
   let api: TestApi;
   let a: { key: string; workspaceId: string };
+  let domainId: string;
   let onDomain: { id: string };
   let onDefault: { id: string };
 
@@ -33,6 +34,7 @@ describe('links on a custom domain in reports', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       return res.body.data;
     };
+    domainId = domain.id;
     onDomain = await create({ domainId: domain.id });
     onDefault = await create({});
     const click = (n: number, linkId: string, ts: number) => ({
@@ -85,6 +87,22 @@ describe('links on a custom domain in reports', () => {
     expect(rt).toEqual([
       { linkId: onDomain.id, shortCode: 'sale', domain: 'go.reports-example.com', deleted: false, clicks: 2 },
       { linkId: onDefault.id, shortCode: 'sale', deleted: false, clicks: 1 },
+    ]);
+  });
+
+  // Last: it deletes the domain the tests above read.
+  it('a link whose domain was deleted keeps that domain\'s name in reports: its clicks were made there', async () => {
+    const deleted = await api.request('DELETE', `/domains/${domainId}`, { key: a.key });
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    const rows = (await get(`/analytics/breakdown?dimension=link&from=${FROM}&to=${TO}`)).data.map((r: unknown) => breakdownRowSchema.parse(r));
+    expect(rows.map((r: any) => [r.value, r.label, r.domain, r.clicks])).toEqual([
+      [onDomain.id, 'go.reports-example.com/sale', 'go.reports-example.com', 3],
+      [onDefault.id, 'sale', undefined, 1],
+    ]);
+    const top = analyticsOverviewSchema.parse((await get(`/analytics?from=${FROM}&to=${TO}`)).data).topLinks;
+    expect(top.map((l) => [l.linkId, l.domain])).toEqual([
+      [onDomain.id, 'go.reports-example.com'],
+      [onDefault.id, undefined],
     ]);
   });
 });
