@@ -28,7 +28,7 @@ describe('links on a custom domain in reports', () => {
     a = await api.tenant();
     const domain = (await api.request('POST', '/domains', { key: a.key, body: { hostname: 'go.reports-example.com' } })).body.data;
     // Verified as its TXT record would make it (domains.int checks the verification itself).
-    await api.db.sql`UPDATE domains SET status = 'verified', verified_at = now() WHERE id = ${domain.id}`;
+    await api.db.sql`UPDATE domains SET status = 'verified', verified_at = now(), checked_at = now() WHERE id = ${domain.id}`;
     const create = async (body: Record<string, unknown>) => {
       const res = await api.request('POST', '/links', { key: a.key, body: { destinationUrl: 'https://example.com/sale', shortCode: 'sale', ...body } });
       expect(res.status, JSON.stringify(res.body)).toBe(201);

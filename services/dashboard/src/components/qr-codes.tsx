@@ -1,7 +1,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiFailure, api, fetchBlob, unwrap, type Link, type QrCode, type QrCreate, type QrListItem } from '../api.ts';
-import { fmtDateTime, fmtInt } from '../format.ts';
+import { fmtDateTime, fmtInt, linkName } from '../format.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { ErrorBox } from './error-box.tsx';
@@ -9,7 +9,7 @@ import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } fro
 import { Pager } from './pager.tsx';
 import { TableScroll } from './table-scroll.tsx';
 
-type QrLink = Pick<Link, 'id' | 'shortCode' | 'shortUrl'>;
+type QrLink = Pick<Link, 'id' | 'shortCode' | 'shortUrl' | 'domainId' | 'redirectDomain'>;
 type QrFormat = QrListItem['format'];
 type ErrorCorrection = QrListItem['errorCorrection'];
 
@@ -23,7 +23,8 @@ const describeCode = (code: QrListItem) => `${code.format.toUpperCase()}, ${fmtI
 function save(url: string, link: QrLink, format: QrFormat): void {
   const a = document.createElement('a');
   a.href = url;
-  a.download = `${link.shortCode}-qr.${format}`;
+  // Named as the link is (a custom domain's host first), so two links of one code on two domains download apart.
+  a.download = `${linkName(link).replace(/^\//, '').replace('/', '-')}-qr.${format}`;
   document.body.append(a);
   a.click();
   a.remove();
