@@ -351,6 +351,15 @@ describe('dashboard: deleted links in chromium', () => {
     expect(await card.locator(`tr[data-value="${plain.id}"] th`).textContent()).toContain('/names-sale');
     expect(await card.locator(`tr[data-value="${plain.id}"] th`).textContent()).not.toContain(host);
     await t.expectAccessible(page, 'overview naming a link on a custom domain');
+
+    // The domain deleted (elsewhere: another tab, the API): its link answers 404, and the
+    // list and its page say why rather than "Enabled"; the default domain's link is unchanged.
+    expect((await t.client.DELETE('/domains/{id}', { params: { path: { id: domain.id } } })).response.status).toBe(200);
+    await page.goto(url('links?q=names-sale'));
+    await expect.poll(() => page.locator(`tr[data-link-id="${branded.id}"] td[data-label="Status"]`).textContent(), { timeout: 15_000 }).toBe('Domain not verified');
+    expect(await page.locator(`tr[data-link-id="${plain.id}"] td[data-label="Status"]`).textContent()).toBe('Enabled');
+    await page.goto(url(`links/${branded.id}`));
+    await expect.poll(() => page.locator('.facts').textContent(), { timeout: 15_000 }).toContain('StatusDomain not verified');
   }, 90_000);
 
   it('no page error and no request beyond loopback in any of it', () => {

@@ -60,6 +60,29 @@ export const allTags = () =>
     return allPages((page, limit) => unwrap(api.GET('/tags', { params: { query: { page, limit } }, headers, signal })));
   });
 
+/**
+ * The ids of the workspace's verified domains, the ones redirectors serve: a link on any
+ * other (deleted, or its verification failed) answers 404, whatever its own state. Kept
+ * as the pickers' lists are.
+ */
+export const servingDomainIds = () =>
+  cachedList('domains', owner(), async (signal) => {
+    const headers = asSignedIn();
+    const domains = await allPages((page, limit) => unwrap(api.GET('/domains', { params: { query: { page, limit, status: 'verified' } }, headers, signal })));
+    return new Set(domains.map((d) => d.id));
+  });
+
+/**
+ * The verified domains' ids when `links` has one on a custom domain (else no request):
+ * undefined while unknown (loading, failed, or a list with no custom domain), when a
+ * link's status is told as if its domain served.
+ */
+export function useServingDomains(links: ReadonlyArray<{ domainId: string | null }> | undefined): ReadonlySet<string> | undefined {
+  const needed = links?.some((l) => l.domainId !== null) ?? false;
+  const loaded = useLoad((signal) => (needed ? servingDomainIds() : Promise.resolve(undefined)), [needed]);
+  return loaded.data;
+}
+
 /** A campaign by id, or null when no campaign has it (deleted, a typo in a bookmarked URL). */
 async function campaignById(id: string, signal: AbortSignal): Promise<Campaign | null> {
   try {

@@ -25,7 +25,7 @@ import { LOAD_TIMEOUT_MS, loadTimeout } from './use-load.ts';
  */
 export const LIST_TTL_MS = 60_000;
 
-export type ListName = 'campaigns' | 'tags';
+export type ListName = 'campaigns' | 'tags' | 'domains';
 
 interface Kept {
   answer: Promise<unknown>;

@@ -7,6 +7,7 @@ import { InlineForm } from '../components/inline-form.tsx';
 import { fmtDateTime } from '../format.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
+import { invalidateList } from '../list-cache.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 
 const statusText: Record<Domain['status'], string> = { pending: 'Waiting for DNS', verified: 'Verified', failed: 'Verification failed' };
@@ -67,7 +68,11 @@ export function DomainsView() {
   useTitle('Domains');
   const domains = useLoad((signal) => unwrap(api.GET('/domains', { params: { query: { limit: 100 } }, signal })), []);
   const [hostname, setHostname] = useState('');
-  const { error, busy, run } = useAction(domains.reload);
+  // Every change may start or stop a domain serving: the links' statuses read it afresh.
+  const { error, busy, run } = useAction(() => {
+    invalidateList('domains');
+    domains.reload();
+  });
   const [deleting, setDeleting] = useState<Domain | null>(null);
   // What the last add or verification found, in words (announced to screen readers).
   const [outcome, setOutcome] = useState('');

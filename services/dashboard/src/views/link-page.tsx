@@ -20,6 +20,7 @@ import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { focusFirst } from '../focus.ts';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
+import { useServingDomains } from '../all-pages.ts';
 
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
 function byEvaluationOrder(a: Rule, b: Rule): number {
@@ -29,6 +30,7 @@ function byEvaluationOrder(a: Rule, b: Rule): number {
 export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
   const link = useLoad(async (signal) => (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data, [linkId]);
   const mutations = useLinkMutations(link.reload);
+  const servingDomains = useServingDomains(link.data ? [link.data] : undefined);
   // Codes the header's QR buttons stored: the QR codes section lists them again.
   const [qrMade, setQrMade] = useState(0);
   const canReadAnalytics = session.can('analytics:read');
@@ -79,7 +81,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
       <dl class="facts">
         <div>
           <dt>Status</dt>
-          <dd>{linkStatusLabels[linkStatus(l, Date.now())]}</dd>
+          <dd>{linkStatusLabels[linkStatus(l, Date.now(), servingDomains)]}</dd>
         </div>
         <div>
           <dt>Redirect</dt>

@@ -16,7 +16,7 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { announce } from '../components/status-region.tsx';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { useQuerySelect } from '../query-select.ts';
-import { allTags } from '../all-pages.ts';
+import { allTags, useServingDomains } from '../all-pages.ts';
 import { invalidateList } from '../list-cache.ts';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { carriedTo } from '../filters.ts';
@@ -59,6 +59,7 @@ export function LinksView({ loc }: { loc: Location }) {
   const [search, setSearch] = useState(q);
   const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: 20, campaignId, tag } }, signal })), [q, page, campaignId, tag]);
   const tags = useLoad(allTags, []);
+  const servingDomains = useServingDomains(links.data?.data);
   const linkCounts = new Map(tags.data?.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
   // The tag picker too: a deleted link may take a tag away (a cache hit, no request, after a toggle).
@@ -184,7 +185,7 @@ export function LinksView({ loc }: { loc: Location }) {
                       {fmtInt(link.clicks)}
                     </td>
                     <td data-label="Created">{fmtDate(link.createdAt)}</td>
-                    <td data-label="Status">{statusCell(link)}</td>
+                    <td data-label="Status">{statusCell(link, servingDomains)}</td>
                     <td class="row-actions">
                       <LinkActions link={link} />
                       {canWrite && (
@@ -215,7 +216,7 @@ export function LinksView({ loc }: { loc: Location }) {
 }
 
 /** Enabled only while the link redirects to its destination: an expired or used-up link says so. */
-function statusCell(link: Link) {
-  const status = linkStatus(link, Date.now());
+function statusCell(link: Link, servingDomains: ReadonlySet<string> | undefined) {
+  const status = linkStatus(link, Date.now(), servingDomains);
   return status === 'enabled' ? linkStatusLabels.enabled : <span class="muted">{linkStatusLabels[status]}</span>;
 }
