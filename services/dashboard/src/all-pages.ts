@@ -6,6 +6,8 @@ import { useLoad } from './use-load.ts';
 /** The API pages lists by at most 100; a picker stops at this many pages (1,000 items) rather than spend the workspace's rate limit. */
 const MAX_PAGES = 10;
 const LIMIT = 100;
+/** As many items as allPages reads: a list this long may have been cut. */
+const MAX_ITEMS = MAX_PAGES * LIMIT;
 
 /**
  * Every item of a paginated list, up to 1,000: a picker that shows only the first
@@ -69,7 +71,8 @@ export const servingDomainIds = () =>
   cachedList('domains', owner(), async (signal) => {
     const headers = asSignedIn();
     const domains = await allPages((page, limit) => unwrap(api.GET('/domains', { params: { query: { page, limit, status: 'verified' } }, headers, signal })));
-    return new Set(domains.map((d) => d.id));
+    // Cut at the cap, the older domains would read as not serving: unknown instead.
+    return domains.length < MAX_ITEMS ? new Set(domains.map((d) => d.id)) : undefined;
   });
 
 /**

@@ -212,6 +212,8 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
         const body: LinkCreate = { ...fields, ...(draft.campaignId ? {} : { campaignId: undefined }), ...(draft.shortCode.trim() ? { shortCode: draft.shortCode.trim() } : {}), ...(draft.domainId ? { domainId: draft.domainId } : {}), ...(draft.password ? { password: draft.password } : {}) } as LinkCreate;
         saved = (await unwrap(api.POST('/links', { body }))).data;
         if (fields.tags.length > 0) invalidateList('tags');
+        // This form lists the verified domains afresh; the kept list may predate one verified elsewhere since.
+        if (saved.domainId) invalidateList('domains');
         announce(`Link ${linkName(saved)} created`);
       }
       navigate(href(`links/${saved.id}`));

@@ -185,7 +185,10 @@ export function LinksView({ loc }: { loc: Location }) {
                       {fmtInt(link.clicks)}
                     </td>
                     <td data-label="Created">{fmtDate(link.createdAt)}</td>
-                    <td data-label="Status">{statusCell(link, servingDomains)}</td>
+                    {/* data-domain-checked: the status reads the verified domains (tests wait for it). */}
+                    <td data-label="Status" data-domain-checked={link.domainId !== null && servingDomains !== undefined ? '' : undefined}>
+                      {statusCell(link, servingDomains)}
+                    </td>
                     <td class="row-actions">
                       <LinkActions link={link} />
                       {canWrite && (
