@@ -302,17 +302,25 @@ describe('dashboard: deleted links in chromium', () => {
     await t.expectAccessible(page, 'overview with a deleted link in realtime');
   });
 
-  it('a link on a custom domain is named host/code wherever the dashboard names it; the same code on the default domain /code', async () => {
-    const host = 'go.names-example.com';
-    const domain = (await t.client.POST('/domains', { body: { hostname: host } })).data!.data;
-    // Verified as its TXT record would make it (dashboard.int verifies one through DNS), and
-    // just checked: the daily re-checks would otherwise ask the system's DNS for it at once.
+  /**
+   * A custom domain, verified as its TXT record would make it (dashboard.int verifies one
+   * through DNS), and just checked: the daily re-checks would otherwise ask the system's
+   * DNS for it at once.
+   */
+  async function verifiedDomain(hostname: string) {
+    const domain = (await t.client.POST('/domains', { body: { hostname } })).data!.data;
     const db = await openDatabase({ dataDir: t.linkroute.dataDir, applicationName: 'dashboard-test' });
     try {
       await db.sql`UPDATE domains SET status = 'verified', verified_at = now(), checked_at = now() WHERE id = ${domain.id}`;
     } finally {
       await db.close();
     }
+    return domain;
+  }
+
+  it('a link on a custom domain is named host/code wherever the dashboard names it; the same code on the default domain /code', async () => {
+    const host = 'go.names-example.com';
+    const domain = await verifiedDomain(host);
     // Two links with one code: realtime reads the last hour, so clicks two minutes old, whatever the hour.
     const recent = new Date(Date.now() - 120_000).toISOString();
     const branded = await linkWithClicks('names-sale', [[recent, 'n1', 'DE'], [recent, 'n2', 'DE']], { live: true, domainId: domain.id });
@@ -373,6 +381,32 @@ describe('dashboard: deleted links in chromium', () => {
     await page.goto(url(`links/${branded.id}`));
     const statusFact = page.locator('.facts div').filter({ has: page.getByText('Status', { exact: true }) }).locator('dd');
     await expect.poll(() => statusFact.textContent(), { timeout: 15_000 }).toBe('Domain not verified');
+  }, 90_000);
+
+  it('a domain deleted elsewhere: Verify again on the Domains view says so, its card goes, and the Links list reads its link afresh', async () => {
+    const host = 'go.stale-example.com';
+    const domain = await verifiedDomain(host);
+    const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/stale-domain', shortCode: 'stale-domain', domainId: domain.id } })).data!.data;
+    const status = page.locator(`tr[data-link-id="${link.id}"] td[data-label="Status"]`);
+    // The Links list reads (and keeps, a minute) the verified domains; then the Domains view.
+    await page.goto(url('links?q=stale-domain'));
+    await page.locator(`tr[data-link-id="${link.id}"] td[data-domain-checked]`).waitFor();
+    expect(await status.textContent()).toBe('Enabled');
+    const sections = page.getByRole('navigation', { name: 'Sections' });
+    await sections.getByRole('link', { name: 'Domains', exact: true }).click();
+    const card = page.locator(`section[data-domain="${host}"]`);
+    await card.waitFor();
+    // Another tab or an API client deletes it while this view shows it.
+    expect((await t.client.DELETE('/domains/{id}', { params: { path: { id: domain.id } } })).response.status).toBe(200);
+    await page.getByRole('button', { name: `Verify again ${host}` }).click();
+    const refusal = page.locator('.error-box[data-status="404"]');
+    await refusal.waitFor();
+    await card.waitFor({ state: 'detached' });
+    await t.expectAccessible(page, 'domains view after a change to a domain deleted elsewhere');
+    // The refusal dropped the kept verified domains too: the link says its domain is gone.
+    await sections.getByRole('link', { name: 'Links', exact: true }).click();
+    await page.locator(`tr[data-link-id="${link.id}"] td[data-domain-checked]`).waitFor();
+    expect(await status.textContent()).toBe('Domain not verified');
   }, 90_000);
 
   it('no page error and no request beyond loopback in any of it', () => {

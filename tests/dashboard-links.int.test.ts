@@ -356,6 +356,23 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await expect.poll(async () => (await follow('autumn')).status, { timeout: 15_000 }).toBe(302);
   });
 
+  it('a link deleted elsewhere: its Disable says so, the list drops the stale row, focus moves on', async () => {
+    const stale = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/stale', shortCode: 'stale-row', title: 'Stale row' } })).data!.data;
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    const row = page.locator(`tr[data-link-id="${stale.id}"]`);
+    await row.waitFor();
+    // Another tab or an API client deletes it while this list shows it.
+    expect((await t.client.DELETE('/links/{id}', { params: { path: { id: stale.id } } })).response.status).toBe(200);
+    await row.getByRole('button', { name: 'Disable /stale-row' }).click();
+    const refusal = page.locator('.error-box[data-status="404"]');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain('Link not found');
+    await row.waitFor({ state: 'detached' });
+    // Focus is not dropped with the row's buttons: it goes to the row now in its place.
+    await expect.poll(focusNow).toMatch(/^Delete \/(?!stale-row)/);
+    await t.expectAccessible(page, 'links list after a change to a link deleted elsewhere');
+  });
+
   it('deletes a link only once the dialog is confirmed (Escape and Cancel keep it)', async () => {
     const doomed = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/old', shortCode: 'old-offer', title: 'Old offer' } })).data!.data;
     await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);

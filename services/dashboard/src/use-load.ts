@@ -69,7 +69,12 @@ export interface Action {
   run(action: () => Promise<unknown>, label?: string): Promise<void>;
 }
 
-/** Runs a change (a POST, PATCH or DELETE), keeps its failure for display, then calls `after` on success. */
+/**
+ * Runs a change (a POST, PATCH or DELETE), keeps its failure for display, then calls
+ * `after` on success, and also after a 404 or 409: the thing was deleted or changed
+ * elsewhere (another tab, an API client), so the view reads it afresh instead of
+ * keeping the stale row that the failed change was made on.
+ */
 export function useAction(after: () => void): Action {
   const [error, setError] = useState<ApiFailure | undefined>();
   const [busy, setBusy] = useState<string | null>(null);
@@ -82,8 +87,9 @@ export function useAction(after: () => void): Action {
       await action();
       afterRef.current();
     } catch (err) {
-      if (err instanceof ApiFailure) setError(err);
-      else throw err;
+      if (!(err instanceof ApiFailure)) throw err;
+      setError(err);
+      if (err.status === 404 || err.status === 409) afterRef.current();
     } finally {
       setBusy(null);
     }

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
-import { api, unwrap, type Link } from '../api.ts';
+import { ApiFailure, api, unwrap, type Link } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { FilterChips } from '../components/filter-chips.tsx';
@@ -22,19 +22,32 @@ import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { carriedTo } from '../filters.ts';
 import { tagNormalForm } from '../../../../shared/schemas/tag-normal-form.ts';
 
-/** Enable/disable and delete, shared by the list and the link page. */
-export function useLinkMutations(onChanged: () => void) {
+/**
+ * Enable/disable and delete, shared by the list and the link page. `onGone`: a link
+ * acted on is no more, deleted here or found deleted elsewhere (a 404, after which
+ * `onChanged` reads the view afresh), so its row is about to go.
+ */
+export function useLinkMutations(onChanged: () => void, onGone?: (link: Link) => void) {
   const { error, run } = useAction(onChanged);
   const [deleting, setDeleting] = useState<Link | null>(null);
-  const toggle = (link: Link) => run(() => unwrap(api.PATCH('/links/{id}', { params: { path: { id: link.id } }, body: { enabled: !link.enabled } })));
+  const reportingGone = async (link: Link, request: Promise<unknown>) => {
+    try {
+      await request;
+    } catch (err) {
+      if (err instanceof ApiFailure && err.status === 404) onGone?.(link);
+      throw err;
+    }
+  };
+  const toggle = (link: Link) => run(() => reportingGone(link, unwrap(api.PATCH('/links/{id}', { params: { path: { id: link.id } }, body: { enabled: !link.enabled } }))));
   const confirmDelete = (after?: (link: Link) => void) =>
     run(async () => {
       const link = deleting!;
       setDeleting(null);
-      await unwrap(api.DELETE('/links/{id}', { params: { path: { id: link.id } } }));
+      await reportingGone(link, unwrap(api.DELETE('/links/{id}', { params: { path: { id: link.id } } })));
       // Its tags count one link fewer, and a tag it alone carried is gone.
       if (link.tags.length > 0) invalidateList('tags');
       announce(`Link ${linkName(link)} deleted`);
+      onGone?.(link);
       after?.(link);
     });
   const dialog = (after?: (link: Link) => void) => (
@@ -62,11 +75,18 @@ export function LinksView({ loc }: { loc: Location }) {
   const servingDomains = useServingDomains(links.data?.data);
   const linkCounts = new Map(tags.data?.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
+  // A link's row that goes (deleted here, or found deleted elsewhere) takes its buttons
+  // with it: focus moves to the Delete button of the row that takes its place (else the
+  // one before, else the heading).
+  const goneAt = useRef<{ id: string; index: number } | null>(null);
   // The tag picker too: a deleted link may take a tag away (a cache hit, no request, after a toggle).
-  const mutations = useLinkMutations(() => {
-    links.reload();
-    tags.reload();
-  });
+  const mutations = useLinkMutations(
+    () => {
+      links.reload();
+      tags.reload();
+    },
+    (link) => (goneAt.current = { id: link.id, index: links.data?.data.findIndex((l) => l.id === link.id) ?? 0 }),
+  );
   const canWrite = session.can('links:write');
   const tagSelect = useQuerySelect('tag', tagValues.length === 1 ? tagValues[0]! : '');
 
@@ -77,15 +97,13 @@ export function LinksView({ loc }: { loc: Location }) {
     if (!links.loading && lastPage > 0 && page > lastPage) setQuery({ page: String(lastPage) }, { replace: true });
   }, [links.loading, lastPage, page]);
 
-  // A deleted link's row goes, and its Delete button with it: focus moves to the
-  // Delete button of the row that takes its place (else the one before, else the heading).
-  const deletedAt = useRef<{ id: string; index: number } | null>(null);
   useEffect(() => {
-    const deleted = deletedAt.current;
-    if (!deleted || links.loading || links.data?.data.some((l) => l.id === deleted.id)) return;
-    deletedAt.current = null;
+    const gone = goneAt.current;
+    if (!gone || links.loading) return;
+    goneAt.current = null;
+    if (links.data?.data.some((l) => l.id === gone.id)) return;
     const rows = document.querySelectorAll('.links-table tbody tr[data-link-id]');
-    const row = rows[Math.min(deleted.index, rows.length - 1)];
+    const row = rows[Math.min(gone.index, rows.length - 1)];
     focusFirst(row?.querySelector('button[data-delete]'), viewHeading());
   }, [links.data, links.loading]);
 
@@ -213,7 +231,7 @@ export function LinksView({ loc }: { loc: Location }) {
           <Pager pagination={links.data.pagination} label="links" />
         </>
       )}
-      {mutations.dialog((link) => (deletedAt.current = { id: link.id, index: links.data?.data.findIndex((l) => l.id === link.id) ?? 0 }))}
+      {mutations.dialog()}
     </>
   );
 }
