@@ -6,7 +6,7 @@ import { listen, type RunningServer } from './server.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 import { startDnsServer, type DnsServer } from '../../shared/testing/dns-server.ts';
 
-/** GET /links/{shortCode}?domain= / ?domainId=: a short code is unique per domain, so the domain names the link. */
+/** /links/{shortCode}?domain= / ?domainId= (GET, PATCH, DELETE): a short code is unique per domain, so the domain names the link. */
 describe('GET /links/{shortCode} on a custom domain', () => {
   let api: TestApi;
   let server: RunningServer;
@@ -84,6 +84,31 @@ describe('GET /links/{shortCode} on a custom domain', () => {
     expect((await call('GET', `/links/${old}`)).body.data).toMatchObject({ domainId: first, destinationUrl: 'https://brand.example/old' });
   });
 
+  it('PATCH and DELETE by short code take the domain too: a change meant on the custom domain never lands on the default domain\'s link; a second delete by code is 410', async () => {
+    const hostname = (await call('GET', `/links/${onDomain}`)).body.data.redirectDomain as string;
+    const branded = (await call('POST', '/links', { destinationUrl: 'https://brand.example/branded', domainId, shortCode: 'twin' })).body.data.id;
+    const plain = (await call('POST', '/links', { destinationUrl: 'https://brand.example/plain', shortCode: 'twin' })).body.data.id;
+    const patched = await call('PATCH', `/links/twin?domain=${hostname}`, { title: 'Branded twin' });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data).toMatchObject({ id: branded, title: 'Branded twin' });
+    expect((await call('PATCH', `/links/twin?domainId=${domainId}`, { title: 'By domain id' })).body.data).toMatchObject({ id: branded, title: 'By domain id' });
+    expect((await call('GET', `/links/${plain}`)).body.data.title).toBe('');
+    // With a link id, the domain must be the link's, as for GET.
+    expect((await call('PATCH', `/links/${plain}?domainId=${domainId}`, { title: 'x' })).status).toBe(404);
+
+    const deleted = await call('DELETE', `/links/twin?domain=${hostname}`);
+    expect(deleted).toEqual({ status: 200, body: { success: true, data: { id: branded, deleted: true } } });
+    expect((await call('GET', `/links/${plain}`)).status).toBe(200);
+    const again = await call('DELETE', `/links/twin?domain=${hostname}`);
+    expect(again.status).toBe(410);
+    expect(again.body.error.code).toBe('ALREADY_DELETED');
+    // The default domain's link, by code, twice.
+    expect((await call('DELETE', '/links/twin')).body.data).toEqual({ id: plain, deleted: true });
+    expect((await call('DELETE', '/links/twin')).status).toBe(410);
+    expect((await call('DELETE', '/links/never-was')).status).toBe(404);
+    expect((await call('PATCH', '/links/twin', { title: 'x' })).status).toBe(404);
+  });
+
   it('another domain, an unknown one, or another workspace: 404 NOT_FOUND', async () => {
     const hostname = (await call('GET', `/links/${onDomain}`)).body.data.redirectDomain as string;
     for (const [query, k] of [
@@ -111,10 +136,19 @@ describe('GET /links/{shortCode} on a custom domain', () => {
       [`domainId=${domainId}&domain=go.example.com`, 'domainId'],
       ['domain=a.example.com&domain=b.example.com', 'domain'],
     ] as const) {
-      const res = await call('GET', `/links/promo?${query}`);
-      expect(res.status, query).toBe(400);
-      expect(res.body.error.code, query).toBe('VALIDATION_ERROR');
-      expect(res.body.error.details.map((d: { path: string }) => d.path), query).toContain(path);
+      for (const [method, body] of [['GET'], ['PATCH', { title: 'x' }], ['DELETE']] as const) {
+        const res = await call(method, `/links/promo?${query}`, body);
+        expect(res.status, `${method} ${query}`).toBe(400);
+        expect(res.body.error.code, `${method} ${query}`).toBe('VALIDATION_ERROR');
+        expect(res.body.error.details.map((d: { path: string }) => d.path), `${method} ${query}`).toContain(path);
+      }
     }
+    // A write takes no other parameter: a typo is refused, not ignored.
+    for (const method of ['PATCH', 'DELETE'] as const) {
+      const res = await call(method, '/links/promo?domian=go.example.com', method === 'PATCH' ? { title: 'x' } : undefined);
+      expect(res.status, method).toBe(400);
+      expect(res.body.error.code, method).toBe('VALIDATION_ERROR');
+    }
+    expect((await call('GET', `/links/${onDefault}`)).body.data.title).toBe('');
   });
 });

@@ -197,12 +197,15 @@ export const linkListQuerySchema = z
 /**
  * A short code is unique per domain: `domain` (hostname) or `domainId` names the custom
  * domain to look it up on; neither is the default domain. With a link id, a link on
- * another domain is not found.
+ * another domain is not found. GET, PATCH and DELETE of `/links/{id}` take them alike,
+ * so a write never lands on the default domain's link of a code meant on another.
  */
-export const linkGetQuerySchema = z
-  .strictObject({
-    include: z.enum(['rules']).optional(),
-    domain: hostname.optional().describe('The custom domain (hostname, e.g. go.example.com) the short code is on. Without domain or domainId: the default domain.'),
-    domainId: z.string().regex(/^domain_[A-Za-z0-9]{1,64}$/, 'must be a domain id').optional().describe('The id of the custom domain the short code is on (instead of domain).'),
-  })
-  .refine((q) => q.domain === undefined || q.domainId === undefined, { message: 'give domain or domainId, not both', path: ['domainId'] });
+const linkLocator = {
+  domain: hostname.optional().describe('The custom domain (hostname, e.g. go.example.com) the short code is on. Without domain or domainId: the default domain.'),
+  domainId: z.string().regex(/^domain_[A-Za-z0-9]{1,64}$/, 'must be a domain id').optional().describe('The id of the custom domain the short code is on (instead of domain).'),
+};
+const oneDomain = (q: { domain?: string | undefined; domainId?: string | undefined }) => q.domain === undefined || q.domainId === undefined;
+const oneDomainIssue = { message: 'give domain or domainId, not both', path: ['domainId'] };
+
+export const linkLocatorQuerySchema = z.strictObject(linkLocator).refine(oneDomain, oneDomainIssue);
+export const linkGetQuerySchema = z.strictObject({ include: z.enum(['rules']).optional(), ...linkLocator }).refine(oneDomain, oneDomainIssue);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ErrorCode } from '../../../shared/errors.ts';
 import { deletedSchema, type Scope } from '../../../shared/schemas/common.ts';
 import { campaignCreateSchema, campaignListQuerySchema, campaignSchema, campaignUpdateSchema } from '../../../shared/schemas/campaign.ts';
-import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkSchema, linkUpdateSchema, linkWithRulesSchema } from '../../../shared/schemas/link.ts';
+import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkLocatorQuerySchema, linkSchema, linkUpdateSchema, linkWithRulesSchema } from '../../../shared/schemas/link.ts';
 import { ruleCreateSchema, ruleListQuerySchema, ruleSchema, ruleUpdateSchema } from '../../../shared/schemas/rule.ts';
 import { qrCodeListItemSchema, qrCodeSchema, qrCreateSchema, qrListQuerySchema } from '../../../shared/schemas/qr.ts';
 import { conversionResultSchema, conversionS2sSchema } from '../../../shared/schemas/conversion.ts';
@@ -130,8 +130,8 @@ export const operations: Operation[] = [
     response: linkBulkDeleteResultSchema,
   },
   { method: 'get', path: '/links/{id}', summary: 'Get a link by id or short code; include=rules adds the rules that route it', scope: 'links:read', query: linkGetQuerySchema, status: 200, response: linkWithRulesSchema },
-  { method: 'patch', path: '/links/{id}', summary: 'Update a link', scope: 'links:write', body: linkUpdateSchema, example: { title: 'Spring 2026', clicksLimit: 1000 }, status: 200, response: linkSchema },
-  { method: 'delete', path: '/links/{id}', summary: 'Delete a link (its short code is never reissued; deleting it again is 410)', scope: 'links:write', status: 200, response: deletedSchema, errors: ['ALREADY_DELETED'] },
+  { method: 'patch', path: '/links/{id}', summary: 'Update a link (by id, or by short code with domain or domainId for a custom domain)', scope: 'links:write', query: linkLocatorQuerySchema, body: linkUpdateSchema, example: { title: 'Spring 2026', clicksLimit: 1000 }, status: 200, response: linkSchema },
+  { method: 'delete', path: '/links/{id}', summary: 'Delete a link (by id, or by short code with domain or domainId for a custom domain; its short code is never reissued; deleting it again is 410)', scope: 'links:write', query: linkLocatorQuerySchema, status: 200, response: deletedSchema, errors: ['ALREADY_DELETED'] },
 
   { method: 'get', path: '/tags', summary: "The workspace's tags (set on links) with their counts of live links, by name", scope: 'links:read', query: tagListQuerySchema, status: 200, response: z.array(tagSchema), paginated: true },
 

@@ -4,7 +4,7 @@ import { AppError, isAppError } from '../../../shared/errors.ts';
 import { hasPrefix } from '../../../shared/ids.ts';
 import { parseInput } from '../../../shared/schemas/validation.ts';
 import { pagination } from '../../../shared/schemas/common.ts';
-import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkUpdateSchema } from '../../../shared/schemas/link.ts';
+import { linkCreateSchema, linkGetQuerySchema, linkListQuerySchema, linkLocatorQuerySchema, linkUpdateSchema } from '../../../shared/schemas/link.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
 import { created, ok, okList } from '../respond.ts';
@@ -35,13 +35,18 @@ function single(result: ItemResult<LinkRow> | undefined): LinkRow {
 export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
   const { links, writes, present, requireScope } = deps;
 
-  /** By link id, or by short code in the same position (spec 4.5). Deleted links are not found. */
-  /** The live link named by id or short code; `on` names the domain (a link id on another domain is not found either). */
-  async function findLive(ctx: Context, on: LinkDomain = {}): Promise<LinkRow> {
+  /**
+   * The link named by id, or by short code in the same position (spec 4.5), on the domain
+   * `?domain=`/`?domainId=` name (else the default domain; a link id on another domain is
+   * not found either). A deleted link is found only `withDeleted`; by code, only while no
+   * live link of the domain has the code.
+   */
+  async function find(ctx: Context, locator: { domain?: string | undefined; domainId?: string | undefined }, withDeleted = false): Promise<LinkRow> {
+    const on: LinkDomain = { hostname: locator.domain, domainId: locator.domainId };
     const workspaceId = principalOf(ctx).workspaceId;
     const idOrCode = ctx.params.id!;
-    const row = hasPrefix(idOrCode, 'link') ? await links.byId(workspaceId, idOrCode) : await links.byShortCode(workspaceId, idOrCode, on);
-    if (!row || row.deletedAt) throw linkNotFound();
+    const row = hasPrefix(idOrCode, 'link') ? await links.byId(workspaceId, idOrCode) : await links.byShortCode(workspaceId, idOrCode, on, withDeleted);
+    if (!row || (row.deletedAt && !withDeleted)) throw linkNotFound();
     if (on.domainId !== undefined && row.domainId !== on.domainId) throw linkNotFound();
     if (on.hostname !== undefined && row.domainHostname?.toLowerCase() !== on.hostname.toLowerCase()) throw linkNotFound();
     return row;
@@ -61,26 +66,25 @@ export function linkRoutes(router: Router, deps: LinkRouteDeps): void {
   });
 
   router.get('/links/:id', requireScope('links:read'), async (ctx) => {
-    const query = parseInput(linkGetQuerySchema, ctx.query, 'query');
-    const row = await findLive(ctx, { hostname: query.domain, domainId: query.domainId });
+    const { include, ...locator } = parseInput(linkGetQuerySchema, ctx.query, 'query');
+    const row = await find(ctx, locator);
     const [link] = await present.withCounters(ctx, [row]);
-    ok(ctx, query.include === 'rules' ? { ...link!, rules: await deps.rules.forLink(row) } : link);
+    ok(ctx, include === 'rules' ? { ...link!, rules: await deps.rules.forLink(row) } : link);
   });
 
   router.patch('/links/:id', requireScope('links:write'), async (ctx) => {
     const input = parseInput(linkUpdateSchema, await bodyOf(ctx), 'link update');
-    const current = await findLive(ctx);
+    const current = await find(ctx, parseInput(linkLocatorQuerySchema, ctx.query, 'query'));
     const row = single((await writes.update(current.workspaceId, [{ current, input }]))[0]);
     await deps.onLinkChanged();
     ok(ctx, (await present.withCounters(ctx, [row]))[0]);
   });
 
   router.delete('/links/:id', requireScope('links:write'), async (ctx) => {
-    const workspaceId = principalOf(ctx).workspaceId;
-    const idOrCode = ctx.params.id!;
-    // A short code names only live links, so deleting by code twice reads as not found.
-    const id = hasPrefix(idOrCode, 'link') ? idOrCode : (await links.byShortCode(workspaceId, idOrCode))?.id;
-    const outcome = id ? (await links.softDeleteMany(workspaceId, [id])).get(id) : undefined;
+    // Deleting by code twice is 410 as by id: the code still names its deleted link
+    // (codes are never given out again on a domain).
+    const { id, deletedAt } = await find(ctx, parseInput(linkLocatorQuerySchema, ctx.query, 'query'), true);
+    const outcome = deletedAt ? 'already_deleted' : (await links.softDeleteMany(principalOf(ctx).workspaceId, [id])).get(id);
     if (outcome === undefined) throw linkNotFound();
     if (outcome === 'already_deleted') throw new AppError('ALREADY_DELETED', 'Link has already been deleted');
     await deps.onLinkChanged();

@@ -218,8 +218,12 @@ export function linkStore(sql: Sql) {
       return results as Array<ItemResult<LinkRow>>;
     },
 
-    /** By short code: the default domain unless a custom domain is named (by hostname or id). Deleted links are not found. */
-    async byShortCode(workspaceId: string, shortCode: string, on: LinkDomain = {}): Promise<LinkRow | undefined> {
+    /**
+     * By short code: the default domain unless a custom domain is named (by hostname or id).
+     * Deleted links are not found, unless `withDeleted`: then the latest deleted link of the
+     * code answers while no live link of the domain has it.
+     */
+    async byShortCode(workspaceId: string, shortCode: string, on: LinkDomain = {}, withDeleted = false): Promise<LinkRow | undefined> {
       const domain =
         on.domainId !== undefined
           ? sql`AND l.domain_id = ${on.domainId}`
@@ -230,8 +234,8 @@ export function linkStore(sql: Sql) {
       // code may then name a link on each. The live domain's link answers; a deleted one's only
       // while no live domain of that hostname has the code (its history stays readable).
       const [row] = await sql<LinkRow[]>`
-        ${select} WHERE l.workspace_id = ${workspaceId} AND l.short_code = ${shortCode} AND l.deleted_at IS NULL ${domain}
-        ORDER BY d.deleted_at IS NULL DESC, d.created_at DESC LIMIT 1`;
+        ${select} WHERE l.workspace_id = ${workspaceId} AND l.short_code = ${shortCode} ${withDeleted ? sql`` : sql`AND l.deleted_at IS NULL`} ${domain}
+        ORDER BY l.deleted_at IS NULL DESC, d.deleted_at IS NULL DESC, d.created_at DESC, l.deleted_at DESC LIMIT 1`;
       return row;
     },
 
