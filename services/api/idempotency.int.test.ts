@@ -135,18 +135,29 @@ describe('Idempotency-Key across two API instances', () => {
     expect(later.text).toBe(created[0]!.text);
   });
 
-  it('keeps answers the operation gave (404, 409), forgets requests that never ran (400) so a corrected retry runs', async () => {
+  it('keeps answers the operation gave (404), forgets requests that never ran or conflicted (400, 409) so a retry runs', async () => {
     const notFound = idem();
     const missing = await send(0, 'PATCH', '/links/link_doesnotexist000000000', { idem: notFound, body: { title: 'x' } });
     expect(missing.status).toBe(404);
     expect((await send(1, 'PATCH', '/links/link_doesnotexist000000000', { idem: notFound, body: { title: 'x' } })).headers.get('idempotent-replayed')).toBe('true');
 
-    await send(0, 'POST', '/links', { body: { destinationUrl: 'https://example.com/taken', shortCode: 'idem-taken' } });
+    // A 409 changed nothing, and its conflict may be gone by the retry: the hostname taken
+    // is freed, and the retry with the key runs and claims it.
+    const hostname = `idem-${idem().slice(4)}.example.com`;
+    const holder = await send(0, 'POST', '/domains', { body: { hostname } });
+    expect(holder.status).toBe(201);
     const conflict = idem();
-    expect((await send(0, 'POST', '/links', { idem: conflict, body: { destinationUrl: 'https://example.com/t2', shortCode: 'idem-taken' } })).status).toBe(409);
-    const replay = await send(1, 'POST', '/links', { idem: conflict, body: { destinationUrl: 'https://example.com/t2', shortCode: 'idem-taken' } });
-    expect(replay.status).toBe(409);
-    expect(replay.body.error.code).toBe('CONFLICT');
+    const refused = await send(0, 'POST', '/domains', { idem: conflict, body: { hostname } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('CONFLICT');
+    const again = await send(1, 'POST', '/domains', { idem: conflict, body: { hostname } });
+    expect(again.status).toBe(409);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect((await send(0, 'DELETE', `/domains/${holder.body.data.id}`)).status).toBe(200);
+    const claimed = await send(1, 'POST', '/domains', { idem: conflict, body: { hostname } });
+    expect(claimed.status).toBe(201);
+    expect(claimed.headers.get('idempotent-replayed')).toBeNull();
+    expect(claimed.body.data.hostname).toBe(hostname);
 
     const invalid = idem();
     const bad = await send(0, 'POST', '/links', { idem: invalid, body: { destinationUrl: 'ftp://example.com' } });

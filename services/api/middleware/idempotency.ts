@@ -72,11 +72,13 @@ async function fingerprintOf(ctx: Context, caller: IdempotencyCaller): Promise<s
 /**
  * Whether an answer is kept for the key (Stripe's rule): an answer the operation
  * gave is; a request that never started is not (400 VALIDATION_ERROR: nothing ran,
- * so a corrected retry with the key runs), nor a failure of ours (5xx: a retry
- * runs again; SERVICE_UNAVAILABLE promises that nothing was done).
+ * so a corrected retry with the key runs), nor one that conflicted (409: nothing was
+ * done, and the conflict may not last, e.g. an orderId another request is recording,
+ * whose error says to retry; a retry runs and meets the state of then), nor a failure
+ * of ours (5xx: a retry runs again; SERVICE_UNAVAILABLE promises that nothing was done).
  */
 function keepsAnswer(status: number, code?: string): boolean {
-  return status < 500 && code !== 'VALIDATION_ERROR';
+  return status < 500 && status !== 409 && code !== 'VALIDATION_ERROR';
 }
 
 /**
