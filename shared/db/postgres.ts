@@ -57,6 +57,31 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return e?.code === UNIQUE_VIOLATION && (constraint === undefined || e.constraint_name === constraint);
 }
 
+/**
+ * SQLSTATEs of a transaction that lost to a concurrent one: deadlock_detected (40P01),
+ * serialization_failure (40001). Postgres rolled it back whole, so running it again is
+ * safe, and may well succeed.
+ */
+const CONCURRENCY_FAILURES = new Set(['40P01', '40001']);
+
+export function isConcurrencyFailure(err: unknown): boolean {
+  return CONCURRENCY_FAILURES.has((err as { code?: string })?.code ?? '');
+}
+
+/**
+ * Runs `attempt` (one statement or one transaction, with no effect outside the database)
+ * again when it lost to a concurrent transaction, up to `times` in all; then its error goes on.
+ */
+export async function retryingConcurrencyFailures<T>(attempt: () => Promise<T>, times = 3): Promise<T> {
+  for (let run = 1; ; run++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!isConcurrencyFailure(err) || run >= times) throw err;
+    }
+  }
+}
+
 /** SQLSTATE lock_not_available: a lock wait ran past the transaction's lock_timeout. */
 export const LOCK_NOT_AVAILABLE = '55P03';
 

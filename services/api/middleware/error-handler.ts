@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { AppError, isAppError } from '../../../shared/errors.ts';
 import { isStoreUnavailable } from '../../../shared/store-unavailable.ts';
+import { isConcurrencyFailure } from '../../../shared/db/postgres.ts';
 import { zodDetails } from '../../../shared/schemas/validation.ts';
 import { errorFields, type Logger } from '../../../shared/logger.ts';
 
@@ -41,6 +42,9 @@ const RETRY_AFTER_SECONDS = 5;
 function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
   if (isStoreUnavailable(err)) return new AppError('SERVICE_UNAVAILABLE', 'A store this request needs is unreachable; retry shortly');
+  // A transaction that kept losing to concurrent ones (the stores run such a change again
+  // a few times first): nothing of it was done, and a retry may pass.
+  if (isConcurrencyFailure(err)) return new AppError('SERVICE_UNAVAILABLE', 'Concurrent changes to the same records kept this one from completing; retry shortly');
   if (err instanceof ZodError) return new AppError('VALIDATION_ERROR', 'Invalid request', zodDetails(err));
   // Errors thrown by Koa and the router carry an HTTP status (e.g. 405 from allowedMethods).
   const status = (err as { status?: number }).status;

@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { AppError, isAppError } from '../../../shared/errors.ts';
 import { newId, randomBase62 } from '../../../shared/ids.ts';
 import { likeContains } from '../../../shared/db/rows.ts';
-import type { Sql } from '../../../shared/db/postgres.ts';
+import { retryingConcurrencyFailures, type Sql } from '../../../shared/db/postgres.ts';
 import { GENERATED_SHORT_CODE_LENGTH, reservedShortCodes } from '../../../shared/schemas/short-code.ts';
 import { storedForwardQuery, type Link, type LinkCreate, type LinkUpdate, type StoredForwardQuery } from '../../../shared/schemas/link.ts';
 
@@ -160,14 +160,19 @@ export function linkStore(sql: Sql) {
     // Every column is named: those not listed (created_at, ...) take their defaults. Only
     // what the database decides comes back (reading every column of 1,000 new rows back
     // was a fifth of the statement's time, issue 18); the rest is what was sent, stored as is.
-    const stored = await sql<Array<{ id: string; domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date }>>`
+    // Rows go in in code order: two batches taking the same codes in another order would
+    // otherwise each wait on the other's uncommitted code (a deadlock).
+    const stored = await retryingConcurrencyFailures(
+      () => sql<Array<{ id: string; domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date }>>`
       WITH l AS (
         INSERT INTO links (${insertedColumns})
         SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${sql.json(sent.map(insertedRecord) as never)})
+        ORDER BY domain_key, short_code
         ON CONFLICT (domain_key, short_code) DO NOTHING
         RETURNING id, domain_id, expires_at, created_at, updated_at
       )
-      SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at FROM l LEFT JOIN domains d ON d.id = l.domain_id`;
+      SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at FROM l LEFT JOIN domains d ON d.id = l.domain_id`,
+    );
     const decided = new Map(stored.map((row) => [row.id, row]));
     const rows = new Map<string, LinkRow>();
     for (const link of sent) {
@@ -296,7 +301,7 @@ export function linkStore(sql: Sql) {
       workspaceId: string,
       items: ReadonlyArray<{ id: string; changes: LinkChanges; alongside?: ((tx: Sql) => Promise<void>) | undefined }>,
     ): Promise<Map<number, AppError>> {
-      const failed = new Map<number, AppError>();
+      let failed = new Map<number, AppError>();
       // A change equal to what is stored changes nothing: no row is updated, so
       // updated_at stays and the statement-level triggers queue no snapshot update and
       // no link.updated event. Compared in the UPDATE itself, against the row as it is
@@ -310,23 +315,29 @@ export function linkStore(sql: Sql) {
           UPDATE links SET ${t(columns)}, updated_at = now()
           WHERE id = ${item.id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL AND (${differs})`;
       };
-      await sql.begin(async (tx) => {
-        const t = tx as unknown as Sql;
-        // Independent updates go out pipelined; those with company one savepoint each.
-        await Promise.all(items.filter((item) => !item.alongside).map((item) => update(t, item)));
-        for (const [index, item] of items.entries()) {
-          if (!item.alongside) continue;
-          try {
-            await tx.savepoint(async (sp) => {
-              const s = sp as unknown as Sql;
-              await item.alongside!(s);
-              await update(s, item);
-            });
-          } catch (err) {
-            if (!isAppError(err)) throw err;
-            failed.set(index, err);
+      // Rows are locked in id order, whatever the request's order: two bulk changes of the
+      // same links in other orders would otherwise each wait on the other (a deadlock).
+      const byId = [...items.entries()].sort(([, a], [, b]) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      await retryingConcurrencyFailures(() => {
+        failed = new Map();
+        return sql.begin(async (tx) => {
+          const t = tx as unknown as Sql;
+          // Independent updates go out pipelined; those with company one savepoint each.
+          await Promise.all(byId.filter(([, item]) => !item.alongside).map(([, item]) => update(t, item)));
+          for (const [index, item] of byId) {
+            if (!item.alongside) continue;
+            try {
+              await tx.savepoint(async (sp) => {
+                const s = sp as unknown as Sql;
+                await item.alongside!(s);
+                await update(s, item);
+              });
+            } catch (err) {
+              if (!isAppError(err)) throw err;
+              failed.set(index, err);
+            }
           }
-        }
+        });
       });
       return failed;
     },
@@ -349,11 +360,12 @@ export function linkStore(sql: Sql) {
      * absent from the answer. One statement for all.
      */
     async softDeleteMany(workspaceId: string, ids: readonly string[]): Promise<Map<string, 'deleted' | 'already_deleted'>> {
-      const rows = await sql<{ id: string; deletedNow: boolean }[]>`
-        WITH target AS (SELECT id, deleted_at FROM links WHERE id = ANY(${ids as string[]}) AND workspace_id = ${workspaceId} FOR UPDATE),
+      // Locked in id order (see updateMany).
+      const rows = await retryingConcurrencyFailures(() => sql<{ id: string; deletedNow: boolean }[]>`
+        WITH target AS (SELECT id, deleted_at FROM links WHERE id = ANY(${ids as string[]}) AND workspace_id = ${workspaceId} ORDER BY id FOR UPDATE),
         updated AS (UPDATE links SET deleted_at = now(), updated_at = now()
           WHERE id IN (SELECT id FROM target WHERE deleted_at IS NULL) RETURNING id)
-        SELECT t.id, u.id IS NOT NULL AS deleted_now FROM target t LEFT JOIN updated u ON u.id = t.id`;
+        SELECT t.id, u.id IS NOT NULL AS deleted_now FROM target t LEFT JOIN updated u ON u.id = t.id`);
       return new Map(rows.map((r) => [r.id, r.deletedNow ? 'deleted' : 'already_deleted']));
     },
   };
