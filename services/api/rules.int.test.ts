@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
+import { connectPostgres, type Sql } from '../../shared/db/postgres.ts';
 import { ruleSchema } from '../../shared/schemas/rule.ts';
 import { hostileDeepLinks } from './testing/hostile-deep-links.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
@@ -253,6 +254,73 @@ describe.each(backends)('rules API on %s', (backend) => {
       const l = await newLink(c);
       const results = await Promise.all(Array.from({ length: 6 }, () => postRule({ campaignId: c, linkId: l, ...pct(40) })));
       expect(results.map((r) => r.status).sort()).toEqual([201, 201, 400, 400, 400, 400]);
+    });
+
+    /**
+     * Runs `start` (requests, not awaited) while another connection holds `lock` in an open
+     * transaction, until `waiting` of the API's statements wait on a lock; then `then` runs
+     * in that transaction and it commits. Postgres only: PGlite has one connection.
+     */
+    async function whileLocked<T>(lock: (tx: Sql) => Promise<unknown>, start: () => T, waiting: number, then: (tx: Sql) => Promise<unknown> = async () => {}): Promise<T> {
+      const holder = connectPostgres(api.db.url, { max: 1 });
+      try {
+        let started: T | undefined;
+        await holder.begin(async (tx) => {
+          const t = tx as unknown as Sql;
+          await lock(t);
+          started = start();
+          await expect
+            .poll(async () => (await api.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)[0]!.n)
+            .toBe(waiting);
+          await then(t);
+        });
+        return started!;
+      } finally {
+        await holder.end({ timeout: 5 });
+      }
+    }
+
+    it.runIf(backend === 'postgres')('two PATCHes of one rule at once cannot take a link past 100 %: the second sees the first', async () => {
+      const c = await newCampaign();
+      const l = await newLink(c);
+      const rule = (await postRule({ campaignId: c, linkId: l, ...pct(60), enabled: false })).body.data.id;
+      expect((await postRule({ campaignId: c, linkId: l, ...pct(40) })).status).toBe(201);
+      // Each alone fits (60 + 40 enabled; 90 disabled); both together would be 90 + 40.
+      const [enabling, widening] = await whileLocked(
+        (tx) => tx`SELECT id FROM campaigns WHERE id = ${c} FOR UPDATE`,
+        () => [
+          api.request('PATCH', `/rules/${rule}`, { key, body: { enabled: true } }),
+          api.request('PATCH', `/rules/${rule}`, { key, body: { conditions: { percentage: 90 } } }),
+        ],
+        2,
+      );
+      const statuses = [(await enabling).status, (await widening).status].sort();
+      expect(statuses).toEqual([200, 400]);
+      const stored = (await api.request('GET', `/rules/${rule}`, { key })).body.data;
+      expect(stored.enabled && stored.conditions.percentage === 90).toBe(false);
+    });
+
+    it.runIf(backend === 'postgres')('a rule created on a link while the link moves to another campaign ends in the link\'s campaign, or is refused', async () => {
+      const from = await newCampaign();
+      const to = await newCampaign();
+      const l = await newLink(from);
+      // The link is held while the create runs, then moved as PATCH /links moves it.
+      const creating = await whileLocked(
+        (tx) => tx`SELECT id FROM links WHERE id = ${l} FOR UPDATE`,
+        () => postRule({ campaignId: from, linkId: l, ...pct(10) }),
+        1,
+        async (tx) => {
+          await tx`UPDATE rules SET campaign_id = ${to} WHERE link_id = ${l}`;
+          await tx`UPDATE links SET campaign_id = ${to} WHERE id = ${l}`;
+        },
+      );
+      const created = await creating;
+      const rules = (await api.request('GET', `/links/${l}?include=rules`, { key })).body.data.rules as Array<{ id: string; campaignId: string }>;
+      expect((await api.request('GET', `/links/${l}`, { key })).body.data.campaignId).toBe(to);
+      if (created.status === 201) expect(rules.find((r) => r.id === created.body.data.id)?.campaignId).toBe(to);
+      else expect(created.body.error.details[0].path).toBe('linkId');
+      const stray = await api.db.sql`SELECT id FROM rules WHERE link_id = ${l} AND campaign_id <> ${to}`;
+      expect(stray.length).toBe(0);
     });
 
     it('a link moving campaign takes its rules along, only if they fit', async () => {

@@ -71,8 +71,11 @@ export function ruleStore(sql: Sql) {
         const t = tx as unknown as Sql;
         if (!(await lockCampaign(t, workspaceId, input.campaignId))) throw invalid('campaignId', 'campaign not found');
         if (input.linkId !== null) {
+          // Shared-locked until this rule commits: a move of the link to another campaign
+          // (moveLinkRules locks the link) waits, then takes this rule along; or it went
+          // first, and the link is read in its new campaign.
           const [link] = await t<{ campaignId: string; deletedAt: Date | null }[]>`
-            SELECT campaign_id, deleted_at FROM links WHERE id = ${input.linkId} AND workspace_id = ${workspaceId}`;
+            SELECT campaign_id, deleted_at FROM links WHERE id = ${input.linkId} AND workspace_id = ${workspaceId} FOR SHARE`;
           if (!link || link.deletedAt) throw invalid('linkId', 'link not found');
           if (link.campaignId !== input.campaignId) throw invalid('linkId', `link belongs to campaign ${link.campaignId}, not ${input.campaignId}`);
         }
@@ -101,9 +104,14 @@ export function ruleStore(sql: Sql) {
     async update(workspaceId: string, id: string, changes: RuleChanges, validateConditions: (type: RuleType, input: unknown) => Record<string, unknown>): Promise<Rule> {
       return (await sql.begin(async (tx) => {
         const t = tx as unknown as Sql;
-        const [current] = await t<RuleRow[]>`SELECT ${columns} FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId}`;
+        const [seen] = await t<Array<{ campaignId: string }>>`SELECT campaign_id FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId}`;
+        if (!seen) throw new AppError('NOT_FOUND', 'Rule not found');
+        await lockCampaign(t, workspaceId, seen.campaignId);
+        // Read again under the campaign's lock: a change that committed while this waited
+        // (another PATCH of this rule, its link's move) is what the budget check must see.
+        const [current] = await t<RuleRow[]>`SELECT ${columns} FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId} FOR UPDATE`;
         if (!current) throw new AppError('NOT_FOUND', 'Rule not found');
-        await lockCampaign(t, workspaceId, current.campaignId);
+        if (current.campaignId !== seen.campaignId) await lockCampaign(t, workspaceId, current.campaignId);
         const next = { ...changes };
         if (changes.conditions !== undefined) next.conditions = validateConditions(current.type, changes.conditions);
         await assertPercentageBudget(t, current.campaignId, {
@@ -157,6 +165,9 @@ export function ruleStore(sql: Sql) {
      */
     async moveLinkRules(tx: Sql, workspaceId: string, linkId: string, campaignId: string): Promise<void> {
       await lockCampaign(tx, workspaceId, campaignId);
+      // Waits for a rule being created on the link (create holds it shared) to commit, so
+      // the move sees that rule and takes it along.
+      await tx`SELECT 1 FROM links WHERE id = ${linkId} AND workspace_id = ${workspaceId} FOR UPDATE`;
       const moving = await tx<BudgetRule[]>`
         SELECT id, link_id, type, conditions, enabled FROM rules WHERE link_id = ${linkId} AND type = 'percentage' AND enabled`;
       const campaignWide = await tx<BudgetRule[]>`
