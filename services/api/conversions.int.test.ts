@@ -119,6 +119,17 @@ describe('server-to-server conversions', () => {
     expect(older.body.data).toMatchObject({ conversionId: 'conv_older', duplicate: true });
   });
 
+  it('a timestamp before its click is a 400 naming timestamp; within the clock skew it is attributed', async () => {
+    const clickAt = Date.now() - DAY;
+    const clickId = createClickId(secret, linkId, clickAt);
+    const early = await post({ clickId, timestamp: new Date(clickAt - 3600_000).toISOString() });
+    expect(early.status).toBe(400);
+    expect(early.body.error.details).toEqual([{ path: 'timestamp', message: `before its click (${new Date(clickAt).toISOString()})` }]);
+    const skewed = await post({ clickId, timestamp: new Date(clickAt - 30_000).toISOString() });
+    expect(skewed.status).toBe(201);
+    expect(skewed.body.data.attributed).toBe(true);
+  });
+
   it('outside the 30-day window it is recorded but not attributed; defaults apply', async () => {
     const clickAt = Date.now() - 40 * DAY;
     const res = await post({ clickId: createClickId(secret, linkId, clickAt), timestamp: new Date(clickAt + 31 * DAY).toISOString() });
@@ -183,9 +194,11 @@ describe('server-to-server conversions', () => {
     // The latest is now plus clock skew; a minute ahead is within it.
     const inAMinute = new Date(Date.now() + 60_000);
     for (const timestamp of ['1970-01-01T00:00:00.000Z', '1970-01-01T01:00:00.000+01:00', inAMinute.toISOString()]) {
-      const res = await post({ clickId: createClickId(secret, linkId, Date.now()), timestamp });
+      // A conversion follows its click: the earliest follow a click at the epoch.
+      const clickAt = timestamp.startsWith('1970') ? 0 : Date.now();
+      const res = await post({ clickId: createClickId(secret, linkId, clickAt), timestamp });
       expect(res.status, timestamp).toBe(201);
-      expect(res.body.data.attributed, timestamp).toBe(timestamp === inAMinute.toISOString());
+      expect(res.body.data.attributed, timestamp).toBe(true);
       const rows = await eventually(() => stored(res.body.data.conversionId), (r) => r.length > 0);
       expect(Date.parse(`${String(rows[0]!.ts).replace(' ', 'T')}Z`), timestamp).toBe(Date.parse(timestamp));
     }

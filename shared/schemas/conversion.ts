@@ -84,7 +84,7 @@ const conversionS2sDocumentation = z
     currency: z.string().regex(/^[A-Za-z]{3}$/).default('USD').meta({ description: 'ISO 4217 code, any case (stored uppercase); USD when absent' }),
     orderId: orderIdSchema.optional().meta({ description: 'Your order id: a repeated one is the same conversion (200, duplicate: true). Surrounding spaces are trimmed' }),
     order_id: orderIdSchema.optional().meta({ description: 'orderId under the name postback tools send; not both' }),
-    timestamp: eventTimestamp.optional().meta({ description: 'When the conversion happened (default: now); at most 5 minutes in the future' }),
+    timestamp: eventTimestamp.optional().meta({ description: 'When the conversion happened (default: now); at most 5 minutes in the future, and not before its click (a minute of skew aside)' }),
   })
   .meta({ description: 'A server-to-server conversion. clickId (or click_id) is required.' });
 

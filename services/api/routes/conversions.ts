@@ -6,7 +6,7 @@ import { AppError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
 import { eventSubjects } from '../../../shared/schemas/click-event.ts';
-import { isAttributed, conversionS2sSchema, type ConversionEvent } from '../../../shared/schemas/conversion.ts';
+import { CLOCK_SKEW_MS, isAttributed, conversionS2sSchema, type ConversionEvent } from '../../../shared/schemas/conversion.ts';
 import { parseInput } from '../../../shared/schemas/validation.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
@@ -44,6 +44,12 @@ export function conversionRoutes(router: Router, deps: ConversionRouteDeps): voi
     if (!link) throw clickNotFound();
 
     const at = input.timestamp ? Date.parse(input.timestamp) : Date.now();
+    // A conversion cannot come before its click (clock skew aside). Also keeps one batch of
+    // conversions within the months since the clicks: ClickHouse refuses an insert that
+    // spans over 100 monthly partitions, which backdated postbacks could otherwise force.
+    if (at < click.timestamp - CLOCK_SKEW_MS) {
+      throw new AppError('VALIDATION_ERROR', 'Invalid conversion', [{ path: 'timestamp', message: `before its click (${new Date(click.timestamp).toISOString()})` }]);
+    }
     const fresh: OrderConversion = {
       conversionId: newId('conversion'),
       linkId: click.linkId,
