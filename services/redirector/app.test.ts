@@ -941,9 +941,70 @@ describe('redirector app', () => {
       expect((await send(base, '/locked', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"password":"x"}' })).status).toBe(415);
       expect((await send(base, '/plain', form('x'))).status).toBe(405);
       expect((await send(base, '/nope-nope', form('x'))).status).toBe(404);
-      expect((await send(base, '/locked-disabled', form(PASSWORD))).status).toBe(404);
-      expect((await send(base, '/locked-disabled')).status).toBe(404);
       expect((await send(base, '/locked-nohash', form('x'))).status).toBe(503);
+      expect(sink.events).toHaveLength(0);
+    });
+
+    it('answers a POST to a link GET would not serve as GET does, before any password is read or throttled', async () => {
+      // A minute no other test guesses in, so the throttles start empty.
+      clock = NOW + 18_000_000;
+      const hash = await hashPassword(PASSWORD);
+      const past = '2026-03-01T00:00:00Z';
+      add(store, { shortCode: 'locked-expired', hasPassword: true, expiresAt: past }, [], { passwordHash: hash });
+      add(store, { shortCode: 'locked-expired-url', hasPassword: true, expiresAt: past, expiredUrl: 'https://example.com/sorry' }, [], { passwordHash: hash });
+      store.setClicks(add(store, { shortCode: 'locked-limited', hasPassword: true, clicksLimit: 1 }, [], { passwordHash: hash }), 1);
+      const franceOnly = makeRule('geo', { countries: ['FR'], operator: 'in' }, { destinationUrl: 'https://example.fr/' });
+      add(store, { shortCode: 'locked-rule-only', hasPassword: true, redirectBehavior: 'rule_only' }, [franceOnly], { passwordHash: hash });
+      const rejected = async () => sample(await app.metrics.metrics(), 'linkroute_redirector_requests_total{outcome="password_rejected"}') ?? 0;
+      const rejectedBefore = await rejected();
+      const agent = { 'user-agent': `${UA} hidden-links` };
+      const unknown = await send(base, '/nope-nope', form('x', agent));
+      expect(unknown.status).toBe(404);
+
+      // Protected or not, with the right password, a wrong one or none: what GET answers.
+      // Six posts from one visitor to each: past its limit of 3, were the throttle charged.
+      const sorry = { status: 302, location: 'https://example.com/sorry' };
+      const hidden: Array<[string, { status: number; body?: string; location?: string }]> = [
+        ['/locked-disabled', { status: 404, body: unknown.body }],
+        ['/locked-rule-only', { status: 404, body: unknown.body }],
+        ['/disabled', { status: 404, body: unknown.body }],
+        ['/rule-only', { status: 404, body: unknown.body }],
+        ['/locked-expired', { status: 410, body: 'This link has expired' }],
+        ['/expired', { status: 410, body: 'This link has expired' }],
+        ['/locked-limited', { status: 410, body: 'This link has reached its click limit' }],
+        ['/locked-expired-url', sorry],
+        ['/expired-url', sorry],
+      ];
+      for (const [path, expected] of hidden) {
+        const got = await send(base, path, { headers: agent });
+        expect({ status: got.status, location: got.headers.location }, `GET ${path}`).toEqual({ status: expected.status, location: expected.location });
+        for (const password of ['wrong-1', 'wrong-2', 'wrong-3', 'wrong-4', PASSWORD, '']) {
+          const post = await send(base, path, form(password, agent));
+          const label = `POST ${path} ${password}`;
+          expect({ status: post.status, location: post.headers.location }, label).toEqual({ status: expected.status, location: expected.location });
+          if (expected.body !== undefined) expect(post.body, label).toContain(expected.body);
+          expect(post.headers.allow, label).toBeUndefined();
+          expect(post.headers['set-cookie'], label).toBeUndefined();
+        }
+      }
+      // A disabled link and no link answer a POST alike, as they do a GET.
+      const disabled = await send(base, '/disabled', form('x', agent));
+      expect({ status: disabled.status, body: disabled.body }).toEqual({ status: unknown.status, body: unknown.body });
+      // Nor is the body looked at: an oversized one, or one of another type, changes nothing.
+      const oversized = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...agent }, body: `password=${'x'.repeat(5000)}` };
+      expect((await send(base, '/locked-disabled', oversized)).status).toBe(404);
+      expect((await send(base, '/locked-expired', { method: 'POST', headers: { 'content-type': 'application/json', ...agent }, body: '{"password":"x"}' })).status).toBe(410);
+      expect(await rejected()).toBe(rejectedBefore);
+
+      // Nor is this address charged across links: 40 guesses at hidden links (over the 36 a
+      // minute it may make at all), yet its next wrong guess at a live link is still checked.
+      // Spread over several links, as the per-link address limit (12) would stop them first.
+      const protectedHidden = hidden.filter(([path]) => path.startsWith('/locked-'));
+      for (let i = 0; i < 40; i++) {
+        const [path, expected] = protectedHidden[i % protectedHidden.length]!;
+        expect((await send(base, path, form(`guess-${i}`, { 'user-agent': `${UA} hidden-${i}` }))).status, path).toBe(expected.status);
+      }
+      expect((await send(base, '/locked', form('wrong', { 'user-agent': `${UA} hidden-then-live` }))).status).toBe(401);
       expect(sink.events).toHaveLength(0);
     });
 

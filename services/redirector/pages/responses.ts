@@ -72,11 +72,15 @@ export function sendJson(res: HttpResponse, status: string, json: string, head: 
   endWith(res, json, head);
 }
 
-/** 302 to `location` (already header-safe). Empty body: GET and HEAD are the same. */
-export function sendRedirect(res: HttpResponse, location: string, setCookie: SetCookies): void {
+/**
+ * 302 to `location` (already header-safe). Empty body: GET and HEAD are the same.
+ * `closeConnection` for a request whose body is left unread (a POST answered at once).
+ */
+export function sendRedirect(res: HttpResponse, location: string, setCookie: SetCookies, closeConnection = false): void {
   res.writeStatus('302 Found').writeHeader('Location', location).writeHeader('Cache-Control', NO_STORE).writeHeader('Referrer-Policy', REFERRER_POLICY);
   writeCookies(res, setCookie);
-  res.end();
+  if (closeConnection) res.end('', true);
+  else res.end();
 }
 
 /** 204 for redirectBehavior `never`. No Content-Length: a 204 must not carry one. */

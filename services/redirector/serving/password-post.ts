@@ -5,6 +5,9 @@
  * any asynchronous step, and every later write happens inside res.cork() and only when
  * the request was not aborted.
  *
+ * A link GET would not serve (disabled, no rule matched, expired, at its clicks limit)
+ * answers as GET does, before the password is looked at: decide() runs first.
+ *
  * Throttling (before any scrypt work): PASSWORD_ATTEMPTS_PER_MINUTE wrong answers per
  * (visitor, link), and four times that per (client address, link) so that dropping the
  * cookie and rotating User-Agents (a new hashed visitor id each time) does not lift it;
@@ -156,6 +159,10 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
       sendPage(res, notFoundPage, false, null, null, true);
       return;
     }
+    // A link GET would not serve answers what GET does, before its password is read or
+    // throttled: otherwise a 405 would tell a disabled link from no link, and the check
+    // (401 on a wrong guess) would confirm passwords of links GET hides.
+    if (server.answerIfUnavailable(res, info, link, true)) return;
     if (!link.compiled.hasPassword) {
       counters.passwordRejected++;
       sendPage(res, methodNotAllowedPage, false, null, ['Allow', 'GET, HEAD'], true);

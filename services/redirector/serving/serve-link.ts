@@ -11,7 +11,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { ClickIdIssuer } from '../../../shared/click-id.ts';
 import type { Place } from '../../../shared/request-facts/geo-ip.ts';
 import type { UserAgentFacts } from '../../../shared/request-facts/user-agent.ts';
-import { decide, visitorBucket, type CompiledLink, type RequestFacts, type RoutableLink } from '../../../shared/routing/index.ts';
+import { decide, visitorBucket, type CompiledLink, type GoneDecision, type NotFoundDecision, type RequestFacts, type RoutableLink } from '../../../shared/routing/index.ts';
 import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
 import { VisitorHasher, visitorCookie, visitorFromCookieHeader } from '../../../shared/visitor.ts';
 import type { RedirectorContext } from '../context.ts';
@@ -30,6 +30,15 @@ export interface LinkServer {
    * protected link answers its form unless the request holds a valid pass.
    */
   serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void;
+  /**
+   * When decide() finds `link` not available to this request (disabled, no rule matched,
+   * expired, at its clicks limit), answers exactly what serve() would (404, 410 or the
+   * expiredUrl redirect) and returns true; otherwise writes nothing and returns false.
+   * The password POST asks first: where GET shows no form, a posted password must be
+   * neither checked nor able to tell a hidden link from no link. `closeConnection`: the
+   * request's body is left unread.
+   */
+  answerIfUnavailable(res: HttpResponse, info: RequestInfo, link: RoutableLink, closeConnection: boolean): boolean;
   /** GIF already sent by the caller; records the impression of an enabled link. */
   recordImpression(info: RequestInfo, link: RoutableLink): void;
   /** The visitor id of a request (cookie, else hash) and whether it is new (no cookie). */
@@ -135,6 +144,46 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     sendPage(res, internalErrorPage, head);
   }
 
+  function factsOf(link: RoutableLink, now: number, ua: UserAgentFacts, place: Place, visitorId: string): RequestFacts {
+    return {
+      now,
+      country: place.country,
+      deviceClass: ua.deviceClass,
+      os: ua.os,
+      // Facts decide() cannot read for this link are not worth computing (0 is never read).
+      bucket: needsBucket(link) ? visitorBucket(visitorId, link.compiled.id) : 0,
+      clicks: link.clicksLimit === null ? 0 : lookup.clicks(link.compiled.id),
+    };
+  }
+
+  function sendUnavailable(res: HttpResponse, decision: NotFoundDecision | GoneDecision, head: boolean, closeConnection: boolean): void {
+    if (decision.kind === 'not_found') {
+      // Same page as an unknown code: a disabled link is not revealed as existing.
+      counters.notFound++;
+      sendPage(res, notFoundPage, head, null, null, closeConnection);
+      return;
+    }
+    const expiredUrl = decision.expiredUrl === null ? null : headerSafeUrl(decision.expiredUrl);
+    if (expiredUrl !== null) {
+      counters.expiredRedirect++;
+      sendRedirect(res, expiredUrl, null, closeConnection);
+    } else {
+      counters.gone++;
+      sendPage(res, decision.reason === 'expired' ? expiredPage : clicksLimitPage, head, null, null, closeConnection);
+    }
+  }
+
+  function answerIfUnavailable(res: HttpResponse, info: RequestInfo, link: RoutableLink, closeConnection: boolean): boolean {
+    const now = clock();
+    const uaWork = userAgents.get(info.userAgent);
+    const place = placeOf(info, geo);
+    const visitor = visitorOf(info, now, uaWork.digest);
+    const decision = decide(link, factsOf(link, now, uaWork.facts, place, visitor.id));
+    if (decision.kind !== 'not_found' && decision.kind !== 'gone') return false;
+    sendUnavailable(res, decision, false, closeConnection);
+    return true;
+  }
+
   function serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void {
     const compiled = link.compiled;
     const now = clock();
@@ -142,32 +191,9 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const ua = uaWork.facts;
     const place = placeOf(info, geo);
     const visitor = visitorOf(info, now, uaWork.digest);
-    const facts: RequestFacts = {
-      now,
-      country: place.country,
-      deviceClass: ua.deviceClass,
-      os: ua.os,
-      // Facts decide() cannot read for this link are not worth computing (0 is never read).
-      bucket: needsBucket(link) ? visitorBucket(visitor.id, compiled.id) : 0,
-      clicks: link.clicksLimit === null ? 0 : lookup.clicks(compiled.id),
-    };
-    const decision = decide(link, facts);
-
-    if (decision.kind === 'not_found') {
-      // Same page as an unknown code: a disabled link is not revealed as existing.
-      counters.notFound++;
-      sendPage(res, notFoundPage, head);
-      return;
-    }
-    if (decision.kind === 'gone') {
-      const expiredUrl = decision.expiredUrl === null ? null : headerSafeUrl(decision.expiredUrl);
-      if (expiredUrl !== null) {
-        counters.expiredRedirect++;
-        sendRedirect(res, expiredUrl, null);
-      } else {
-        counters.gone++;
-        sendPage(res, decision.reason === 'expired' ? expiredPage : clicksLimitPage, head);
-      }
+    const decision = decide(link, factsOf(link, now, ua, place, visitor.id));
+    if (decision.kind === 'not_found' || decision.kind === 'gone') {
+      sendUnavailable(res, decision, head, false);
       return;
     }
 
@@ -225,5 +251,5 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     emit('impression', clickIds.issue(compiled.id, now), now, compiled, info, visitor.id, uaWork.facts, placeOf(info, geo), null, null);
   }
 
-  return { serve, recordImpression, visitorOf };
+  return { serve, answerIfUnavailable, recordImpression, visitorOf };
 }
