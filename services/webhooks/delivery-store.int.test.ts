@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace } from '../../shared/db/workspaces.ts';
 import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
-import { deliveryStore } from './delivery-store.ts';
+import { deliveryStore, type AttemptResult } from './delivery-store.ts';
+import { defaultRetryPolicy, longestFailureGapMs } from './retry-schedule.ts';
 
 describe('webhook delivery store', () => {
   let db: TestDatabase;
@@ -103,7 +104,7 @@ describe('webhook delivery store', () => {
     expect(byEvent.get('evt_due')).toMatchObject({ status: 'pending', attempts: 0, due: true, oneWrite: true });
 
     // The running attempt's outcome comes later: an update. A stored outcome only moves the endpoint's streak.
-    await store.recordAttempts([{ ...outcome('evt_running', true, 204, null), at: at + 500 }, { ...outcome('evt_ok', false, 500, null), stored: true }], 60_000);
+    await store.recordAttempts([{ ...outcome('evt_running', true, 204, null), at: at + 500 }, { ...outcome('evt_ok', false, 500, null), stored: true }], defaultRetryPolicy(5_000, 60_000));
     const after = new Map((await rows()).map((r) => [r.eventId, r]));
     expect(after.get('evt_running')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 204, oneWrite: false });
     expect(after.get('evt_ok')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, oneWrite: true });
@@ -159,5 +160,49 @@ describe('webhook delivery store', () => {
     const taken = await store.claimDue(100, new Map([['wh_r1', 1], ['wh_r2', 0]]), 3);
     const byEndpoint = (endpoint: string) => taken.filter((d) => d.endpointId === endpoint).length;
     expect([byEndpoint('wh_r1'), byEndpoint('wh_r2'), byEndpoint('wh_r3')]).toEqual([1, 0, 3]);
+  });
+
+  it('disables an endpoint only after a whole window of failures without a pause: a failure after a longer quiet spell, or after a success, starts its streak again', async () => {
+    const ws = await createWorkspace(db.sql, { name: 'failure streaks', plan: 'pro' });
+    const ids = ['wh_t_paused', 'wh_t_steady', 'wh_t_recovered'];
+    for (const id of ids) {
+      await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES (${id}, ${ws.id}, 'https://x.example', '{link.created}', 'v1.x.y')`;
+    }
+    const claimMs = 60_000;
+    const store = deliveryStore(db.sql, claimMs);
+    const retry = defaultRetryPolicy(5_000, 24 * 3600_000);
+    const gapMs = longestFailureGapMs(retry, claimMs);
+    // Every streak opened 25 h ago, past the 24 h window. wh_t_paused last failed an hour
+    // more than the schedule ever waits (6 h) before now: say a manual retry of an old
+    // delivery, failing once and never retried. The others failed a minute ago, as an
+    // endpoint failing all along does.
+    await db.sql`UPDATE webhook_endpoints SET failing_since = now() - interval '25 hours' WHERE id = ANY(${ids})`;
+    await db.sql`UPDATE webhook_endpoints SET last_failure_at = now() - make_interval(secs => ${(gapMs + 3600_000) / 1000}) WHERE id = 'wh_t_paused'`;
+    await db.sql`UPDATE webhook_endpoints SET last_failure_at = now() - interval '1 minute' WHERE id <> 'wh_t_paused' AND id = ANY(${ids})`;
+    const at = Date.now();
+    // Outcomes stored with their deliveries already: only the endpoints' streaks are recorded.
+    const attempt = (endpointId: string, ok: boolean, offset = 0): AttemptResult => ({
+      deliveryId: `dlv_${endpointId}_${offset}`, endpointId, at: at + offset, ok, status: ok ? 200 : 502, latencyMs: 5, error: ok ? null : 'HTTP 502', nextAttemptAt: ok ? null : at + 5_000, stored: true,
+    });
+    // One transient failure each; wh_t_recovered had a success just before its failure.
+    const disabled = await store.recordAttempts([attempt('wh_t_paused', false), attempt('wh_t_steady', false), attempt('wh_t_recovered', true), attempt('wh_t_recovered', false, 1)], retry);
+    expect(disabled).toEqual(['wh_t_steady']);
+    type Row = { id: string; enabled: boolean; disabledReason: string | null; failingSince: Date | null; lastFailureAt: Date | null; longAgo: boolean };
+    const rows = new Map((await db.sql<Row[]>`
+      SELECT id, enabled, disabled_reason, failing_since, last_failure_at, failing_since < now() - interval '24 hours' AS long_ago
+      FROM webhook_endpoints WHERE id = ANY(${ids})`).map((r) => [r.id, r]));
+    // The pause ended the old streak: this failure starts a new one, and the endpoint stays on.
+    expect(rows.get('wh_t_paused')).toMatchObject({ enabled: true, disabledReason: null });
+    expect(rows.get('wh_t_paused')!.failingSince!.getTime()).toBe(at);
+    expect(rows.get('wh_t_paused')!.lastFailureAt!.getTime()).toBe(at);
+    // Failing throughout the window: disabled, its streak kept.
+    expect(rows.get('wh_t_steady')).toMatchObject({ enabled: false, disabledReason: 'failing', longAgo: true });
+    expect(rows.get('wh_t_recovered')).toMatchObject({ enabled: true, disabledReason: null });
+    expect(rows.get('wh_t_recovered')!.failingSince!.getTime()).toBe(at + 1);
+
+    // The new streak goes on while failures keep coming within the schedule's longest
+    // wait, and the endpoint is disabled once it has lasted the window.
+    await db.sql`UPDATE webhook_endpoints SET failing_since = failing_since - interval '25 hours', last_failure_at = last_failure_at - make_interval(secs => ${(gapMs - 3600_000) / 1000}) WHERE id = 'wh_t_paused'`;
+    expect(await store.recordAttempts([attempt('wh_t_paused', false, 2)], retry)).toEqual(['wh_t_paused']);
   });
 });

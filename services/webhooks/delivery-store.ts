@@ -1,6 +1,7 @@
 import type { Sql } from '../../shared/db/postgres.ts';
 import type { WebhookBusEvent } from '../../shared/schemas/webhook.ts';
 import type { FirstAttempt } from './first-attempt.ts';
+import { longestFailureGapMs, type RetryPolicy } from './retry-schedule.ts';
 
 /** A delivery this sender has taken: it alone attempts it until `claimUntil`. */
 export interface ClaimedDelivery {
@@ -68,6 +69,23 @@ const text = (values: Array<string | number | boolean | null>) => values.map((v)
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 const toClaimed = (r: DeliveryRow): ClaimedDelivery => ({ ...r, firstAttemptAt: r.firstAttemptAt?.getTime() ?? null });
+
+/** An endpoint's attempts in one batch: the latest's outcome, and the failures after its last success. */
+interface Streak {
+  ok: boolean;
+  /** A success came before the failures (when `ok` is false). */
+  succeeded: boolean;
+  /** Epoch ms of the first failure after the last success, and of the latest attempt. */
+  first: number;
+  last: number;
+}
+
+/**
+ * How far an endpoint's last_failure_at may lag its last failure (at most half the
+ * longest gap, so no pause hides in it): a steadily failing endpoint's row is then
+ * written about once a second, not at every batch (every 25 ms) of every sender.
+ */
+const LAST_FAILURE_STEP_MS = 1_000;
 
 /**
  * Webhook events and deliveries in Postgres, shared by every sender. A delivery is
@@ -174,10 +192,12 @@ export function deliveryStore(sql: Sql, claimMs: number) {
     /**
      * Records attempts in one statement each for deliveries (those not inserted holding
      * their outcome) and endpoints: a success ends the endpoint's failure streak, a
-     * failure starts one (or continues it), and an endpoint failing for `windowMs` is
-     * disabled. Returns the endpoints it disabled.
+     * failure starts one or continues it, and an endpoint failing for the retry window is
+     * disabled. A streak goes on only while failures follow each other closer than the
+     * longest wait of the retry schedule (longestFailureGapMs): after a longer pause a
+     * failure starts a new one. Returns the endpoints it disabled.
      */
-    async recordAttempts(results: readonly AttemptResult[], windowMs: number): Promise<string[]> {
+    async recordAttempts(results: readonly AttemptResult[], retry: Pick<RetryPolicy, 'maxDelayMs' | 'windowMs'>): Promise<string[]> {
       if (results.length === 0) return [];
       const updates = results.filter((r) => !r.stored);
       if (updates.length > 0) await sql`
@@ -191,21 +211,49 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           ${text(updates.map((r) => r.status))}::text[], ${text(updates.map((r) => r.latencyMs))}::text[], ${updates.map((r) => r.error)}::text[],
           ${updates.map((r) => iso(r.nextAttemptAt))}::text[], ${updates.map((r) => iso(r.at))}::text[]) AS r(id, ok, status, latency, error, next, at)
         WHERE d.id = r.id AND d.status = 'pending'`;
-      // The latest attempt per endpoint decides its streak.
-      const latest = new Map<string, AttemptResult>();
-      for (const r of results) if ((latest.get(r.endpointId)?.at ?? -1) <= r.at) latest.set(r.endpointId, r);
-      const ok = [...latest.values()].filter((r) => r.ok).map((r) => r.endpointId);
-      const failing = [...latest.values()].filter((r) => !r.ok);
+      // The latest attempt per endpoint decides its streak; the batch's failures after its
+      // last success there are where a streak starts or goes on.
+      const streaks = new Map<string, Streak>();
+      for (const r of [...results].sort((a, b) => a.at - b.at)) {
+        const s = streaks.get(r.endpointId);
+        if (!s) {
+          streaks.set(r.endpointId, { ok: r.ok, succeeded: r.ok, first: r.at, last: r.at });
+          continue;
+        }
+        if (!r.ok && s.ok) s.first = r.at;
+        s.succeeded ||= r.ok;
+        s.ok = r.ok;
+        s.last = r.at;
+      }
+      const ok = [...streaks].filter(([, s]) => s.ok).map(([id]) => id);
+      const failing = [...streaks].filter(([, s]) => !s.ok);
       if (ok.length > 0) await sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY(${ok}) AND failing_since IS NOT NULL`;
       if (failing.length === 0) return [];
-      const ids = failing.map((r) => r.endpointId);
+      const ids = failing.map(([id]) => id);
+      const gapMs = longestFailureGapMs(retry, claimMs);
+      const stepMs = Math.min(LAST_FAILURE_STEP_MS, gapMs / 2);
+      // failing_since alone cannot tell a run of failures from one left open: a manual
+      // retry of a delivery past its window failing once, then no delivery for a day,
+      // and a 502 in a deploy would find it past the window. So a streak restarts at the
+      // batch's first failure after a pause the schedule never makes, after a success,
+      // or when no failure has carried it on since migration 0022 (nor in a rolling
+      // upgrade's older senders): erring towards keeping the endpoint. Rows are written
+      // once last_failure_at is a step behind, not by every batch of every sender.
       await sql`
-        UPDATE webhook_endpoints e SET failing_since = f.at::timestamptz
-        FROM unnest(${ids}::text[], ${failing.map((r) => new Date(r.at).toISOString())}::text[]) AS f(id, at)
-        WHERE e.id = f.id AND e.enabled AND e.failing_since IS NULL`;
+        UPDATE webhook_endpoints e SET
+          failing_since = CASE
+            WHEN e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
+              OR e.last_failure_at < f.first::timestamptz - make_interval(secs => ${gapMs / 1000}) THEN f.first::timestamptz
+            ELSE e.failing_since END,
+          last_failure_at = greatest(e.last_failure_at, f.last::timestamptz)
+        FROM unnest(${ids}::text[], ${failing.map(([, s]) => iso(s.first))}::text[], ${failing.map(([, s]) => iso(s.last))}::text[],
+          ${failing.map(([, s]) => String(s.succeeded))}::text[]) AS f(id, first, last, succeeded)
+        WHERE e.id = f.id AND e.enabled
+          AND (e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
+            OR e.last_failure_at < f.last::timestamptz - make_interval(secs => ${stepMs / 1000}))`;
       const disabled = await sql<{ id: string }[]>`
         UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', updated_at = now()
-        WHERE id = ANY(${ids}) AND enabled AND failing_since <= now() - make_interval(secs => ${windowMs / 1000})
+        WHERE id = ANY(${ids}) AND enabled AND failing_since <= now() - make_interval(secs => ${retry.windowMs / 1000})
         RETURNING id`;
       return disabled.map((d) => d.id);
     },

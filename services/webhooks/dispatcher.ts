@@ -88,7 +88,7 @@ export function createDispatcher(deps: {
     results = [];
     if (batch.length === 0) return settleIdle();
     recording = store
-      .recordAttempts(batch, retry.windowMs)
+      .recordAttempts(batch, retry)
       .then((disabled) => {
         for (const id of disabled) logger.warn('webhook endpoint disabled: failing for the whole retry window', { endpointId: id });
         if (disabled.length > 0) {

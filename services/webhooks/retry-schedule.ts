@@ -11,12 +11,23 @@ export interface RetryPolicy {
   windowMs: number;
 }
 
+/** Six hours at most between tries: some 15 attempts in 24 h at a 5 s base. */
+export const MAX_RETRY_DELAY_MS = 6 * 3600_000;
+
 export const defaultRetryPolicy = (baseDelayMs: number, windowMs: number): RetryPolicy => ({
   baseDelayMs,
-  // Six hours at most between tries: some 15 attempts in 24 h at a 5 s base.
-  maxDelayMs: Math.min(6 * 3600_000, windowMs / 4),
+  maxDelayMs: Math.min(MAX_RETRY_DELAY_MS, windowMs / 4),
   windowMs,
 });
+
+/**
+ * The longest an endpoint whose deliveries keep failing goes from one failed attempt to
+ * the next: a failed delivery is due again at most `maxDelayMs` after its attempt ended,
+ * and an attempt starts and ends within `claimMs` of its claim (past that, another sender
+ * takes the delivery up). Failures further apart are not one run of failures: the
+ * endpoint was not being tried in between.
+ */
+export const longestFailureGapMs = (policy: Pick<RetryPolicy, 'maxDelayMs'>, claimMs: number) => policy.maxDelayMs + claimMs;
 
 /** Epoch ms of the next attempt after `attempts` failed ones, or null: give up. */
 export function nextAttemptAt(policy: RetryPolicy, attempts: number, firstAttemptAt: number, now: number, random: () => number = Math.random): number | null {

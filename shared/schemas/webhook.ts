@@ -18,7 +18,7 @@ export const webhookSchema = z.object({
   description: z.string(),
   events: z.array(z.enum(webhookEventTypes)),
   enabled: z.boolean(),
-  /** `failing`: deliveries fail since `failingSince`; after 24 h of that it is `disabled`. */
+  /** `failing`: deliveries fail since `failingSince`; after 24 h of that without a break (no pause longer than the retry schedule's longest wait) it is `disabled`. */
   status: z.enum(webhookStatuses),
   /** Why it is disabled: `failing` (24 h of failed deliveries) or `manual` (PATCH enabled:false); null when enabled. */
   disabledReason: z.enum(['failing', 'manual']).nullable(),

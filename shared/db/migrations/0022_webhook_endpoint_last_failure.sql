@@ -1,0 +1,12 @@
+-- The time of an endpoint's latest failed attempt (services/webhooks/delivery-store.ts,
+-- recordAttempts). failing_since alone could not tell a streak of failures from one
+-- left open: a single failure (a manual retry of a delivery past its window, or the one
+-- payload a receiver rejects) then nothing for a day, and the next transient failure
+-- found failing_since over 24 h old and disabled the endpoint at once. A failure after a
+-- pause longer than the retry schedule's longest wait now starts a new streak.
+--
+-- Not filled in for streaks open now: the senders treat a streak without it as one to
+-- restart at its next failure, so an endpoint failing at the upgrade is disabled up to a
+-- retry window later than it would have been, and none is disabled by a stale streak.
+-- Nullable without a default: adding it rewrites no row.
+ALTER TABLE webhook_endpoints ADD COLUMN last_failure_at timestamptz;
