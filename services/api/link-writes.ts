@@ -80,7 +80,7 @@ export function linkWrites(deps: {
         Promise.all(items.map((i) => (i.input.password === undefined ? undefined : hashOrKeep(i.input.password, i.current.passwordHash)))),
       ]);
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(items.length);
-      const writes: Array<{ index: number; id: string; changes: LinkChanges; alongside?: (tx: Parameters<RuleStore['moveLinkRules']>[0]) => Promise<void> }> = [];
+      const writes: Array<{ index: number; id: string; changes: LinkChanges; alongside?: (tx: Parameters<RuleStore['moveLinkRules']>[0]) => Promise<void>; movesTo?: string }> = [];
       items.forEach(({ current, input }, index) => {
         if (input.campaignId !== undefined && !known.has(input.campaignId)) {
           results[index] = invalid('Invalid link', 'campaignId', 'campaign not found');
@@ -95,7 +95,7 @@ export function linkWrites(deps: {
           index,
           id: current.id,
           changes,
-          ...(moveTo ? { alongside: (tx) => rules.moveLinkRules(tx, workspaceId, current.id, moveTo) } : {}),
+          ...(moveTo ? { alongside: (tx) => rules.moveLinkRules(tx, workspaceId, current.id, moveTo), movesTo: moveTo } : {}),
         });
       });
       const failed = await links.updateMany(workspaceId, writes);

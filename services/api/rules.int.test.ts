@@ -323,6 +323,25 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect(stray.length).toBe(0);
     });
 
+    it.runIf(backend === 'postgres')('a link moving campaign while one of its rules is being enabled checks that rule as enabled', async () => {
+      const from = await newCampaign();
+      const to = await newCampaign();
+      const l = await newLink(from);
+      const rule = (await postRule({ campaignId: from, linkId: l, ...pct(60), enabled: false })).body.data.id;
+      expect((await postRule({ campaignId: to, ...pct(50) })).status).toBe(201);
+      // The rule's enabling commits while the move waits on it: 60 % beside the 50 % there.
+      const moving = await whileLocked(
+        (tx) => tx`UPDATE rules SET enabled = true WHERE id = ${rule}`,
+        () => api.request('PATCH', `/links/${l}`, { key, body: { campaignId: to } }),
+        1,
+      );
+      const moved = await moving;
+      expect(moved.status).toBe(400);
+      expect(moved.body.error.details[0].path).toBe('campaignId');
+      expect((await api.request('GET', `/links/${l}`, { key })).body.data.campaignId).toBe(from);
+      expect((await api.request('GET', `/rules/${rule}`, { key })).body.data).toMatchObject({ campaignId: from, enabled: true });
+    });
+
     it('a link moving campaign takes its rules along, only if they fit', async () => {
       const from = await newCampaign();
       const to = await newCampaign();

@@ -295,11 +295,12 @@ export function linkStore(sql: Sql) {
      * whose every value equals the stored one leaves the row untouched. `alongside`
      * runs with its item's update (the rules of a link moving campaign), in a savepoint:
      * an AppError it throws fails that item alone and undoes its part. Returns the
-     * errors by item index; a link deleted meanwhile is simply not updated.
+     * errors by item index; a link deleted meanwhile is simply not updated. `movesTo`:
+     * the campaign an item's `alongside` locks (its link's new one).
      */
     async updateMany(
       workspaceId: string,
-      items: ReadonlyArray<{ id: string; changes: LinkChanges; alongside?: ((tx: Sql) => Promise<void>) | undefined }>,
+      items: ReadonlyArray<{ id: string; changes: LinkChanges; alongside?: ((tx: Sql) => Promise<void>) | undefined; movesTo?: string | undefined }>,
     ): Promise<Map<number, AppError>> {
       let failed = new Map<number, AppError>();
       // A change equal to what is stored changes nothing: no row is updated, so
@@ -317,11 +318,18 @@ export function linkStore(sql: Sql) {
       };
       // Rows are locked in id order, whatever the request's order: two bulk changes of the
       // same links in other orders would otherwise each wait on the other (a deadlock).
+      // With campaign moves, every lock is taken up front in the one order all rule and
+      // link writes follow (campaigns, then links, then rules; rule-store.ts).
       const byId = [...items.entries()].sort(([, a], [, b]) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const targets = [...new Set(items.flatMap((item) => (item.movesTo ? [item.movesTo] : [])))].sort();
       await retryingConcurrencyFailures(() => {
         failed = new Map();
         return sql.begin(async (tx) => {
           const t = tx as unknown as Sql;
+          if (targets.length > 0) {
+            await t`SELECT id FROM campaigns WHERE id = ANY(${targets}) AND workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
+            await t`SELECT id FROM links WHERE id = ANY(${byId.map(([, item]) => item.id)}) AND workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
+          }
           // Independent updates go out pipelined; those with company one savepoint each.
           await Promise.all(byId.filter(([, item]) => !item.alongside).map(([, item]) => update(t, item)));
           for (const [index, item] of byId) {

@@ -168,8 +168,12 @@ export function ruleStore(sql: Sql) {
       // Waits for a rule being created on the link (create holds it shared) to commit, so
       // the move sees that rule and takes it along.
       await tx`SELECT 1 FROM links WHERE id = ${linkId} AND workspace_id = ${workspaceId} FOR UPDATE`;
-      const moving = await tx<BudgetRule[]>`
-        SELECT id, link_id, type, conditions, enabled FROM rules WHERE link_id = ${linkId} AND type = 'percentage' AND enabled`;
+      // Every rule of the link locked and read as it is now (after a PATCH of one that was
+      // under way), with no filter in SQL: a row lock re-checks only rows the statement's
+      // snapshot matched, so a rule being enabled would be missed by `AND enabled`.
+      const linkRules = await tx<BudgetRule[]>`
+        SELECT id, link_id, type, conditions, enabled FROM rules WHERE link_id = ${linkId} ORDER BY id FOR UPDATE`;
+      const moving = linkRules.filter((r) => r.type === 'percentage' && r.enabled);
       const campaignWide = await tx<BudgetRule[]>`
         SELECT id, link_id, type, conditions, enabled FROM rules
         WHERE campaign_id = ${campaignId} AND link_id IS NULL AND type = 'percentage' AND enabled`;
