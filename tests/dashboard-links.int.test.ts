@@ -371,6 +371,27 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     // Focus is not dropped with the row's buttons: it goes to the row now in its place.
     await expect.poll(focusNow).toMatch(/^Delete \/(?!stale-row)/);
     await t.expectAccessible(page, 'links list after a change to a link deleted elsewhere');
+
+    // Deleting it again (a 410) drops the row the same way.
+    const twice = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/stale-twice', shortCode: 'stale-twice' } })).data!.data;
+    await page.reload();
+    const twiceRow = page.locator(`tr[data-link-id="${twice.id}"]`);
+    await twiceRow.waitFor();
+    expect((await t.client.DELETE('/links/{id}', { params: { path: { id: twice.id } } })).response.status).toBe(200);
+    await twiceRow.getByRole('button', { name: 'Delete /stale-twice' }).click();
+    await page.getByRole('dialog', { name: 'Delete this link?' }).getByRole('button', { name: 'Delete link' }).click();
+    await page.locator('.error-box[data-status="410"]').waitFor();
+    await twiceRow.waitFor({ state: 'detached' });
+    await expect.poll(focusNow).toMatch(/^Delete \/(?!stale-twice)/);
+
+    // On its own page, the page turns into the deleted link's.
+    const paged = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/stale-page', shortCode: 'stale-page' } })).data!.data;
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${paged.id}`);
+    await page.getByRole('heading', { level: 1, name: '/stale-page' }).waitFor();
+    expect((await t.client.DELETE('/links/{id}', { params: { path: { id: paged.id } } })).response.status).toBe(200);
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await page.locator(`[data-deleted-link="${paged.id}"]`).waitFor();
+    await expect.poll(() => page.title()).toBe(`Deleted link ${paged.id} · linkroute`);
   });
 
   it('deletes a link only once the dialog is confirmed (Escape and Cancel keep it)', async () => {

@@ -71,7 +71,7 @@ export interface Action {
 
 /**
  * Runs a change (a POST, PATCH or DELETE), keeps its failure for display, then calls
- * `after` on success, and also after a 404 or 409: the thing was deleted or changed
+ * `after` on success, and also after a 404, 409 or 410: the thing was deleted or changed
  * elsewhere (another tab, an API client), so the view reads it afresh instead of
  * keeping the stale row that the failed change was made on.
  */
@@ -89,7 +89,7 @@ export function useAction(after: () => void): Action {
     } catch (err) {
       if (!(err instanceof ApiFailure)) throw err;
       setError(err);
-      if (err.status === 404 || err.status === 409) afterRef.current();
+      if (err.status === 404 || err.status === 409 || err.status === 410) afterRef.current();
     } finally {
       setBusy(null);
     }

@@ -36,12 +36,15 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
   const canReadAnalytics = session.can('analytics:read');
   // GET /links/{id} answers 404 for a deleted link as for no link at all: where the key
   // may read analytics, the deleted link's page tells the two apart and titles itself.
-  const maybeDeleted = link.error?.status === 404 && !link.data && canReadAnalytics;
-  useTitle(link.data ? `Link ${linkName(link.data)}` : maybeDeleted ? null : 'Link');
+  // A 404 on a reload too (the link deleted elsewhere, found by a change this page made):
+  // the link shown before is gone, not merely unreadable for now.
+  const gone = link.error?.status === 404;
+  const maybeDeleted = gone && canReadAnalytics;
+  useTitle(link.data && !gone ? `Link ${linkName(link.data)}` : maybeDeleted ? null : 'Link');
   const range = rangeFrom(loc.query);
 
   if (maybeDeleted) return <DeletedLinkPage loc={loc} linkId={linkId} range={range} notFound={link.error!} />;
-  if (link.error && !link.data) return <ErrorBox error={link.error} onRetry={link.reload} />;
+  if (link.error && (!link.data || gone)) return <ErrorBox error={link.error} onRetry={link.reload} />;
   if (!link.data) return <p class="loading">Loading link…</p>;
   const l = link.data;
   const canWrite = session.can('links:write');

@@ -24,8 +24,8 @@ import { tagNormalForm } from '../../../../shared/schemas/tag-normal-form.ts';
 
 /**
  * Enable/disable and delete, shared by the list and the link page. `onGone`: a link
- * acted on is no more, deleted here or found deleted elsewhere (a 404, after which
- * `onChanged` reads the view afresh), so its row is about to go.
+ * acted on is no more, deleted here or found deleted elsewhere (a 404, or a 410 to a
+ * delete, after which `onChanged` reads the view afresh), so its row is about to go.
  */
 export function useLinkMutations(onChanged: () => void, onGone?: (link: Link) => void) {
   const { error, run } = useAction(onChanged);
@@ -34,7 +34,7 @@ export function useLinkMutations(onChanged: () => void, onGone?: (link: Link) =>
     try {
       await request;
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 404) onGone?.(link);
+      if (err instanceof ApiFailure && (err.status === 404 || err.status === 410)) onGone?.(link);
       throw err;
     }
   };
