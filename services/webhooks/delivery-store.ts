@@ -1,4 +1,4 @@
-import type { Sql } from '../../shared/db/postgres.ts';
+import { retryingConcurrencyFailures, type Sql } from '../../shared/db/postgres.ts';
 import type { WebhookBusEvent } from '../../shared/schemas/webhook.ts';
 import type { FirstAttempt } from './first-attempt.ts';
 import { longestFailureGapMs, type RetryPolicy } from './retry-schedule.ts';
@@ -225,9 +225,17 @@ export function deliveryStore(sql: Sql, claimMs: number) {
         s.ok = r.ok;
         s.last = r.at;
       }
-      const ok = [...streaks].filter(([, s]) => s.ok).map(([id]) => id);
-      const failing = [...streaks].filter(([, s]) => !s.ok);
-      if (ok.length > 0) await sql`UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY(${ok}) AND failing_since IS NOT NULL`;
+      // Endpoint rows are taken in id order by every sender, and a statement that still
+      // lost to another's (a deadlock, rolled back whole) runs again here: a failure would
+      // make the dispatcher record the batch again, counting its deliveries' attempts twice.
+      const byEndpoint = [...streaks].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const ok = byEndpoint.filter(([, s]) => s.ok).map(([id]) => id);
+      const failing = byEndpoint.filter(([, s]) => !s.ok);
+      if (ok.length > 0) {
+        await retryingConcurrencyFailures(() => sql`
+          UPDATE webhook_endpoints SET failing_since = NULL
+          WHERE id IN (SELECT id FROM webhook_endpoints WHERE id = ANY(${ok}) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE)`);
+      }
       if (failing.length === 0) return [];
       const ids = failing.map(([id]) => id);
       const gapMs = longestFailureGapMs(retry, claimMs);
@@ -239,7 +247,7 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       // or when no failure has carried it on since migration 0022 (nor in a rolling
       // upgrade's older senders): erring towards keeping the endpoint. Rows are written
       // once last_failure_at is a step behind, not by every batch of every sender.
-      await sql`
+      await retryingConcurrencyFailures(() => sql`
         UPDATE webhook_endpoints e SET
           failing_since = CASE
             WHEN e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
@@ -250,11 +258,12 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           ${failing.map(([, s]) => String(s.succeeded))}::text[]) AS f(id, first, last, succeeded)
         WHERE e.id = f.id AND e.enabled
           AND (e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
-            OR e.last_failure_at < f.last::timestamptz - make_interval(secs => ${stepMs / 1000}))`;
-      const disabled = await sql<{ id: string }[]>`
+            OR e.last_failure_at < f.last::timestamptz - make_interval(secs => ${stepMs / 1000}))`);
+      const disabled = await retryingConcurrencyFailures(() => sql<{ id: string }[]>`
         UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', updated_at = now()
-        WHERE id = ANY(${ids}) AND enabled AND failing_since <= now() - make_interval(secs => ${retry.windowMs / 1000})
-        RETURNING id`;
+        WHERE id IN (SELECT id FROM webhook_endpoints
+          WHERE id = ANY(${ids}) AND enabled AND failing_since <= now() - make_interval(secs => ${retry.windowMs / 1000}) ORDER BY id FOR UPDATE)
+        RETURNING id`);
       return disabled.map((d) => d.id);
     },
 
