@@ -34,7 +34,9 @@ function oneOf(values: readonly [string, ...string[]]): z.ZodType<string, string
   return z.enum(values, { error: `must be one of ${values.join(', ')}` });
 }
 
-const text = (max: number) => z.string().min(1).max(max).refine((v) => !/[\u0000-\u001f\u007f]/.test(v), 'must not contain control characters');
+// Values as clicks store them: a visitor's utm_term may hold a tab (decoded from %09), and
+// its breakdown row must filter as any other. NUL alone is refused (no URL carries one).
+const text = (max: number) => z.string().min(1).max(max).refine((v) => !v.includes('\u0000'), 'must not contain NUL');
 const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9]{1,64}$`), `must be an id starting with ${prefix}_`);
 
 export const dimensions = {
@@ -53,7 +55,9 @@ export const dimensions = {
   },
   browser: { value: text(100), canBeEmpty: true, description: 'browser name, as the user agent parser names it (Chrome, Safari, ...)' },
   referrer: {
-    value: z.string().max(253).regex(/^[a-z0-9.-]+$/, 'must be a host name, e.g. news.example.com'),
+    // As URL parsing leaves a referring page's host: also `_` (android-app://com.my_app/),
+    // an IPv6 address in brackets, and an opaque host's other printable characters.
+    value: z.string().max(253).regex(/^[\x21-\x7e]+$/, 'must be a host name, e.g. news.example.com'),
     canBeEmpty: true,
     description: 'host of the referring page',
   },
@@ -70,7 +74,7 @@ export const dimensions = {
     canBeEmpty: false,
     description: 'the routing rule that decided the destination (rows carry its name and type); `default`: no rule matched',
   },
-  destination: { value: text(4096), canBeEmpty: false, description: 'URL the visitor was sent to' },
+  destination: { value: text(4096), canBeEmpty: true, description: 'URL the visitor was sent to; `(none)`: clicks sent nowhere (a link whose redirectBehavior is `never` answers 204)' },
   tag: {
     // Spelled as links store tags (tagNormalForm), so `Summer Sale` filters the tag `summer sale`.
     value: tagName,

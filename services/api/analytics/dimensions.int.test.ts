@@ -75,9 +75,10 @@ describe('analytics by dimension', () => {
         workspace_id: workspaceId, link_id: link.id, ts: lo + Math.floor(rand() * (hi - lo)), click_id: `ck_dim_${n}`,
         kind: rand() < 0.1 ? 'impression' : 'click', campaign_id: link.campaignId, visitor_id: bot ? 'bot' : `v${Math.floor(rand() * 50)}`,
         country: pick(['US', 'DE', 'DE', 'AT', '']), region: pick(['Bavaria', 'Texas', '']), city: pick(['Munich', 'Austin', 'Vienna', '']), device_class: pick(['mobile', 'desktop', 'tablet']), os: pick(['ios', 'android', 'windows', 'chromeos', 'other', '']),
-        browser: pick(['Chrome', 'Safari', '']), referrer_host: pick(['news.example.com', 't.co', '']), utm_source: pick(['newsletter', 'ads', '']),
-        utm_medium: pick(['email', '']), utm_campaign: pick(['spring', '']), utm_term: pick(['shoes', '']), utm_content: pick(['hero', 'footer', '']),
-        source: pick(['link', 'link', 'qr']), rule_id: rule, destination: rule ? `https://example.com/${rule}` : `https://example.com/default`, bot,
+        browser: pick(['Chrome', 'Safari', '']), referrer_host: pick(['news.example.com', 't.co', '', 'com.my_app.client', '[2001:db8::1]']), utm_source: pick(['newsletter', 'ads', '']),
+        utm_medium: pick(['email', '']), utm_campaign: pick(['spring', '']), utm_term: pick(['shoes', '', 'spring\tsale']), utm_content: pick(['hero', 'footer', '']),
+        source: pick(['link', 'link', 'qr']), rule_id: rule, // No destination: a link whose redirectBehavior is `never` answers 204.
+        destination: rule ? `https://example.com/${rule}` : pick(['https://example.com/default', 'https://example.com/default', '']), bot,
       };
     };
     for (let n = 0; n < 2500; n++) clicks.push(make(n, a.workspaceId, links[Math.floor(rand() * rand() * links.length)]!));
@@ -349,6 +350,10 @@ describe('analytics by dimension', () => {
       [`campaign=${campaigns[0]!.id}&device=mobile`, { campaign: [campaigns[0]!.id], device: ['mobile'] }],
       [`link=${links[0]!.id},${links[3]!.id}&utm_source=ads`, { link: [links[0]!.id, links[3]!.id], utm_source: ['ads'] }],
       [`destination=${encodeURIComponent(dest)},${encodeURIComponent('https://example.com/default')}&country=DE`, { destination: [dest, 'https://example.com/default'], country: ['DE'] }],
+      // Each value as its breakdown row has it: a click sent nowhere, hosts URL parsing leaves, a tab a visitor sent.
+      ['destination=(none)&country=DE', { destination: ['(none)'], country: ['DE'] }],
+      [`referrer=com.my_app.client,${encodeURIComponent('[2001:db8::1]')}`, { referrer: ['com.my_app.client', '[2001:db8::1]'] }],
+      [`utm_term=${encodeURIComponent('spring\tsale')}`, { utm_term: ['spring\tsale'] }],
     ];
     for (const [qs, filter] of cases) {
       const rows = clicksOf({ filter });
