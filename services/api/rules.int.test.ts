@@ -342,6 +342,18 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect((await api.request('GET', `/rules/${rule}`, { key })).body.data).toMatchObject({ campaignId: from, enabled: true });
     });
 
+    it.runIf(backend === 'postgres')('deleting a rule waits for its campaign\'s lock, as a link created or moved into the campaign takes it (the delete then lists that link)', async () => {
+      const c = await newCampaign();
+      const wide = (await postRule({ campaignId: c, ...pct(20) })).body.data.id;
+      const deleting = await whileLocked(
+        (tx) => tx`SELECT id FROM campaigns WHERE id = ${c} FOR UPDATE`,
+        () => api.request('DELETE', `/rules/${wide}`, { key }),
+        1,
+      );
+      expect((await deleting).status).toBe(200);
+      expect((await api.request('GET', `/rules/${wide}`, { key })).status).toBe(404);
+    });
+
     it('a link moving campaign takes its rules along, only if they fit', async () => {
       const from = await newCampaign();
       const to = await newCampaign();

@@ -130,9 +130,20 @@ export function ruleStore(sql: Sql) {
       })) as Rule;
     },
 
+    /**
+     * Under the campaign's lock, as create and update: a link created in (or moved into)
+     * the campaign meanwhile waits on it, so it is published without the rule, or is among
+     * the links the delete queues (a campaign-wide rule's links are listed by its trigger).
+     */
     async delete(workspaceId: string, id: string): Promise<Rule | undefined> {
-      const [row] = await sql<RuleRow[]>`DELETE FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId} RETURNING ${columns}`;
-      return row && present(row);
+      return (await sql.begin(async (tx) => {
+        const t = tx as unknown as Sql;
+        const [seen] = await t<Array<{ campaignId: string }>>`SELECT campaign_id FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId}`;
+        if (!seen) return undefined;
+        await lockCampaign(t, workspaceId, seen.campaignId);
+        const [row] = await t<RuleRow[]>`DELETE FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId} RETURNING ${columns}`;
+        return row && present(row);
+      })) as Rule | undefined;
     },
 
     async list(
