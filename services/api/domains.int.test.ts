@@ -171,6 +171,18 @@ describe('custom domains, verified through a real DNS server', () => {
     }
   });
 
+  it('a verification that did not find the record never fails a domain another verify just verified (two at once while DNS propagates)', async () => {
+    const hostname = `race-${Date.now().toString(36)}.brand-example.com`;
+    const domain = (await call('POST', '/domains', { hostname })).body.data;
+    records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+    expect((await call('POST', `/domains/${domain.id}/verify`)).body.data.status).toBe('verified');
+    // The slower verify's miss, read while the domain was pending, lands after the find.
+    const store = domainStore(api.db.sql, 'http://go.test:8080');
+    expect(await store.setFailed(domain.id, 'no TXT record found')).toBeUndefined();
+    const listed = (await call('GET', '/domains?limit=100')).body.data.find((d: { id: string }) => d.id === domain.id);
+    expect(listed).toMatchObject({ status: 'verified', failureReason: null });
+  });
+
   it('refuses bad hostnames and bodies with the field named', async () => {
     for (const hostname of ['localhost', 'example', 'http://go.example.com', 'go.example.com:8080', '192.168.1.1', '-bad.example.com', 'sp ace.example.com', 'a'.repeat(64) + '.com', 'x.123', '', 42]) {
       const res = await call('POST', '/domains', { hostname });

@@ -40,7 +40,7 @@ export function domainRoutes(
     let updated;
     // The first workspace to verify a hostname owns it; a later one's claim turns failed.
     if (result.verified) updated = await domains.setVerified(domain.id, domain.hostname);
-    else if (domain.status !== 'verified') updated = await domains.setFailed(domain.id, result.reason);
+    else if (domain.status !== 'verified') updated = (await domains.setFailed(domain.id, result.reason)) ?? (await domains.get(principalOf(ctx).workspaceId, domain.id));
     // A verified domain keeps its verification through a miss as through the re-checks'
     // (failing, for the grace period: an owner pressing Verify while the record
     // propagates does not lose the domain), and a lookup that failed tells nothing.

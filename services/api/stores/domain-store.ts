@@ -56,11 +56,15 @@ export function domainStore(sql: Sql, redirectBaseUrl: string) {
    */
   const claimVersion = (column: 'checked_at' | 'd.checked_at') => sql.unsafe(`(extract(epoch from ${column}) * 1000000)::bigint::text`);
 
-  /** A failed verification: the domain stops taking (and serving) links until verified again. undefined: deleted meanwhile. */
+  /**
+   * A failed verification of a domain not verified: it stops taking (and serving) links until
+   * verified again. undefined: deleted meanwhile, or verified meanwhile (two verifies at once
+   * while the record propagates: the one that found it wins, whichever commits last).
+   */
   async function setFailed(id: string, reason: string): Promise<Domain | undefined> {
     const [row] = await sql<DomainRow[]>`
       UPDATE domains SET status = 'failed', failure_reason = ${reason}, verified_at = null, checked_at = now(), failing_since = null, updated_at = now()
-      WHERE id = ${id} AND deleted_at IS NULL RETURNING ${columns}`;
+      WHERE id = ${id} AND deleted_at IS NULL AND status <> 'verified' RETURNING ${columns}`;
     return row && present(row, redirectBaseUrl);
   }
 
