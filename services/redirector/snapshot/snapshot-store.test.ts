@@ -64,6 +64,19 @@ describe('SnapshotStore', () => {
     expect(store.find('go.brand.example', 'login')?.compiled.id).toBe('link_d');
   });
 
+  it('a hostname added again: the old domain\'s link going, after the new one took its code, leaves the new one served', () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_old', link: compiled('link_old', 'sale', 'go.brand.example') });
+    store.apply({ version: 3, linkId: 'link_new', link: compiled('link_new', 'sale', 'go.brand.example') });
+    // The old link's last entry (its domain deleted) arrives after the new link's.
+    store.apply({ version: 2, linkId: 'link_old', link: null });
+    expect(store.find('go.brand.example', 'sale')?.compiled.id).toBe('link_new');
+    expect(store.size).toBe(1);
+    store.apply({ version: 4, linkId: 'link_new', link: null });
+    expect(store.find('go.brand.example', 'sale')).toBeUndefined();
+    expect(store.size).toBe(0);
+  });
+
   it('reads domain markers off the wire, packed or not, and clear() forgets them', () => {
     const store = new SnapshotStore();
     store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'login', '') });

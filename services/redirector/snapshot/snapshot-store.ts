@@ -154,7 +154,12 @@ export class SnapshotStore implements LinkLookup {
     if (header.version > this.newestVersion) this.newestVersion = header.version;
     this.appliedAt = Date.now();
     if (known?.domain != null && known.code !== null) {
-      if (this.domains.get(known.domain)?.delete(known.code)) this.count--;
+      // Only while the slot is still this link's: a hostname deleted and added again is a
+      // new domain whose codes start free, and its link of the same code may have arrived
+      // before the old link's last entry (instances publish in parallel). Updates are rare
+      // next to requests, so reading the held link's id (parsing it if pending) costs little.
+      const codes = this.domains.get(known.domain);
+      if (codes?.get(known.code)?.compiled.id === header.linkId && codes.delete(known.code)) this.count--;
     }
     if (pending === null || header.domain === null || header.shortCode === null) {
       this.byLinkId.set(header.linkId, { version: header.version, domain: null, code: null });
