@@ -5,6 +5,7 @@ import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 import { startDnsServer, type DnsServer } from '../../shared/testing/dns-server.ts';
+import { whileLocked } from './testing/while-locked.ts';
 
 /** /links/{shortCode}?domain= / ?domainId= (GET, PATCH, DELETE): a short code is unique per domain, so the domain names the link. */
 describe('GET /links/{shortCode} on a custom domain', () => {
@@ -107,6 +108,37 @@ describe('GET /links/{shortCode} on a custom domain', () => {
     expect((await call('DELETE', '/links/twin')).status).toBe(410);
     expect((await call('DELETE', '/links/never-was')).status).toBe(404);
     expect((await call('PATCH', '/links/twin', { title: 'x' })).status).toBe(404);
+  });
+
+  it('a link created while its domain is being deleted waits for the deletion, then is refused: none is published on a domain that stopped serving', async () => {
+    const hostname = `going-${Date.now().toString(36)}.lookup-example.com`;
+    const domain = (await call('POST', '/domains', { hostname })).body.data;
+    records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+    expect((await call('POST', `/domains/${domain.id}/verify`)).body.data.status).toBe('verified');
+    // The deletion (as DELETE /domains does it) is under way when the create runs.
+    const creating = await whileLocked(
+      api.db,
+      (tx) => tx`UPDATE domains SET deleted_at = now() WHERE id = ${domain.id}`,
+      () => call('POST', '/links', { destinationUrl: 'https://brand.example/late', domainId: domain.id, shortCode: 'late' }),
+      1,
+    );
+    const refused = await creating;
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ path: 'domainId', message: `domain ${domain.id} is no longer verified` }]);
+    expect((await api.db.sql`SELECT id FROM links WHERE domain_id = ${domain.id}`).length).toBe(0);
+    // Beside it in a bulk, a default-domain link goes in.
+    const other = (await call('POST', '/domains', { hostname: `other-${hostname}` })).body.data;
+    records.set(`_linkroute.other-${hostname}`, [other.verification.value]);
+    expect((await call('POST', `/domains/${other.id}/verify`)).body.data.status).toBe('verified');
+    const bulk = await whileLocked(
+      api.db,
+      (tx) => tx`UPDATE domains SET status = 'failed' WHERE id = ${other.id}`,
+      () => call('POST', '/links/bulk', { links: [{ destinationUrl: 'https://brand.example/a', domainId: other.id }, { destinationUrl: 'https://brand.example/b' }] }),
+      1,
+    );
+    const items = (await bulk).body.data;
+    expect(items.map((i: { success: boolean }) => i.success)).toEqual([false, true]);
+    expect(items[0].error.details[0].path).toBe('domainId');
   });
 
   it('another domain, an unknown one, or another workspace: 404 NOT_FOUND', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
-import { connectPostgres, type Sql } from '../../shared/db/postgres.ts';
+import { whileLocked } from './testing/while-locked.ts';
 import { ruleSchema } from '../../shared/schemas/rule.ts';
 import { hostileDeepLinks } from './testing/hostile-deep-links.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
@@ -256,30 +256,6 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect(results.map((r) => r.status).sort()).toEqual([201, 201, 400, 400, 400, 400]);
     });
 
-    /**
-     * Runs `start` (requests, not awaited) while another connection holds `lock` in an open
-     * transaction, until `waiting` of the API's statements wait on a lock; then `then` runs
-     * in that transaction and it commits. Postgres only: PGlite has one connection.
-     */
-    async function whileLocked<T>(lock: (tx: Sql) => Promise<unknown>, start: () => T, waiting: number, then: (tx: Sql) => Promise<unknown> = async () => {}): Promise<T> {
-      const holder = connectPostgres(api.db.url, { max: 1 });
-      try {
-        let started: T | undefined;
-        await holder.begin(async (tx) => {
-          const t = tx as unknown as Sql;
-          await lock(t);
-          started = start();
-          await expect
-            .poll(async () => (await api.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)[0]!.n)
-            .toBe(waiting);
-          await then(t);
-        });
-        return started!;
-      } finally {
-        await holder.end({ timeout: 5 });
-      }
-    }
-
     it.runIf(backend === 'postgres')('two PATCHes of one rule at once cannot take a link past 100 %: the second sees the first', async () => {
       const c = await newCampaign();
       const l = await newLink(c);
@@ -287,6 +263,7 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect((await postRule({ campaignId: c, linkId: l, ...pct(40) })).status).toBe(201);
       // Each alone fits (60 + 40 enabled; 90 disabled); both together would be 90 + 40.
       const [enabling, widening] = await whileLocked(
+        api.db,
         (tx) => tx`SELECT id FROM campaigns WHERE id = ${c} FOR UPDATE`,
         () => [
           api.request('PATCH', `/rules/${rule}`, { key, body: { enabled: true } }),
@@ -306,6 +283,7 @@ describe.each(backends)('rules API on %s', (backend) => {
       const l = await newLink(from);
       // The link is held while the create runs, then moved as PATCH /links moves it.
       const creating = await whileLocked(
+        api.db,
         (tx) => tx`SELECT id FROM links WHERE id = ${l} FOR UPDATE`,
         () => postRule({ campaignId: from, linkId: l, ...pct(10) }),
         1,
@@ -331,6 +309,7 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect((await postRule({ campaignId: to, ...pct(50) })).status).toBe(201);
       // The rule's enabling commits while the move waits on it: 60 % beside the 50 % there.
       const moving = await whileLocked(
+        api.db,
         (tx) => tx`UPDATE rules SET enabled = true WHERE id = ${rule}`,
         () => api.request('PATCH', `/links/${l}`, { key, body: { campaignId: to } }),
         1,
@@ -346,6 +325,7 @@ describe.each(backends)('rules API on %s', (backend) => {
       const c = await newCampaign();
       const wide = (await postRule({ campaignId: c, ...pct(20) })).body.data.id;
       const deleting = await whileLocked(
+        api.db,
         (tx) => tx`SELECT id FROM campaigns WHERE id = ${c} FOR UPDATE`,
         () => api.request('DELETE', `/rules/${wide}`, { key }),
         1,

@@ -63,6 +63,8 @@ const GENERATION_ATTEMPTS = 8;
 export type ItemResult<T> = T | AppError;
 
 const codeTaken = (code: string) => new AppError('CONFLICT', `Short code "${code}" is already taken on this domain`);
+/** A domain found verified before the insert, deleted or failed by the time it ran. */
+const domainNotServing = (domainId: string) => new AppError('VALIDATION_ERROR', 'Invalid link', [{ path: 'domainId', message: `domain ${domainId} is no longer verified` }]);
 
 /** A generated code of the attempt's length: 62^7 ≈ 3.5e12, so a retry is rare; lengthen if a domain gets crowded. */
 function generatedCode(attempt: number): string {
@@ -154,32 +156,64 @@ export function linkStore(sql: Sql) {
    * The rows travel as one jsonb parameter, not as 24 parameters a row: for 1,000
    * links, 24,000 bind parameters cost postgres.js and the server ~100 ms more per
    * statement than parsing one document (issue 18, scratch timing in the same run).
+   *
+   * A custom domain's links go in only while the domain is verified, checked under a
+   * share lock on its row: a deletion or failed verification under way (whose trigger
+   * queues the snapshot updates of the links it sees) is waited for, then the link is left
+   * out, so no link is published on a domain that just stopped serving and never taken
+   * away. `verifiedDomains`: the domains found verified so (none asked: empty).
    */
-  async function insert(workspaceId: string, links: Array<{ id: string; link: NewLink; shortCode: string }>): Promise<Map<string, LinkRow>> {
+  async function insert(
+    workspaceId: string,
+    links: Array<{ id: string; link: NewLink; shortCode: string }>,
+  ): Promise<{ rows: Map<string, LinkRow>; verifiedDomains: Set<string> }> {
     const sent = links.map(({ id, link, shortCode }) => sentLink(workspaceId, id, shortCode, link));
+    const domainIds = [...new Set(links.flatMap(({ link }) => (link.domainId ? [link.domainId] : [])))].sort();
+    const records = sql.json(sent.map(insertedRecord) as never);
     // Every column is named: those not listed (created_at, ...) take their defaults. Only
     // what the database decides comes back (reading every column of 1,000 new rows back
     // was a fifth of the statement's time, issue 18); the rest is what was sent, stored as is.
     // Rows go in in code order: two batches taking the same codes in another order would
     // otherwise each wait on the other's uncommitted code (a deadlock).
-    const stored = await retryingConcurrencyFailures(
-      () => sql<Array<{ id: string; domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date }>>`
-      WITH l AS (
-        INSERT INTO links (${insertedColumns})
-        SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${sql.json(sent.map(insertedRecord) as never)})
-        ORDER BY domain_key, short_code
-        ON CONFLICT (domain_key, short_code) DO NOTHING
-        RETURNING id, domain_id, expires_at, created_at, updated_at
-      )
-      SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at FROM l LEFT JOIN domains d ON d.id = l.domain_id`,
+    type Stored = { id: string | null; domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date; verifiedDomain: string | null };
+    const stored = await retryingConcurrencyFailures(() =>
+      domainIds.length === 0
+        ? sql<Stored[]>`
+          WITH l AS (
+            INSERT INTO links (${insertedColumns})
+            SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${records})
+            ORDER BY domain_key, short_code
+            ON CONFLICT (domain_key, short_code) DO NOTHING
+            RETURNING id, domain_id, expires_at, created_at, updated_at
+          )
+          SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at, NULL AS verified_domain FROM l LEFT JOIN domains d ON d.id = l.domain_id`
+        : sql<Stored[]>`
+          WITH verified AS MATERIALIZED (
+            SELECT id FROM domains
+            WHERE id = ANY(${domainIds}) AND workspace_id = ${workspaceId} AND status = 'verified' AND deleted_at IS NULL
+            ORDER BY id FOR SHARE
+          ), l AS (
+            INSERT INTO links (${insertedColumns})
+            SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${records}) r
+            WHERE r.domain_id IS NULL OR r.domain_id IN (SELECT id FROM verified)
+            ORDER BY domain_key, short_code
+            ON CONFLICT (domain_key, short_code) DO NOTHING
+            RETURNING id, domain_id, expires_at, created_at, updated_at
+          )
+          SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at, NULL AS verified_domain FROM l LEFT JOIN domains d ON d.id = l.domain_id
+          UNION ALL
+          SELECT NULL, NULL, NULL, NULL, NULL, id FROM verified`,
     );
-    const decided = new Map(stored.map((row) => [row.id, row]));
+    const decided = new Map(stored.flatMap((row) => (row.id === null ? [] : [[row.id, row] as const])));
     const rows = new Map<string, LinkRow>();
     for (const link of sent) {
       const row = decided.get(link.id);
-      if (row) rows.set(link.id, { ...link, ...row, deletedAt: null });
+      if (row) {
+        const { verifiedDomain: _verifiedDomain, ...fields } = row;
+        rows.set(link.id, { ...link, ...fields, id: link.id, deletedAt: null });
+      }
     }
-    return rows;
+    return { rows, verifiedDomains: new Set(stored.flatMap((row) => (row.verifiedDomain === null ? [] : [row.verifiedDomain]))) };
   }
 
   return {
@@ -209,11 +243,13 @@ export function linkStore(sql: Sql) {
         }
       });
       for (let attempt = 1; pending.length > 0 && attempt <= GENERATION_ATTEMPTS; attempt++) {
-        const inserted = await insert(workspaceId, pending.map((p) => ({ id: p.id, link: links[p.index]!, shortCode: p.shortCode })));
+        const { rows: inserted, verifiedDomains } = await insert(workspaceId, pending.map((p) => ({ id: p.id, link: links[p.index]!, shortCode: p.shortCode })));
         const retry: typeof pending = [];
         for (const p of pending) {
           const row = inserted.get(p.id);
+          const domainId = links[p.index]!.domainId;
           if (row) results[p.index] = row;
+          else if (domainId && !verifiedDomains.has(domainId)) results[p.index] = domainNotServing(domainId);
           else if (p.custom) results[p.index] = codeTaken(p.shortCode);
           else retry.push({ ...p, shortCode: generatedCode(attempt) });
         }
