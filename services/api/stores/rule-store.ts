@@ -1,7 +1,7 @@
 import { AppError } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { iso } from '../../../shared/db/rows.ts';
-import type { Sql } from '../../../shared/db/postgres.ts';
+import { retryingConcurrencyFailures, type Sql } from '../../../shared/db/postgres.ts';
 import { maxPercentageTotal, orderRules, percentageTotal } from '../../../shared/routing/index.ts';
 import type { RuleRecord } from '../../../shared/routing/index.ts';
 import type { RuleType } from '../../../shared/schemas/rule-conditions.ts';
@@ -67,7 +67,7 @@ export function ruleStore(sql: Sql) {
 
   return {
     async create(workspaceId: string, input: RuleCreate): Promise<Rule> {
-      return (await sql.begin(async (tx) => {
+      return (await retryingConcurrencyFailures(() => sql.begin(async (tx) => {
         const t = tx as unknown as Sql;
         if (!(await lockCampaign(t, workspaceId, input.campaignId))) throw invalid('campaignId', 'campaign not found');
         if (input.linkId !== null) {
@@ -89,7 +89,7 @@ export function ruleStore(sql: Sql) {
             ${input.deepLinkEnabled}, ${input.deepLinkIos}, ${input.deepLinkAndroid}, ${input.deepLinkFallbackUrl})
           RETURNING ${columns}`;
         return present(row!);
-      })) as Rule;
+      }))) as Rule;
     },
 
     async get(workspaceId: string, id: string): Promise<Rule | undefined> {
@@ -102,7 +102,7 @@ export function ruleStore(sql: Sql) {
      * the stored type (which the caller cannot know before the row is read).
      */
     async update(workspaceId: string, id: string, changes: RuleChanges, validateConditions: (type: RuleType, input: unknown) => Record<string, unknown>): Promise<Rule> {
-      return (await sql.begin(async (tx) => {
+      return (await retryingConcurrencyFailures(() => sql.begin(async (tx) => {
         const t = tx as unknown as Sql;
         const [seen] = await t<Array<{ campaignId: string }>>`SELECT campaign_id FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId}`;
         if (!seen) throw new AppError('NOT_FOUND', 'Rule not found');
@@ -111,6 +111,9 @@ export function ruleStore(sql: Sql) {
         // (another PATCH of this rule, its link's move) is what the budget check must see.
         const [current] = await t<RuleRow[]>`SELECT ${columns} FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId} FOR UPDATE`;
         if (!current) throw new AppError('NOT_FOUND', 'Rule not found');
+        // Moved meanwhile with its link: its new campaign too. Taken after the rule, this lock
+        // can meet another change of the rule in a deadlock; Postgres rolls one back, and
+        // retryingConcurrencyFailures runs it again (as every rule write here).
         if (current.campaignId !== seen.campaignId) await lockCampaign(t, workspaceId, current.campaignId);
         const next = { ...changes };
         if (changes.conditions !== undefined) next.conditions = validateConditions(current.type, changes.conditions);
@@ -127,7 +130,7 @@ export function ruleStore(sql: Sql) {
           UPDATE rules SET ${t(set as Record<string, unknown>)}, updated_at = now()
           WHERE id = ${id} RETURNING ${columns}`;
         return present(row!);
-      })) as Rule;
+      }))) as Rule;
     },
 
     /**
@@ -136,14 +139,14 @@ export function ruleStore(sql: Sql) {
      * the links the delete queues (a campaign-wide rule's links are listed by its trigger).
      */
     async delete(workspaceId: string, id: string): Promise<Rule | undefined> {
-      return (await sql.begin(async (tx) => {
+      return (await retryingConcurrencyFailures(() => sql.begin(async (tx) => {
         const t = tx as unknown as Sql;
         const [seen] = await t<Array<{ campaignId: string }>>`SELECT campaign_id FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId}`;
         if (!seen) return undefined;
         await lockCampaign(t, workspaceId, seen.campaignId);
         const [row] = await t<RuleRow[]>`DELETE FROM rules WHERE id = ${id} AND workspace_id = ${workspaceId} RETURNING ${columns}`;
         return row && present(row);
-      })) as Rule | undefined;
+      }))) as Rule | undefined;
     },
 
     async list(

@@ -14,6 +14,8 @@ const decoder = new TextDecoder();
  * less, per request). Both carry `compiled` and `clicksLimit`.
  */
 class Pending {
+  /** Whose entry it is, known without parsing (a removal checks the slot still holds it). */
+  readonly linkId: string;
   readonly clicksLimit: number | null;
   /** The JSON text ('' when it is in `block`, or once parsed). */
   private json: string;
@@ -23,7 +25,8 @@ class Pending {
   private readonly start: number;
   private readonly end: number;
 
-  constructor(clicksLimit: number | null, json: string, parsed: CompiledLink | null, block: Uint8Array | null = null, start = 0, end = 0) {
+  constructor(linkId: string, clicksLimit: number | null, json: string, parsed: CompiledLink | null, block: Uint8Array | null = null, start = 0, end = 0) {
+    this.linkId = linkId;
     this.clicksLimit = clicksLimit;
     this.json = json;
     this.parsed = parsed;
@@ -108,7 +111,7 @@ export class SnapshotStore implements LinkLookup {
   apply(entry: SnapshotEntry): boolean {
     const { version, linkId, link } = entry;
     const header: SnapshotEntryHeader = { version, linkId, domain: link?.domain ?? null, shortCode: link?.shortCode ?? null, clicksLimit: link?.clicksLimit ?? null };
-    return this.place(header, link === null ? null : new Pending(header.clicksLimit, '', link));
+    return this.place(header, link === null ? null : new Pending(linkId, header.clicksLimit, '', link));
   }
 
   /** A domain marker already parsed (tests). */
@@ -119,7 +122,7 @@ export class SnapshotStore implements LinkLookup {
   /** An entry as it comes off the bus: indexed by its header, the link parsed when first served. */
   applyLazy(entry: LazySnapshotEntry): boolean {
     const { header, linkJson } = entry;
-    return this.place(header, header.shortCode === null ? null : new Pending(header.clicksLimit, linkJson, null));
+    return this.place(header, header.shortCode === null ? null : new Pending(header.linkId, header.clicksLimit, linkJson, null));
   }
 
   /**
@@ -128,7 +131,7 @@ export class SnapshotStore implements LinkLookup {
    * block is decompressed again then, ~30 µs).
    */
   applyPacked(header: SnapshotEntryHeader, block: Uint8Array, start: number, end: number): boolean {
-    return this.place(header, header.shortCode === null ? null : new Pending(header.clicksLimit, '', null, block, start, end));
+    return this.place(header, header.shortCode === null ? null : new Pending(header.linkId, header.clicksLimit, '', null, block, start, end));
   }
 
   /**
@@ -156,10 +159,12 @@ export class SnapshotStore implements LinkLookup {
     if (known?.domain != null && known.code !== null) {
       // Only while the slot is still this link's: a hostname deleted and added again is a
       // new domain whose codes start free, and its link of the same code may have arrived
-      // before the old link's last entry (instances publish in parallel). Updates are rare
-      // next to requests, so reading the held link's id (parsing it if pending) costs little.
+      // before the old link's last entry (instances publish in parallel). A pending entry
+      // says whose it is without being parsed (a packed one would decompress its block).
       const codes = this.domains.get(known.domain);
-      if (codes?.get(known.code)?.compiled.id === header.linkId && codes.delete(known.code)) this.count--;
+      const held = codes?.get(known.code);
+      const owner = held === undefined ? undefined : held instanceof Pending ? held.linkId : held.compiled.id;
+      if (owner === header.linkId && codes!.delete(known.code)) this.count--;
     }
     if (pending === null || header.domain === null || header.shortCode === null) {
       this.byLinkId.set(header.linkId, { version: header.version, domain: null, code: null });
