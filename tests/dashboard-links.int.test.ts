@@ -506,6 +506,24 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     expect((await rulesNow()).map((r: Rule) => r.id)).toEqual([half.id]);
   });
 
+  it('moves a rule up past a neighbour at priority 100, tied with it: the neighbour steps back to 99', async () => {
+    const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/edge', shortCode: 'edge-rules' } })).data!.data;
+    const rule = async (name: string) =>
+      (await t.client.POST('/rules', { body: { linkId: own.id, campaignId: own.campaignId, type: 'geo', name, destinationUrl: `https://example.com/${name}`, priority: 100, conditions: { countries: ['DE'], operator: 'in' } } as never })).data!.data;
+    // Tied at 100, the older rule is evaluated first.
+    const older = await rule('older');
+    const newer = await rule('newer');
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${own.id}`);
+    const order = () => page.locator('.rules-table tbody tr[data-rule-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-rule-id')));
+    await expect.poll(order).toEqual([older.id, newer.id]);
+    await page.locator(`tr[data-rule-id="${newer.id}"] [data-move="up"]`).click();
+    await expect.poll(order).toEqual([newer.id, older.id]);
+    const stored = (await t.client.GET('/rules', { params: { query: { linkId: own.id } } })).data!.data;
+    expect(Object.fromEntries(stored.map((r: Rule) => [r.name, r.priority]))).toEqual({ older: 99, newer: 100 });
+    // Gone again: the later tests count every live link.
+    expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
+  });
+
   it('the click log in live mode shows a new click without a reload, marked as new', async () => {
     await page.goto(`${t.linkroute.apiUrl}/dashboard/clicks?linkId=${link.id}`);
     const total = async () => digits(await page.locator('[data-total]').textContent());

@@ -276,6 +276,42 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
     expect(fromsAsked('/analytics/clicks')).toEqual([null, '2025-10-15']);
   });
 
+  it('a click log reached with a preset keeps its other day when one day is changed; the links search box follows the address; a link page\'s experiments follow its filters', async () => {
+    const requests = new ApiRequests(page);
+    await page.goto(url('clicks?range=7d&tz=UTC'));
+    await page.getByRole('heading', { name: 'Click log', exact: true }).waitFor();
+    const shownFrom = await page.locator('#clicks-from').inputValue();
+    expect(shownFrom).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    // To set to the shown From (a valid day on any date): From stays as it was shown.
+    const [year, month, day] = shownFrom.split('-');
+    await page.locator('#clicks-to').focus();
+    await page.keyboard.type(`${month}${day}${year}`);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => search('to')).toBe(shownFrom);
+    expect([search('range'), search('from')]).toEqual(['custom', await page.locator('#clicks-from').inputValue()]);
+    expect(search('from')).toBeTruthy();
+    await requests.asked('/analytics/clicks', { from: search('from'), to: shownFrom });
+
+    await page.goto(url('links?q=promo'));
+    const box = page.getByRole('searchbox', { name: 'Search links' });
+    await expect.poll(() => box.inputValue()).toBe('promo');
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Links', exact: true }).click();
+    await expect.poll(() => search('q')).toBeNull();
+    await expect.poll(() => box.inputValue()).toBe('');
+    // A campaign's links (its Links button) say which campaign, and the chip takes it away.
+    const own = await campaign('Chipped');
+    await page.goto(url(`links?campaignId=${own.id}`));
+    const chip = page.locator('[data-filter="campaignId"]').filter({ hasText: 'Campaign: Chipped' });
+    await chip.waitFor();
+    await chip.getByRole('button', { name: 'Remove filter Campaign: Chipped' }).click();
+    await expect.poll(() => search('campaignId')).toBeNull();
+
+    const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/experiment-filters' } })).data!.data;
+    await page.goto(url(`links/${link.id}?country=DE&tz=UTC`));
+    await page.getByRole('heading', { name: 'Experiments' }).waitFor();
+    await requests.asked(`/analytics/experiments/${link.id}`, { country: 'DE' });
+  });
+
   it('the links list past its last page shows the last page, never "No links yet."', async () => {
     const own = await campaign('Paged');
     const made = await t.client.POST('/links/bulk', { body: { links: Array.from({ length: 21 }, (_, i) => ({ destinationUrl: `https://example.com/paged-${i}`, campaignId: own.id })) } });

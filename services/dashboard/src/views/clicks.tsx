@@ -100,7 +100,9 @@ export function ClicksView({ loc }: { loc: Location }) {
     <span class="inline-field">
       <label for={`clicks-${name}`}>{label}</label>
       <DraftField id={`clicks-${name}`} name={name} committed={filters[name] ?? ''} commit={(value) => {
-        const normalised = listValue(value);
+        // Countries are a list (OR); a link or campaign id is one id, as the API takes it
+        // (a list joined into one would match nothing, silently; as typed, the API says why).
+        const normalised = name === 'country' ? listValue(value) : value.trim() || undefined;
         setQuery({ [name]: normalised });
         return normalised ?? '';
       }} />
@@ -118,7 +120,9 @@ export function ClicksView({ loc }: { loc: Location }) {
         min={name === 'to' && isDate(filters.from) ? filters.from : undefined}
         max={name === 'from' && isDate(filters.to) ? filters.to : undefined}
         clearable
-        commit={(value, first) => setQuery({ [name]: value || undefined, range: q.get('range') ? 'custom' : undefined }, { replace: !first })}
+        // Both days go: a preset's other day, shown but not in the URL, stays as shown (alone,
+        // the custom range would lose it: the log unbounded on that side, the overview 30 days).
+        commit={(value, first) => setQuery({ from: filters.from, to: filters.to, [name]: value || undefined, range: q.get('range') ? 'custom' : undefined }, { replace: !first })}
       />
     </span>
   );

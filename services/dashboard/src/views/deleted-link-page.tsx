@@ -1,3 +1,4 @@
+import { filtersFrom } from '../filters.ts';
 import { api, unwrap, type ApiFailure } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkPageHeader } from '../components/link-page-header.tsx';
@@ -48,7 +49,7 @@ export function DeletedLinkPage({ loc, linkId, range, notFound }: { loc: Locatio
       </dl>
       {/* No realtime strip: a deleted link gets no more clicks. */}
       <LinkAnalyticsSection loc={loc} linkId={linkId} range={range} realtime={false} />
-      <ExperimentsSection linkId={linkId} range={range} />
+      <ExperimentsSection linkId={linkId} range={range} filters={filtersFrom(loc.query)} />
     </>
   );
 }

@@ -47,9 +47,10 @@ function ZoneLines({ domain, records }: { domain: Domain; records: DnsRecord[] }
         type="button"
         aria-label={`Copy value of the TXT record for ${domain.hostname}`}
         onClick={() =>
-          navigator.clipboard.writeText(domain.verification.value).then(
+          // Clipboard access needs a secure context (no navigator.clipboard on plain HTTP) or
+          // permission: else show the value to copy by hand.
+          (navigator.clipboard?.writeText(domain.verification.value) ?? Promise.reject(new Error('no clipboard'))).then(
             () => setCopied('Value copied'),
-            // Clipboard access needs a secure context or permission: show the value to copy by hand.
             () => window.prompt('Copy the TXT value', domain.verification.value),
           )
         }

@@ -4,6 +4,7 @@ import type { Range } from '../components/range-controls.tsx';
 import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
+import type { Dimension } from '../api.ts';
 
 interface Variant {
   comparison: {
@@ -34,10 +35,16 @@ export function verdict(v: Variant): string {
   return `${c.difference > 0 ? 'Converts better' : 'Converts worse'} than the control: ${points(c.difference)}${uplift}; ${range}, ${pValue(c.pValue)}.`;
 }
 
-/** The link's rules as experiments: each variant's conversion rate against the control. */
-export function ExperimentsSection({ linkId, range }: { linkId: string; range: Range }) {
-  const query = { from: range.from, to: range.to, timezone: range.timezone };
-  const report = useLoad((signal) => unwrap(api.GET('/analytics/experiments/{linkId}', { params: { path: { linkId }, query }, signal })), [linkId, range.from, range.to, range.timezone]);
+/**
+ * The link's rules as experiments: each variant's conversion rate against the control,
+ * over the page's period and filters (as its figures: a Germany chip narrows both).
+ */
+export function ExperimentsSection({ linkId, range, filters }: { linkId: string; range: Range; filters: Partial<Record<Dimension, string>> }) {
+  const query = { from: range.from, to: range.to, timezone: range.timezone, ...filters };
+  const report = useLoad(
+    (signal) => unwrap(api.GET('/analytics/experiments/{linkId}', { params: { path: { linkId }, query }, signal })),
+    [linkId, range.from, range.to, range.timezone, JSON.stringify(filters)],
+  );
   const data = report.data?.data;
   return (
     <section aria-labelledby="experiments-title" class="experiments">

@@ -1,3 +1,4 @@
+import { filtersFrom } from '../filters.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Rule } from '../api.ts';
@@ -119,7 +120,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
       </dl>
       {canReadAnalytics && <LinkAnalyticsSection loc={loc} linkId={l.id} range={range} realtime />}
       <RulesSection linkId={l.id} campaignId={l.campaignId} />
-      {canReadAnalytics && <ExperimentsSection linkId={l.id} range={range} />}
+      {canReadAnalytics && <ExperimentsSection linkId={l.id} range={range} filters={filtersFrom(loc.query)} />}
       <QrCodesSection link={l} made={qrMade} />
       {mutations.dialog(() => navigate(href('links')))}
     </>
@@ -172,9 +173,10 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
     if (!neighbour) return;
     focusLater(`tr[data-rule-id="${rule.id}"] [data-move="${direction < 0 ? 'up' : 'down'}"]`, true);
     const priority = Math.min(100, Math.max(1, neighbour.priority - direction));
-    // At the edge of 1..100 (or tied there): swap the two priorities instead.
-    if (priority === rule.priority) return run(() => Promise.all([patchRule(rule, { priority: neighbour.priority }), patchRule(neighbour, { priority: rule.priority })]));
-    return patch(rule, { priority });
+    if (priority !== neighbour.priority) return patch(rule, { priority });
+    // The neighbour at the edge of 1..100: the rule cannot pass it, only tie it there (and a
+    // tie keeps the older rule first), so the neighbour steps back one and the rule takes the edge.
+    return run(() => Promise.all([...(rule.priority !== priority ? [patchRule(rule, { priority })] : []), patchRule(neighbour, { priority: neighbour.priority + direction })]));
   }
 
   return (

@@ -70,8 +70,15 @@ export function LinksView({ loc }: { loc: Location }) {
   const tag = loc.query.get('tag') || undefined;
   const tagValues = tag ? [...new Set(tag.split(',').map(tagNormalForm))] : [];
   const [search, setSearch] = useState(q);
+  // The box follows the address (Back, a tag's link, a link carrying another search).
+  useEffect(() => setSearch(q), [q]);
   const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: 20, campaignId, tag } }, signal })), [q, page, campaignId, tag]);
   const tags = useLoad(allTags, []);
+  // A campaign's links (its Links button): the chip says which, by name, and takes it away.
+  const campaign = useLoad(
+    (signal) => (campaignId ? unwrap(api.GET('/campaigns/{id}', { params: { path: { id: campaignId } }, signal })).then((r) => r.data) : Promise.resolve(undefined)),
+    [campaignId],
+  );
   const servingDomains = useServingDomains(links.data?.data);
   const linkCounts = new Map(tags.data?.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
@@ -140,7 +147,7 @@ export function LinksView({ loc }: { loc: Location }) {
         <ListFailure what="Tags" error={tags.error} onRetry={tags.reload} />
       </form>
       {/* tag is an analytics dimension too: its chips are FilterChips' own, and the same filter on the overview is one link away. */}
-      <FilterChips loc={loc} />
+      <FilterChips loc={loc} extra={campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaign.data?.name ?? campaignId}` }] : []} />
       {tag && session.can('analytics:read') && (
         <p>
           <a href={href('', { tag })}>Analytics of links tagged {tagValues.join(' or ')}</a>
