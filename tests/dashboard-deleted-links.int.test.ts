@@ -373,6 +373,8 @@ describe('dashboard: deleted links in chromium', () => {
     await page.getByRole('button', { name: `Delete ${host}` }).click();
     await page.getByRole('dialog', { name: 'Delete this domain?' }).getByRole('button', { name: 'Delete domain' }).click();
     await page.getByRole('button', { name: `Delete ${host}` }).waitFor({ state: 'detached' });
+    // Focus is not dropped with the card: another domain's Delete button, else the hostname field.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id || document.activeElement?.getAttribute('aria-label') || 'BODY')).toMatch(/^(domain-hostname|Delete .+)$/);
     expect((await t.client.GET('/domains', { params: { query: { limit: 100 } } })).data!.data.map((d) => d.id)).not.toContain(domain.id);
     await sections.getByRole('link', { name: 'Links', exact: true }).click();
     await page.locator(`tr[data-link-id="${branded.id}"] td[data-domain-checked]`).waitFor();

@@ -504,6 +504,9 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await dialog.getByRole('button', { name: 'Delete rule' }).click();
     await expect.poll(order).toEqual([half.id]);
     expect((await rulesNow()).map((r: Rule) => r.id)).toEqual([half.id]);
+    // Focus is not dropped with the deleted row: the rule in its place has it; the deletion is said.
+    await expect.poll(focusNow).toBe('Delete Half B rule');
+    await expect.poll(announced).toBe('Rule Germany deleted');
   });
 
   it('moves a rule up past a neighbour at priority 100, tied with it: the neighbour steps back to 99', async () => {

@@ -355,6 +355,8 @@ describe('dashboard in chromium against npm start', () => {
     await card.getByRole('button', { name: `Verify ${host}` }).click();
     await expect.poll(() => card.getAttribute('data-status'), { timeout: 15_000 }).toBe('verified');
     await page.getByText(`${host} is verified: links may use it now.`).waitFor();
+    // The button kept focus while it checked (aria-disabled, not disabled, which drops it).
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(`Verify again ${host}`);
     expect(await domainOf()).toMatchObject({ status: 'verified', failureReason: null, verifiedAt: expect.any(String) });
     expect(await card.locator('.status-badge').textContent()).toBe('Verified');
     await expectAccessible('domains, one verified');

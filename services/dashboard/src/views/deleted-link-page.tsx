@@ -1,4 +1,3 @@
-import { filtersFrom } from '../filters.ts';
 import { api, unwrap, type ApiFailure } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkPageHeader } from '../components/link-page-header.tsx';
@@ -8,6 +7,7 @@ import type { Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
 import { ExperimentsSection } from './experiments.tsx';
 import { LinkAnalyticsSection } from './link-analytics-section.tsx';
+import { filtersFrom } from '../filters.ts';
 
 /**
  * The page of a link GET /links/{id} no longer finds (`notFound`, its 404). Deleted, its

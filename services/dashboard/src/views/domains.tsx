@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Domain } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
@@ -9,6 +9,7 @@ import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { invalidateList } from '../list-cache.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
+import { focusFirst, viewHeading } from '../focus.ts';
 
 const statusText: Record<Domain['status'], string> = { pending: 'Waiting for DNS', verified: 'Verified', failed: 'Verification failed' };
 
@@ -75,6 +76,13 @@ export function DomainsView() {
     domains.reload();
   });
   const [deleting, setDeleting] = useState<Domain | null>(null);
+  const refocus = useRef<{ gone: string; selector: string } | null>(null);
+  useEffect(() => {
+    const target = refocus.current;
+    if (!target || domains.loading || domains.data?.data.some((d) => d.id === target.gone)) return;
+    refocus.current = null;
+    focusFirst(document.querySelector(target.selector), viewHeading());
+  }, [domains.data, domains.loading]);
   // What the last add or verification found, in words (announced to screen readers).
   const [outcome, setOutcome] = useState('');
   const canWrite = session.can('domains:write');
@@ -99,6 +107,7 @@ export function DomainsView() {
       {canWrite && (
         <InlineForm
           onSubmit={() =>
+            busy === null &&
             void run(async () => {
               setOutcome('');
               const { data } = await unwrap(api.POST('/domains', { body: { hostname: hostname.trim() } }));
@@ -109,7 +118,8 @@ export function DomainsView() {
         >
           <label for="domain-hostname">Hostname</label>
           <input id="domain-hostname" value={hostname} onInput={(e) => setHostname(e.currentTarget.value)} placeholder="go.example.com" required />
-          <button type="submit" class="primary" disabled={busy !== null}>
+          {/* aria-disabled, not disabled, while busy: a disabled button drops focus (WCAG 2.4.3). */}
+          <button type="submit" class="primary" aria-disabled={busy !== null ? 'true' : undefined}>
             Add domain
           </button>
         </InlineForm>
@@ -173,7 +183,7 @@ export function DomainsView() {
             </p>
             {canWrite && (
               <div class="actions">
-                <button type="button" disabled={busy !== null} onClick={() => verify(d)} aria-label={`${verifyLabel(d, busy === d.id)} ${d.hostname}`}>
+                <button type="button" aria-disabled={busy !== null ? 'true' : undefined} onClick={() => busy === null && verify(d)} aria-label={`${verifyLabel(d, busy === d.id)} ${d.hostname}`}>
                   {verifyLabel(d, busy === d.id)}
                 </button>
                 <button type="button" class="danger" onClick={() => setDeleting(d)} aria-label={`Delete ${d.hostname}`}>
@@ -192,6 +202,12 @@ export function DomainsView() {
         onConfirm={() => {
           const d = deleting!;
           setDeleting(null);
+          // Its card goes, and the Delete button that had focus with it: focus goes to the
+          // Delete button of the domain in its place, else the hostname field, else the heading.
+          const list = domains.data?.data ?? [];
+          const at = list.findIndex((x) => x.id === d.id);
+          const next = list[at + 1] ?? list[at - 1];
+          refocus.current = { gone: d.id, selector: next ? `button[aria-label="Delete ${next.hostname}"]` : '#domain-hostname' };
           void run(() => unwrap(api.DELETE('/domains/{id}', { params: { path: { id: d.id } } })), 'delete');
         }}
       >

@@ -1,4 +1,3 @@
-import { filtersFrom } from '../filters.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Rule } from '../api.ts';
@@ -20,8 +19,10 @@ import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { focusFirst } from '../focus.ts';
+import { announce } from '../components/status-region.tsx';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { useServingDomains } from '../all-pages.ts';
+import { filtersFrom } from '../filters.ts';
 
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
 function byEvaluationOrder(a: Rule, b: Rule): number {
@@ -273,7 +274,16 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
         onConfirm={() => {
           const rule = deleting!;
           setDeleting(null);
-          void run(() => unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } })));
+          // Its row goes, and the Delete button that had focus with it (WCAG 2.4.3): focus goes
+          // to the Delete button of the rule in its place once the list has loaded, else Add rule.
+          const list = rules.data ?? [];
+          const at = list.findIndex((r) => r.id === rule.id);
+          const next = list[at + 1] ?? list[at - 1];
+          focusLater(next ? `tr[data-rule-id="${next.id}"] button.danger` : '[data-add-rule]', true);
+          void run(async () => {
+            await unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } }));
+            announce(`Rule ${ruleName(rule)} deleted`);
+          });
         }}
       >
         <p>
