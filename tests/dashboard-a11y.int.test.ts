@@ -243,9 +243,17 @@ describe('dashboard accessibility in chromium: focus, titles, announcements', ()
     await tags.fill('beta');
     await tags.press('Enter');
     await expect.poll(announced).toBe('Tag beta added');
+    // The Add tag button, pressed from the keyboard, hands focus back to the field (it turns disabled once the text clears).
+    await tags.fill('gamma');
+    await page.getByRole('button', { name: 'Add tag' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(announced).toBe('Tag gamma added');
+    await expect.poll(activeId).toBe('f-tags');
     await page.getByRole('button', { name: 'Remove tag alpha' }).focus();
     await page.keyboard.press('Enter');
     await expect.poll(async () => (await active()).name).toBe('Remove tag beta');
+    await page.keyboard.press('Enter');
+    await expect.poll(async () => (await active()).name).toBe('Remove tag gamma');
     await page.keyboard.press('Enter');
     await expect.poll(activeId).toBe('f-tags');
   });

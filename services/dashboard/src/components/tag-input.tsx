@@ -95,7 +95,15 @@ export function TagInput(props: {
             add();
           }}
         />
-        <button type="button" onClick={add} disabled={props.pending.trim() === ''}>
+        {/* Back to the field for the next tag: the button turns disabled once the text clears, which would drop focus. */}
+        <button
+          type="button"
+          onClick={() => {
+            add();
+            document.getElementById(props.id)?.focus();
+          }}
+          disabled={props.pending.trim() === ''}
+        >
           Add tag
         </button>
       </div>
