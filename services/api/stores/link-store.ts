@@ -176,33 +176,24 @@ export function linkStore(sql: Sql) {
     // Rows go in in code order: two batches taking the same codes in another order would
     // otherwise each wait on the other's uncommitted code (a deadlock).
     type Stored = { id: string | null; domainHostname: string | null; expiresAt: Date | null; createdAt: Date; updatedAt: Date; verifiedDomain: string | null };
-    const stored = await retryingConcurrencyFailures(() =>
-      domainIds.length === 0
-        ? sql<Stored[]>`
-          WITH l AS (
-            INSERT INTO links (${insertedColumns})
-            SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${records})
-            ORDER BY domain_key, short_code
-            ON CONFLICT (domain_key, short_code) DO NOTHING
-            RETURNING id, domain_id, expires_at, created_at, updated_at
-          )
-          SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at, NULL AS verified_domain FROM l LEFT JOIN domains d ON d.id = l.domain_id`
-        : sql<Stored[]>`
-          WITH verified AS MATERIALIZED (
-            SELECT id FROM domains
-            WHERE id = ANY(${domainIds}) AND workspace_id = ${workspaceId} AND status = 'verified' AND deleted_at IS NULL
-            ORDER BY id FOR SHARE
-          ), l AS (
-            INSERT INTO links (${insertedColumns})
-            SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${records}) r
-            WHERE r.domain_id IS NULL OR r.domain_id IN (SELECT id FROM verified)
-            ORDER BY domain_key, short_code
-            ON CONFLICT (domain_key, short_code) DO NOTHING
-            RETURNING id, domain_id, expires_at, created_at, updated_at
-          )
-          SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at, NULL AS verified_domain FROM l LEFT JOIN domains d ON d.id = l.domain_id
-          UNION ALL
-          SELECT NULL, NULL, NULL, NULL, NULL, id FROM verified`,
+    // One statement whether or not the batch has custom domains (with none, `verified` is empty).
+    const stored = await retryingConcurrencyFailures(
+      () => sql<Stored[]>`
+      WITH verified AS MATERIALIZED (
+        SELECT id FROM domains
+        WHERE id = ANY(${domainIds}) AND workspace_id = ${workspaceId} AND status = 'verified' AND deleted_at IS NULL
+        ORDER BY id FOR SHARE
+      ), l AS (
+        INSERT INTO links (${insertedColumns})
+        SELECT ${insertedColumns} FROM jsonb_populate_recordset(NULL::links, ${records}) r
+        WHERE r.domain_id IS NULL OR r.domain_id IN (SELECT id FROM verified)
+        ORDER BY domain_key, short_code
+        ON CONFLICT (domain_key, short_code) DO NOTHING
+        RETURNING id, domain_id, expires_at, created_at, updated_at
+      )
+      SELECT l.id, d.hostname AS domain_hostname, l.expires_at, l.created_at, l.updated_at, NULL AS verified_domain FROM l LEFT JOIN domains d ON d.id = l.domain_id
+      UNION ALL
+      SELECT NULL, NULL, NULL, NULL, NULL, id FROM verified`,
     );
     const decided = new Map(stored.flatMap((row) => (row.id === null ? [] : [[row.id, row] as const])));
     const rows = new Map<string, LinkRow>();

@@ -21,3 +21,9 @@ export function focusFirst(...candidates: Array<Element | null | undefined>): bo
 
 /** The view's main heading: where focus goes when nothing closer is left. */
 export const viewHeading = (): Element | null => document.querySelector('main h1');
+
+/** The item that takes `id`'s place in `list` once it goes (the next, else the one before), for focus to move to. */
+export function inItsPlace<T extends { id: string }>(list: readonly T[], id: string): T | undefined {
+  const at = list.findIndex((item) => item.id === id);
+  return at < 0 ? undefined : (list[at + 1] ?? list[at - 1]);
+}

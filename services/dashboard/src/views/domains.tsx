@@ -9,7 +9,7 @@ import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { invalidateList } from '../list-cache.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { focusFirst, viewHeading } from '../focus.ts';
+import { focusFirst, inItsPlace, viewHeading } from '../focus.ts';
 
 const statusText: Record<Domain['status'], string> = { pending: 'Waiting for DNS', verified: 'Verified', failed: 'Verification failed' };
 
@@ -204,9 +204,7 @@ export function DomainsView() {
           setDeleting(null);
           // Its card goes, and the Delete button that had focus with it: focus goes to the
           // Delete button of the domain in its place, else the hostname field, else the heading.
-          const list = domains.data?.data ?? [];
-          const at = list.findIndex((x) => x.id === d.id);
-          const next = list[at + 1] ?? list[at - 1];
+          const next = inItsPlace(domains.data?.data ?? [], d.id);
           refocus.current = { gone: d.id, selector: next ? `button[aria-label="Delete ${next.hostname}"]` : '#domain-hostname' };
           void run(() => unwrap(api.DELETE('/domains/{id}', { params: { path: { id: d.id } } })), 'delete');
         }}

@@ -18,7 +18,7 @@ import { ExperimentsSection } from './experiments.tsx';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { focusFirst } from '../focus.ts';
+import { focusFirst, inItsPlace } from '../focus.ts';
 import { announce } from '../components/status-region.tsx';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { useServingDomains } from '../all-pages.ts';
@@ -276,9 +276,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
           setDeleting(null);
           // Its row goes, and the Delete button that had focus with it (WCAG 2.4.3): focus goes
           // to the Delete button of the rule in its place once the list has loaded, else Add rule.
-          const list = rules.data ?? [];
-          const at = list.findIndex((r) => r.id === rule.id);
-          const next = list[at + 1] ?? list[at - 1];
+          const next = inItsPlace(rules.data ?? [], rule.id);
           focusLater(next ? `tr[data-rule-id="${next.id}"] button.danger` : '[data-add-rule]', true);
           void run(async () => {
             await unwrap(api.DELETE('/rules/{id}', { params: { path: { id: rule.id } } }));
