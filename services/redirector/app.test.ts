@@ -795,7 +795,7 @@ describe('redirector app', () => {
         const headers = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `${UA} spoof-${i}`, ...chain(`198.51.100.${i}`, '192.0.2.77') };
         statuses.push((await send(proxied, '/locked', { method: 'POST', headers, body: 'password=wrong' })).status);
       }
-      expect(statuses.slice(0, perAddress).every((s) => s === 401)).toBe(true);
+      expect(statuses.slice(0, perAddress).every((s) => s === 403)).toBe(true);
       expect(statuses[perAddress]).toBe(429);
     });
 
@@ -807,11 +807,11 @@ describe('redirector app', () => {
         const headers = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `${UA} v6-${i}`, 'x-forwarded-for': `2001:db8:77:1:${(i + 1).toString(16)}::${i + 1}` };
         statuses.push((await send(proxied, '/locked', { method: 'POST', headers, body: 'password=wrong' })).status);
       }
-      expect(statuses.slice(0, perAddress).every((s) => s === 401)).toBe(true);
+      expect(statuses.slice(0, perAddress).every((s) => s === 403)).toBe(true);
       expect(statuses[perAddress]).toBe(429);
       // Another /64 is another client.
       const other = { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': `${UA} v6-other`, 'x-forwarded-for': '2001:db8:77:2::1' };
-      expect((await send(proxied, '/locked', { method: 'POST', headers: other, body: 'password=wrong' })).status).toBe(401);
+      expect((await send(proxied, '/locked', { method: 'POST', headers: other, body: 'password=wrong' })).status).toBe(403);
     });
 
     it('keeps an address throttled across UTC midnight (its key is not the day-salted visitor hash)', async () => {
@@ -823,13 +823,13 @@ describe('redirector app', () => {
       clock = midnight - 30_000;
       const before: number[] = [];
       for (let i = 0; i < perAddress; i++) before.push((await post(i)).status);
-      expect(before.every((s) => s === 401)).toBe(true);
+      expect(before.every((s) => s === 403)).toBe(true);
       clock = midnight + 20_000;
       const after = await post(perAddress);
       expect(after.status).toBe(429);
       // The minute that began at the first of them ends 30 s after midnight.
       clock = midnight + 31_000;
-      expect((await post(perAddress + 1)).status).toBe(401);
+      expect((await post(perAddress + 1)).status).toBe(403);
     });
 
     it('takes the address N hops from the right with TRUSTED_PROXY_HOPS=N, the left-most when the chain is shorter', async () => {
@@ -871,10 +871,10 @@ describe('redirector app', () => {
       expect(sink.events).toHaveLength(0);
     });
 
-    it('answers 401 with the form for a wrong password, 302 and a click for the right one', async () => {
+    it('answers 403 with the form for a wrong password, 302 and a click for the right one', async () => {
       const agent = { 'user-agent': `${UA} password-right` };
       const wrong = await send(base, '/locked', form('nope', agent));
-      expect(wrong.status).toBe(401);
+      expect(wrong.status).toBe(403);
       expect(wrong.body).toContain('Wrong password');
       expect(wrong.body).toContain('name="password"');
       expect(sink.events).toHaveLength(0);
@@ -896,7 +896,7 @@ describe('redirector app', () => {
 
     it('throttles wrong answers per visitor and link with 429 and Retry-After', async () => {
       const agent = { 'user-agent': `${UA} password-throttle` };
-      for (let i = 0; i < 3; i++) expect((await send(base, '/locked', form(`wrong-${i}`, agent))).status).toBe(401);
+      for (let i = 0; i < 3; i++) expect((await send(base, '/locked', form(`wrong-${i}`, agent))).status).toBe(403);
       const throttled = await send(base, '/locked', form(PASSWORD, agent));
       expect(throttled.status).toBe(429);
       expect(Number(throttled.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -912,7 +912,7 @@ describe('redirector app', () => {
       clock = NOW + 3_600_000;
       const statuses: number[] = [];
       for (let i = 0; i < 13; i++) statuses.push((await send(base, '/locked', form('wrong', { 'user-agent': `${UA} rotating-${i}` }))).status);
-      expect(statuses.slice(0, 12).every((s) => s === 401)).toBe(true);
+      expect(statuses.slice(0, 12).every((s) => s === 403)).toBe(true);
       expect(statuses[12]).toBe(429);
     });
 
@@ -926,7 +926,7 @@ describe('redirector app', () => {
       for (const code of codes) {
         for (let j = 0; j < 9; j++) statuses.push((await send(base, `/${code}`, form(`wrong-${j}`, { 'user-agent': `${UA} all-${code}-${Math.floor(j / 3)}` }))).status);
       }
-      expect(statuses.every((s) => s === 401)).toBe(true);
+      expect(statuses.every((s) => s === 403)).toBe(true);
       // 36 = 12 x PASSWORD_ATTEMPTS_PER_MINUTE from this address in the minute: a fifth link is throttled as well.
       const fifth = await send(base, '/locked', form('wrong', { 'user-agent': `${UA} all-fifth` }));
       expect(fifth.status).toBe(429);
@@ -1004,7 +1004,7 @@ describe('redirector app', () => {
         const [path, expected] = protectedHidden[i % protectedHidden.length]!;
         expect((await send(base, path, form(`guess-${i}`, { 'user-agent': `${UA} hidden-${i}` }))).status, path).toBe(expected.status);
       }
-      expect((await send(base, '/locked', form('wrong', { 'user-agent': `${UA} hidden-then-live` }))).status).toBe(401);
+      expect((await send(base, '/locked', form('wrong', { 'user-agent': `${UA} hidden-then-live` }))).status).toBe(403);
       expect(sink.events).toHaveLength(0);
     });
 

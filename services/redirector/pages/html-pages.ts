@@ -66,7 +66,7 @@ export const tooManyAttemptsPage: Page = page(
 export function passwordPage(wrongPassword: boolean): Page {
   const error = wrongPassword ? '<p class="error" role="alert">Wrong password. Please try again.</p>' : '';
   return page(
-    wrongPassword ? '401 Unauthorized' : '200 OK',
+    wrongPassword ? '403 Forbidden' : '200 OK',
     'Password required',
     `<h1>This link is password protected</h1>${error}
 <form method="post"><label for="password">Password</label>

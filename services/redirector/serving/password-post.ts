@@ -161,7 +161,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     }
     // A link GET would not serve answers what GET does, before its password is read or
     // throttled: otherwise a 405 would tell a disabled link from no link, and the check
-    // (401 on a wrong guess) would confirm passwords of links GET hides.
+    // (403 on a wrong guess) would confirm passwords of links GET hides.
     if (server.answerIfUnavailable(res, info, link, true)) return;
     if (!link.compiled.hasPassword) {
       counters.passwordRejected++;
