@@ -293,7 +293,10 @@ export const experimentVariantSchema = z.strictObject({
   uniqueVisitors: count,
   /** Every counted conversion of the variant's clicks (a click may convert more than once: two orders). */
   conversions: count,
-  /** Clicks with at least one conversion: the successes the statistics count. */
+  /**
+   * Clicks of the range with at least one counted conversion also in the range (so at
+   * most `clicks`): the successes the statistics count.
+   */
   convertedClicks: count,
   /** Percent of clicks that converted: convertedClicks / clicks. */
   conversionRate: rate,

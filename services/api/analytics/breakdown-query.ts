@@ -10,7 +10,7 @@ import { breakdownValue } from './breakdown-value.ts';
 import { clickConditions, type ClickScope } from './click-filter.ts';
 import { conversionRate, countedConversions } from './conversion-filter.ts';
 import { dimensionSources } from './dimensions.ts';
-import { hourRange } from './hour-range.ts';
+import { hourRange, type HourRange } from './hour-range.ts';
 import { queryRows } from './query-rows.ts';
 import { uniqueCount } from './unique-count.ts';
 
@@ -31,7 +31,10 @@ interface PageRow {
   /** Every value's unique visitors in one pass; 0 when the page's are read after. */
   uniques: number | string;
   conversions: number | string;
-  /** Clicks with at least one of those conversions (the successes of experiment-statistics.ts). */
+  /**
+   * Clicks of the range (those `clicks` counts) with at least one of those conversions:
+   * the successes of experiment-statistics.ts, so at most `clicks`.
+   */
   converted: number | string;
   revenue: number | string;
   total: number | string;
@@ -50,17 +53,25 @@ interface PageRow {
  * ClickHouse's ANY INNER JOIN keeps one row per key on both sides, which counted a
  * click's conversions once.) With `empty`,
  * each row carries that empty uniques state, to sit beside the clicks' rows.
+ *
+ * `converted` counts only the clicks that are also clicks of the range (`r`, the hours
+ * the clicks' source counts; not bots unless includeBots; the filters are the join's
+ * already): a conversion of the range whose click came before it is a conversion of the
+ * value but no success of the range's clicks, which would take the rate past 100 %. A
+ * flag on the join's rows, so no more clicks are read.
  */
-function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: string; params: Record<string, unknown> } {
+function conversionsByValue(f: BreakdownFilter, r: HourRange, empty: string | null): { sql: string; params: Record<string, unknown> } {
   const value = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'bk');
   const counted = countedConversions({ ...f, filters: {} }, 'click_id, value');
   // Bots too: the conversion happened whatever the click looked like.
   const clicks = clickConditions({ ...f, includeBots: true }, 'converted_clicks', 'bkc');
   return {
-    sql: `SELECT ${value.of('k.key')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, uniqExact(c.h) AS converted, sum(c.value) AS revenue
+    sql: `SELECT ${value.of('k.key')} AS value, 0 AS clicks, ${empty === null ? '' : `${empty} AS v, `}count() AS conversions, uniqExactIf(c.h, k.in_range) AS converted, sum(c.value) AS revenue
       FROM (SELECT cityHash64(click_id) AS h, value FROM ${counted.subquery}) AS c
       ALL INNER JOIN (
-        SELECT click, any(${value.key}) AS key FROM converted_clicks
+        SELECT click, any(${value.key}) AS key,
+          max(ts >= fromUnixTimestamp64Milli({bkRangeLo:Int64}) AND ts < fromUnixTimestamp64Milli({bkRangeHi:Int64})${f.includeBots ? '' : ' AND NOT bot'}) AS in_range
+        FROM converted_clicks
         WHERE ${clicks.sql.join(' AND ')}
           AND ts >= fromUnixTimestamp64Milli({bkLo:Int64}) AND ts < fromUnixTimestamp64Milli({bkHi:Int64})
         GROUP BY click
@@ -73,6 +84,8 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
       ...clicks.params,
       bkLo: rangeSpanMs(f).loMs - ATTRIBUTION_WINDOW_MS,
       bkHi: rangeSpanMs(f).hiMs + CLOCK_SKEW_MS,
+      bkRangeLo: r.startMs,
+      bkRangeHi: r.endMs,
     },
   };
 }
@@ -89,7 +102,8 @@ function conversionsByValue(f: BreakdownFilter, empty: string | null): { sql: st
  *
  * A value with conversions but no click in the range (its clicks came earlier) is a row
  * with 0 clicks. `total` is the number of rows before the page is cut, the same count
- * on every page.
+ * on every page. `convertedClicks`: per value of the page, its clicks of the range with a
+ * conversion in the range (at most its clicks; the experiment report's successes).
  */
 export async function breakdown(
   ch: ClickHouseClient,
@@ -107,7 +121,7 @@ export async function breakdown(
       ? await linkValuePeriods.cached({ workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() }, signal)
       : null;
   try {
-    return await breakdownFrom(ch, sql, f, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range), signal);
+    return await breakdownFrom(ch, sql, f, range, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range), signal);
   } finally {
     // Also for a request its client abandoned: its statements are cancelled by then, and a
     // breakdown slow enough without the periods to be given up on every time (the
@@ -121,6 +135,7 @@ async function breakdownFrom(
   ch: ClickHouseClient,
   sql: Sql,
   f: BreakdownFilter,
+  range: HourRange,
   source: BreakdownSource,
   signal: AbortSignal | undefined,
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
@@ -129,7 +144,7 @@ async function breakdownFrom(
   // Two passes: no uniques here (0), the page's are read after. One pass: each value's
   // uniques counted where the source groups by value at once, else merged from states.
   const counted = onePass ? source.counted : undefined;
-  const conversions = conversionsByValue(f, onePass && !counted ? source.uniques.empty : null);
+  const conversions = conversionsByValue(f, range, onePass && !counted ? source.uniques.empty : null);
   const clicks = counted ? { sql: counted, params: {} } : onePass ? source.rows(null) : { sql: source.clicks, params: {} };
   const v = counted ? 'u, ' : onePass ? 'v, ' : '';
   const all = {

@@ -156,11 +156,12 @@ describe('analytics by dimension', () => {
       .sort((x, y) => y.clicks - x.clicks || y.conversions - x.conversions || ((x.value ?? '') < (y.value ?? '') ? -1 : 1));
   }
 
-  /** Per value, the clicks that converted at least once in the range (the experiments' successes). */
+  /** Per value, the clicks of the range (those clicksOf counts) that converted at least once in the range (the experiments' successes). */
   function convertedClicks(dimension: string, opts: Parameters<typeof clicksOf>[0] = {}) {
+    const ofRange = new Set(clicksOf(opts).map((c) => c.click_id));
     const byValue = new Map<string | null, Set<string>>();
     for (const v of conversionsOf({ ...opts, filter: {} })) {
-      if (!v.click) continue;
+      if (!v.click || !ofRange.has(v.click.click_id)) continue;
       const value = valueOf[dimension]!(v.click) || null;
       (byValue.get(value) ?? byValue.set(value, new Set()).get(value)!).add(v.click.click_id);
     }

@@ -29,7 +29,9 @@ export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: Experi
   const filter: BreakdownFilter = { ...f, dimension: 'rule' as Dimension, page: 1, limit: MAX_VARIANTS };
   const { rows, convertedClicks } = await breakdown(ch, sql, filter, undefined, signal);
   // The statistics compare proportions of clicks: a click that converted twice (two
-  // orders) is one success, not two (rates above 100 % would break them).
+  // orders) is one success, not two; and a success is a click of the range converted
+  // within the range (breakdown-query.ts), never a conversion of an earlier range's click,
+  // so an arm's successes never outnumber its clicks.
   const converted = (r: (typeof rows)[number]) => convertedClicks.get(r.value) ?? 0;
   const variants = rows.filter((r) => r.value !== null);
   const control = variants.find((r) => r.value === f.control) ?? (f.control === 'default' ? undefined : null);

@@ -86,7 +86,8 @@ export interface ArmCounts {
   clicks: number;
   /**
    * Successes: clicks that converted, each once however many orders it brought. At most
-   * `clicks` (one taken above, a click of an earlier range converting in this one, is cut).
+   * `clicks`: the report counts only the range's clicks converted within the range
+   * (breakdown-query.ts), so a proportion is never above 1.
    */
   conversions: number;
 }
@@ -112,9 +113,7 @@ export interface Comparison {
  * p = 0.0496 while the interval is [-0.04, +21.80] points), and a row never says
  * "significant" next to an interval that contains 0.
  */
-export function compareWithControl(variantCounts: ArmCounts, controlCounts: ArmCounts): Comparison {
-  const arm = (a: ArmCounts): ArmCounts => ({ clicks: a.clicks, conversions: Math.min(a.conversions, a.clicks) });
-  const [variant, control] = [arm(variantCounts), arm(controlCounts)];
+export function compareWithControl(variant: ArmCounts, control: ArmCounts): Comparison {
   const rate = (a: ArmCounts) => (a.clicks === 0 ? 0 : a.conversions / a.clicks);
   const [lo, hi] = newcombeInterval(variant.conversions, variant.clicks, control.conversions, control.clicks);
   const { pValue } = twoProportionZTest(variant.conversions, variant.clicks, control.conversions, control.clicks);
