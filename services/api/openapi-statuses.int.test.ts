@@ -176,4 +176,12 @@ describe('every status the API answers is in the OpenAPI document', () => {
     }
     expectDocumented(await answered());
   }, 60_000);
+
+  it('a URL holding a NUL is a documented 400 for every operation (refused before routing: counted as no route, so it runs last)', async () => {
+    for (const op of operations) {
+      const status = await send(op, { key: keys.full, body: exampleBody(op), query: '?note=a%00b' });
+      expect(status, `${op.method} ${op.path}`).toBe(400);
+      expect([...documented.get(`${op.method.toUpperCase()} ${op.path}`)!], `${op.method} ${op.path}`).toContain(400);
+    }
+  });
 });

@@ -126,11 +126,11 @@ describe('OpenAPI document', () => {
   });
 
   it('lists only the statuses an operation answers, with rate-limit, Retry-After and Idempotency-Key headers', () => {
-    expect(Object.keys(document.paths['/health'].get.responses)).toEqual(['200']);
-    expect(Object.keys(document.paths['/ready'].get.responses)).toEqual(['200', '503']);
+    expect(Object.keys(document.paths['/health'].get.responses)).toEqual(['200', '400']);
+    expect(Object.keys(document.paths['/ready'].get.responses)).toEqual(['200', '400', '503']);
     expect(Object.keys(document.paths['/links/{id}'].get.responses)).toEqual(['200', '400', '401', '403', '404', '429', '503']);
-    expect(Object.keys(document.paths['/campaigns/{id}'].get.responses)).toEqual(['200', '401', '403', '404', '429', '503']);
-    expect(Object.keys(document.paths['/me'].get.responses)).toEqual(['200', '401', '429', '503']);
+    expect(Object.keys(document.paths['/campaigns/{id}'].get.responses)).toEqual(['200', '400', '401', '403', '404', '429', '503']);
+    expect(Object.keys(document.paths['/me'].get.responses)).toEqual(['200', '400', '401', '429', '503']);
     expect(Object.keys(document.paths['/conversions/s2s'].post.responses)).toEqual(['200', '201', '400', '401', '403', '404', '409', '413', '422', '429', '503']);
     for (const op of operations) {
       const operation = document.paths[op.path][op.method];

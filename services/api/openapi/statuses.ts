@@ -14,7 +14,8 @@ export function takesIdempotencyKey(op: Pick<Operation, 'method' | 'scope'>): bo
  * - behind an API key: 401 (no or bad key), 429 (plan limit), 503 (Postgres, which
  *   checks the key, unreachable), and 403 unless any key will do;
  * - an id in the path: 404;
- * - a query or a body: 400; a body: 413;
+ * - 400, every operation: a URL holding a NUL (%00) is refused before routing
+ *   (middleware/reject-nul-in-url.ts), whatever the operation takes; a body: 413;
  * - an Idempotency-Key: 400 (malformed key), 409 (in flight), 422 (reused), and the
  *   body is read to fingerprint the request (400, 413);
  * - and the operation's own `errors` (e.g. 409 short code taken).
@@ -29,10 +30,10 @@ export function errorCodesOf(op: Operation): ErrorCode[] {
     codes.add('SERVICE_UNAVAILABLE');
     if (op.path.includes('{')) codes.add('NOT_FOUND');
   }
-  if (op.query || op.body) codes.add('VALIDATION_ERROR');
+  codes.add('VALIDATION_ERROR');
   if (op.body) codes.add('PAYLOAD_TOO_LARGE');
   if (takesIdempotencyKey(op)) {
-    for (const code of ['VALIDATION_ERROR', 'PAYLOAD_TOO_LARGE', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED'] as const) codes.add(code);
+    for (const code of ['PAYLOAD_TOO_LARGE', 'IDEMPOTENCY_KEY_IN_USE', 'IDEMPOTENCY_KEY_REUSED'] as const) codes.add(code);
   }
   for (const code of op.errors ?? []) codes.add(code);
   return [...codes];
