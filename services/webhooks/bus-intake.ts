@@ -1,4 +1,5 @@
 import type { BusMessage, EventConsumer } from '../../shared/bus/bus.ts';
+import { messagesInHand } from '../../shared/bus/messages-in-hand.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import type { Dispatcher } from './dispatcher.ts';
 
@@ -14,12 +15,15 @@ export interface BusIntake {
  * A loop over a durable consumer: fetch, handle, acknowledge. `handle` stores what
  * the messages mean before it returns, so a crash before the ack only means the
  * messages come again (every store is idempotent). A failed batch is handed back
- * for redelivery after a pause. Fetching waits while the dispatcher is full.
+ * for redelivery after a pause. Fetching waits while the dispatcher is full. Messages
+ * are kept alive while handled, however long that takes (waiting for the dispatcher,
+ * for first attempts, for Postgres): past the ack wait the bus would hand them to
+ * another sender meanwhile, and both would send them.
  */
 export function startBusIntake(deps: {
   consumer: EventConsumer;
   handle(messages: BusMessage[]): Promise<void>;
-  dispatcher: Dispatcher;
+  dispatcher: Pick<Dispatcher, 'freeCapacity'>;
   logger: Logger;
   name: string;
   maxMessages: number;
@@ -38,15 +42,16 @@ export function startBusIntake(deps: {
   const handling = new Set<Promise<void>>();
   let backoffMs = 100;
   let pausedUntil = 0;
+  const inHand = messagesInHand();
 
   async function handle(messages: BusMessage[]): Promise<void> {
     try {
       await deps.handle(messages);
-      for (const m of messages) m.ack();
+      inHand.ack(messages);
       backoffMs = 100;
     } catch (err) {
       deps.logger.warn(`webhook ${deps.name} intake failed; retrying`, { messages: messages.length, ...errorFields(err) });
-      for (const m of messages) m.nak(backoffMs);
+      inHand.nak(messages, backoffMs);
       pausedUntil = Date.now() + backoffMs;
       backoffMs = Math.min(5_000, backoffMs * 2);
     }
@@ -76,6 +81,7 @@ export function startBusIntake(deps: {
         continue;
       }
       if (messages.length === 0) continue;
+      inHand.hold(messages);
       const handled: Promise<void> = handle(messages).finally(() => handling.delete(handled));
       handling.add(handled);
     }
@@ -86,6 +92,7 @@ export function startBusIntake(deps: {
     async stop() {
       stopped = true;
       await loop;
+      inHand.stop();
       deps.consumer.close();
     },
   };

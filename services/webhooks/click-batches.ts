@@ -1,4 +1,5 @@
 import type { BusMessage, Bus, EventConsumer, Lease } from '../../shared/bus/bus.ts';
+import { messagesInHand } from '../../shared/bus/messages-in-hand.ts';
 import { newId } from '../../shared/ids.ts';
 import type { EventOrigin } from '../../shared/click-id-origin.ts';
 import { errorFields, type Logger } from '../../shared/logger.ts';
@@ -54,7 +55,9 @@ function clickData(c: ClickEvent): WebhookClick {
  * endpoint every `intervalMs`. One sender at a time does this (it holds a lease, and
  * the others wait to take over), so the once-per-interval bound holds across any
  * number of senders. Click messages are acknowledged only once their batches are
- * stored, so a crash loses none. A click reaches an endpoint in one event: clicks an
+ * stored, so a crash loses none; until then they are kept alive (a batch interval, a
+ * wait for the endpoint list or a slow store may outlast the ack wait), and handed back
+ * when the lease is lost. A click reaches an endpoint in one event: clicks an
  * earlier event holds (recorded with it, migration 0017) are left out of the next, so
  * messages a crashed NATS server hands out again add nothing, and a receiver that
  * dedups by webhook-id sees each click once.
@@ -84,6 +87,8 @@ export function startClickBatches(deps: {
   let held: BusMessage[] = [];
   /** Fetched, not yet matched to endpoints: waiting for an endpoint list read after `fetchedAt`. */
   let unmatched: Array<{ fetchedAt: number; messages: BusMessage[] }> = [];
+  /** Every message of `unmatched`, `held` and a flush under way. */
+  const inHand = messagesInHand();
 
   /** Click lines this sender could not read, and clicks no redirector sent, since it last said so: said at most once a minute. */
   let unreadable = 0;
@@ -149,10 +154,10 @@ export function startClickBatches(deps: {
       }
       await deliver(events, { madeBefore: Date.now(), sentClicks });
     } catch (err) {
-      for (const m of messages) m.nak(1_000);
+      inHand.nak(messages, 1_000);
       throw err;
     }
-    for (const m of messages) m.ack();
+    inHand.ack(messages);
     deps.metrics.events('clicks', events.length);
   }
 
@@ -161,7 +166,10 @@ export function startClickBatches(deps: {
     let renewAt = Date.now() + LEASE_TTL_MS / 3;
     while (!stopped) {
       if (Date.now() >= renewAt) {
-        if (!(await lease.renew())) return;
+        if (!(await lease.renew())) {
+          handBack(); // lost: another sender batches now, and gets what was in hand here
+          return;
+        }
         renewAt = Date.now() + LEASE_TTL_MS / 3;
       }
       // Clicks are matched to endpoints only by an endpoint list read after they were
@@ -171,12 +179,11 @@ export function startClickBatches(deps: {
       while (unmatched.length > 0 && unmatched[0]!.fetchedAt <= known) {
         for (const m of unmatched.shift()!.messages) {
           if (!directory.anySubscribes(TYPE)) {
-            m.ack(); // nobody listens: nothing to keep
+            inHand.ack([m]); // nobody listens: nothing to keep
             continue;
           }
           take(m);
           held.push(m);
-          m.working();
         }
       }
       const full = [...waiting.values()].some((w) => w.clicks.length >= MAX_CLICKS_PER_BATCH);
@@ -184,7 +191,10 @@ export function startClickBatches(deps: {
       // Fetching pauses while many wait for the list (Postgres away: it is not read).
       if (!full && wait > 0 && unmatched.length < MAX_UNMATCHED_FETCHES) {
         const messages = await consumer.fetch(50, Math.min(wait, unmatched.length > 0 ? 50 : 1_000));
-        if (messages.length > 0) unmatched.push({ fetchedAt: Date.now(), messages });
+        if (messages.length > 0) {
+          inHand.hold(messages);
+          unmatched.push({ fetchedAt: Date.now(), messages });
+        }
         continue;
       }
       if (Date.now() >= nextFlush) {
@@ -195,8 +205,15 @@ export function startClickBatches(deps: {
     // Stopping: what is gathered goes out now rather than waiting for a redelivery;
     // what is not matched yet comes back to the next sender holding the lease.
     if (held.length > 0) await flush();
-    for (const m of unmatched.flatMap((u) => u.messages)) m.nak();
+    handBack();
+  }
+
+  /** What is in hand goes back to the bus (for whichever sender holds the lease next), its clicks dropped here. */
+  function handBack(delayMs?: number): void {
+    inHand.nak([...held, ...unmatched.flatMap((u) => u.messages)], delayMs);
+    held = [];
     unmatched = [];
+    waiting = new Map();
   }
 
   const loop = (async () => {
@@ -216,15 +233,13 @@ export function startClickBatches(deps: {
         }
       } catch (err) {
         logger.warn('link.clicked batching failed; retrying', errorFields(err));
-        for (const m of [...held, ...unmatched.flatMap((u) => u.messages)]) m.nak(1_000);
-        held = [];
-        unmatched = [];
-        waiting = new Map();
+        handBack(1_000);
         await sleep(1_000);
       } finally {
         await lease?.release().catch((err) => logger.warn('link.clicked batching lease not released; it expires by itself', errorFields(err)));
       }
     }
+    inHand.stop();
   })();
 
   return {

@@ -143,7 +143,7 @@ export interface BusMessage {
   nak(delayMs?: number): void;
   /** Never redeliver (poison message, already dead-lettered). */
   term(): void;
-  /** Still being processed: restart the redelivery timer (call more often than every 10 s). */
+  /** Still being processed: restart the redelivery timer (call well within the ack wait: see messages-in-hand.ts). */
   working(): void;
 }
 
@@ -159,7 +159,7 @@ export interface EventConsumer {
    * Up to `max` messages that are here already, without waiting for a batch to fill;
    * waits up to `waitMs` only while none are (for latency: a live trickle is handed
    * over as it comes, a backlog in batches of `max`). Messages may be read ahead of
-   * the call (a few hundred, against the ack wait); the first call's `max` bounds them.
+   * the call (a few hundred, kept alive meanwhile); the first call's `max` bounds them.
    * Use one of `fetch` and `fetchReady` per consumer object.
    */
   fetchReady(max: number, waitMs: number): Promise<BusMessage[]>;
@@ -175,8 +175,11 @@ export interface Bus {
    * A durable consumer of the stream holding `filterSubject` (the events stream when
    * absent); several processes sharing a name share the work. A new consumer starts
    * at the stream's first message, or with `startAt: 'new'` at the next one published.
+   * A message handed out and neither acked nor kept alive (`working()`) for `ackWaitMs`
+   * (10 s unless given: tests shorten it) is handed out again; it is the durable's, so
+   * the consumer opened last sets it for all.
    */
-  eventConsumer(durableName: string, filterSubject?: string, options?: { startAt?: 'all' | 'new' }): Promise<EventConsumer>;
+  eventConsumer(durableName: string, filterSubject?: string, options?: { startAt?: 'all' | 'new'; ackWaitMs?: number }): Promise<EventConsumer>;
   kv(bucket: string): Promise<KvBucket>;
   blobs(bucket: string): Promise<BlobStore>;
   /** The lease on `name` for `ttlMs`, or null while another holder has it. */

@@ -22,6 +22,7 @@ interface Durable {
   cursor: number;
   /** Handed out, not yet acked: seq -> redeliver-at time and delivery count. */
   pending: Map<number, { redeliverAt: number; deliveries: number }>;
+  ackWaitMs: number;
   waiters: Array<() => void>;
 }
 
@@ -70,14 +71,14 @@ export function createMemoryBus(): MemoryBus {
       if (out.length >= max) break;
       if (p.redeliverAt <= now && bySeq.has(s)) {
         p.deliveries++;
-        p.redeliverAt = now + ACK_WAIT_MS;
+        p.redeliverAt = now + d.ackWaitMs;
         out.push(message(d, bySeq.get(s)!, p.deliveries));
       }
     }
     while (out.length < max && d.cursor <= seq) {
       const stored = bySeq.get(d.cursor++);
       if (!stored || !subjectMatches(d.filter, stored.subject)) continue;
-      d.pending.set(stored.seq, { redeliverAt: now + ACK_WAIT_MS, deliveries: 1 });
+      d.pending.set(stored.seq, { redeliverAt: now + d.ackWaitMs, deliveries: 1 });
       out.push(message(d, stored, 1));
     }
     return out;
@@ -106,7 +107,7 @@ export function createMemoryBus(): MemoryBus {
       term: () => settle(d, stored.seq),
       working: () => {
         const p = d.pending.get(stored.seq);
-        if (p) p.redeliverAt = Date.now() + ACK_WAIT_MS;
+        if (p) p.redeliverAt = Date.now() + d.ackWaitMs;
       },
     };
   }
@@ -126,11 +127,14 @@ export function createMemoryBus(): MemoryBus {
       wake();
     },
     async eventConsumer(durableName, filterSubject, options) {
+      // The durable's, as on NATS: the consumer opened last sets it for all.
+      const ackWaitMs = options?.ackWaitMs ?? ACK_WAIT_MS;
       let d = durables.get(durableName);
       if (!d) {
-        d = { filter: filterSubject, cursor: options?.startAt === 'new' ? seq + 1 : 1, pending: new Map(), waiters: [] };
+        d = { filter: filterSubject, cursor: options?.startAt === 'new' ? seq + 1 : 1, pending: new Map(), waiters: [], ackWaitMs };
         durables.set(durableName, d);
       }
+      d.ackWaitMs = ackWaitMs;
       const durable = d;
       const consumer: EventConsumer = {
         async fetch(max, expiresMs) {

@@ -152,7 +152,7 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
         ack_policy: AckPolicy.Explicit,
         deliver_policy: options?.startAt === 'new' ? DeliverPolicy.New : DeliverPolicy.All,
         // A crashed consumer's messages come back after this; live ones call working() to hold them longer.
-        ack_wait: nanos(ACK_WAIT_MS),
+        ack_wait: nanos(options?.ackWaitMs ?? ACK_WAIT_MS),
         max_ack_pending: 100_000,
         ...(filterSubject ? { filter_subject: filterSubject } : {}),
       };

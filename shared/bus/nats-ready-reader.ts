@@ -1,5 +1,6 @@
 import type { Consumer, JsMsg } from 'nats';
 import type { BusMessage } from './bus.ts';
+import { messagesInHand } from './messages-in-hand.ts';
 
 /** How long one pull request waits on the server for its batch (JetStream's least). */
 const PULL_EXPIRES_MS = 1_000;
@@ -21,7 +22,8 @@ export interface ReadyReader {
  * (a second at least: a live trickle waited up to that, and a batch filling at 500
  * messages a second took a second). Bounded: a pull asks for at most `pullMax` messages
  * and for no more than the room left under `buffer`, so at most `buffer` messages are
- * held here unacknowledged (against the ack wait).
+ * held here unacknowledged, kept alive until taken: a caller busy for longer than the
+ * ack wait (a full dispatcher) would otherwise find them handed out again meanwhile.
  */
 export function natsReadyReader(consumer: Consumer, options: { buffer: number; pullMax: number }, wrap: (m: JsMsg) => BusMessage): ReadyReader {
   const { buffer, pullMax } = options;
@@ -30,6 +32,7 @@ export function natsReadyReader(consumer: Consumer, options: { buffer: number; p
   let arrived = null as (() => void) | null;
   let taken = null as (() => void) | null;
   let failure: unknown = null;
+  const inHand = messagesInHand();
 
   void (async () => {
     while (!closed) {
@@ -41,6 +44,7 @@ export function natsReadyReader(consumer: Consumer, options: { buffer: number; p
         if (closed) message.nak();
         else {
           queue.push(message);
+          inHand.hold([message]);
           arrived?.();
         }
       }
@@ -64,13 +68,16 @@ export function natsReadyReader(consumer: Consumer, options: { buffer: number; p
       }
       if (queue.length === 0 && failure !== null) throw failure;
       const out = queue.splice(0, max);
+      // Handed over: keeping them alive is the caller's part from here, as after a fetch.
+      inHand.release(out);
       taken?.();
       taken = null;
       return out;
     },
     close() {
       closed = true;
-      for (const m of queue.splice(0)) m.nak();
+      inHand.nak(queue.splice(0));
+      inHand.stop();
       taken?.();
       arrived?.();
     },
