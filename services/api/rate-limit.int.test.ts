@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKey, createWorkspace, findPrincipal } from '../../shared/db/workspaces.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createApiApp } from './app.ts';
 import { loadApiConfig } from './config.ts';
 import { listen, type RunningServer } from './server.ts';
-import { takeRequest } from './middleware/rate-limit.ts';
+import { rateLimiter, takeRequest, type RateDecision } from './middleware/rate-limit.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 
 /** Plan limits over a rolling hour, exact across API instances sharing Postgres. */
@@ -98,6 +98,50 @@ describe('rate limits', () => {
       SELECT w.used, (SELECT count(*)::int FROM rate_limit_hits h WHERE h.workspace_id = w.workspace_id) AS hits
       FROM rate_limit_windows w WHERE w.workspace_id = ${ws.id}`;
     expect(kept).toEqual({ used: 51, hits: 51 });
+  });
+
+  it("the window runs on Postgres's clock: instances whose clocks are hours apart stamp and expire hits alike", async () => {
+    const { key, workspaceId } = await api.tenant({ plan: 'starter' }); // blocks of one token: a hit per request
+    const principal = (await findPrincipal(api.db.sql, key))!;
+    const logger = createLogger('t', 'silent');
+    // Three instances in one process: on time, two hours ahead, two hours behind (Date.now skewed while each takes).
+    const instances = [0, 2, -2].map((hours) => ({ limiter: rateLimiter(api.db.sql, logger), skew: hours * 3_600_000 }));
+    const realNow = Date.now.bind(Date);
+    const decisions: RateDecision[] = [];
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (const { limiter, skew } of instances) {
+          const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + skew);
+          try {
+            decisions.push(await limiter.take(principal));
+          } finally {
+            clock.mockRestore();
+          }
+        }
+      }
+    } finally {
+      await Promise.all(instances.map(({ limiter }) => limiter.close()));
+    }
+    // Every request stays counted: the instance ahead expired nobody's hits, the one behind stamped none out of the window.
+    expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual(decisions.map((_, i) => [true, 99 - i]));
+    const [window] = await api.db.sql<{ counted: number; drift: number; now: Date }[]>`
+      SELECT sum(n)::int AS counted, max(abs(extract(epoch FROM h.at - now())))::float8 AS drift, now() AS now
+      FROM rate_limit_hits h WHERE h.workspace_id = ${workspaceId}`;
+    expect(window!.counted).toBe(9);
+    expect(window!.drift).toBeLessThan(10);
+    // X-RateLimit-Reset: the first hit (database time) plus an hour, whichever instance answers.
+    for (const d of decisions) expect(Math.abs(d.reset - (window!.now.getTime() / 1000 + 3_600))).toBeLessThan(10);
+  });
+
+  it("the previous release's calls keep working during a rolling upgrade (their own p_now; take_rate_limit)", async () => {
+    const { workspaceId } = await api.tenant({ plan: 'starter' });
+    const at = new Date(Date.now() - 60_000);
+    const [tokens] = await api.db.sql`SELECT used, oldest, granted FROM take_rate_tokens(${workspaceId}, 100, ${at}, 1, 0, NULL)`;
+    expect(tokens).toEqual({ used: 0, oldest: at, granted: 1 });
+    const [single] = await api.db.sql`SELECT used, oldest, allowed FROM take_rate_limit(${workspaceId}, 100, ${at})`;
+    expect(single).toEqual({ used: 1, oldest: at, allowed: true });
+    const [kept] = await api.db.sql`SELECT w.used, (SELECT sum(n)::int FROM rate_limit_hits h WHERE h.workspace_id = w.workspace_id) AS hits FROM rate_limit_windows w WHERE w.workspace_id = ${workspaceId}`;
+    expect(kept).toEqual({ used: 2, hits: 2 });
   });
 
   // Starting an API on PGlite (every migration) takes most of the time; a busy machine needs more than 30 s.

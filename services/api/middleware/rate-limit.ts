@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Context, Next } from 'koa';
 import { AppError } from '../../../shared/errors.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
@@ -19,49 +20,64 @@ const prefetchCap = (limit: number) => Math.max(1, Math.floor(limit / 100));
 export interface RateDecision {
   limit: number;
   remaining: number;
-  /** Unix seconds when the oldest counted request leaves the window. */
+  /** Unix seconds when the oldest counted request leaves the window (the database's clock). */
   reset: number;
   allowed: boolean;
+  /** Set on every refusal: seconds until `reset`, counted on the database's clock (Retry-After). */
+  retryAfter?: number;
 }
 
 interface Grant {
   /** The window before the grant. */
   used: number;
+  /** Epoch ms, database time, as `at`. */
   oldest: number | null;
   granted: number;
+  /** Epoch ms, database time: when the window ended for this call and the grant counts from. */
+  at: number;
 }
 
 /**
- * take_rate_tokens() (migration 0011): under the workspace's window row lock, gives
- * back `giveBack` unspent tokens of a block taken at `giveBackAt` and grants up to
- * `want` new ones at `now`, so concurrent calls from any API instance are counted
- * one by one, in one round trip.
+ * take_rate_tokens() (migrations 0011, 0023): under the workspace's window row lock,
+ * gives back `giveBack` unspent tokens of a block taken at `giveBackAt` and grants up
+ * to `want` new ones, so concurrent calls from any API instance are counted one by
+ * one, in one round trip. `now` null (production) is the database's time; a test
+ * may pass its own.
  */
-async function takeTokens(sql: Sql, workspaceId: string, limit: number, now: number, want: number, giveBack = 0, giveBackAt: number | null = null): Promise<Grant> {
-  const [row] = await sql<{ used: number; oldest: Date | null; granted: number }[]>`
-    SELECT used, oldest, granted FROM take_rate_tokens(${workspaceId}, ${limit}, ${new Date(now)}, ${want}, ${giveBack},
-      ${giveBackAt === null ? null : new Date(giveBackAt)})`;
-  return { used: row!.used, oldest: row!.oldest?.getTime() ?? null, granted: row!.granted };
+async function takeTokens(sql: Sql, workspaceId: string, limit: number, now: number | null, want: number, giveBack = 0, giveBackAt: number | null = null): Promise<Grant> {
+  const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+  const [row] = await sql<{ used: number; oldest: Date | null; granted: number; at: Date }[]>`
+    SELECT used, oldest, granted, at FROM take_rate_tokens(${workspaceId}, ${limit}, ${date(now)}, ${want}, ${giveBack}, ${date(giveBackAt)})`;
+  return { used: row!.used, oldest: row!.oldest?.getTime() ?? null, granted: row!.granted, at: row!.at.getTime() };
 }
 
-const resetOf = (oldest: number | null, now: number) => Math.ceil(((oldest ?? now) + WINDOW_MS) / 1000);
+const resetOf = (oldest: number | null, at: number) => Math.ceil(((oldest ?? at) + WINDOW_MS) / 1000);
+
+/** The answer to the requests a grant was taken for (one each while it lasts; a refusal for all when granted = 0). */
+function decide(limit: number, grant: Grant): RateDecision {
+  const reset = resetOf(grant.oldest, grant.at);
+  if (grant.granted === 0) return { limit, remaining: 0, reset, allowed: false, retryAfter: Math.max(1, reset - Math.floor(grant.at / 1000)) };
+  return { limit, remaining: Math.max(0, limit - grant.used - grant.granted), reset, allowed: true };
+}
 
 /**
  * One request counted exactly, in its own round trip (the rolling-window test's
- * form; the middleware uses a `RateLimiter`). A refused request is not recorded.
+ * form; the middleware uses a `RateLimiter`), at `now` (epoch ms) or by default the
+ * database's time. A refused request is not recorded.
  */
-export async function takeRequest(sql: Sql, principal: Principal, now = Date.now()): Promise<RateDecision> {
+export async function takeRequest(sql: Sql, principal: Principal, now: number | null = null): Promise<RateDecision> {
   const limit = planLimits[principal.plan];
-  const grant = await takeTokens(sql, principal.workspaceId, limit, now, 1);
-  return { limit, remaining: Math.max(0, limit - grant.used - grant.granted), reset: resetOf(grant.oldest, now), allowed: grant.granted > 0 };
+  return decide(limit, await takeTokens(sql, principal.workspaceId, limit, now, 1));
 }
 
 interface Block {
   limit: number;
   /** Tokens left to spend. */
   tokens: number;
-  /** Epoch ms the block was taken (its tokens count in the window from then). */
+  /** Epoch ms, database time, the block was taken (its tokens count in the window from then; given back at it). */
   at: number;
+  /** performance.now() when this instance got the block: the lease runs on this instance's monotonic clock. */
+  takenAt: number;
   /** The window after the grant: every instance's tokens, spent or not. */
   used: number;
   oldest: number | null;
@@ -96,9 +112,15 @@ export interface RateLimiter {
  * Starter workspace (100/h) is still counted request by request. Unspent tokens are
  * given back within TOKEN_LEASE_MS to 2 x TOKEN_LEASE_MS.
  *
- * Accuracy, with N instances: the window never admits more than the limit (tokens
- * are taken before they are spent); a token counts from its block's time, at most
- * TOKEN_LEASE_MS before its request, so a request leaves the window that much early.
+ * Accuracy, with N instances: the window uses Postgres's clock only. take_rate_tokens
+ * stamps blocks, expires hits and answers `oldest` in database time (X-RateLimit-Reset
+ * and Retry-After are on it too), and a block is given back at its own database time,
+ * so instances' clocks may differ by any amount.
+ * The only local time is the lease (how long this instance has held a block), which
+ * is elapsed time on a monotonic clock (performance.now()), not a time of day. The
+ * window never admits more than the limit (tokens are taken before they are spent);
+ * a token counts from its block's time, at most TOKEN_LEASE_MS before its request,
+ * so a request leaves the window that much early.
  * Near the limit a request may be refused while other instances hold unspent tokens:
  * at most N-1 blocks, each at most 1 % of the limit and an eighth of what was left,
  * for at most 2 x TOKEN_LEASE_MS. X-RateLimit-Remaining counts other instances'
@@ -108,7 +130,8 @@ export interface RateLimiter {
 export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
   const workspaces = new Map<string, WorkspaceTokens>();
 
-  const live = (b: Block | null, limit: number, now: number): boolean => b !== null && b.limit === limit && b.tokens > 0 && now - b.at < TOKEN_LEASE_MS;
+  const leased = (b: Block) => performance.now() - b.takenAt < TOKEN_LEASE_MS;
+  const live = (b: Block, limit: number): boolean => b.limit === limit && b.tokens > 0 && leased(b);
 
   function spend(b: Block): RateDecision {
     b.tokens--;
@@ -121,28 +144,30 @@ export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
     w.claiming = true;
     try {
       while (w.waiters.length > 0) {
-        const now = Date.now();
         const limit = w.waiters[0]!.limit;
         const old = w.block;
-        if (old && live(old, limit, now)) {
+        if (old && live(old, limit)) {
           while (w.waiters.length > 0 && w.waiters[0]!.limit === limit && old.tokens > 0) w.waiters.shift()!.resolve(spend(old));
           continue;
         }
         const waiting = w.waiters.filter((x) => x.limit === limit).length;
         const want = Math.max(waiting, Math.min(prefetchCap(limit), 2 * (old?.spent ?? 0)));
         const giveBack = old && old.tokens > 0 ? old : null;
+        const takenAt = performance.now();
         let grant: Grant;
         try {
-          grant = await takeTokens(sql, workspaceId, limit, now, want, giveBack?.tokens ?? 0, giveBack?.at ?? null);
+          grant = await takeTokens(sql, workspaceId, limit, null, want, giveBack?.tokens ?? 0, giveBack?.at ?? null);
         } catch (err) {
           // The block given back stays ours (the statement did not happen); the waiters fail.
           for (const x of w.waiters.splice(0)) x.reject(err);
           return;
         }
-        const block: Block = { limit, tokens: grant.granted, at: now, used: grant.used + grant.granted, oldest: grant.oldest, spent: 0 };
+        // The lease counts from before the round trip, so every token is spent within TOKEN_LEASE_MS of
+        // its block's database time (which falls during the round trip), whatever this instance's clock says.
+        const block: Block = { limit, tokens: grant.granted, at: grant.at, takenAt, used: grant.used + grant.granted, oldest: grant.oldest, spent: 0 };
         w.block = block;
         if (grant.granted === 0) {
-          const refused: RateDecision = { limit, remaining: 0, reset: resetOf(grant.oldest, now), allowed: false };
+          const refused = decide(limit, grant);
           for (let i = w.waiters.length - 1; i >= 0; i--) if (w.waiters[i]!.limit === limit) w.waiters.splice(i, 1)[0]!.resolve(refused);
         }
       }
@@ -153,17 +178,16 @@ export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
 
   /** Gives back what expired blocks did not spend (all blocks at close), so idle instances strand no tokens. */
   async function giveBackExpired(all = false): Promise<void> {
-    const now = Date.now();
     const returns: Array<Promise<unknown>> = [];
     for (const [workspaceId, w] of workspaces) {
       if (w.claiming || w.waiters.length > 0) continue;
       const b = w.block;
-      if (b && !all && now - b.at < TOKEN_LEASE_MS) continue;
+      if (b && !all && leased(b)) continue;
       // Forgotten here; a request after this starts afresh with a claim of its own.
       workspaces.delete(workspaceId);
       if (b && b.tokens > 0) {
         returns.push(
-          takeTokens(sql, workspaceId, b.limit, now, 0, b.tokens, b.at).catch((err) =>
+          takeTokens(sql, workspaceId, b.limit, null, 0, b.tokens, b.at).catch((err) =>
             // The tokens stay counted until they leave the window (the bound above).
             logger.warn('unspent rate-limit tokens not given back', { workspaceId, tokens: b.tokens, ...errorFields(err) }),
           ),
@@ -181,7 +205,7 @@ export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
       const limit = planLimits[principal.plan];
       let w = workspaces.get(principal.workspaceId);
       if (!w) workspaces.set(principal.workspaceId, (w = { block: null, waiters: [], claiming: false }));
-      if (w.waiters.length === 0 && w.block && live(w.block, limit, Date.now())) return Promise.resolve(spend(w.block));
+      if (w.waiters.length === 0 && w.block && live(w.block, limit)) return Promise.resolve(spend(w.block));
       const waiters = w.waiters;
       const promise = new Promise<RateDecision>((resolve, reject) => waiters.push({ limit, resolve, reject }));
       if (!w.claiming) void claim(principal.workspaceId, w);
@@ -201,7 +225,7 @@ export async function enforceRateLimit(ctx: Context, limiter: RateLimiter, princ
   ctx.set('X-RateLimit-Remaining', String(decision.remaining));
   ctx.set('X-RateLimit-Reset', String(decision.reset));
   if (!decision.allowed) {
-    ctx.set('Retry-After', String(Math.max(1, decision.reset - Math.floor(Date.now() / 1000))));
+    ctx.set('Retry-After', String(decision.retryAfter ?? 1));
     throw new AppError('RATE_LIMITED', `Rate limit of ${decision.limit} requests per hour reached for this workspace's ${principal.plan} plan`);
   }
   return next();
