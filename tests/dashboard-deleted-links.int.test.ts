@@ -1,6 +1,7 @@
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiRequests, digits, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
+import { focused } from '../services/dashboard/testing/keyboard.ts';
 import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/clickhouse-client.ts';
 import { toEventRow } from '../shared/clickhouse/events-table.ts';
 import { createLinkrouteClient, type GetData } from '../shared/client/client.ts';
@@ -69,12 +70,12 @@ describe('dashboard: deleted links in chromium', () => {
   }
 
   /** A conversion of the `n`th click stored for `link`. */
-  async function conversionOf(link: Link, n: number, iso: string, value: number): Promise<string> {
+  async function conversionOf(link: Link, n: number, iso: string, value: number, currency = 'EUR'): Promise<string> {
     const conversionId = `conv_${link.id}_${n}`;
     await clickhouse.insert({
       table: 'conversions',
       values: [
-        { workspace_id: workspaceId, link_id: link.id, ts: Date.parse(iso), conversion_id: conversionId, click_id: `ck_${link.id}_${n}`, campaign_id: link.campaignId, event: 'purchase', value, currency: 'EUR', order_id: `order-${n}`, attributed: true, source: 's2s' },
+        { workspace_id: workspaceId, link_id: link.id, ts: Date.parse(iso), conversion_id: conversionId, click_id: `ck_${link.id}_${n}`, campaign_id: link.campaignId, event: 'purchase', value, currency, order_id: `order-${link.id}-${n}`, attributed: true, source: 's2s' },
       ],
       format: 'JSONEachRow',
     });
@@ -152,9 +153,9 @@ describe('dashboard: deleted links in chromium', () => {
     await loadedAnalytics(page);
     expect(await kpi(page, 'Clicks')).toBe(1);
 
-    // A period the API refuses (a click log may carry a span of years): the page is still the
+    // A period the API refuses (From after To, an address edited by hand): the page is still the
     // deleted link's, the refusal shown in its analytics section beside the range controls.
-    await page.goto(url(`links/${link.id}?range=custom&from=2023-01-01&to=2025-12-31&tz=UTC`));
+    await page.goto(url(`links/${link.id}?range=custom&from=2025-12-31&to=2025-01-01&tz=UTC`));
     await page.getByRole('heading', { level: 1, name: 'Deleted link' }).waitFor();
     await page.locator('section[aria-labelledby="link-analytics"] .error-box').waitFor();
     // Each section says it of its own request (the experiments too); none stands for the page.
@@ -254,6 +255,55 @@ describe('dashboard: deleted links in chromium', () => {
     await record.waitFor();
     await opensItsPage(record.getByRole('link', { name: `Link ${retired.id} deleted` }));
   }, 120_000);
+
+  it('conversions in two currencies: Revenue and Average value say so where they show, pointing to the figures by currency; a link filter\'s chip names the link by its code (its id where it cannot be read)', async () => {
+    // June 2025: /mixed-june converted in EUR and USD, /euro-june in EUR only, and a link since deleted in EUR.
+    const mixed = await linkWithClicks('mixed-june', [
+      ['2025-06-03T08:00:00Z', 'v1', 'DE'],
+      ['2025-06-03T09:00:00Z', 'v2', 'US'],
+    ], { live: true });
+    const euro = await linkWithClicks('euro-june', [['2025-06-04T08:00:00Z', 'v3', 'DE']], { live: true });
+    const gone = await linkWithClicks('gone-june', [['2025-06-05T08:00:00Z', 'v4', 'FR']]);
+    await conversionOf(mixed, 0, '2025-06-03T08:30:00Z', 30);
+    await conversionOf(mixed, 1, '2025-06-03T09:30:00Z', 20, 'USD');
+    await conversionOf(euro, 0, '2025-06-04T08:30:00Z', 10);
+    await conversionOf(gone, 0, '2025-06-05T08:30:00Z', 5);
+    const period = 'range=custom&from=2025-06-01&to=2025-06-30&tz=UTC';
+    const kpiNote = (label: string) => page.locator('.kpi').filter({ has: page.locator(`[data-kpi="${label}"]`) }).locator('dd .kpi-note');
+    const chips = () => page.locator('[aria-label="Active filters"] li[data-filter] span').allTextContents();
+    /** The report of `query` shown: its records listed, as many as the API has. */
+    const report = async (query: string, records: number) => {
+      await page.goto(url(`conversions?${period}${query}`));
+      await expect.poll(() => page.locator('.conversions-table tbody tr[data-conversion-id]').count()).toBe(records);
+      await expect.poll(async () => kpi(page, 'Conversions')).toBe(records);
+    };
+
+    // Every link: EUR and USD added as sent, said under both sums (inside their figure, so read with it).
+    await report('', 4);
+    expect(await page.locator('[data-by-currency] tbody th').allTextContents()).toEqual(['EUR', 'USD']);
+    expect([await kpiNote('Revenue').textContent(), await kpiNote('Average value').textContent()]).toEqual([
+      '2 currencies added as sent: read Revenue by currency below',
+      '2 currencies added as sent: read Revenue by currency below',
+    ]);
+    expect(await kpiNote('Conversions').count()).toBe(0);
+    await t.expectAccessible(page, 'conversions in two currencies');
+
+    // One link in one currency: no note; its chip names it by its code, and takes the filter away.
+    await report(`&linkId=${euro.id}`, 1);
+    expect(await kpiNote('Revenue').count()).toBe(0);
+    await expect.poll(chips).toEqual(['Link: /euro-june']);
+    await t.expectAccessible(page, 'conversions of one link');
+    await page.getByRole('button', { name: 'Remove filter Link: /euro-june' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('linkId')).toBeNull();
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'h1', name: 'Conversions' });
+    // The mixed link: its own two currencies.
+    await report(`&linkId=${mixed.id}`, 2);
+    await expect.poll(chips).toEqual(['Link: /mixed-june']);
+    expect(await kpiNote('Revenue').textContent()).toBe('2 currencies added as sent: read Revenue by currency below');
+    // A deleted link cannot be read (GET /links lists live links): its id.
+    await report(`&linkId=${gone.id}`, 1);
+    await expect.poll(chips).toEqual([`Link: ${gone.id}`]);
+  }, 90_000);
 
   it('a key without links:read is not told which links are deleted where it was never asked, and is led to no link page', async () => {
     // July 2025: 2 clicks of a link since deleted, 1 of a live one.
@@ -385,8 +435,11 @@ describe('dashboard: deleted links in chromium', () => {
     await expect.poll(() => statusFact.textContent(), { timeout: 15_000 }).toBe('Domain not verified');
   }, 90_000);
 
-  it('a domain deleted elsewhere: Verify again on the Domains view says so, its card goes, and the Links list reads its link afresh', async () => {
+  it('a domain deleted elsewhere: Verify again on the Domains view says so in its status line, its card goes, focus moves to the domain in its place, and the Links list reads its link afresh', async () => {
     const host = 'go.stale-example.com';
+    // Its neighbour, older, is listed after it (newest first): the card that takes its place.
+    const neighbour = 'go.stale-neighbour.com';
+    await verifiedDomain(neighbour);
     const domain = await verifiedDomain(host);
     const link = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/stale-domain', shortCode: 'stale-domain', domainId: domain.id } })).data!.data;
     const status = page.locator(`tr[data-link-id="${link.id}"] td[data-label="Status"]`);
@@ -401,9 +454,14 @@ describe('dashboard: deleted links in chromium', () => {
     // Another tab or an API client deletes it while this view shows it.
     expect((await t.client.DELETE('/domains/{id}', { params: { path: { id: domain.id } } })).response.status).toBe(200);
     await page.getByRole('button', { name: `Verify again ${host}` }).click();
-    const refusal = page.locator('.error-box[data-status="404"]');
-    await refusal.waitFor();
     await card.waitFor({ state: 'detached' });
+    // Said in the status line (nothing went wrong here), and focus goes where a deletion here
+    // sends it: the same button of the domain in its place, not <body>.
+    const outcome = page.locator('[data-outcome]');
+    await expect.poll(() => outcome.textContent()).toBe(`${host} was deleted elsewhere (another tab or an API client): its card is gone.`);
+    expect(await outcome.getAttribute('role')).toBe('status');
+    await expect.poll(() => focused(page)).toMatchObject({ tag: 'button', name: `Verify again ${neighbour}` });
+    expect(await page.locator('.error-box').count()).toBe(0);
     await t.expectAccessible(page, 'domains view after a change to a domain deleted elsewhere');
     // The refusal dropped the kept verified domains too: the link says its domain is gone.
     await sections.getByRole('link', { name: 'Links', exact: true }).click();

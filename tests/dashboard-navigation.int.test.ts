@@ -276,6 +276,66 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
     expect(fromsAsked('/analytics/clicks')).toEqual([null, '2025-10-15']);
   });
 
+  it('a custom range past 366 days is refused at its field, saying why, and never asked; an address asking more is cut to 366 days, saying so', async () => {
+    const requests = new ApiRequests(page);
+    /** The overview loaded for a range starting on `from`, as the API answered it (200: not refused). */
+    const shown = async (from: string) => {
+      await t.apiGet(await requests.asked('/analytics', { compare: 'previous', from, to: '2025-10-31' }));
+      await page.locator(`.analytics[aria-busy="false"][data-loaded-key*='"from":"${from}"']`).waitFor();
+      expect(await page.locator('.error-box').count()).toBe(0);
+    };
+    const from = page.locator('#range-from');
+    const to = page.locator('#range-to');
+    /** The text of what describes a field (its message, a note), or null. */
+    const description = async (field: typeof from) => {
+      const ids = await field.getAttribute('aria-describedby');
+      return ids && (await page.locator(ids.split(' ').map((id) => `#${id}`).join(', ')).allTextContents()).join(' ');
+    };
+    const typeDay = async (field: typeof from, day: string) => {
+      const [year, month, date] = day.split('-');
+      await field.focus();
+      await page.keyboard.type(`${month}${date}${year}`);
+      await page.keyboard.press('Enter');
+    };
+
+    await page.goto(url('?range=custom&from=2025-01-01&to=2025-10-31&tz=UTC'));
+    await shown('2025-01-01');
+    // The calendars offer no day that makes more than 366 days (To included), nor From after To.
+    expect([await from.getAttribute('min'), await from.getAttribute('max'), await to.getAttribute('min'), await to.getAttribute('max')]).toEqual(['2024-10-31', '2025-10-31', '2025-01-01', '2026-01-01']);
+
+    // A typed From 367 days before To: refused at the field, in words, as an alert; the address and the report stay.
+    await typeDay(from, '2024-10-30');
+    await expect.poll(() => from.getAttribute('aria-invalid')).toBe('true');
+    expect(await description(from)).toBe('From 2024-10-30 is not applied: pick a day from 2024-10-31 to 2025-10-31 (From is not after To, and a report spans at most 366 days).');
+    expect(await page.locator(`#${await from.getAttribute('aria-describedby')}`).getAttribute('role')).toBe('alert');
+    await t.expectAccessible(page, 'overview, a custom day refused');
+    // Leaving the field (Tab moves between its parts) puts the applied day back.
+    await from.blur();
+    expect(await from.inputValue()).toBe('2025-01-01');
+    expect(search('from')).toBe('2025-01-01');
+
+    // 366 days apply; the message goes.
+    await typeDay(from, '2024-10-31');
+    await expect.poll(() => search('from')).toBe('2024-10-31');
+    await shown('2024-10-31');
+    expect([await from.getAttribute('aria-invalid'), await description(from), await page.getByRole('alert').count()]).toEqual([null, null, 0]);
+    // To a day past them: refused at To.
+    await typeDay(to, '2025-11-01');
+    await expect.poll(() => to.getAttribute('aria-invalid')).toBe('true');
+    expect(await description(to)).toBe('To 2025-11-01 is not applied: pick a day from 2024-10-31 to 2025-10-31 (From is not after To, and a report spans at most 366 days).');
+    expect(search('to')).toBe('2025-10-31');
+    expect(() => requests.last('/analytics', { from: '2024-10-30' })).toThrow();
+    expect(() => requests.last('/analytics', { to: '2025-11-01' })).toThrow();
+
+    // An address asking more (days from the click log, which has no limit, or one edited by hand): the report is cut to the 366 days ending on To, and says so at From.
+    await page.goto(url('?range=custom&from=2020-01-01&to=2025-10-31&tz=UTC'));
+    await shown('2024-10-31');
+    expect(await from.inputValue()).toBe('2024-10-31');
+    expect(await description(from)).toBe('From 2020-01-01 is more than 366 days before To: the report starts on 2024-10-31, as it spans at most 366 days.');
+    expect(() => requests.last('/analytics', { from: '2020-01-01' })).toThrow();
+    await t.expectAccessible(page, 'overview, a custom range cut to 366 days');
+  });
+
   it('a click log reached with a preset keeps its other day when one day is changed; the links search box follows the address; a link page\'s experiments follow its filters', async () => {
     const requests = new ApiRequests(page);
     await page.goto(url('clicks?range=7d&tz=UTC'));

@@ -20,6 +20,11 @@ interface Props {
   max?: string | undefined;
   /** Whether the field may be emptied (a filter); else an empty field goes back to `value`. */
   clearable?: boolean;
+  /** aria-invalid, and the ids of what describes the field (its message): as every field error is tied to its field. */
+  invalid?: boolean;
+  describedBy?: string | undefined;
+  /** Told of a whole day not applied because it lies outside min/max, so the caller can say why: else the field only goes back. */
+  refused?(day: string): void;
   /**
    * Applies a day ('' for an emptied field). `first` is true for the first change
    * since the field got focus: the caller pushes a history entry for it and
@@ -37,7 +42,7 @@ interface Props {
  * puts the applied day back. No timer: a commit while keys are still coming would
  * set the field under the user's fingers.
  */
-export function DateInput({ id, name, value, min, max, clearable = false, commit }: Props) {
+export function DateInput({ id, name, value, min, max, clearable = false, invalid = false, describedBy, refused, commit }: Props) {
   const typing = useRef(false);
   const committedInFocus = useRef(false);
   // Uncontrolled: a `value` prop would be put back into the field at every render of
@@ -53,7 +58,10 @@ export function DateInput({ id, name, value, min, max, clearable = false, commit
     if (next === value) return true;
     // badInput: some parts typed, others not (the value reads '' then too).
     const emptied = next === '' && !input.validity.badInput;
-    if (emptied ? !clearable : !isPlausibleDate(next) || !input.validity.valid) return false;
+    if (emptied ? !clearable : !isPlausibleDate(next) || !input.validity.valid) {
+      if (isPlausibleDate(next) && (input.validity.rangeUnderflow || input.validity.rangeOverflow)) refused?.(next);
+      return false;
+    }
     commit(next, !committedInFocus.current);
     committedInFocus.current = true;
     return true;
@@ -67,6 +75,8 @@ export function DateInput({ id, name, value, min, max, clearable = false, commit
       ref={field}
       min={min}
       max={max}
+      aria-invalid={invalid ? 'true' : undefined}
+      aria-describedby={describedBy}
       onFocus={() => (committedInFocus.current = false)}
       onKeyDown={(e) => {
         typing.current = e.key !== 'Enter' && e.key !== 'Tab';

@@ -3,13 +3,17 @@ import { dimensions, dimensionLabels, filterValues, removeFilter, seenLabels, us
 import { focusFirst, viewHeading } from '../focus.ts';
 import { setQuery, type Location } from '../router.ts';
 
-/** Every active filter as a removable chip; "Clear all" drops them together. */
-export function FilterChips({ loc, extra = [] }: { loc: Location; extra?: Array<{ name: string; label: string }> }) {
+/**
+ * Every active filter as a removable chip; "Clear all" drops them together. A view that
+ * applies no dimension filter (the conversions) shows its own chips only (`withDimensions`
+ * false): a chip says what the view applies.
+ */
+export function FilterChips({ loc, extra = [], withDimensions = true }: { loc: Location; extra?: Array<{ name: string; label: string }>; withDimensions?: boolean }) {
   useSeenLabels();
   // An extra chip (a filter of the view's own, not a dimension) goes whole; a dimension's
   // chip takes its value alone, an empty one too (`?tag=sale,%20`).
   const chips: Array<{ name: string; value: string | null; label: string }> = extra.map((e) => ({ name: e.name, value: null, label: e.label }));
-  for (const d of dimensions) {
+  for (const d of withDimensions ? dimensions : []) {
     for (const value of filterValues(d, loc.query.get(d))) chips.push({ name: d, value, label: `${dimensionLabels[d]}: ${valueLabel(d, value, seenLabels)}` });
   }
   // A removed chip takes its button, which had focus, with it (WCAG 2.4.3): focus goes

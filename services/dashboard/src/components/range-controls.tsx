@@ -1,6 +1,8 @@
+import { useEffect, useState } from 'preact/hooks';
 import { setQuery } from '../router.ts';
 import { useQuerySelect } from '../query-select.ts';
 import { DateInput } from './date-input.tsx';
+import { errorIdOf } from './field-errors.tsx';
 import { currentZoneName } from '../time-zone-names.ts';
 
 export const presets = ['24h', '7d', '30d', '90d', 'custom'] as const;
@@ -24,7 +26,16 @@ export interface Range {
   to: string;
   granularity: Granularity;
   timezone: string;
+  /** The From the address asked when it lay more than MAX_RANGE_DAYS before To: `from` is then the earliest day the API reads. */
+  cutFrom?: string;
 }
+
+/**
+ * The longest range of days the reports read (the API's maxRangeDays, by day, week or
+ * month; hours fall back to days past 31). The click log has no such limit (it pages):
+ * its own fields are not these.
+ */
+export const MAX_RANGE_DAYS = 366;
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -98,12 +109,20 @@ export function rangeFrom(query: URLSearchParams): Range {
     to = today;
     from = addDays(today, -(days - 1));
   }
+  // A longer range comes from a hand-edited address or from days picked in the click log
+  // (which has no limit): the API would refuse it, so the report ends on To and starts as
+  // early as the API reads, and the controls say so.
+  let cutFrom: string | undefined;
+  if (from < addDays(to, -(MAX_RANGE_DAYS - 1))) {
+    cutFrom = from;
+    from = addDays(to, -(MAX_RANGE_DAYS - 1));
+  }
   const spanDays = Math.round((Date.parse(to) - Date.parse(from)) / DAY) + 1;
   const askedGranularity = query.get('granularity') as Granularity | null;
   const fallback: Granularity = spanDays > 120 ? 'week' : 'day';
   // Hourly buckets are allowed up to 31 days by the API.
   const granularity = askedGranularity && granularities.includes(askedGranularity) && !(askedGranularity === 'hour' && spanDays > 31) ? askedGranularity : fallback;
-  return { preset, from, to, granularity, timezone };
+  return { preset, from, to, granularity, timezone, ...(cutFrom ? { cutFrom } : {}) };
 }
 
 /** The days of a range: its own, or for 24 h the days its hours fall on (a custom range starts from them; the click log reads them). */
@@ -115,11 +134,44 @@ export function rangeDays(range: Range): { from: string; to: string } {
 /** The range in words, for titles: the last 24 hours, or its first and last day. */
 export const rangeWords = (range: Range): string => (range.preset === '24h' ? 'the last 24 hours' : `${range.from} to ${range.to}`);
 
+/** The custom range's date fields, by id. */
+type DateField = 'range-from' | 'range-to';
+
 export function RangeControls({ range }: { range: Range }) {
   const zones = allZones();
   const zoneOptions = zones.includes(range.timezone) ? zones : [range.timezone, ...zones];
   const granularitySelect = useQuerySelect('granularity', range.granularity);
   const zoneSelect = useQuerySelect('tz', range.timezone);
+  // The days each field may take: From not after To, and at most MAX_RANGE_DAYS in all (the
+  // calendar offers no other; a typed one is refused, and `refusal` says why at its field).
+  // Custom ranges only: their bounds are days (24 h's are instants).
+  const bounds = (field: DateField) =>
+    field === 'range-from'
+      ? { label: 'From', min: addDays(range.to, -(MAX_RANGE_DAYS - 1)), max: range.to }
+      : { label: 'To', min: range.from, max: addDays(range.from, MAX_RANGE_DAYS - 1) };
+  const [refusal, setRefusal] = useState<{ field: DateField; message: string } | null>(null);
+  // Any range applied (a day, a preset, Back) answers the refused day: its message goes.
+  useEffect(() => setRefusal(null), [range.preset, range.from, range.to]);
+  const refuse = (field: DateField) => (day: string) => {
+    const { label, min, max } = bounds(field);
+    setRefusal({ field, message: `${label} ${day} is not applied: pick a day from ${min} to ${max} (From is not after To, and a report spans at most ${MAX_RANGE_DAYS} days).` });
+  };
+  const described = (field: DateField) => [refusal?.field === field ? errorIdOf(field) : undefined, field === 'range-from' && range.cutFrom ? 'range-cut' : undefined].filter(Boolean).join(' ') || undefined;
+  const dateField = (field: DateField, name: 'from' | 'to') => (
+    <span class="inline-field">
+      <label for={field}>{bounds(field).label}</label>
+      <DateInput
+        id={field}
+        value={range[name]}
+        min={bounds(field).min}
+        max={bounds(field).max}
+        invalid={refusal?.field === field}
+        describedBy={described(field)}
+        refused={refuse(field)}
+        commit={(day, first) => setQuery({ [name]: day }, { replace: !first })}
+      />
+    </span>
+  );
   return (
     <form class="controls" aria-label="Report range" onSubmit={(e) => e.preventDefault()}>
       <fieldset class="segmented">
@@ -139,14 +191,8 @@ export function RangeControls({ range }: { range: Range }) {
       </fieldset>
       {range.preset === 'custom' && (
         <>
-          <span class="inline-field">
-            <label for="range-from">From</label>
-            <DateInput id="range-from" value={range.from} max={range.to} commit={(from, first) => setQuery({ from }, { replace: !first })} />
-          </span>
-          <span class="inline-field">
-            <label for="range-to">To</label>
-            <DateInput id="range-to" value={range.to} min={range.from} commit={(to, first) => setQuery({ to }, { replace: !first })} />
-          </span>
+          {dateField('range-from', 'from')}
+          {dateField('range-to', 'to')}
         </>
       )}
       <span class="inline-field">
@@ -170,6 +216,17 @@ export function RangeControls({ range }: { range: Range }) {
           ))}
         </select>
       </span>
+      {/* Last, on a line of their own (under the fields, not between them). An alert: a day is refused on Enter or on leaving its field, where nothing else would read the reason out. */}
+      {refusal && (
+        <p id={errorIdOf(refusal.field)} class="field-error range-note" role="alert">
+          {refusal.message}
+        </p>
+      )}
+      {range.cutFrom && (
+        <p id="range-cut" class="muted range-note">
+          From {range.cutFrom} is more than {MAX_RANGE_DAYS} days before To: the report starts on {range.from}, as it spans at most {MAX_RANGE_DAYS} days.
+        </p>
+      )}
     </form>
   );
 }

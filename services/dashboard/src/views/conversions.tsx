@@ -7,6 +7,7 @@ import { Pager } from '../components/pager.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { pageOf, setQuery, type Location } from '../router.ts';
+import { FilterChips } from '../components/filter-chips.tsx';
 import { useLoad } from '../use-load.ts';
 import { useQuerySelect } from '../query-select.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
@@ -29,7 +30,9 @@ export function ConversionsView({ loc }: { loc: Location }) {
   const knownNames = useRef(new Map<string, string | null>());
   const report = useLoad(async (signal) => {
     const answer = await unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: 50 } }, signal }));
-    return { ...answer, linkNames: await linkNamesOf(answer.data.conversions.map((c) => c.linkId), knownNames.current, signal) };
+    // The link filtered by is named too (its chip), in the same lookup as the records' links.
+    const linkIds = [...(linkId ? [linkId] : []), ...answer.data.conversions.map((c) => c.linkId)];
+    return { ...answer, linkNames: await linkNamesOf(linkIds, knownNames.current, signal) };
   }, [JSON.stringify(query), page]);
   const [exportError, setExportError] = useState<ApiFailure | undefined>();
   const eventSelect = useQuerySelect('event', event ?? '');
@@ -46,6 +49,9 @@ export function ConversionsView({ loc }: { loc: Location }) {
   }
 
   const s = report.data?.data.summary;
+  // No exchange rates are fetched: with several currencies the sums add their values as sent, and only the card by currency reads true.
+  const currencies = report.data?.data.byCurrency.length ?? 0;
+  const mixedNote = currencies > 1 ? `${currencies} currencies added as sent: read Revenue by currency below` : undefined;
   return (
     <>
       <header class="view-header">
@@ -64,14 +70,8 @@ export function ConversionsView({ loc }: { loc: Location }) {
             ))}
           </select>
         </span>
-        {linkId && (
-          <span class="chip">
-            Link {linkId}{' '}
-            <button type="button" aria-label="Remove link filter" onClick={() => setQuery({ linkId: undefined })}>
-              ×
-            </button>
-          </span>
-        )}
+        {/* The link by its short code, as every chip names one; by its id until the names load, or where the link cannot be read (deleted, or a key without links:read). */}
+        <FilterChips loc={loc} withDimensions={false} extra={linkId ? [{ name: 'linkId', label: `Link: ${report.data?.linkNames.get(linkId) ?? linkId}` }] : []} />
         <button type="button" onClick={exportCsv}>
           Export CSV
         </button>
@@ -84,8 +84,8 @@ export function ConversionsView({ loc }: { loc: Location }) {
           <Kpis
             items={[
               { label: 'Conversions', value: s.totalConversions, format: fmtInt },
-              { label: 'Revenue', value: s.totalRevenue, format: fmtMoney },
-              { label: 'Average value', value: s.averageValue, format: fmtMoney },
+              { label: 'Revenue', value: s.totalRevenue, format: fmtMoney, note: mixedNote },
+              { label: 'Average value', value: s.averageValue, format: fmtMoney, note: mixedNote },
               { label: 'Conversion rate', value: s.conversionRate, format: fmtPercent },
             ]}
           />

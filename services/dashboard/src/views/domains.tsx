@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
-import { api, unwrap, type Domain } from '../api.ts';
+import { ApiFailure, api, unwrap, type Domain } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { InlineForm } from '../components/inline-form.tsx';
@@ -83,13 +83,33 @@ export function DomainsView() {
     refocus.current = null;
     focusFirst(document.querySelector(target.selector), viewHeading());
   }, [domains.data, domains.loading]);
+  /**
+   * `d`'s card goes once the list is read again, and the button of it that had focus with
+   * it: focus then goes to the same button of the domain in its place, else the hostname
+   * field, else the heading.
+   */
+  const refocusAfterGoing = (d: Domain, button: 'verify' | 'delete') => {
+    const next = inItsPlace(domains.data?.data ?? [], d.id);
+    refocus.current = { gone: d.id, selector: next ? `section[data-domain="${CSS.escape(next.hostname)}"] button[data-${button}]` : '#domain-hostname' };
+  };
   // What the last add or verification found, in words (announced to screen readers).
   const [outcome, setOutcome] = useState('');
   const canWrite = session.can('domains:write');
   const verify = (d: Domain) =>
     run(async () => {
       setOutcome('');
-      const { data } = await unwrap(api.POST('/domains/{id}/verify', { params: { path: { id: d.id } } }));
+      let data: Domain;
+      try {
+        ({ data } = await unwrap(api.POST('/domains/{id}/verify', { params: { path: { id: d.id } } })));
+      } catch (err) {
+        if (!(err instanceof ApiFailure) || err.status !== 404) throw err;
+        // Deleted elsewhere (another tab, an API client): nothing went wrong here, so it is
+        // said in the status line, not as a refusal; the list is read again (run does so
+        // after an action), its card goes, and focus moves as after a deletion here.
+        refocusAfterGoing(d, 'verify');
+        setOutcome(`${d.hostname} was deleted elsewhere (another tab or an API client): its card is gone.`);
+        return;
+      }
       setOutcome(
         data.status !== 'verified'
           ? `${data.hostname} is not verified yet: ${data.failureReason ?? 'the record was not found'}.`
@@ -183,10 +203,10 @@ export function DomainsView() {
             </p>
             {canWrite && (
               <div class="actions">
-                <button type="button" aria-disabled={busy !== null ? 'true' : undefined} onClick={() => busy === null && verify(d)} aria-label={`${verifyLabel(d, busy === d.id)} ${d.hostname}`}>
+                <button type="button" data-verify aria-disabled={busy !== null ? 'true' : undefined} onClick={() => busy === null && verify(d)} aria-label={`${verifyLabel(d, busy === d.id)} ${d.hostname}`}>
                   {verifyLabel(d, busy === d.id)}
                 </button>
-                <button type="button" class="danger" onClick={() => setDeleting(d)} aria-label={`Delete ${d.hostname}`}>
+                <button type="button" class="danger" data-delete onClick={() => setDeleting(d)} aria-label={`Delete ${d.hostname}`}>
                   Delete
                 </button>
               </div>
@@ -202,10 +222,7 @@ export function DomainsView() {
         onConfirm={() => {
           const d = deleting!;
           setDeleting(null);
-          // Its card goes, and the Delete button that had focus with it: focus goes to the
-          // Delete button of the domain in its place, else the hostname field, else the heading.
-          const next = inItsPlace(domains.data?.data ?? [], d.id);
-          refocus.current = { gone: d.id, selector: next ? `button[aria-label="Delete ${next.hostname}"]` : '#domain-hostname' };
+          refocusAfterGoing(d, 'delete');
           void run(() => unwrap(api.DELETE('/domains/{id}', { params: { path: { id: d.id } } })), 'delete');
         }}
       >
