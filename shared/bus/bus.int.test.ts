@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../logger.ts';
 import { connect } from 'nats';
-import type { Bus, KvEntry } from './bus.ts';
+import type { Bus, KvEntry, Lease } from './bus.ts';
 import { createMemoryBus } from './memory-bus.ts';
 import { connectNatsBus } from './nats-bus.ts';
 
@@ -300,12 +300,93 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     const second = await bus.tryLease(name, 300);
     expect(second).not.toBeNull();
     expect(await bus.tryLease(name, 300)).toBeNull();
-    await new Promise((r) => setTimeout(r, 400)); // second stops renewing: its claim expires
+    // Second stops renewing: its claim expires (on NATS: 300 ms after this process first
+    // found it unchanged, at the call above).
+    await new Promise((r) => setTimeout(r, 400));
     const third = await bus.tryLease(name, 60_000);
     expect(third).not.toBeNull();
     expect(await second!.renew()).toBe(false); // taken over: the old holder learns it lost it
     await second!.release(); // and letting go does not free the new holder's lease
     expect(await bus.tryLease(name, 60_000)).toBeNull();
     await third!.release();
+  });
+});
+
+/**
+ * Leases between processes on different hosts: two connections to one NATS (each keeps
+ * its own sightings of claims, as two processes do), with Date.now() moved during one's
+ * calls as a host whose clock is off. Expiry must not depend on the clocks agreeing.
+ */
+describe('NATS leases across hosts whose clocks differ', () => {
+  let holderBus: Bus;
+  let takerBus: Bus;
+  const hourAhead = 3_600_000;
+  const realNow = Date.now.bind(Date);
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** `call`, run with Date.now() `skewMs` away from the real time, as on a host whose clock is off. */
+  const withClockOff = async <T>(skewMs: number, call: () => Promise<T>): Promise<T> => {
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + skewMs);
+    try {
+      return await call();
+    } finally {
+      clock.mockRestore();
+    }
+  };
+  const connectAs = (name: string) => connectNatsBus(NATS_URL, { replicas: 1, name, logger: createLogger('test', 'silent') });
+
+  beforeAll(async () => {
+    holderBus = await connectAs('lease-holder-test');
+    takerBus = await connectAs('lease-taker-test');
+  });
+  afterAll(async () => {
+    await Promise.all([holderBus?.close(), takerBus?.close()]);
+  });
+
+  it('a taker whose clock runs an hour ahead does not take a lease its holder keeps renewing', async () => {
+    const name = `test-lease-${unique()}`;
+    const ttlMs = 1_000;
+    const held = (await holderBus.tryLease(name, ttlMs))!;
+    expect(held).not.toBeNull();
+    // Two and a half ttls of the holder renewing every quarter of it (sequentially, so the
+    // holder's own clock stays right), the taker asking in between.
+    const started = performance.now();
+    while (performance.now() - started < 2.5 * ttlMs) {
+      expect(await withClockOff(hourAhead, () => takerBus.tryLease(name, ttlMs))).toBeNull();
+      await sleep(ttlMs / 4);
+      expect(await held.renew()).toBe(true);
+    }
+    await held.release();
+  });
+
+  it('a lease whose holder stopped renewing is taken once the taker has seen it unchanged for its ttl, the holder clock an hour ahead', async () => {
+    const name = `test-lease-${unique()}`;
+    const ttlMs = 400;
+    const stalled = (await withClockOff(hourAhead, () => holderBus.tryLease(name, ttlMs)))!;
+    expect(stalled).not.toBeNull();
+    const firstAsked = performance.now();
+    let taken: Lease | null = null;
+    let asks = 0;
+    while (!taken && performance.now() - firstAsked < 10_000) {
+      // The claim's ttl counts, not the taker's own.
+      taken = await takerBus.tryLease(name, 60_000);
+      asks++;
+      if (!taken) await sleep(50);
+    }
+    expect(taken).not.toBeNull();
+    expect(asks).toBeGreaterThan(1); // the first sighting only starts the count
+    expect(performance.now() - firstAsked).toBeGreaterThanOrEqual(ttlMs);
+    expect(await stalled.renew()).toBe(false); // the old holder learns it lost it
+    await taken!.release();
+  });
+
+  it('a released lease is taken at once, by a taker that had found it held', async () => {
+    const name = `test-lease-${unique()}`;
+    const held = (await holderBus.tryLease(name, 60_000))!;
+    expect(held).not.toBeNull();
+    expect(await takerBus.tryLease(name, 60_000)).toBeNull();
+    await held.release();
+    const next = await takerBus.tryLease(name, 60_000);
+    expect(next).not.toBeNull();
+    await next!.release();
   });
 });

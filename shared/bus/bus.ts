@@ -107,8 +107,13 @@ export interface BlobStore {
 
 /**
  * A time-limited claim on a name: while it is held (renewed within its ttl), no other
- * process gets the same name. A holder that stops renewing (crashed, stalled) loses it
- * after the ttl. Clocks of holders are assumed within a few seconds of each other.
+ * process gets the same name. A holder that stops renewing (crashed, stalled) loses it:
+ * another process takes it once it has seen the claim unchanged for the ttl, timed on
+ * its own monotonic clock, so hosts' wall clocks need not agree (renew every third of
+ * the ttl: each renewal changes the claim). So a crashed holder's lease is taken a ttl
+ * after the taker first found its last renewal: about a ttl after that renewal for a
+ * taker asking all along, a ttl after its first ask for one that comes later. A
+ * released lease is free at once.
  */
 export interface Lease {
   /** Extends the lease by its ttl; false when it was lost (expired and taken, released). */

@@ -5,10 +5,11 @@ import { migrateClickHouseAt, MigrationLeaseLostError } from './clickhouse-migra
 /** The lease every process migrating the deployment's ClickHouse takes (the bus's leases are the deployment's). */
 export const MIGRATION_LEASE = 'clickhouse-migrations';
 /**
- * A holder that stops renewing (died, stalled, cut off from NATS) gives way this long
- * after its last renewal. Long: another process taking it while this one still fills a
- * table would empty that table under it, so a holder must be gone, not just slow, and
- * hosts' clocks may differ by seconds (the lease compares them).
+ * A holder that stops renewing (died, stalled, cut off from NATS) gives way once a
+ * taker has seen its last renewal stand this long (nats-lease.ts: elapsed on the
+ * taker's clock, so from its first ask when it comes later). Long: another process
+ * taking it while this one still fills a table would empty that table under it, so a
+ * holder must be gone, not just slow.
  */
 const LEASE_TTL_MS = 10 * 60_000;
 const RENEW_EVERY_MS = 15_000;
