@@ -53,7 +53,7 @@ type ClosableApp = TemplatedApp & { close?: () => void };
 
 export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
   const counters = new RequestCounters();
-  const ctx: RedirectorContext = { ...deps, now: deps.now ?? Date.now, onPixelConversion: deps.onPixelConversion, counters };
+  const ctx: RedirectorContext = { ...deps, now: deps.now ?? Date.now, onPixelConversion: deps.onPixelConversion, passwordFailures: deps.passwordFailures, counters };
   const { lookup, config, logger, secret } = ctx;
   const latency = redirectLatencyHistogram();
   const metrics = createMetricsRegistry();

@@ -2,6 +2,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { GeoIp } from '../../shared/request-facts/geo-ip.ts';
 import type { RedirectorConfig } from './config.ts';
 import type { PixelConversion } from './serving/pixel.ts';
+import type { PasswordFailureShare } from './serving/password-failure-share.ts';
 import type { ClickSink, LinkLookup } from './ports.ts';
 import type { RequestCounters } from './metrics/request-counters.ts';
 
@@ -22,10 +23,16 @@ export interface RedirectorDeps {
    * synchronously after the GIF is answered; must not block. Exceptions are logged.
    */
   onPixelConversion?: (input: PixelConversion) => void;
+  /**
+   * Wrong link passwords shared with the other redirectors (startRedirector: over the
+   * bus). Absent: this app throttles them on its own.
+   */
+  passwordFailures?: PasswordFailureShare;
 }
 
-export interface RedirectorContext extends Required<Omit<RedirectorDeps, 'onPixelConversion'>> {
+export interface RedirectorContext extends Required<Omit<RedirectorDeps, 'onPixelConversion' | 'passwordFailures'>> {
   onPixelConversion: RedirectorDeps['onPixelConversion'];
+  passwordFailures: RedirectorDeps['passwordFailures'];
   /** What was answered, counted on the request path (request-counters.ts). */
   counters: RequestCounters;
 }

@@ -13,6 +13,7 @@ import { pixelConversions } from './events/pixel-conversions.ts';
 import { syncSnapshot } from './snapshot/snapshot-sync.ts';
 import { registerRedirectorMetrics } from './metrics/redirector-metrics.ts';
 import { startRedirectorAdmin } from './admin-server.ts';
+import { sharePasswordFailures } from './serving/password-failure-share.ts';
 
 export interface RunningRedirector {
   url: string;
@@ -30,7 +31,8 @@ export interface RunningRedirector {
 /**
  * A redirector: the snapshot loaded from the bus before the first request is
  * served, kept live by watching it; clicks batched onto the bus; click counts
- * shared with the other redirectors for clicksLimit.
+ * shared with the other redirectors for clicksLimit, and wrong link passwords for
+ * their throttle.
  */
 export async function startRedirector(deps: {
   config: RedirectorConfig;
@@ -57,6 +59,7 @@ export async function startRedirector(deps: {
     },
   };
   const conversions = pixelConversions({ bus, store, secret: deps.secret, logger });
+  const passwordFailures = sharePasswordFailures({ bus, instanceId, logger });
   const app = createRedirectorApp({
     lookup: store,
     sink,
@@ -65,10 +68,12 @@ export async function startRedirector(deps: {
     logger,
     geo,
     onPixelConversion: (c) => conversions.record(c),
+    passwordFailures,
   });
   registerRedirectorMetrics(app.metrics, { events, conversions, store, bus, startedAt });
   const admin = await startRedirectorAdmin({ config, lookup: store, bus, registries: [app.metrics, ...(deps.adminMetrics ?? [])], logger });
   const { port, url } = await app.listen(config.REDIRECT_PORT, config.HOST).catch(async (err: unknown) => {
+    passwordFailures.stop();
     await admin.close();
     throw err;
   });
@@ -83,6 +88,7 @@ export async function startRedirector(deps: {
     events,
     async close(publishTimeoutMs) {
       app.close();
+      passwordFailures.stop();
       await admin.close();
       sync.stop();
       await counter.stop();

@@ -131,6 +131,23 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     expect(got.map((m) => Number(decode(m.data))).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
   });
 
+  it('plain messages reach every subscriber of the subject in order, the publisher\'s own included, until it stops', async () => {
+    const subject = `linkroute.test.plain.${unique()}`;
+    const first: string[] = [];
+    const second: string[] = [];
+    const subscriptions = [first, second].map((got) => bus.subscribe(subject, (data) => got.push(decode(data)!)));
+    const other = bus.subscribe(`${subject}.other`, () => first.push('another subject'));
+    for (const text of ['a', 'b', 'c']) bus.publish(subject, encode(text));
+    await waitFor(() => first.length >= 3 && second.length >= 3);
+    expect([first, second]).toEqual([['a', 'b', 'c'], ['a', 'b', 'c']]);
+    subscriptions[0]!.stop();
+    bus.publish(subject, encode('d'));
+    await waitFor(() => second.length >= 4);
+    expect([first, second]).toEqual([['a', 'b', 'c'], ['a', 'b', 'c', 'd']]);
+    subscriptions[1]!.stop();
+    other.stop();
+  });
+
   it('KV watch replays current values, then changes in order, including deletes', async () => {
     const kv = await bus.kv(`test_${unique()}`);
     await kv.put('one', encode('1'));

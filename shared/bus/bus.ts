@@ -3,9 +3,11 @@
  * (`nats-bus.ts`). All-in-one mode: an in-process implementation with the same
  * semantics (`memory-bus.ts`), used only when every service runs in one process.
  *
- * Four facilities:
+ * Five facilities:
  * - events: a durable stream (clicks, impressions, conversions) with publisher
  *   dedup by message id and durable, explicitly acknowledged consumers;
+ * - plain messages: core NATS publish and subscribe, at most once, to whoever
+ *   listens at the time, nothing stored (wrong link passwords shared by redirectors);
  * - key-value buckets: per-key latest values with revisions and watchers that
  *   first deliver every current value, then every change (the link snapshot,
  *   shared click counts);
@@ -172,6 +174,10 @@ export interface EventConsumer {
   close(): void;
 }
 
+export interface BusSubscription {
+  stop(): void;
+}
+
 export interface Bus {
   readonly kind: 'nats' | 'memory';
   /** Publishes to the events stream; a repeated `msgId` within the dedup window is dropped by the bus. */
@@ -189,6 +195,21 @@ export interface Bus {
   blobs(bucket: string): Promise<BlobStore>;
   /** The lease on `name` for `ttlMs`, or null while another holder has it. */
   tryLease(name: string, ttlMs: number): Promise<Lease | null>;
+  /**
+   * Publishes `data` on `subject` to the subscribers of that moment, at most once: nothing
+   * is stored, nothing acknowledged, so what is published while the bus is away may be
+   * lost (or sent on reconnect). Subjects here must lie outside every stream's subjects.
+   * May throw once the bus is closed, and throws when `data` is larger than the bus takes
+   * (NATS: its max_payload, 1 MiB by default).
+   */
+  publish(subject: string, data: Uint8Array): void;
+  /**
+   * Calls `onMessage` with every message published on `subject` (this process's own
+   * included) from now until stopped, across reconnects (what was published meanwhile is
+   * missed). `data` is valid only during the call. `onMessage` must not throw (the NATS
+   * bus logs and drops such a throw, which would otherwise stop its connection's reader).
+   */
+  subscribe(subject: string, onMessage: (data: Uint8Array) => void): BusSubscription;
   /** Whether the bus is reachable right now. */
   connected(): boolean;
   close(): Promise<void>;
@@ -215,6 +236,12 @@ export const DEAD_LETTER_SUBJECT = 'linkroute.deadletter.events';
  * inspection, never stored or consumed.
  */
 export const FORGED_DEAD_LETTER_SUBJECT = 'linkroute.deadletter.forged';
+
+/**
+ * Plain (core NATS) messages: one redirector's wrong link password, charged by every other
+ * redirector's throttle (services/redirector/serving/password-failure-share.ts).
+ */
+export const PASSWORD_FAILURES_SUBJECT = 'linkroute.redirector.password-failures';
 
 export const kvBuckets = {
   snapshot: 'linkroute_snapshot',

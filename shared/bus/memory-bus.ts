@@ -48,6 +48,8 @@ export function createMemoryBus(): MemoryBus {
   const buckets = new Map<string, KvBucket>();
   const blobStores = new Map<string, BlobStore>();
   const leases = memoryLeases();
+  /** Plain-message subscribers by subject (exact subjects: no wildcards here). */
+  const subscribers = new Map<string, Set<(data: Uint8Array) => void>>();
   let seq = 0;
 
   const wake = () => {
@@ -170,6 +172,18 @@ export function createMemoryBus(): MemoryBus {
       return store;
     },
     tryLease: async (name, ttlMs) => leases.tryLease(name, ttlMs),
+    publish(subject, data) {
+      // Delivered after the publisher's own code, as from NATS, to the subscribers of now.
+      for (const onMessage of subscribers.get(subject) ?? []) queueMicrotask(() => onMessage(data));
+    },
+    subscribe(subject, onMessage) {
+      let set = subscribers.get(subject);
+      if (!set) subscribers.set(subject, (set = new Set()));
+      // Each subscription its own entry, so subscribing one function twice delivers twice, as NATS does.
+      const entry = (data: Uint8Array) => onMessage(data);
+      set.add(entry);
+      return { stop: () => void set.delete(entry) };
+    },
     connected: () => true,
     unacknowledgedEvents(subject) {
       let lines = 0;

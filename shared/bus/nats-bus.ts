@@ -17,7 +17,7 @@ import { natsBlobStore } from './nats-blob-store.ts';
 import { natsKv } from './nats-kv.ts';
 import { natsTryLease } from './nats-lease.ts';
 import { natsReadyReader, type ReadyReader } from './nats-ready-reader.ts';
-import type { Logger } from '../logger.ts';
+import { errorFields, type Logger } from '../logger.ts';
 import type { NatsTarget } from '../config/nats-env.ts';
 import { describeNatsTarget, natsConnectOptions } from './nats-connect-options.ts';
 import { NatsConnectError } from './nats-connect-error.ts';
@@ -230,6 +230,27 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
         throw err;
       });
       return natsTryLease(await leases, name, ttlMs);
+    },
+    publish(subject, data) {
+      nc.publish(subject, data);
+    },
+    subscribe(subject, onMessage) {
+      const sub = nc.subscribe(subject, {
+        callback: (err, msg) => {
+          // A subscription the server refused (permissions) ends with this error.
+          if (err !== null) {
+            options.logger.warn('nats subscription ended', { subject, ...errorFields(err) });
+            return;
+          }
+          try {
+            onMessage(msg.data);
+          } catch (thrown) {
+            // Against the contract; thrown on, it would stop this connection's reader.
+            options.logger.error('nats subscriber failed', { subject, ...errorFields(thrown) });
+          }
+        },
+      });
+      return { stop: () => sub.unsubscribe() };
     },
     connected: () => isConnected,
     async close() {

@@ -8,18 +8,13 @@
  * A link GET would not serve (disabled, no rule matched, expired, at its clicks limit)
  * answers as GET does, before the password is looked at: decide() runs first.
  *
- * Throttling (before any scrypt work): PASSWORD_ATTEMPTS_PER_MINUTE wrong answers per
- * (visitor, link), and four times that per (client address, link) so that dropping the
- * cookie and rotating User-Agents (a new hashed visitor id each time) does not lift it;
- * an IPv6 client address counts as its /64 (throttledAddress), so rotating addresses
- * within one's own prefix does not lift it either; and ALL_LINKS_FACTOR times it per
- * client address across every link, so a workspace's hundreds of protected links do not
- * multiply one address's scrypt work. At most PASSWORD_CHECKS_IN_FLIGHT checks run at
- * once; a post beyond them is a 503 with Retry-After, charged nothing.
+ * Throttling (before any scrypt work): the wrong-password limits per visitor, client
+ * address and link (password-limits.ts), shared by every redirector when there is a bus
+ * (password-failure-share.ts: a failure here is charged there, one there is charged
+ * here). At most PASSWORD_CHECKS_IN_FLIGHT checks run at once; a post beyond them is a
+ * 503 with Retry-After, charged nothing.
  */
-import { createHmac } from 'node:crypto';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import { throttledAddress } from './throttled-address.ts';
 import { verifyPassword } from '../../../shared/auth/password-hash.ts';
 import { errorFields } from '../../../shared/logger.ts';
 import type { RoutableLink } from '../../../shared/routing/index.ts';
@@ -37,14 +32,12 @@ import {
   wrongPasswordPage,
   type Page,
 } from '../pages/html-pages.ts';
-import { PasswordThrottle } from './password-throttle.ts';
+import { PasswordLimits } from './password-limits.ts';
 import { captureRequest, type RequestInfo } from './request-facts.ts';
 import { sendInternalError, sendPage } from '../pages/responses.ts';
 import type { LinkServer } from './serve-link.ts';
 
 export const MAX_PASSWORD_BODY_BYTES = 4096;
-const ADDRESS_LIMIT_FACTOR = 4;
-const ALL_LINKS_FACTOR = 12;
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
 interface PendingPost {
@@ -56,13 +49,11 @@ interface PendingPost {
 }
 
 export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkServer): (res: HttpResponse, req: HttpRequest) => void {
-  const { lookup, secret, logger, counters } = ctx;
-  /** Keys the throttle's address hashes; derived, so the secret itself keys nothing else. */
-  const addressKeySecret = createHmac('sha256', secret).update('linkroute:password-throttle-address').digest();
+  const { lookup, secret, logger, counters, passwordFailures } = ctx;
   const clock = ctx.now;
-  const byVisitor = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE);
-  const byAddress = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE * ADDRESS_LIMIT_FACTOR);
-  const byAddressAllLinks = new PasswordThrottle(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE * ALL_LINKS_FACTOR);
+  const limits = new PasswordLimits(ctx.config.PASSWORD_ATTEMPTS_PER_MINUTE, secret);
+  // Another redirector's failure counts here from when it arrives: no clock of theirs is read.
+  passwordFailures?.listen((keys) => limits.charge(keys, clock()));
   let checksInFlight = 0;
   let missingHashLogged = false;
 
@@ -84,13 +75,8 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     const now = clock();
     const visitor = server.visitorOf(info, now);
     const cookie = visitor.isNew ? visitorCookie(visitor.id) : null;
-    const visitorKey = `${visitor.id}\n${linkId}`;
-    // The address key is itself a keyed hash: no raw IP is kept in the throttle. Not the
-    // visitor hash, whose key changes at UTC midnight: an address's minute spanning
-    // midnight started afresh there.
-    const address = createHmac('sha256', addressKeySecret).update(throttledAddress(info.ip)).digest('base64url');
-    const addressKey = `${address}\n${linkId}`;
-    const retryAfter = Math.max(byVisitor.retryAfter(visitorKey, now), byAddress.retryAfter(addressKey, now), byAddressAllLinks.retryAfter(address, now));
+    const keys = limits.keysOf(visitor.id, info.ip, linkId);
+    const retryAfter = limits.retryAfter(keys, now);
     if (retryAfter > 0) {
       counters.passwordRejected++;
       answerLater(res, pending, tooManyAttemptsPage, cookie, ['Retry-After', String(retryAfter)]);
@@ -110,9 +96,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
       return;
     }
     // Charged before hashing so concurrent guesses cannot all pass the check above.
-    byVisitor.charge(visitorKey, now);
-    byAddress.charge(addressKey, now);
-    byAddressAllLinks.charge(address, now);
+    limits.charge(keys, now);
     checksInFlight++;
     let right: boolean;
     try {
@@ -122,12 +106,12 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
     }
     if (!right) {
       counters.passwordRejected++;
+      // Only failures are shared: a right guess was never charged anywhere else.
+      passwordFailures?.publish(keys);
       answerLater(res, pending, wrongPasswordPage, cookie);
       return;
     }
-    byVisitor.refund(visitorKey, now);
-    byAddress.refund(addressKey, now);
-    byAddressAllLinks.refund(address, now);
+    limits.refund(keys, now);
     if (pending.aborted || pending.done) return;
     // The snapshot may have changed during scrypt: serve what it holds now, if it is still this link.
     const current = lookup.find(info.host, info.code);

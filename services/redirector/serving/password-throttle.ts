@@ -3,10 +3,9 @@
  *
  * Attempts are charged before the (slow) hash check and refunded when the password was
  * right, so a burst of concurrent guesses cannot all slip in before the first failure is
- * recorded. Memory is bounded (LRU over keys) whatever an attacker sends. Per process:
- * with N redirectors behind a balancer the effective limit is up to N times higher
- * (DESIGN asks for cross-instance limits on the API; link passwords are scrypt-hashed,
- * which bounds the guessing rate per instance anyway).
+ * recorded. Memory is bounded (LRU over keys) whatever an attacker sends. One counter in
+ * this process: the redirectors' counters agree by charging each other's failures as
+ * they arrive (password-failure-share.ts), so `now` is always this process's clock.
  */
 import { LRUCache } from 'lru-cache';
 
