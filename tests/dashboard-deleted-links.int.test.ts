@@ -256,7 +256,7 @@ describe('dashboard: deleted links in chromium', () => {
     await opensItsPage(record.getByRole('link', { name: `Link ${retired.id} deleted` }));
   }, 120_000);
 
-  it('conversions in two currencies: Revenue and Average value say so where they show, pointing to the figures by currency; a link filter\'s chip names the link by its code (its id where it cannot be read)', async () => {
+  it('conversions in two currencies: Revenue and Average value say so where they show, pointing to the figures by currency; a link filter\'s chip names the link by its code (its id where it cannot be read), a campaign filter\'s the campaign by its name', async () => {
     // June 2025: /mixed-june converted in EUR and USD, /euro-june in EUR only, and a link since deleted in EUR.
     const mixed = await linkWithClicks('mixed-june', [
       ['2025-06-03T08:00:00Z', 'v1', 'DE'],
@@ -303,6 +303,12 @@ describe('dashboard: deleted links in chromium', () => {
     // A deleted link cannot be read (GET /links lists live links): its id.
     await report(`&linkId=${gone.id}`, 1);
     await expect.poll(chips).toEqual([`Link: ${gone.id}`]);
+    // A campaign filter (a bookmark, an address from another view): its chip names the campaign and takes the filter away.
+    const campaign = (await t.client.GET('/campaigns/{id}', { params: { path: { id: mixed.campaignId } } })).data!.data;
+    await report(`&campaignId=${mixed.campaignId}`, 4);
+    await expect.poll(chips).toEqual([`Campaign: ${campaign.name}`]);
+    await page.getByRole('button', { name: `Remove filter Campaign: ${campaign.name}` }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('campaignId')).toBeNull();
   }, 90_000);
 
   it('a key without links:read is not told which links are deleted where it was never asked, and is led to no link page', async () => {

@@ -96,6 +96,12 @@ async function campaignById(id: string, signal: AbortSignal): Promise<Campaign |
   }
 }
 
+/** A filter chip's campaign name: the campaign's, or its id until it loads or when none has it (deleted, no access). */
+export function useCampaignName(id: string | undefined): string | undefined {
+  const campaign = useLoad((signal) => (id ? campaignById(id, signal) : Promise.resolve(null)), [id]);
+  return id === undefined ? undefined : (campaign.data?.name ?? id);
+}
+
 /**
  * The campaigns to pick from, with `selectedId` among them even past the cap (a
  * bookmarked filter, a link's own campaign): asked by id once the list lacks it.

@@ -7,6 +7,7 @@ import { Pager } from '../components/pager.tsx';
 import { RangeControls, rangeFrom } from '../components/range-controls.tsx';
 import { fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import { pageOf, setQuery, type Location } from '../router.ts';
+import { useCampaignName } from '../all-pages.ts';
 import { FilterChips } from '../components/filter-chips.tsx';
 import { useLoad } from '../use-load.ts';
 import { useQuerySelect } from '../query-select.ts';
@@ -28,6 +29,7 @@ export function ConversionsView({ loc }: { loc: Location }) {
   const page = pageOf(loc.query);
   const query = { from: range.from, to: range.to, timezone: range.timezone, event, linkId, campaignId };
   const knownNames = useRef(new Map<string, string | null>());
+  const campaignName = useCampaignName(campaignId);
   const report = useLoad(async (signal) => {
     const answer = await unwrap(api.GET('/analytics/conversions', { params: { query: { ...query, page, limit: 50 } }, signal }));
     // The link filtered by is named too (its chip), in the same lookup as the records' links.
@@ -70,8 +72,15 @@ export function ConversionsView({ loc }: { loc: Location }) {
             ))}
           </select>
         </span>
-        {/* The link by its short code, as every chip names one; by its id until the names load, or where the link cannot be read (deleted, or a key without links:read). */}
-        <FilterChips loc={loc} withDimensions={false} extra={linkId ? [{ name: 'linkId', label: `Link: ${report.data?.linkNames.get(linkId) ?? linkId}` }] : []} />
+        {/* The link by its short code, as every chip names one, and the campaign by its name; by their ids until the names load, or where they cannot be read (deleted, or a key without links:read). */}
+        <FilterChips
+          loc={loc}
+          withDimensions={false}
+          extra={[
+            ...(linkId ? [{ name: 'linkId', label: `Link: ${report.data?.linkNames.get(linkId) ?? linkId}` }] : []),
+            ...(campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaignName}` }] : []),
+          ]}
+        />
         <button type="button" onClick={exportCsv}>
           Export CSV
         </button>

@@ -16,7 +16,7 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { announce } from '../components/status-region.tsx';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { useQuerySelect } from '../query-select.ts';
-import { allTags, useServingDomains } from '../all-pages.ts';
+import { allTags, useCampaignName, useServingDomains } from '../all-pages.ts';
 import { invalidateList } from '../list-cache.ts';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { carriedTo } from '../filters.ts';
@@ -75,10 +75,7 @@ export function LinksView({ loc }: { loc: Location }) {
   const links = useLoad((signal) => unwrap(api.GET('/links', { params: { query: { q: q || undefined, page, limit: 20, campaignId, tag } }, signal })), [q, page, campaignId, tag]);
   const tags = useLoad(allTags, []);
   // A campaign's links (its Links button): the chip says which, by name, and takes it away.
-  const campaign = useLoad(
-    (signal) => (campaignId ? unwrap(api.GET('/campaigns/{id}', { params: { path: { id: campaignId } }, signal })).then((r) => r.data) : Promise.resolve(undefined)),
-    [campaignId],
-  );
+  const campaignName = useCampaignName(campaignId);
   const servingDomains = useServingDomains(links.data?.data);
   const linkCounts = new Map(tags.data?.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
@@ -147,7 +144,7 @@ export function LinksView({ loc }: { loc: Location }) {
         <ListFailure what="Tags" error={tags.error} onRetry={tags.reload} />
       </form>
       {/* tag is an analytics dimension too: its chips are FilterChips' own, and the same filter on the overview is one link away. */}
-      <FilterChips loc={loc} extra={campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaign.data?.name ?? campaignId}` }] : []} />
+      <FilterChips loc={loc} extra={campaignId ? [{ name: 'campaignId', label: `Campaign: ${campaignName}` }] : []} />
       {tag && session.can('analytics:read') && (
         <p>
           <a href={href('', { tag })}>Analytics of links tagged {tagValues.join(' or ')}</a>
