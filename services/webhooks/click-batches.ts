@@ -163,14 +163,16 @@ export function startClickBatches(deps: {
 
   async function consume(consumer: EventConsumer, lease: Lease): Promise<void> {
     let nextFlush = Date.now() + deps.intervalMs;
-    let renewAt = Date.now() + LEASE_TTL_MS / 3;
+    // Renewals are timed on the monotonic clock: a takeover is timed so (nats-lease.ts), and a
+    // wall clock stepped back would put a renewal off past the ttl while the lease is in use.
+    let renewAt = performance.now() + LEASE_TTL_MS / 3;
     while (!stopped) {
-      if (Date.now() >= renewAt) {
+      if (performance.now() >= renewAt) {
         if (!(await lease.renew())) {
           handBack(); // lost: another sender batches now, and gets what was in hand here
           return;
         }
-        renewAt = Date.now() + LEASE_TTL_MS / 3;
+        renewAt = performance.now() + LEASE_TTL_MS / 3;
       }
       // Clicks are matched to endpoints only by an endpoint list read after they were
       // fetched (so after they happened): an endpoint created just before a click is

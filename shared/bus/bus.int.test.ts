@@ -144,6 +144,13 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     bus.publish(subject, encode('d'));
     await waitFor(() => second.length >= 4);
     expect([first, second]).toEqual([['a', 'b', 'c'], ['a', 'b', 'c', 'd']]);
+    // Stopped before the message reached it: not delivered (though it subscribed before the publish).
+    const late: string[] = [];
+    const stopped = bus.subscribe(subject, (data) => late.push(decode(data)!));
+    bus.publish(subject, encode('e'));
+    stopped.stop();
+    await waitFor(() => second.length >= 5);
+    expect(late).toEqual([]);
     subscriptions[1]!.stop();
     other.stop();
   });

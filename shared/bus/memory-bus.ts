@@ -173,8 +173,10 @@ export function createMemoryBus(): MemoryBus {
     },
     tryLease: async (name, ttlMs) => leases.tryLease(name, ttlMs),
     publish(subject, data) {
-      // Delivered after the publisher's own code, as from NATS, to the subscribers of now.
-      for (const onMessage of subscribers.get(subject) ?? []) queueMicrotask(() => onMessage(data));
+      // Delivered after the publisher's own code, as from NATS, to the subscribers of now that
+      // are still subscribed then (NATS drops a message for a subscription removed meanwhile).
+      const set = subscribers.get(subject);
+      for (const entry of set ?? []) queueMicrotask(() => set!.has(entry) && entry(data));
     },
     subscribe(subject, onMessage) {
       let set = subscribers.get(subject);

@@ -57,14 +57,16 @@ export function snapshotCompactor(deps: {
       const reason = await due();
       if (!reason) return null;
       logger.info('compacting the snapshot', { reason });
-      let renewedAt = Date.now();
+      // On the monotonic clock, as takeovers are timed (nats-lease.ts): a wall clock stepped
+      // back would put the renewal off past the ttl mid-compaction.
+      let renewedAt = performance.now();
       const result = await compactSnapshot({
         kv,
         blobs,
         keepGoing: async () => {
           if (stopping) return false;
-          if (Date.now() - renewedAt < leaseTtlMs / 3) return true;
-          renewedAt = Date.now();
+          if (performance.now() - renewedAt < leaseTtlMs / 3) return true;
+          renewedAt = performance.now();
           return lease.renew();
         },
       });
