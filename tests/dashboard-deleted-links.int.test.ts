@@ -1,4 +1,4 @@
-import type { BrowserContext, Locator, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiRequests, digits, startDashboardTest, type DashboardTest } from '../services/dashboard/testing/dashboard-harness.ts';
 import { focused } from '../services/dashboard/testing/keyboard.ts';
@@ -374,6 +374,16 @@ describe('dashboard: deleted links in chromium', () => {
     return domain;
   }
 
+  /** A verified domain's verification lost, as the daily re-checks leave it once the TXT record stays missing past the grace period. */
+  async function failDomain(id: string) {
+    const db = await openDatabase({ dataDir: t.linkroute.dataDir, applicationName: 'dashboard-test' });
+    try {
+      await db.sql`UPDATE domains SET status = 'failed', failure_reason = 'TXT record not found', verified_at = null, failing_since = null WHERE id = ${id}`;
+    } finally {
+      await db.close();
+    }
+  }
+
   it('a link on a custom domain is named host/code wherever the dashboard names it; the same code on the default domain /code', async () => {
     const host = 'go.names-example.com';
     const domain = await verifiedDomain(host);
@@ -434,11 +444,11 @@ describe('dashboard: deleted links in chromium', () => {
     expect((await t.client.GET('/domains', { params: { query: { limit: 100 } } })).data!.data.map((d) => d.id)).not.toContain(domain.id);
     await sections.getByRole('link', { name: 'Links', exact: true }).click();
     await page.locator(`tr[data-link-id="${branded.id}"] td[data-domain-checked]`).waitFor();
-    expect(await status(branded).textContent()).toBe('Domain not verified');
+    expect(await status(branded).textContent()).toBe('Domain deleted');
     expect(await status(plain).textContent()).toBe('Enabled');
     await page.goto(url(`links/${branded.id}`));
     const statusFact = page.locator('.facts div').filter({ has: page.getByText('Status', { exact: true }) }).locator('dd');
-    await expect.poll(() => statusFact.textContent(), { timeout: 15_000 }).toBe('Domain not verified');
+    await expect.poll(() => statusFact.textContent(), { timeout: 15_000 }).toBe('Domain deleted');
   }, 90_000);
 
   it('a domain deleted elsewhere: Verify again on the Domains view says so in its status line, its card goes, focus moves to the domain in its place, and the Links list reads its link afresh', async () => {
@@ -472,7 +482,58 @@ describe('dashboard: deleted links in chromium', () => {
     // The refusal dropped the kept verified domains too: the link says its domain is gone.
     await sections.getByRole('link', { name: 'Links', exact: true }).click();
     await page.locator(`tr[data-link-id="${link.id}"] td[data-domain-checked]`).waitFor();
-    expect(await status.textContent()).toBe('Domain not verified');
+    expect(await status.textContent()).toBe('Domain deleted');
+  }, 90_000);
+
+  it('a link says why its custom domain does not serve, deleted through the API or no longer verified, and claims nothing before the domains are read', async () => {
+    const gone = await verifiedDomain('go.gone-example.com');
+    const failed = await verifiedDomain('go.failed-example.com');
+    const live = await verifiedDomain('go.live-example.com');
+    const linkOn = async (shortCode: string, domainId?: string) =>
+      (await t.client.POST('/links', { body: { destinationUrl: `https://example.com/${shortCode}`, shortCode, ...(domainId ? { domainId } : {}) } })).data!.data;
+    const onGone = await linkOn('why-status', gone.id);
+    const onFailed = await linkOn('why-status', failed.id);
+    const onLive = await linkOn('why-status', live.id);
+    const plain = await linkOn('why-status');
+    expect((await t.client.DELETE('/domains/{id}', { params: { path: { id: gone.id } } })).response.status).toBe(200);
+    await failDomain(failed.id);
+    // As the API lists them: the deleted domain not at all, the failed one with its status.
+    const listed = (await t.client.GET('/domains', { params: { query: { limit: 100 } } })).data!.data;
+    expect(listed.map((d) => d.id)).not.toContain(gone.id);
+    expect(listed.find((d) => d.id === failed.id)?.status).toBe('failed');
+
+    // The domains answer slowly: the links on a custom domain say it is being checked, not
+    // Enabled; the default domain's link needs no domain and says Enabled at once.
+    const held: Route[] = [];
+    const isDomainList = (u: URL) => u.pathname === '/domains';
+    const hold = (route: Route) => void held.push(route);
+    await page.route(isDomainList, hold);
+    const status = (link: Link) => page.locator(`tr[data-link-id="${link.id}"] td[data-label="Status"]`);
+    await page.goto(url('links?q=why-status'));
+    await page.locator(`tr[data-link-id="${plain.id}"]`).waitFor();
+    await expect.poll(() => held.length).toBeGreaterThan(0);
+    for (const link of [onGone, onFailed, onLive]) expect(await status(link).textContent()).toBe('Checking domain…');
+    expect(await status(plain).textContent()).toBe('Enabled');
+    await page.unroute(isDomainList, hold);
+    for (const route of held) await route.continue().catch(() => undefined);
+
+    await page.locator(`tr[data-link-id="${onLive.id}"] td[data-domain-checked]`).waitFor();
+    expect(await status(onGone).textContent()).toBe('Domain deleted');
+    expect(await status(onFailed).textContent()).toBe('Domain not verified');
+    expect(await status(onLive).textContent()).toBe('Enabled');
+    expect(await status(plain).textContent()).toBe('Enabled');
+    await t.expectAccessible(page, 'links on a deleted, a failed and a verified domain');
+
+    // Each link's page says the same.
+    const statusFact = page.locator('.facts div').filter({ has: page.getByText('Status', { exact: true }) }).locator('dd');
+    for (const [link, expected] of [
+      [onGone, 'Domain deleted'],
+      [onFailed, 'Domain not verified'],
+      [onLive, 'Enabled'],
+    ] as const) {
+      await page.goto(url(`links/${link.id}`));
+      await expect.poll(() => statusFact.textContent(), { timeout: 15_000 }).toBe(expected);
+    }
   }, 90_000);
 
   it('no page error and no request beyond loopback in any of it', () => {

@@ -1,5 +1,6 @@
 import { ApiFailure, api, unwrap, type Campaign } from './api.ts';
 import { cachedList, dropLists } from './list-cache.ts';
+import type { KnownDomains, WorkspaceDomains } from './link-status.ts';
 import { session } from './session.ts';
 import { useLoad } from './use-load.ts';
 
@@ -63,27 +64,30 @@ export const allTags = () =>
   });
 
 /**
- * The ids of the workspace's verified domains, the ones redirectors serve: a link on any
- * other (deleted, or its verification failed) answers 404, whatever its own state. Kept
- * as the pickers' lists are.
+ * The workspace's domains for the links' statuses: every one not deleted (GET /domains
+ * lists no deleted one), and which of them are verified, the ones redirectors serve. A
+ * link on a domain not among them was on a deleted one. Kept as the pickers' lists are.
  */
-export const servingDomainIds = () =>
-  cachedList('domains', owner(), async (signal) => {
+export const workspaceDomains = () =>
+  cachedList('domains', owner(), async (signal): Promise<WorkspaceDomains | undefined> => {
     const headers = asSignedIn();
-    const domains = await allPages((page, limit) => unwrap(api.GET('/domains', { params: { query: { page, limit, status: 'verified' } }, headers, signal })));
-    // Cut at the cap, the older domains would read as not serving: unknown instead.
-    return domains.length < MAX_ITEMS ? new Set(domains.map((d) => d.id)) : undefined;
+    const domains = await allPages((page, limit) => unwrap(api.GET('/domains', { params: { query: { page, limit } }, headers, signal })));
+    // Cut at the cap, the older domains would read as deleted: unknown instead.
+    if (domains.length >= MAX_ITEMS) return undefined;
+    return { live: new Set(domains.map((d) => d.id)), verified: new Set(domains.filter((d) => d.status === 'verified').map((d) => d.id)) };
   });
 
 /**
- * The verified domains' ids when `links` has one on a custom domain (else no request):
- * undefined while unknown (loading, failed, or a list with no custom domain), when a
- * link's status is told as if its domain served.
+ * The workspace's domains when `links` has one on a custom domain (else no request, and
+ * nothing to know): 'loading' until read, 'unknown' when they could not be (the load
+ * failed, or the list was cut), when a link on a custom domain claims no status.
  */
-export function useServingDomains(links: ReadonlyArray<{ domainId: string | null }> | undefined): ReadonlySet<string> | undefined {
+export function useKnownDomains(links: ReadonlyArray<{ domainId: string | null }> | undefined): KnownDomains {
   const needed = links?.some((l) => l.domainId !== null) ?? false;
-  const loaded = useLoad((signal) => (needed ? servingDomainIds() : Promise.resolve(undefined)), [needed]);
-  return loaded.data;
+  const loaded = useLoad((signal) => (needed ? workspaceDomains() : Promise.resolve(undefined)), [needed]);
+  // A failed reload keeps the domains read before (useLoad): still the best known.
+  if (loaded.data) return loaded.data;
+  return loaded.loading ? 'loading' : 'unknown';
 }
 
 /** A campaign by id, or null when no campaign has it (deleted, a typo in a bookmarked URL). */

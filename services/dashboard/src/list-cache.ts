@@ -1,8 +1,8 @@
 import { LOAD_TIMEOUT_MS, loadTimeout } from './use-load.ts';
 
 /**
- * The whole lists the pickers offer (every campaign, every tag), and the verified
- * domains the links' statuses read (all-pages.ts servingDomainIds), kept in this tab
+ * The whole lists the pickers offer (every campaign, every tag), and the workspace's
+ * domains the links' statuses read (all-pages.ts workspaceDomains), kept in this tab
  * per signed-in key for a short while. A load costs up to 10 requests of the workspace's
  * hourly quota (a Starter workspace has 100, shared with its own integrations), and a
  * picker mounts on every view that has one: moving between the overview, the links

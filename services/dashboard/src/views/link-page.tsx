@@ -21,7 +21,7 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { focusFirst, inItsPlace } from '../focus.ts';
 import { announce } from '../components/status-region.tsx';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
-import { useServingDomains } from '../all-pages.ts';
+import { useKnownDomains } from '../all-pages.ts';
 import { filtersFrom } from '../filters.ts';
 
 /** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
@@ -32,7 +32,7 @@ function byEvaluationOrder(a: Rule, b: Rule): number {
 export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
   const link = useLoad(async (signal) => (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data, [linkId]);
   const mutations = useLinkMutations(link.reload);
-  const servingDomains = useServingDomains(link.data ? [link.data] : undefined);
+  const domains = useKnownDomains(link.data ? [link.data] : undefined);
   // Codes the header's QR buttons stored: the QR codes section lists them again.
   const [qrMade, setQrMade] = useState(0);
   const canReadAnalytics = session.can('analytics:read');
@@ -86,7 +86,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
       <dl class="facts">
         <div>
           <dt>Status</dt>
-          <dd>{linkStatusLabels[linkStatus(l, Date.now(), servingDomains)]}</dd>
+          <dd>{linkStatusLabels[linkStatus(l, Date.now(), domains)]}</dd>
         </div>
         <div>
           <dt>Redirect</dt>

@@ -16,9 +16,9 @@ import { TableScroll } from '../components/table-scroll.tsx';
 import { announce } from '../components/status-region.tsx';
 import { focusFirst, viewHeading } from '../focus.ts';
 import { useQuerySelect } from '../query-select.ts';
-import { allTags, useCampaignName, useServingDomains } from '../all-pages.ts';
+import { allTags, useCampaignName, useKnownDomains } from '../all-pages.ts';
 import { invalidateList } from '../list-cache.ts';
-import { linkStatus, linkStatusLabels } from '../link-status.ts';
+import { linkStatus, linkStatusLabels, type KnownDomains } from '../link-status.ts';
 import { carriedTo } from '../filters.ts';
 import { tagNormalForm } from '../../../../shared/schemas/tag-normal-form.ts';
 
@@ -76,7 +76,7 @@ export function LinksView({ loc }: { loc: Location }) {
   const tags = useLoad(allTags, []);
   // A campaign's links (its Links button): the chip says which, by name, and takes it away.
   const campaignName = useCampaignName(campaignId);
-  const servingDomains = useServingDomains(links.data?.data);
+  const domains = useKnownDomains(links.data?.data);
   const linkCounts = new Map(tags.data?.map((t) => [t.name, t.linkCount]) ?? []);
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
   // A link's row that goes (deleted here, or found deleted elsewhere) takes its buttons
@@ -207,9 +207,9 @@ export function LinksView({ loc }: { loc: Location }) {
                       {fmtInt(link.clicks)}
                     </td>
                     <td data-label="Created">{fmtDate(link.createdAt)}</td>
-                    {/* data-domain-checked: the status reads the verified domains (tests wait for it). */}
-                    <td data-label="Status" data-domain-checked={link.domainId !== null && servingDomains !== undefined ? '' : undefined}>
-                      {statusCell(link, servingDomains)}
+                    {/* data-domain-checked: the status has read the domains, or given up on them (tests wait for it). */}
+                    <td data-label="Status" data-domain-checked={link.domainId !== null && domains !== 'loading' ? '' : undefined}>
+                      {statusCell(link, domains)}
                     </td>
                     <td class="row-actions">
                       <LinkActions link={link} />
@@ -240,8 +240,8 @@ export function LinksView({ loc }: { loc: Location }) {
   );
 }
 
-/** Enabled only while the link redirects to its destination: an expired or used-up link says so. */
-function statusCell(link: Link, servingDomains: ReadonlySet<string> | undefined) {
-  const status = linkStatus(link, Date.now(), servingDomains);
+/** Enabled only while the link redirects to its destination: an expired or used-up link, or one whose domain does not serve, says so in words. */
+function statusCell(link: Link, domains: KnownDomains) {
+  const status = linkStatus(link, Date.now(), domains);
   return status === 'enabled' ? linkStatusLabels.enabled : <span class="muted">{linkStatusLabels[status]}</span>;
 }
