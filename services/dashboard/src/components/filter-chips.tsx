@@ -3,6 +3,8 @@ import { dimensions, dimensionLabels, filterValues, removeFilter, seenLabels, us
 import { focusFirst, viewHeading } from '../focus.ts';
 import { setQuery, type Location } from '../router.ts';
 
+const chipKey = (chip: { name: string; value: string | null }) => `${chip.name}=${chip.value}`;
+
 /**
  * Every active filter as a removable chip; "Clear all" drops them together. A view that
  * applies no dimension filter (the conversions) shows its own chips only (`withDimensions`
@@ -18,33 +20,36 @@ export function FilterChips({ loc, extra = [], withDimensions = true }: { loc: L
   }
   // A removed chip takes its button, which had focus, with it (WCAG 2.4.3): focus goes
   // to the chip now in its place, else the one before, else the heading of what the
-  // filters apply to (the section's, or the view's).
+  // filters apply to (the section's, or the view's). Only once the removed chips are
+  // gone: an effect of a render from before the removal (Preact runs a component's
+  // pending effects before rendering it again) would otherwise focus the very button
+  // about to go, and focus would fall to the page with it.
   const list = useRef<HTMLUListElement>(null);
-  const refocus = useRef<{ index: number; fallback: Element | null } | null>(null);
+  const refocus = useRef<{ index: number; fallback: Element | null; gone: ReadonlySet<string> } | null>(null);
   useEffect(() => {
     const target = refocus.current;
-    if (!target) return;
+    if (!target || chips.some((chip) => target.gone.has(chipKey(chip)))) return;
     refocus.current = null;
     const buttons = list.current?.querySelectorAll('button[data-remove]') ?? [];
     focusFirst(buttons[Math.min(target.index, buttons.length - 1)], target.fallback);
   });
-  const removing = (index: number) => {
+  const removing = (index: number, gone: ReadonlyArray<(typeof chips)[number]>) => {
     const section = list.current?.closest('section');
-    refocus.current = { index, fallback: section?.querySelector('h2') ?? viewHeading() };
+    refocus.current = { index, fallback: section?.querySelector('h2') ?? viewHeading(), gone: new Set(gone.map(chipKey)) };
   };
 
   if (chips.length === 0) return null;
   return (
     <ul class="chips" aria-label="Active filters" ref={list}>
       {chips.map((chip, i) => (
-        <li key={`${chip.name}=${chip.value}`} data-filter={chip.name}>
+        <li key={chipKey(chip)} data-filter={chip.name}>
           <span>{chip.label}</span>
           <button
             type="button"
             data-remove
             aria-label={`Remove filter ${chip.label}`}
             onClick={() => {
-              removing(i);
+              removing(i, [chip]);
               if (chip.value !== null) removeFilter(chip.name, chip.value);
               else setQuery({ [chip.name]: undefined });
             }}
@@ -59,7 +64,7 @@ export function FilterChips({ loc, extra = [], withDimensions = true }: { loc: L
             type="button"
             class="linkish"
             onClick={() => {
-              removing(0);
+              removing(0, chips);
               setQuery(Object.fromEntries(chips.map((c) => [c.name, undefined])));
             }}
           >

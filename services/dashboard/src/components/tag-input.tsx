@@ -42,15 +42,17 @@ export function TagInput(props: {
     if (props.pending.trim() !== '') addFrom(props.pending);
   };
   // A removed chip takes its focused button with it (WCAG 2.4.3): focus goes to the
-  // chip now in its place, else the one before, else the tag field.
+  // chip now in its place, else the one before, else the tag field. Only once the tag
+  // is gone: an effect of a render from before the removal (Preact runs a component's
+  // pending effects before rendering it again) would focus the button about to go.
   const chips = useRef<HTMLUListElement>(null);
-  const removedAt = useRef<number | null>(null);
+  const removed = useRef<{ tag: string; index: number } | null>(null);
   useEffect(() => {
-    const index = removedAt.current;
-    if (index === null) return;
-    removedAt.current = null;
+    const target = removed.current;
+    if (target === null || props.tags.includes(target.tag)) return;
+    removed.current = null;
     const buttons = chips.current?.querySelectorAll('button') ?? [];
-    focusFirst(buttons[Math.min(index, buttons.length - 1)], document.getElementById(props.id));
+    focusFirst(buttons[Math.min(target.index, buttons.length - 1)], document.getElementById(props.id));
   });
   return (
     <div class="field tag-input">
@@ -64,7 +66,7 @@ export function TagInput(props: {
                 type="button"
                 aria-label={`Remove tag ${tag}`}
                 onClick={() => {
-                  removedAt.current = i;
+                  removed.current = { tag, index: i };
                   props.onChange(props.tags.filter((t) => t !== tag));
                   announce(`Tag ${tag} removed`);
                 }}

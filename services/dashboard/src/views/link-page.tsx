@@ -148,18 +148,21 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   // The control that opened an editor, or moved a rule, is replaced or moved by the
   // answer (WCAG 2.4.3): focus goes back to it by selector once it is in the page,
   // and for a move, once the reordered list has loaded (moving a row drops focus).
+  // An editor's opener, once the editor is closed: an effect of a render from before it
+  // closed (Preact runs a component's pending effects before rendering it again) would
+  // not find the opener yet and send focus to the heading.
   const section = useRef<HTMLElement>(null);
-  const refocus = useRef<{ selector: string; after: unknown } | null>(null);
-  const focusLater = (selector: string, afterLoad = false) => (refocus.current = { selector, after: afterLoad ? rules.data : undefined });
+  const refocus = useRef<{ selector: string; after: unknown; closing: boolean } | null>(null);
+  const focusLater = (selector: string, afterLoad = false, closing = false) => (refocus.current = { selector, after: afterLoad ? rules.data : undefined, closing });
   useEffect(() => {
     const target = refocus.current;
-    if (!target || (target.after !== undefined && (rules.data === target.after || rules.loading))) return;
+    if (!target || (target.closing && editing !== null) || (target.after !== undefined && (rules.data === target.after || rules.loading))) return;
     refocus.current = null;
     focusFirst(section.current?.querySelector(target.selector), section.current?.querySelector('h2'));
   });
   const closeEditor = (saved: boolean, opener: string) => {
     setEditing(null);
-    focusLater(opener, saved);
+    focusLater(opener, saved, true);
     if (saved) rules.reload();
   };
   const canWrite = session.can('rules:write');
