@@ -87,7 +87,7 @@ describe('webhook delivery store', () => {
       { id: 'dlv_evt_running', eventId: 'evt_running', endpointId: 'wh_f', eventType: 'link.created', claim: true },
       { id: 'dlv_evt_due', eventId: 'evt_due', endpointId: 'wh_f', eventType: 'link.created', claim: false },
     ]);
-    expect(claimed).toEqual([{ id: 'dlv_evt_running', endpointId: 'wh_f', eventId: 'evt_running', body: '{"e":"evt_running"}', attempts: 0, firstAttemptAt: null }]);
+    expect(claimed).toEqual([{ id: 'dlv_evt_running', endpointId: 'wh_f', eventId: 'evt_running', body: '{"e":"evt_running"}', attempts: 0, firstAttemptAt: null, claimUntil: expect.any(String) }]);
     type Row = { eventId: string; status: string; attempts: number; responseStatus: number | null; latencyMs: number | null; error: string | null; due: boolean | null; retryAt: Date | null; firstAttemptAt: Date | null; oneWrite: boolean };
     const rows = () => db.sql<Row[]>`
       SELECT d.event_id, d.status, d.attempts, d.response_status, d.latency_ms, d.error, d.next_attempt_at <= now() AS due,
@@ -110,6 +110,37 @@ describe('webhook delivery store', () => {
     expect(after.get('evt_ok')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, oneWrite: true });
     // Redelivered events and deliveries fold into what is stored.
     expect(await store.record(events.slice(3, 4), [{ id: 'dlv_again', eventId: 'evt_running', endpointId: 'wh_f', eventType: 'link.created', claim: true }])).toEqual([]);
+  });
+
+  it('renews only claims still as this sender left them: a delivery taken over or finished is lost, one locked at that moment is left for the next renewal', async () => {
+    const ws = await createWorkspace(db.sql, { name: 'claim renewals', plan: 'pro' });
+    await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES ('wh_n', ${ws.id}, 'https://x.example', '{link.created}', 'v1.x.y')`;
+    const store = deliveryStore(db.sql, 60_000);
+    const ids = ['evt_n_kept', 'evt_n_taken', 'evt_n_done', 'evt_n_locked'];
+    const events = ids.map((id) => ({ id, workspaceId: ws.id, type: 'link.created', endpointIds: ['wh_n'], body: '{}' }));
+    const claimed = await store.record(events, ids.map((id) => ({ id: `dlv_${id}`, eventId: id, endpointId: 'wh_n', eventType: 'link.created', claim: true })));
+    const claims = new Map(claimed.map((d) => [d.id, d.claimUntil!]));
+    expect(claims.size).toBe(4);
+    // Another sender's claim (it took the delivery up once this one's ran out), and a recorded outcome.
+    await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = 'dlv_evt_n_taken'`;
+    await db.sql`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL WHERE id = 'dlv_evt_n_done'`;
+    const before = new Map((await db.sql<{ id: string; claimUntil: string | null }[]>`
+      SELECT id, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE endpoint_id = 'wh_n'`).map((r) => [r.id, r.claimUntil]));
+    // Another transaction holds one row meanwhile (this sender recording its outcome, say).
+    const { renewed, lost } = await db.sql.begin(async (tx) => {
+      await tx`SELECT 1 FROM webhook_deliveries WHERE id = 'dlv_evt_n_locked' FOR UPDATE`;
+      return store.renewClaims(claims);
+    });
+    expect([...renewed.keys()]).toEqual(['dlv_evt_n_kept']);
+    expect(lost.sort()).toEqual(['dlv_evt_n_done', 'dlv_evt_n_taken']);
+    const after = new Map((await db.sql<{ id: string; claimUntil: string | null; later: boolean }[]>`
+      SELECT id, next_attempt_at::text AS claim_until, next_attempt_at > ${claims.get('dlv_evt_n_kept')!}::timestamptz AS later
+      FROM webhook_deliveries WHERE endpoint_id = 'wh_n'`).map((r) => [r.id, r]));
+    expect(after.get('dlv_evt_n_kept')).toEqual({ id: 'dlv_evt_n_kept', claimUntil: renewed.get('dlv_evt_n_kept'), later: true });
+    // The others are as they were: not ours any more, or not renewed this time.
+    for (const id of ['dlv_evt_n_taken', 'dlv_evt_n_done', 'dlv_evt_n_locked']) expect(after.get(id)!.claimUntil, id).toBe(before.get(id));
+    // Once free, the locked one is renewed.
+    expect([...(await store.renewClaims(new Map([['dlv_evt_n_locked', claims.get('dlv_evt_n_locked')!]]))).renewed.keys()]).toEqual(['dlv_evt_n_locked']);
   });
 
   it('sweeps every old row in one call, a batch at a time, however many batches there are', async () => {

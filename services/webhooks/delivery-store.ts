@@ -3,12 +3,18 @@ import type { WebhookBusEvent } from '../../shared/schemas/webhook.ts';
 import type { FirstAttempt } from './first-attempt.ts';
 import { longestFailureGapMs, type RetryPolicy } from './retry-schedule.ts';
 
-/** A delivery this sender has taken: it alone attempts it until `claimUntil`. */
+/** A delivery this sender has taken: it alone attempts it while its claim lasts (claims-in-hand.ts keeps it). */
 export interface ClaimedDelivery {
   id: string;
   endpointId: string;
   eventId: string;
   body: string;
+  /**
+   * The claim: its next_attempt_at as this sender's claim set it, as Postgres writes it
+   * (text, to the microsecond: a renewal compares it exactly). Absent while the delivery
+   * is not stored yet (`first`): its insert sets it.
+   */
+  claimUntil?: string;
   /** Attempts made before this one. */
   attempts: number;
   /** Epoch ms of the first attempt; null before it. */
@@ -53,6 +59,15 @@ interface DeliveryRow {
   body: string;
   attempts: number;
   firstAttemptAt: Date | null;
+  claimUntil: string;
+}
+
+/** What a renewal of claims found (DeliveryStore.renewClaims). */
+export interface RenewedClaims {
+  /** Delivery id -> its new claim. */
+  renewed: Map<string, string>;
+  /** No longer this sender's: taken up by another sender once the claim ran out, or finished. */
+  lost: string[];
 }
 
 /** A click an endpoint's link.clicked event holds. */
@@ -90,13 +105,17 @@ const LAST_FAILURE_STEP_MS = 1_000;
 /**
  * Webhook events and deliveries in Postgres, shared by every sender. A delivery is
  * `pending` until it succeeds or is given up; a sender claims one by pushing its
- * next_attempt_at past the time the attempt may take (`claimMs`), so a sender that
- * dies mid-attempt leaves it due again for the others.
+ * next_attempt_at past the time the attempt may take (`claimMs`), and renews the claim
+ * for as long as it holds the delivery (renewClaims), so a sender that dies leaves it
+ * due again for the others one claim after its last renewal.
  */
 export function deliveryStore(sql: Sql, claimMs: number) {
   const claimInterval = sql`make_interval(secs => ${claimMs / 1000})`;
 
   return {
+    /** How long a claim lasts unless renewed: how long a dead sender's deliveries wait for the others. */
+    claimMs,
+
     /**
      * Stores the events and a delivery per (event, endpoint), both once whatever the
      * redeliveries, each delivery with its first attempt's outcome when it has one.
@@ -112,7 +131,7 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       const outcome = <T>(pick: (o: AttemptResult) => T) => deliveries.map((d) => (d.outcome ? pick(d.outcome) : null));
       // One statement, so atomic without a transaction's extra round trips: the deliveries'
       // foreign key to their event is checked at its end, after the events' insert.
-      const rows = await sql<Array<Pick<DeliveryRow, 'id' | 'endpointId' | 'eventId'>>>`
+      const rows = await sql<Array<Pick<DeliveryRow, 'id' | 'endpointId' | 'eventId' | 'claimUntil'>>>`
         WITH e AS (
           INSERT INTO webhook_events (id, workspace_id, type, body)
           SELECT * FROM unnest(${stored.map((e) => e.id)}::text[], ${stored.map((e) => e.workspaceId)}::text[],
@@ -136,9 +155,9 @@ export function deliveryStore(sql: Sql, claimMs: number) {
             ${text(outcome((o) => o.latencyMs))}::text[], ${outcome((o) => o.error)}::text[], ${outcome((o) => iso(o.nextAttemptAt))}::text[],
             ${outcome((o) => iso(o.at))}::text[]) AS n(id, endpoint_id, event_id, event_type, claim, ok, code, latency, error, next, at)
           ON CONFLICT (endpoint_id, event_id) DO NOTHING
-          RETURNING id, endpoint_id, event_id, attempts = 0 AND next_attempt_at > now() AS claimed
+          RETURNING id, endpoint_id, event_id, attempts = 0 AND next_attempt_at > now() AS claimed, next_attempt_at::text AS claim_until
         )
-        SELECT d.id, d.endpoint_id, d.event_id FROM d WHERE d.claimed`;
+        SELECT d.id, d.endpoint_id, d.event_id, d.claim_until FROM d WHERE d.claimed`;
       // The bodies are the events' in hand (an event's id names one body): not read back,
       // as each would come once per endpoint.
       return rows.map((r) => ({ ...r, body: bodies.get(r.eventId)!, attempts: 0, firstAttemptAt: null }));
@@ -155,8 +174,9 @@ export function deliveryStore(sql: Sql, claimMs: number) {
 
     /**
      * Claims up to `limit` due deliveries, oldest due first: per endpoint at most its
-     * `room` (endpoints not in it: `defaultRoom`), so none is claimed that would wait here
-     * past its claim; and stopping once their bodies reach `maxBytes` (always at least one).
+     * `room` (endpoints not in it: `defaultRoom`), so none is claimed to wait long behind a
+     * full lane here (its claim would be kept alive, but another sender may have room for
+     * it now); and stopping once their bodies reach `maxBytes` (always at least one).
      */
     async claimDue(limit: number, room: ReadonlyMap<string, number>, defaultRoom: number, maxBytes = Infinity): Promise<ClaimedDelivery[]> {
       if (limit <= 0 || maxBytes <= 0) return [];
@@ -178,10 +198,45 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval}
           FROM sized WHERE d.id = sized.id AND sized.nth <= sized.room
             AND sized.bytes_before < ${Number.isFinite(maxBytes) ? maxBytes : Number.MAX_SAFE_INTEGER}
-          RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.first_attempt_at
+          RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.first_attempt_at, d.next_attempt_at::text AS claim_until
         )
         SELECT taken.*, e.body FROM taken JOIN webhook_events e ON e.id = taken.event_id`;
       return rows.map(toClaimed);
+    },
+
+    /**
+     * Renews claims this sender holds (delivery id -> the claim it set or last renewed):
+     * each delivery still pending and still carrying that very claim is claimed for
+     * another claimMs from now, on Postgres's clock, so no row another sender took over,
+     * nor one whose outcome is recorded, is touched. A row another transaction has locked
+     * at that moment (this sender recording its outcome, say) is neither renewed nor lost:
+     * it is tried again at the next renewal. Never waiting for a lock, a renewal cannot
+     * deadlock with the writes it overlaps.
+     */
+    async renewClaims(claims: ReadonlyMap<string, string>): Promise<RenewedClaims> {
+      if (claims.size === 0) return { renewed: new Map(), lost: [] };
+      // `ours` reads the statement's snapshot without locking: what the locking read skipped.
+      const rows = await sql<Array<{ id: string; claimUntil: string | null; ours: boolean }>>`
+        WITH held AS (
+          SELECT * FROM unnest(${[...claims.keys()]}::text[], ${[...claims.values()]}::text[]) AS h(id, claim_until)
+        ), ours AS (
+          SELECT d.id FROM webhook_deliveries d JOIN held ON held.id = d.id
+          WHERE d.status = 'pending' AND d.next_attempt_at = held.claim_until::timestamptz
+        ), unlocked AS (
+          SELECT d.id FROM webhook_deliveries d JOIN held ON held.id = d.id
+          WHERE d.status = 'pending' AND d.next_attempt_at = held.claim_until::timestamptz
+          FOR UPDATE OF d SKIP LOCKED
+        ), renewed AS (
+          UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval}
+          FROM unlocked WHERE d.id = unlocked.id
+          RETURNING d.id, d.next_attempt_at::text AS claim_until
+        )
+        SELECT held.id, renewed.claim_until, ours.id IS NOT NULL AS ours
+        FROM held LEFT JOIN ours ON ours.id = held.id LEFT JOIN renewed ON renewed.id = held.id`;
+      return {
+        renewed: new Map(rows.flatMap((r) => (r.claimUntil === null ? [] : [[r.id, r.claimUntil] as const]))),
+        lost: rows.filter((r) => !r.ours).map((r) => r.id),
+      };
     },
 
     /** Due again at once (a claimed delivery this sender will not attempt after all). */

@@ -1,4 +1,5 @@
 import { errorFields, type Logger } from '../../shared/logger.ts';
+import { claimsInHand } from './claims-in-hand.ts';
 import type { AttemptResult, ClaimedDelivery, DeliveryStore } from './delivery-store.ts';
 import type { EndpointDirectory } from './endpoint-directory.ts';
 import { nextAttemptAt, type RetryPolicy } from './retry-schedule.ts';
@@ -21,7 +22,7 @@ export interface Dispatcher {
   /**
    * Stopping: deliveries queued here and not started are handed back (due at once for
    * any sender), as are any dispatched from now on; then waits for the attempts under
-   * way to finish and be recorded.
+   * way to finish and be recorded, and stops keeping claims alive.
    */
   drain(): Promise<void>;
 }
@@ -41,6 +42,12 @@ const RECORD_BATCH = 1_000;
  * Outcomes are written in batches (a success, a retry time, a give-up), endpoints'
  * failure streaks with them; an endpoint failing for the retry window is disabled. A
  * first attempt's outcome usually goes into its delivery's insert instead (FirstAttempt).
+ *
+ * Every delivery's claim is kept alive from its dispatch (or its insert, for a first
+ * attempt) until its outcome is recorded or it is handed back (ClaimsInHand): however long
+ * it waits or runs here, no other sender takes it up meanwhile. One found taken up all the
+ * same (this sender stalled for a whole claim) is dropped if still queued: the taker sends
+ * it. One already under way finishes, and its outcome is recorded as any other's.
  */
 export function createDispatcher(deps: {
   store: DeliveryStore;
@@ -68,6 +75,9 @@ export function createDispatcher(deps: {
   let recording: Promise<void> | null = null;
   let recordTimer: NodeJS.Timeout | null = null;
   const idleWaiters: Array<() => void> = [];
+  /** Deliveries whose attempt is under way here (from leaving the queue until their outcome is handed to the recording). */
+  const running = new Set<string>();
+  const claims = claimsInHand({ store, logger, lost: drop });
 
   const lane = (id: string) => {
     let l = lanes.get(id);
@@ -90,6 +100,7 @@ export function createDispatcher(deps: {
     recording = store
       .recordAttempts(batch, retry)
       .then((disabled) => {
+        claims.release(batch.map((r) => r.deliveryId));
         for (const id of disabled) logger.warn('webhook endpoint disabled: failing for the whole retry window', { endpointId: id });
         if (disabled.length > 0) {
           void directory.refresh().catch((err) => logger.warn('webhook endpoints not re-read after disabling one; the periodic refresh will', errorFields(err)));
@@ -137,7 +148,9 @@ export function createDispatcher(deps: {
     if (!endpoint || !endpoint.enabled) {
       // Not stored yet: it is stored due for any sender, and the one that claims it gives it up.
       if (!(await recordHere(delivery, null))) return;
+      // Not held past this either way: a delivery not given up is due when its claim ends, and its taker gives it up.
       await store.abandon([delivery.id], endpoint ? 'endpoint disabled' : 'endpoint deleted').catch((err) => logger.warn('abandoning a delivery failed', errorFields(err)));
+      claims.release([delivery.id]);
       return;
     }
     const attempt = await sender.send(endpoint, { id: delivery.eventId, body: delivery.body });
@@ -167,6 +180,7 @@ export function createDispatcher(deps: {
   async function handBack(deliveries: readonly ClaimedDelivery[]): Promise<void> {
     const stored = await Promise.all(deliveries.map((d) => recordHere(d, null)));
     const ids = deliveries.filter((_, i) => stored[i]).map((d) => d.id);
+    claims.release(ids);
     await store.release(ids).catch((err) => logger.warn('webhook deliveries not handed back; due again when their claim ends', { deliveries: ids.length, ...errorFields(err) }));
   }
 
@@ -175,10 +189,12 @@ export function createDispatcher(deps: {
     while (l.inFlight < deps.maxInFlightPerEndpoint && l.queue.length > 0) {
       const delivery = l.queue.shift()!;
       l.inFlight++;
+      running.add(delivery.id);
       metrics.inFlight(1);
       run(delivery)
         .catch((err) => logger.error('webhook attempt failed unexpectedly', { deliveryId: delivery.id, ...errorFields(err) }))
         .finally(() => {
+          running.delete(delivery.id);
           l.inFlight--;
           held--;
           heldBytes -= delivery.body.length;
@@ -187,6 +203,44 @@ export function createDispatcher(deps: {
           else pump(endpointId);
           settleIdle();
         });
+    }
+  }
+
+  /**
+   * Deliveries a renewal found taken up by another sender: those still queued here are
+   * not attempted here (their taker attempts them); those under way finish here. The rest
+   * have finished here, their outcome recorded or about to be: a renewal just after that
+   * write finds their claim gone, as expected (not logged).
+   */
+  function drop(ids: readonly string[]): void {
+    const lost = new Set(ids);
+    const underWay = ids.filter((id) => running.has(id)).length;
+    let dropped = 0;
+    for (const [endpointId, l] of lanes) {
+      if (!l.queue.some((d) => lost.has(d.id))) continue;
+      for (const d of l.queue.filter((q) => lost.has(q.id))) {
+        held--;
+        heldBytes -= d.body.length;
+        dropped++;
+      }
+      l.queue = l.queue.filter((d) => !lost.has(d.id));
+      if (l.inFlight === 0 && l.queue.length === 0) lanes.delete(endpointId);
+    }
+    if (dropped + underWay > 0) {
+      logger.warn('webhook deliveries taken up by another sender while held here (their claim ran out); queued ones dropped', { dropped, underWay });
+    }
+    settleIdle();
+  }
+
+  /** Keeps the claims of deliveries taken on here alive; a first attempt's once its insert set one. */
+  function holdClaims(deliveries: readonly ClaimedDelivery[]): void {
+    for (const d of deliveries) {
+      if (d.claimUntil !== undefined) claims.hold(d.id, d.claimUntil);
+      else if (d.first) {
+        void d.first.claimUntil.then((claimUntil) => {
+          if (claimUntil !== null) claims.hold(d.id, claimUntil);
+        });
+      }
     }
   }
 
@@ -211,6 +265,7 @@ export function createDispatcher(deps: {
         void handBack(deliveries);
         return;
       }
+      holdClaims(deliveries);
       for (const d of deliveries) {
         held++;
         heldBytes += d.body.length;
@@ -227,10 +282,13 @@ export function createDispatcher(deps: {
       }
       for (const [id, l] of lanes) if (l.inFlight === 0) lanes.delete(id);
       await handBack(queued);
-      if (held === 0 && results.length === 0 && !recording) return;
-      const idle = new Promise<void>((resolve) => idleWaiters.push(resolve));
-      void record();
-      return idle;
+      if (held > 0 || results.length > 0 || recording) {
+        const idle = new Promise<void>((resolve) => idleWaiters.push(resolve));
+        void record();
+        await idle;
+      }
+      // Nothing is held here any more, and nothing dispatched from now on is.
+      claims.stop();
     },
   };
 }

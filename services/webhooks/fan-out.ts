@@ -87,12 +87,12 @@ export function fanOut(deps: { directory: EndpointDirectory; store: DeliveryStor
     await settledOrTimeout(Promise.all([...firsts.values()].map((f) => f.finished)), waitMs);
 
     // From here to storeWithout, synchronously: an outcome is either in this insert or recorded after it.
-    const late: FirstAttempt[] = [];
+    const late: Array<[string, FirstAttempt]> = [];
     const rows = planned.map((d): NewDelivery => {
       const first = firsts.get(d.id);
       if (!first) return d;
       if (first.outcome === undefined) {
-        late.push(first);
+        late.push([d.id, first]);
         return d;
       }
       // Not attempted (endpoint gone or disabled): due for any sender, which gives it up.
@@ -100,8 +100,9 @@ export function fanOut(deps: { directory: EndpointDirectory; store: DeliveryStor
       return { ...d, outcome: first.outcome };
     });
     const insert = store.record(events, rows, sentClicks);
-    const stored = insert.then(() => true, () => false);
-    for (const first of late) first.storeWithout(stored);
+    // The late ones are the claimed ones the insert returns, with the claims it set.
+    const claims = insert.then((claimed) => new Map(claimed.map((c) => [c.id, c.claimUntil ?? null])), () => new Map<string, string | null>());
+    for (const [id, first] of late) first.storeWithout(claims.then((c) => c.get(id) ?? null));
     await insert;
   };
 }

@@ -5,7 +5,8 @@ import type { AttemptResult } from './delivery-store.ts';
  * it, then inserts the delivery once, holding the attempt's outcome when it came in time:
  * one write per delivery instead of an insert and an update. An attempt still running when
  * the fan-out stops waiting is stored as claimed by this sender, and its outcome is written
- * like any later attempt's, once that insert has landed.
+ * like any later attempt's, once that insert has landed; from then on its claim is kept
+ * alive like any other (`claimUntil`).
  *
  * Invariant: exactly one of the two happens, decided synchronously: `offer` (from the
  * dispatcher) before `storeWithout` (from the fan-out) hands the outcome to the insert;
@@ -13,10 +14,16 @@ import type { AttemptResult } from './delivery-store.ts';
  */
 export class FirstAttempt {
   #outcome: AttemptResult | null | undefined = undefined;
-  #stored: Promise<boolean> | null = null;
+  #stored: Promise<string | null> | null = null;
   #finish!: () => void;
+  #settleClaim!: (claimUntil: string | null | Promise<string | null>) => void;
   /** Settles when the attempt has finished, or was not made. */
   readonly finished = new Promise<void>((resolve) => (this.#finish = resolve));
+  /**
+   * The claim the insert set, once it landed: null when there is none to keep alive (the
+   * outcome went into the insert, the insert failed, or it stored no row for this delivery).
+   */
+  readonly claimUntil = new Promise<string | null>((resolve) => (this.#settleClaim = resolve));
 
   /** The outcome if it came in time; null: not attempted (its endpoint is gone or disabled); undefined: still running. */
   get outcome(): AttemptResult | null | undefined {
@@ -28,16 +35,26 @@ export class FirstAttempt {
     if (this.#stored) return false;
     this.#outcome = outcome;
     this.#finish();
+    this.#settleClaim(null);
     return true;
   }
 
-  /** The fan-out stops waiting: `insert` stores the delivery claimed, without an outcome (resolves false if it failed). */
-  storeWithout(insert: Promise<boolean>): void {
+  /**
+   * The fan-out stops waiting: `insert` stores the delivery claimed, without an outcome,
+   * and resolves to the claim it set (null: it failed, or stored no row for this delivery).
+   */
+  storeWithout(insert: Promise<string | null>): void {
     this.#stored = insert;
+    this.#settleClaim(insert);
   }
 
-  /** Whether the delivery's row exists (false: the insert failed, and the bus hands its event out again). */
+  /**
+   * Whether the delivery's row exists as stored here (false: the insert failed, and the bus
+   * hands its event out again; or the delivery was stored before, under another id). Settles
+   * after `claimUntil`'s reactions registered before it: a claim is held before the outcome
+   * is recorded, and released after.
+   */
   get stored(): Promise<boolean> {
-    return this.#stored ?? Promise.resolve(true);
+    return this.#stored ? this.claimUntil.then((claimUntil) => claimUntil !== null) : Promise.resolve(true);
   }
 }

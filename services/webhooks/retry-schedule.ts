@@ -23,9 +23,10 @@ export const defaultRetryPolicy = (baseDelayMs: number, windowMs: number): Retry
 /**
  * The longest an endpoint whose deliveries keep failing goes from one failed attempt to
  * the next: a failed delivery is due again at most `maxDelayMs` after its attempt ended,
- * and an attempt starts and ends within `claimMs` of its claim (past that, another sender
- * takes the delivery up). Failures further apart are not one run of failures: the
- * endpoint was not being tried in between.
+ * and an attempt starts and ends within `claimMs` of its claim (lanes are sized so; one held
+ * longer under overload keeps its claim alive, and the gap it makes only starts a new run,
+ * erring towards keeping the endpoint). Failures further apart are not one run of
+ * failures: the endpoint was not being tried in between.
  */
 export const longestFailureGapMs = (policy: Pick<RetryPolicy, 'maxDelayMs'>, claimMs: number) => policy.maxDelayMs + claimMs;
 

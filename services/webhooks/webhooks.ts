@@ -71,9 +71,10 @@ export async function startWebhooks(deps: {
   const { sql, bus, logger, config } = deps;
   const metrics = webhooksMetrics(deps.metrics);
   const directory = await loadEndpointDirectory({ sql, secret: deps.secret, logger });
-  // A claimed delivery is this sender's for as long as it may wait in its lane (a lane
-  // holds four rounds of attempts) and run, with room to spare: after that, a sender
-  // that died holding it has left it to the others.
+  // A claim lasts as long as a delivery may wait in its lane (a lane holds four rounds of
+  // attempts) and run, with room to spare, and is renewed while the delivery is held here
+  // (claims-in-hand.ts): a claim after its last renewal, a sender that died holding it has
+  // left it to the others.
   const store = deliveryStore(sql, 6 * config.WEBHOOKS_TIMEOUT_MS + 2_000);
   const sender = webhookSender({
     timeoutMs: config.WEBHOOKS_TIMEOUT_MS,

@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { createWorkspace } from '../../shared/db/workspaces.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
+import { newSigningSecret, sealSigningSecret } from '../../shared/webhooks/signing-secret.ts';
+import { deliveryStore, type ClaimedDelivery, type DeliveryStore } from './delivery-store.ts';
+import { createDispatcher, type Dispatcher } from './dispatcher.ts';
+import { loadEndpointDirectory, type EndpointDirectory } from './endpoint-directory.ts';
+import { defaultRetryPolicy } from './retry-schedule.ts';
+import { webhookSender, type WebhookSender } from './send-webhook.ts';
+import { poller } from './testing/until.ts';
+import { webhooksMetrics } from './webhooks-metrics.ts';
+
+/**
+ * Short claims (the senders' are 62 s), renewed every second: a renewal would have to come
+ * two seconds late for a held claim to run out.
+ */
+const CLAIM_MS = 3_000;
+/** Receivers answer after this long: an attempt under way for the whole test (until its receiver closes). */
+const NEVER_MS = 600_000;
+const MAX_HELD = 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Sender A's log lines, for failure messages. */
+const lines: string[] = [];
+const logger: Logger = Object.fromEntries(
+  (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (msg: string, fields?: Record<string, unknown>) => void lines.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`)]),
+) as unknown as Logger;
+const until = poller(() => lines.slice(-10).join('\n'), 8 * CLAIM_MS);
+
+/**
+ * A store whose calls can be held back, as if its sender had lost Postgres: `pause` holds
+ * every call made from then on (calls under way finish), `resume` lets them through. A
+ * sender paused for good has crashed, as far as Postgres can tell.
+ */
+function pausable(store: DeliveryStore) {
+  let paused: Promise<void> | null = null;
+  let resume = () => {};
+  const wrapped: Record<string, unknown> = { ...store };
+  for (const [name, method] of Object.entries(store)) {
+    if (typeof method !== 'function') continue;
+    wrapped[name] = async (...args: unknown[]) => {
+      while (paused) await paused;
+      return (method as (...a: unknown[]) => unknown)(...args);
+    };
+  }
+  return {
+    store: wrapped as unknown as DeliveryStore,
+    pause() {
+      paused ??= new Promise<void>((r) => (resume = () => ((paused = null), r())));
+    },
+    resume: () => resume(),
+  };
+}
+
+/**
+ * Two senders over one Postgres: A (a dispatcher, as a sender runs it, one attempt at a
+ * time per endpoint) and B (a store asking for due deliveries, as another sender's retry
+ * sweep does). A holds two deliveries of an endpoint, one under way to a receiver that does
+ * not answer, one queued behind it, for several claims.
+ */
+describe('claims on deliveries held by a sender are kept alive (Postgres)', () => {
+  let db: TestDatabase;
+  let directory: EndpointDirectory;
+  let sender: WebhookSender;
+  const receivers = new Map<string, WebhookReceiver>();
+  const secret = randomBytes(32);
+  let workspaceId: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    const ws = await createWorkspace(db.sql, { name: 'claims', plan: 'pro' });
+    for (const id of ['wh_k_crash', 'wh_k_taken']) {
+      const receiver = await startWebhookReceiver();
+      receiver.delayMs = NEVER_MS;
+      receivers.set(id, receiver);
+      await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret)
+        VALUES (${id}, ${ws.id}, ${`${receiver.url}/hook`}, '{link.created}', ${sealSigningSecret(secret, newSigningSecret())})`;
+    }
+    directory = await loadEndpointDirectory({ sql: db.sql, secret, logger });
+    workspaceId = ws.id;
+    sender = webhookSender({ timeoutMs: NEVER_MS, allowPrivateTargets: true });
+  });
+  afterAll(async () => {
+    for (const receiver of receivers.values()) await receiver.close();
+    sender?.close();
+    directory?.stop();
+    await db?.close();
+  });
+
+  /** Two deliveries to the endpoint, due for any sender, and sender A (its pausable store and dispatcher) holding them. */
+  async function senderAHolding(endpointId: string) {
+    const events = [1, 2].map((n) => ({ id: `evt_${endpointId}_${n}`, workspaceId, type: 'link.created', endpointIds: [endpointId], body: `{"n":${n}}` }));
+    await deliveryStore(db.sql, CLAIM_MS).record(events, events.map((e) => ({ id: `dlv_${e.id}`, eventId: e.id, endpointId, eventType: e.type, claim: false })));
+    const a = pausable(deliveryStore(db.sql, CLAIM_MS));
+    const dispatcher: Dispatcher = createDispatcher({
+      store: a.store,
+      directory,
+      sender,
+      retry: defaultRetryPolicy(5_000, 60_000),
+      maxInFlightPerEndpoint: 1,
+      maxHeld: MAX_HELD,
+      maxHeldBytes: 1 << 20,
+      metrics: webhooksMetrics(new Registry()),
+      logger,
+    });
+    const taken = (await a.store.claimDue(100, dispatcher.room(), dispatcher.laneLimit)).filter((d) => d.endpointId === endpointId);
+    expect(taken).toHaveLength(2);
+    dispatcher.dispatch(taken);
+    const [running, queued] = taken;
+    // The first is under way (its receiver has it, and does not answer); the second waits behind it.
+    await until('the first attempt', () => receivers.get(endpointId)!.received.map((r) => r.headers['webhook-id']), (ids) => ids.includes(running!.eventId));
+    return { ...a, dispatcher, running: running!, queued: queued! };
+  }
+
+  /** What sender B's retry sweep takes of the endpoint's deliveries now. */
+  const storeB = () => deliveryStore(db.sql, CLAIM_MS);
+  const takeDue = async (b: DeliveryStore, endpointId: string): Promise<ClaimedDelivery[]> =>
+    (await b.claimDue(100, new Map(), 100)).filter((d) => d.endpointId === endpointId);
+
+  it('no other sender takes a delivery held past its claim, queued or under way; once its holder stops renewing (a crash), one does a claim later', async () => {
+    const a = await senderAHolding('wh_k_crash');
+    const b = storeB();
+
+    // Three claims long, B asks for due deliveries, as a sender's sweep does four times a second.
+    const takenByB: ClaimedDelivery[] = [];
+    const start = performance.now();
+    while (performance.now() - start < 3 * CLAIM_MS) {
+      takenByB.push(...(await takeDue(b, 'wh_k_crash')));
+      await sleep(100);
+    }
+    expect(takenByB.map((d) => d.eventId), lines.slice(-10).join('\n')).toEqual([]);
+
+    // A stops reaching Postgres without recording an outcome: its claims run out, and B takes both up.
+    a.pause();
+    const taken: ClaimedDelivery[] = [];
+    await until('B taking the deliveries A held', async () => taken.push(...(await takeDue(b, 'wh_k_crash'))), () => taken.length >= 2);
+    expect(taken.map((d) => d.id).sort()).toEqual([a.running.id, a.queued.id].sort());
+  });
+
+  it('a renewal that finds a delivery taken up by another sender leaves that claim alone, and drops the delivery if it is still queued', async () => {
+    const a = await senderAHolding('wh_k_taken');
+    const b = storeB();
+
+    // A stalls (its store calls wait) for longer than a claim: B takes both deliveries up.
+    a.pause();
+    const taken: ClaimedDelivery[] = [];
+    await until('B taking the deliveries A held', async () => taken.push(...(await takeDue(b, 'wh_k_taken'))), () => taken.length >= 2);
+    const claimsOfB = new Map(taken.map((d) => [d.id, d.claimUntil]));
+
+    // A goes on: its next renewal finds both no longer its own, and the queued one leaves its lane.
+    a.resume();
+    await until('A dropping the queued delivery', () => a.dispatcher.freeCapacity(), (free) => free === MAX_HELD - 1);
+
+    // The attempt under way ends (its receiver goes away) and is recorded; A stops. The
+    // queued delivery is still B's as B claimed it: not renewed, released or sent by A.
+    const receiver = receivers.get('wh_k_taken')!;
+    receivers.delete('wh_k_taken');
+    await receiver.close();
+    await a.dispatcher.drain();
+    const [queued] = await db.sql<Array<{ status: string; attempts: number; claimUntil: string }>>`
+      SELECT status, attempts, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id = ${a.queued.id}`;
+    expect(queued).toEqual({ status: 'pending', attempts: 0, claimUntil: claimsOfB.get(a.queued.id) });
+    expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([a.running.eventId]);
+  });
+});
