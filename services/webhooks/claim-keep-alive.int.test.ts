@@ -74,7 +74,7 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
     const ws = await createWorkspace(db.sql, { name: 'claims', plan: 'pro' });
-    for (const id of ['wh_k_crash', 'wh_k_taken']) {
+    for (const id of ['wh_k_crash', 'wh_k_taken', 'wh_k_unread']) {
       const receiver = await startWebhookReceiver();
       receiver.delayMs = NEVER_MS;
       receivers.set(id, receiver);
@@ -93,13 +93,13 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
   });
 
   /** Two deliveries to the endpoint, due for any sender, and sender A (its pausable store and dispatcher) holding them. */
-  async function senderAHolding(endpointId: string) {
+  async function senderAHolding(endpointId: string, endpoints: EndpointDirectory = directory) {
     const events = [1, 2].map((n) => ({ id: `evt_${endpointId}_${n}`, workspaceId, type: 'link.created', endpointIds: [endpointId], body: `{"n":${n}}` }));
     await deliveryStore(db.sql, CLAIM_MS).record(events, events.map((e) => ({ id: `dlv_${e.id}`, eventId: e.id, endpointId, eventType: e.type, claim: false })));
     const a = pausable(deliveryStore(db.sql, CLAIM_MS));
     const dispatcher: Dispatcher = createDispatcher({
       store: a.store,
-      directory,
+      directory: endpoints,
       sender,
       retry: defaultRetryPolicy(5_000, 60_000),
       maxInFlightPerEndpoint: 1,
@@ -112,6 +112,7 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
     expect(taken).toHaveLength(2);
     dispatcher.dispatch(taken);
     const [running, queued] = taken;
+    if (endpoints !== directory) return { ...a, dispatcher, running: running!, queued: queued! };
     // The first is under way (its receiver has it, and does not answer); the second waits behind it.
     await until('the first attempt', () => receivers.get(endpointId)!.received.map((r) => r.headers['webhook-id']), (ids) => ids.includes(running!.eventId));
     return { ...a, dispatcher, running: running!, queued: queued! };
@@ -166,5 +167,25 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
       SELECT status, attempts, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id = ${a.queued.id}`;
     expect(queued).toEqual({ status: 'pending', attempts: 0, claimUntil: claimsOfB.get(a.queued.id) });
     expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([a.running.eventId]);
+  });
+
+  it('a delivery not attempted because the endpoints could not be read goes back at once, its claim no longer kept alive', async () => {
+    // The endpoint is not known here, and reading the endpoints again fails (Postgres away for that read).
+    const unreadable: EndpointDirectory = {
+      ...directory,
+      get: () => undefined,
+      readSince: () => Promise.reject(new Error('endpoints could not be read')),
+    };
+    const a = await senderAHolding('wh_k_unread', unreadable);
+    await until('A handing both back', () => a.dispatcher.freeCapacity(), (free) => free === MAX_HELD);
+    // Due again for any sender at once, not a claim later, and not renewed by A meanwhile.
+    const b = storeB();
+    const taken: ClaimedDelivery[] = [];
+    await until('B taking them up', async () => taken.push(...(await takeDue(b, 'wh_k_unread'))), () => taken.length >= 2, CLAIM_MS / 2);
+    await sleep(2 * CLAIM_MS);
+    const rows = await db.sql<Array<{ id: string; claimUntil: string }>>`
+      SELECT id, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id = ANY(${taken.map((d) => d.id)}) ORDER BY id`;
+    expect(rows).toEqual(taken.map((d) => ({ id: d.id, claimUntil: d.claimUntil })).sort((x, y) => (x.id < y.id ? -1 : 1)));
+    await a.dispatcher.drain();
   });
 });

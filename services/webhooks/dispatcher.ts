@@ -192,7 +192,12 @@ export function createDispatcher(deps: {
       running.add(delivery.id);
       metrics.inFlight(1);
       run(delivery)
-        .catch((err) => logger.error('webhook attempt failed unexpectedly', { deliveryId: delivery.id, ...errorFields(err) }))
+        .catch(async (err: unknown) => {
+          // run() rejects before its attempt only (a directory read failing): no outcome is
+          // recorded, so the delivery goes back, due at once, its claim no longer kept alive.
+          logger.error('webhook delivery not attempted: handing it back', { deliveryId: delivery.id, ...errorFields(err) });
+          await handBack([delivery]);
+        })
         .finally(() => {
           running.delete(delivery.id);
           l.inFlight--;
