@@ -1,4 +1,4 @@
-import { AppError } from '../../shared/errors.ts';
+import { AppError, isAppError } from '../../shared/errors.ts';
 import { hashPassword, verifyPassword } from '../../shared/auth/password-hash.ts';
 import type { LinkCreate, LinkUpdate } from '../../shared/schemas/link.ts';
 import type { CampaignStore } from './stores/campaign-store.ts';
@@ -44,7 +44,16 @@ export function linkWrites(deps: {
   }
 
   return {
-    async create(workspaceId: string, inputs: readonly LinkCreate[]): Promise<Array<ItemResult<LinkRow>>> {
+    /**
+     * `chunk`: links per INSERT, each committed on its own; `written` is called after each
+     * one that stored a link, so a caller can start publishing them while the next is
+     * written. A short code given twice fails its later items, across chunks too.
+     */
+    async create(
+      workspaceId: string,
+      inputs: readonly LinkCreate[],
+      options: { chunk?: number; written?: () => void } = {},
+    ): Promise<Array<ItemResult<LinkRow>>> {
       const defaultCampaign = inputs.some((i) => i.campaignId === undefined) ? await campaigns.defaultId(workspaceId) : '';
       const [known, knownDomains, hashes] = await Promise.all([
         knownCampaigns(workspaceId, inputs.map((i) => i.campaignId)),
@@ -53,6 +62,8 @@ export function linkWrites(deps: {
       ]);
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(inputs.length);
       const valid: Array<{ index: number; link: NewLink }> = [];
+      /** Custom codes of the batch, scoped to their domain. */
+      const customCodes = new Set<string>();
       inputs.forEach((input, index) => {
         if (input.campaignId !== undefined && !known.has(input.campaignId)) {
           results[index] = invalid('Invalid link', 'campaignId', 'campaign not found');
@@ -65,11 +76,25 @@ export function linkWrites(deps: {
             return;
           }
         }
+        // A code an earlier valid item takes (an invalid one takes none).
+        if (input.shortCode !== undefined) {
+          const scoped = `${input.domainId ?? ''}/${input.shortCode}`;
+          if (customCodes.has(scoped)) {
+            results[index] = new AppError('CONFLICT', `Short code "${input.shortCode}" is given to an earlier item of this request too`);
+            return;
+          }
+          customCodes.add(scoped);
+        }
         const { password: _password, ...rest } = input;
         valid.push({ index, link: { ...rest, shortCode: input.shortCode, campaignId: input.campaignId ?? defaultCampaign, passwordHash: hashes[index]! } });
       });
-      const created = await links.createMany(workspaceId, valid.map((v) => v.link));
-      valid.forEach((v, i) => (results[v.index] = created[i]!));
+      const chunk = options.chunk ?? valid.length;
+      for (let start = 0; start < valid.length; start += chunk) {
+        const part = valid.slice(start, start + chunk);
+        const created = await links.createMany(workspaceId, part.map((v) => v.link));
+        part.forEach((v, i) => (results[v.index] = created[i]!));
+        if (created.some((r) => !isAppError(r))) options.written?.();
+      }
       return results as Array<ItemResult<LinkRow>>;
     },
 

@@ -70,6 +70,28 @@ describe.each(backends)('bulk links on %s', (backend) => {
     expect(list.body.pagination.total).toBe(1_000);
   });
 
+  it('past one write chunk: a code given twice fails the later item across chunks, an invalid item takes no code, the rest are created in order', async () => {
+    const { key: own, workspaceId: ws } = await api.tenant();
+    const { key: otherKey } = await api.tenant();
+    const foreign = (await api.request('POST', '/campaigns', { key: otherKey, body: { name: 'theirs' } })).body.data.id;
+    const links: Array<Record<string, unknown>> = Array.from({ length: 700 }, (_, i) => ({ destinationUrl: `https://example.com/chunk/${i}`, shortCode: `chunk-${i}` }));
+    links[600] = { destinationUrl: 'https://example.com/chunk/again', shortCode: 'chunk-5' };
+    links[3] = { destinationUrl: 'https://example.com/chunk/foreign', shortCode: 'chunk-free', campaignId: foreign };
+    links[650] = { destinationUrl: 'https://example.com/chunk/free', shortCode: 'chunk-free' };
+    const res = await bulk('POST', { links }, own);
+    expect(res.status).toBe(200);
+    const answered = items(res);
+    expect(answered.map((i) => i.index)).toEqual(links.map((_, i) => i));
+    expect(answered.flatMap((i) => (i.success ? [] : [[i.index, i.error.code]]))).toEqual([
+      [3, 'VALIDATION_ERROR'],
+      [600, 'CONFLICT'],
+    ]);
+    expect(!answered[600]!.success && answered[600]!.error.message).toBe('Short code "chunk-5" is given to an earlier item of this request too');
+    expect(answered[650]!.success && answered[650]!.data.shortCode).toBe('chunk-free');
+    const [stored] = await api.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM links WHERE workspace_id = ${ws}`;
+    expect(stored!.n).toBe(698);
+  });
+
   it('updates with one patch for many ids, or a patch per link; unknown, deleted, duplicate and invalid items fail alone', async () => {
     const created = items(await bulk('POST', { links: [1, 2, 3, 4].map((n) => ({ destinationUrl: `https://example.com/u${n}`, shortCode: `bulk-u${n}` })) }));
     const [a, b, c, d] = created.map((i) => (i.success ? (i.data.id as string) : ''));

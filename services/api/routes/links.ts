@@ -19,7 +19,7 @@ export interface LinkRouteDeps {
   present: LinkPresentation;
   requireScope: RequireScope;
   rules: RuleStore;
-  /** Called after every committed change to links (snapshot updates hang here). */
+  /** Called after every committed change to links (snapshot updates hang here). Never rejects: a failed publish is retried by the publisher's loop. */
   onLinkChanged(): Promise<void>;
 }
 

@@ -214,25 +214,16 @@ export function linkStore(sql: Sql) {
     /**
      * Creates every link it can, in order, in as few statements as codes allow: one
      * for all of them unless a generated code collides (those are retried with a new
-     * code). A custom code taken, or given twice in the batch, fails that item alone.
+     * code). A custom code taken fails that item alone; the caller gives each custom code
+     * once (link-writes.ts: a repeat in a request is its own error there).
      */
     async createMany(workspaceId: string, links: readonly NewLink[]): Promise<Array<ItemResult<LinkRow>>> {
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(links.length);
-      let pending: Array<{ index: number; id: string; shortCode: string; custom: boolean }> = [];
-      /** Custom codes of the batch, scoped to their domain. */
-      const customCodes = new Set<string>();
-      links.forEach((link, index) => {
-        if (link.shortCode === undefined) {
-          pending.push({ index, id: newId('link'), shortCode: generatedCode(0), custom: false });
-          return;
-        }
-        const scoped = `${link.domainId ?? ''}/${link.shortCode}`;
-        if (customCodes.has(scoped)) results[index] = new AppError('CONFLICT', `Short code "${link.shortCode}" is given to an earlier item of this request too`);
-        else {
-          customCodes.add(scoped);
-          pending.push({ index, id: newId('link'), shortCode: link.shortCode, custom: true });
-        }
-      });
+      let pending = links.map((link, index) =>
+        link.shortCode === undefined
+          ? { index, id: newId('link'), shortCode: generatedCode(0), custom: false }
+          : { index, id: newId('link'), shortCode: link.shortCode, custom: true },
+      );
       for (let attempt = 1; pending.length > 0 && attempt <= GENERATION_ATTEMPTS; attempt++) {
         const { rows: inserted, verifiedDomains } = await insert(workspaceId, pending.map((p) => ({ id: p.id, link: links[p.index]!, shortCode: p.shortCode })));
         const retry: typeof pending = [];
