@@ -27,3 +27,6 @@ export function inItsPlace<T extends { id: string }>(list: readonly T[], id: str
   const at = list.findIndex((item) => item.id === id);
   return at < 0 ? undefined : (list[at + 1] ?? list[at - 1]);
 }
+
+/** What now stands at `index`, where a removed item stood (the next, moved up), else the last (the one before it). */
+export const nowAt = <T>(items: ArrayLike<T>, index: number): T | undefined => items[Math.min(index, items.length - 1)];

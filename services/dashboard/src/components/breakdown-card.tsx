@@ -1,7 +1,8 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
 import { fmtInt } from '../format.ts';
 import { filtersFrom } from '../filters.ts';
-import { focusFirst } from '../focus.ts';
+import { nowAt } from '../focus.ts';
+import { useFocusAfterRemoval } from '../use-focus-after-removal.ts';
 
 import type { ComponentChildren } from 'preact';
 
@@ -77,27 +78,21 @@ export function BreakdownCard(props: {
   // new filters have answered: `chosen` then changes), and its button, which had
   // focus, with it: focus goes to the row now in its place, else the card's heading
   // (WCAG 2.4.3), unless the user has put it elsewhere meanwhile.
-  // Invariant: `leaving` names a connected button, waiting for the chosen values it was
-  // clicked under to change, with focus on it or nowhere (a click need not focus a button:
-  // Safari); any other state forgets it, so a button that stays (its filter back, focus
-  // moved on) never takes focus when it goes later.
+  // Invariant: what expectLeaving was given names a connected button, waiting for the
+  // chosen values it was clicked under to change, with focus on it or nowhere (a click
+  // need not focus a button: Safari); any other state forgets it, so a button that stays
+  // (its filter back, focus moved on) never takes focus when it goes later.
   const section = useRef<HTMLElement>(null);
   const chosenKey = [...(props.chosen ?? [])].join('\n');
-  const leaving = useRef<{ button: HTMLElement; index: number; chosenKey: string } | null>(null);
-  useEffect(() => {
-    const left = leaving.current;
-    if (!left) return;
-    if (left.button.isConnected) {
+  const expectLeaving = useFocusAfterRemoval<{ button: HTMLElement; index: number; chosenKey: string }>(
+    (left) => {
       const focus = document.activeElement;
-      const elsewhere = focus !== null && focus !== document.body && focus !== left.button;
-      if (left.chosenKey !== chosenKey || elsewhere) leaving.current = null;
-      return;
-    }
-    leaving.current = null;
-    if (document.activeElement !== null && document.activeElement !== document.body) return;
-    const buttons = section.current?.querySelectorAll('button.bar-row') ?? [];
-    focusFirst(buttons[Math.min(left.index, buttons.length - 1)], section.current?.querySelector('h2'));
-  });
+      const nowhere = focus === null || focus === document.body;
+      if (left.button.isConnected) return left.chosenKey !== chosenKey || !(nowhere || focus === left.button) ? 'forget' : false;
+      return nowhere || 'forget';
+    },
+    (left) => [nowAt(section.current?.querySelectorAll('button.bar-row') ?? [], left.index), section.current?.querySelector('h2')],
+  );
   // Nothing the API gave (an API row at 0 clicks is one: it has conversions): the card says why it lists nothing, or only the chosen.
   const noneListed = !props.rows.some((r) => !r.unmatched);
   return (
@@ -141,7 +136,7 @@ export function BreakdownCard(props: {
                   type="button"
                   class="bar-row"
                   onClick={(event) => {
-                    if (isChosen && (row.unmatched || row.pastPage)) leaving.current = { button: event.currentTarget, index: i, chosenKey };
+                    if (isChosen && (row.unmatched || row.pastPage)) expectLeaving({ button: event.currentTarget, index: i, chosenKey });
                     props.onSelect!(row);
                   }}
                   aria-pressed={props.chosen ? isChosen : undefined}

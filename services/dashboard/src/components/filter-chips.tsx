@@ -1,6 +1,7 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useRef } from 'preact/hooks';
 import { dimensions, dimensionLabels, filterValues, removeFilter, seenLabels, useSeenLabels, valueLabel } from '../filters.ts';
-import { focusFirst, viewHeading } from '../focus.ts';
+import { nowAt, viewHeading } from '../focus.ts';
+import { useFocusAfterRemoval } from '../use-focus-after-removal.ts';
 import { setQuery, type Location } from '../router.ts';
 
 const chipKey = (chip: { name: string; value: string | null }) => `${chip.name}=${chip.value}`;
@@ -25,17 +26,13 @@ export function FilterChips({ loc, extra = [], withDimensions = true }: { loc: L
   // pending effects before rendering it again) would otherwise focus the very button
   // about to go, and focus would fall to the page with it.
   const list = useRef<HTMLUListElement>(null);
-  const refocus = useRef<{ index: number; fallback: Element | null; gone: ReadonlySet<string> } | null>(null);
-  useEffect(() => {
-    const target = refocus.current;
-    if (!target || chips.some((chip) => target.gone.has(chipKey(chip)))) return;
-    refocus.current = null;
-    const buttons = list.current?.querySelectorAll('button[data-remove]') ?? [];
-    focusFirst(buttons[Math.min(target.index, buttons.length - 1)], target.fallback);
-  });
+  const expectRemoval = useFocusAfterRemoval<{ index: number; fallback: Element | null; gone: ReadonlySet<string> }>(
+    (removal) => !chips.some((chip) => removal.gone.has(chipKey(chip))),
+    (removal) => [nowAt(list.current?.querySelectorAll('button[data-remove]') ?? [], removal.index), removal.fallback],
+  );
   const removing = (index: number, gone: ReadonlyArray<(typeof chips)[number]>) => {
     const section = list.current?.closest('section');
-    refocus.current = { index, fallback: section?.querySelector('h2') ?? viewHeading(), gone: new Set(gone.map(chipKey)) };
+    expectRemoval({ index, fallback: section?.querySelector('h2') ?? viewHeading(), gone: new Set(gone.map(chipKey)) });
   };
 
   if (chips.length === 0) return null;

@@ -1,5 +1,6 @@
-import { useEffect, useRef } from 'preact/hooks';
-import { focusFirst } from '../focus.ts';
+import { useRef } from 'preact/hooks';
+import { nowAt } from '../focus.ts';
+import { useFocusAfterRemoval } from '../use-focus-after-removal.ts';
 import { announce } from './status-region.tsx';
 import { tagNormalForm } from '../../../../shared/schemas/tag-normal-form.ts';
 
@@ -46,14 +47,10 @@ export function TagInput(props: {
   // is gone: an effect of a render from before the removal (Preact runs a component's
   // pending effects before rendering it again) would focus the button about to go.
   const chips = useRef<HTMLUListElement>(null);
-  const removed = useRef<{ tag: string; index: number } | null>(null);
-  useEffect(() => {
-    const target = removed.current;
-    if (target === null || props.tags.includes(target.tag)) return;
-    removed.current = null;
-    const buttons = chips.current?.querySelectorAll('button') ?? [];
-    focusFirst(buttons[Math.min(target.index, buttons.length - 1)], document.getElementById(props.id));
-  });
+  const expectRemoval = useFocusAfterRemoval<{ tag: string; index: number }>(
+    (removed) => !props.tags.includes(removed.tag),
+    (removed) => [nowAt(chips.current?.querySelectorAll('button') ?? [], removed.index), document.getElementById(props.id)],
+  );
   return (
     <div class="field tag-input">
       <label for={props.id}>Tags</label>
@@ -66,7 +63,7 @@ export function TagInput(props: {
                 type="button"
                 aria-label={`Remove tag ${tag}`}
                 onClick={() => {
-                  removed.current = { tag, index: i };
+                  expectRemoval({ tag, index: i });
                   props.onChange(props.tags.filter((t) => t !== tag));
                   announce(`Tag ${tag} removed`);
                 }}

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { ApiFailure, api, unwrap, type Domain } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
@@ -9,7 +9,8 @@ import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { invalidateList } from '../list-cache.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { focusFirst, inItsPlace, viewHeading } from '../focus.ts';
+import { inItsPlace, viewHeading } from '../focus.ts';
+import { useFocusAfterRemoval } from '../use-focus-after-removal.ts';
 
 const statusText: Record<Domain['status'], string> = { pending: 'Waiting for DNS', verified: 'Verified', failed: 'Verification failed' };
 
@@ -76,13 +77,11 @@ export function DomainsView() {
     domains.reload();
   });
   const [deleting, setDeleting] = useState<Domain | null>(null);
-  const refocus = useRef<{ gone: string; selector: string } | null>(null);
-  useEffect(() => {
-    const target = refocus.current;
-    if (!target || domains.loading || domains.data?.data.some((d) => d.id === target.gone)) return;
-    refocus.current = null;
-    focusFirst(document.querySelector(target.selector), viewHeading());
-  }, [domains.data, domains.loading]);
+  const expectGoing = useFocusAfterRemoval<{ gone: string; selector: string }>(
+    (target) => !domains.loading && !domains.data?.data.some((d) => d.id === target.gone),
+    (target) => [document.querySelector(target.selector), viewHeading()],
+    [domains.data, domains.loading],
+  );
   /**
    * `d`'s card goes once the list is read again, and the button of it that had focus with
    * it: focus then goes to the same button of the domain in its place, else the hostname
@@ -90,7 +89,7 @@ export function DomainsView() {
    */
   const refocusAfterGoing = (d: Domain, button: 'verify' | 'delete') => {
     const next = inItsPlace(domains.data?.data ?? [], d.id);
-    refocus.current = { gone: d.id, selector: next ? `section[data-domain="${CSS.escape(next.hostname)}"] button[data-${button}]` : '#domain-hostname' };
+    expectGoing({ gone: d.id, selector: next ? `section[data-domain="${CSS.escape(next.hostname)}"] button[data-${button}]` : '#domain-hostname' });
   };
   // What the last add or verification found, in words (announced to screen readers).
   const [outcome, setOutcome] = useState('');

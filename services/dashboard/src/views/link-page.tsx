@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { api, unwrap, type Rule } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
@@ -18,7 +18,8 @@ import { ExperimentsSection } from './experiments.tsx';
 import { useLinkMutations } from './links.tsx';
 import { RuleEditor, describeConditions } from './rule-editor.tsx';
 import { TableScroll } from '../components/table-scroll.tsx';
-import { focusFirst, inItsPlace } from '../focus.ts';
+import { inItsPlace } from '../focus.ts';
+import { useFocusAfterRemoval } from '../use-focus-after-removal.ts';
 import { announce } from '../components/status-region.tsx';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { useKnownDomains } from '../all-pages.ts';
@@ -152,14 +153,11 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   // closed (Preact runs a component's pending effects before rendering it again) would
   // not find the opener yet and send focus to the heading.
   const section = useRef<HTMLElement>(null);
-  const refocus = useRef<{ selector: string; after: unknown; closing: boolean } | null>(null);
-  const focusLater = (selector: string, afterLoad = false, closing = false) => (refocus.current = { selector, after: afterLoad ? rules.data : undefined, closing });
-  useEffect(() => {
-    const target = refocus.current;
-    if (!target || (target.closing && editing !== null) || (target.after !== undefined && (rules.data === target.after || rules.loading))) return;
-    refocus.current = null;
-    focusFirst(section.current?.querySelector(target.selector), section.current?.querySelector('h2'));
-  });
+  const expectReplacing = useFocusAfterRemoval<{ selector: string; after: unknown; closing: boolean }>(
+    (target) => !(target.closing && editing !== null) && !(target.after !== undefined && (rules.data === target.after || rules.loading)),
+    (target) => [section.current?.querySelector(target.selector), section.current?.querySelector('h2')],
+  );
+  const focusLater = (selector: string, afterLoad = false, closing = false) => expectReplacing({ selector, after: afterLoad ? rules.data : undefined, closing });
   const closeEditor = (saved: boolean, opener: string) => {
     setEditing(null);
     focusLater(opener, saved, true);

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { ApiFailure, api, unwrap, type Link } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
@@ -14,7 +14,8 @@ import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { TableScroll } from '../components/table-scroll.tsx';
 import { announce } from '../components/status-region.tsx';
-import { focusFirst, viewHeading } from '../focus.ts';
+import { nowAt, viewHeading } from '../focus.ts';
+import { useFocusAfterRemoval } from '../use-focus-after-removal.ts';
 import { useQuerySelect } from '../query-select.ts';
 import { allTags, useCampaignName, useKnownDomains } from '../all-pages.ts';
 import { invalidateList } from '../list-cache.ts';
@@ -81,15 +82,21 @@ export function LinksView({ loc }: { loc: Location }) {
   const tagNames = [...new Set([...linkCounts.keys(), ...tagValues])];
   // A link's row that goes (deleted here, or found deleted elsewhere) takes its buttons
   // with it: focus moves to the Delete button of the row that takes its place (else the
-  // one before, else the heading).
-  const goneAt = useRef<{ id: string; index: number } | null>(null);
+  // one before, else the heading), once the list has been read again. Checked as the
+  // list changes, not on every render: when a link is reported gone, its reload has not
+  // started yet and the list still holds it. A link still listed once read again stays.
+  const expectGone = useFocusAfterRemoval<{ id: string; index: number }>(
+    (row) => (links.loading ? false : links.data?.data.some((l) => l.id === row.id) ? 'forget' : true),
+    (row) => [nowAt(document.querySelectorAll('.links-table tbody tr[data-link-id]'), row.index)?.querySelector('button[data-delete]'), viewHeading()],
+    [links.data, links.loading],
+  );
   // The tag picker too: a deleted link may take a tag away (a cache hit, no request, after a toggle).
   const mutations = useLinkMutations(
     () => {
       links.reload();
       tags.reload();
     },
-    (link) => (goneAt.current = { id: link.id, index: links.data?.data.findIndex((l) => l.id === link.id) ?? 0 }),
+    (link) => expectGone({ id: link.id, index: links.data?.data.findIndex((l) => l.id === link.id) ?? 0 }),
   );
   const canWrite = session.can('links:write');
   const tagSelect = useQuerySelect('tag', tagValues.length === 1 ? tagValues[0]! : '');
@@ -100,16 +107,6 @@ export function LinksView({ loc }: { loc: Location }) {
   useEffect(() => {
     if (!links.loading && lastPage > 0 && page > lastPage) setQuery({ page: String(lastPage) }, { replace: true });
   }, [links.loading, lastPage, page]);
-
-  useEffect(() => {
-    const gone = goneAt.current;
-    if (!gone || links.loading) return;
-    goneAt.current = null;
-    if (links.data?.data.some((l) => l.id === gone.id)) return;
-    const rows = document.querySelectorAll('.links-table tbody tr[data-link-id]');
-    const row = rows[Math.min(gone.index, rows.length - 1)];
-    focusFirst(row?.querySelector('button[data-delete]'), viewHeading());
-  }, [links.data, links.loading]);
 
   return (
     <>
