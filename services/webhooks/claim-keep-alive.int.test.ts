@@ -40,16 +40,20 @@ const until = poller(() => lines.slice(-10).join('\n'), 8 * CLAIM_MS);
 function pausable(store: DeliveryStore) {
   let paused: Promise<void> | null = null;
   let resume = () => {};
+  /** The delivery ids of each renewal asked for. */
+  const renewed: string[][] = [];
   const wrapped: Record<string, unknown> = { ...store };
   for (const [name, method] of Object.entries(store)) {
     if (typeof method !== 'function') continue;
     wrapped[name] = async (...args: unknown[]) => {
       while (paused) await paused;
+      if (name === 'renewClaims') renewed.push([...(args[0] as Map<string, string>).keys()]);
       return (method as (...a: unknown[]) => unknown)(...args);
     };
   }
   return {
     store: wrapped as unknown as DeliveryStore,
+    renewed,
     pause() {
       paused ??= new Promise<void>((r) => (resume = () => ((paused = null), r())));
     },
@@ -156,6 +160,7 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
     // A goes on: its next renewal finds both no longer its own, and the queued one leaves its lane.
     a.resume();
     await until('A dropping the queued delivery', () => a.dispatcher.freeCapacity(), (free) => free === MAX_HELD - 1);
+    const lostAt = a.renewed.length;
 
     // The attempt under way ends (its receiver goes away) and is recorded; A stops. The
     // queued delivery is still B's as B claimed it: not renewed, released or sent by A.
@@ -163,10 +168,15 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
     receivers.delete('wh_k_taken');
     await receiver.close();
     await a.dispatcher.drain();
-    const [queued] = await db.sql<Array<{ status: string; attempts: number; claimUntil: string }>>`
-      SELECT status, attempts, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id = ${a.queued.id}`;
-    expect(queued).toEqual({ status: 'pending', attempts: 0, claimUntil: claimsOfB.get(a.queued.id) });
+    const rows = new Map((await db.sql<Array<{ id: string; status: string; attempts: number; claimUntil: string }>>`
+      SELECT id, status, attempts, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id IN (${a.queued.id}, ${a.running.id})`).map(({ id, ...r }) => [id, r]));
+    expect(rows.get(a.queued.id)).toEqual({ status: 'pending', attempts: 0, claimUntil: claimsOfB.get(a.queued.id) });
+    // The one under way: its attempt (a failure) is counted, but the delivery stays B's as B
+    // claimed it, not due again at A's retry time, seconds away, while B sends it.
+    expect(rows.get(a.running.id)).toEqual({ status: 'pending', attempts: 1, claimUntil: claimsOfB.get(a.running.id) });
     expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([a.running.eventId]);
+    // Nor did A renew either claim after finding them taken (nothing left held, to leak).
+    expect(a.renewed.slice(lostAt).flat().filter((id) => id === a.queued.id || id === a.running.id)).toEqual([]);
   });
 
   it('a delivery not attempted because the endpoints could not be read goes back at once, its claim no longer kept alive', async () => {

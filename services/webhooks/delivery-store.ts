@@ -11,8 +11,8 @@ export interface ClaimedDelivery {
   body: string;
   /**
    * The claim: its next_attempt_at as this sender's claim set it, as Postgres writes it
-   * (text, to the microsecond: a renewal compares it exactly). Absent while the delivery
-   * is not stored yet (`first`): its insert sets it.
+   * (text, to the microsecond: a renewal, an outcome and a hand-back compare it exactly).
+   * Absent while the delivery is not stored yet (`first`): its insert sets it.
    */
   claimUntil?: string;
   /** Attempts made before this one. */
@@ -108,6 +108,11 @@ const LAST_FAILURE_STEP_MS = 1_000;
  * next_attempt_at past the time the attempt may take (`claimMs`), and renews the claim
  * for as long as it holds the delivery (renewClaims), so a sender that dies leaves it
  * due again for the others one claim after its last renewal.
+ *
+ * Invariant: a sender moves a pending delivery's schedule (status, next_attempt_at) only
+ * while the row carries a claim this sender set (renewClaims, recordAttempts, release).
+ * A sender that stalled past its claim may find the delivery taken up by another, which
+ * sends it again: from then on only the taker decides when it is due and when it is done.
  */
 export function deliveryStore(sql: Sql, claimMs: number) {
   const claimInterval = sql`make_interval(secs => ${claimMs / 1000})`;
@@ -239,9 +244,17 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       };
     },
 
-    /** Due again at once (a claimed delivery this sender will not attempt after all). */
-    async release(ids: readonly string[]): Promise<void> {
-      if (ids.length > 0) await sql`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id = ANY(${ids as string[]}) AND status = 'pending'`;
+    /**
+     * Due again at once: deliveries this sender claimed and will not attempt after all
+     * (delivery id -> the claim it holds, as for renewClaims). One no longer carrying that
+     * claim was taken up by another sender (this one stalled past its claim): left as it is.
+     */
+    async release(claims: ReadonlyMap<string, string>): Promise<void> {
+      if (claims.size === 0) return;
+      await sql`
+        UPDATE webhook_deliveries d SET next_attempt_at = now()
+        FROM unnest(${[...claims.keys()]}::text[], ${[...claims.values()]}::text[]) AS h(id, claim_until)
+        WHERE d.id = h.id AND d.status = 'pending' AND d.next_attempt_at = h.claim_until::timestamptz`;
     },
 
     /**
@@ -250,22 +263,50 @@ export function deliveryStore(sql: Sql, claimMs: number) {
      * failure starts one or continues it, and an endpoint failing for the retry window is
      * disabled. A streak goes on only while failures follow each other closer than the
      * longest wait of the retry schedule (longestFailureGapMs): after a longer pause a
-     * failure starts a new one. Returns the endpoints it disabled.
+     * failure starts a new one. `claims`: delivery id -> the claim this sender holds on it
+     * (its latest, renewals included); none for one it no longer holds. Returns the
+     * endpoints it disabled.
+     *
+     * An outcome decides its delivery's schedule (status, next_attempt_at) only while the
+     * row carries that claim. Past it, another sender took the delivery up and is sending
+     * it (this one stalled a whole claim): a failure's retry time written now would make it
+     * due again within seconds, a third POST, and the taker's outcome would no longer find
+     * its claim on the row. Yet this attempt was made (the endpoint got it), so it is
+     * counted, its time can be the first attempt's (the retry window runs from the earliest
+     * POST), and while the delivery is pending its answer shows unless a later attempt's is
+     * recorded (a given-up delivery keeps the reason it was given up). The endpoint's streak
+     * takes it as any other: the endpoint did answer so.
+     *
+     * A batch recorded again after a failure part-way finds its attempts written already:
+     * one the row shows as its latest attempt (the same time) is not counted again.
      */
-    async recordAttempts(results: readonly AttemptResult[], retry: Pick<RetryPolicy, 'maxDelayMs' | 'windowMs'>): Promise<string[]> {
+    async recordAttempts(
+      results: readonly AttemptResult[],
+      retry: Pick<RetryPolicy, 'maxDelayMs' | 'windowMs'>,
+      claims: ReadonlyMap<string, string>,
+    ): Promise<string[]> {
       if (results.length === 0) return [];
       const updates = results.filter((r) => !r.stored);
+      // Repeated below: a statement's SET cannot name a column it computes, and each
+      // expression reads the row as the update finds it (after waiting for another's lock).
+      // False, not null, for a delivery with no claim here (no longer held): `NOT ours` must hold then.
+      const ours = sql`(d.status = 'pending' AND coalesce(d.next_attempt_at = r.claim::timestamptz, false))`;
+      const latest = sql`(${ours} OR (d.status = 'pending' AND (d.last_attempt_at IS NULL OR d.last_attempt_at < r.at::timestamptz)))`;
       if (updates.length > 0) await sql`
         UPDATE webhook_deliveries d SET
-          status = CASE WHEN r.ok::boolean THEN 'succeeded' WHEN r.next IS NULL THEN 'failed' ELSE 'pending' END,
+          status = CASE WHEN NOT ${ours} THEN d.status WHEN r.ok::boolean THEN 'succeeded' WHEN r.next IS NULL THEN 'failed' ELSE 'pending' END,
+          next_attempt_at = CASE WHEN ${ours} THEN r.next::timestamptz ELSE d.next_attempt_at END,
           attempts = d.attempts + 1,
-          response_status = r.status::int, latency_ms = r.latency::int, error = r.error,
-          next_attempt_at = r.next::timestamptz, last_attempt_at = r.at::timestamptz,
-          first_attempt_at = coalesce(d.first_attempt_at, r.at::timestamptz)
-        FROM unnest(${updates.map((r) => r.deliveryId)}::text[], ${text(updates.map((r) => r.ok))}::text[],
-          ${text(updates.map((r) => r.status))}::text[], ${text(updates.map((r) => r.latencyMs))}::text[], ${updates.map((r) => r.error)}::text[],
-          ${updates.map((r) => iso(r.nextAttemptAt))}::text[], ${updates.map((r) => iso(r.at))}::text[]) AS r(id, ok, status, latency, error, next, at)
-        WHERE d.id = r.id AND d.status = 'pending'`;
+          response_status = CASE WHEN ${latest} THEN r.status::int ELSE d.response_status END,
+          latency_ms = CASE WHEN ${latest} THEN r.latency::int ELSE d.latency_ms END,
+          error = CASE WHEN ${latest} THEN r.error ELSE d.error END,
+          last_attempt_at = CASE WHEN ${latest} THEN r.at::timestamptz ELSE d.last_attempt_at END,
+          first_attempt_at = least(d.first_attempt_at, r.at::timestamptz)
+        FROM unnest(${updates.map((r) => r.deliveryId)}::text[], ${updates.map((r) => claims.get(r.deliveryId) ?? null)}::text[],
+          ${text(updates.map((r) => r.ok))}::text[], ${text(updates.map((r) => r.status))}::text[], ${text(updates.map((r) => r.latencyMs))}::text[],
+          ${updates.map((r) => r.error)}::text[], ${updates.map((r) => iso(r.nextAttemptAt))}::text[], ${updates.map((r) => iso(r.at))}::text[])
+          AS r(id, claim, ok, status, latency, error, next, at)
+        WHERE d.id = r.id AND (${ours} OR d.last_attempt_at IS DISTINCT FROM r.at::timestamptz)`;
       // The latest attempt per endpoint decides its streak; the batch's failures after its
       // last success there are where a streak starts or goes on.
       const streaks = new Map<string, Streak>();

@@ -47,7 +47,9 @@ const RECORD_BATCH = 1_000;
  * attempt) until its outcome is recorded or it is handed back (ClaimsInHand): however long
  * it waits or runs here, no other sender takes it up meanwhile. One found taken up all the
  * same (this sender stalled for a whole claim) is dropped if still queued: the taker sends
- * it. One already under way finishes, and its outcome is recorded as any other's.
+ * it. One already under way finishes, and its attempt is recorded, but when it is due and
+ * whether it is done stay the taker's: outcomes and hand-backs are written with the claim
+ * held here, and change the schedule only of a row still carrying it (recordAttempts).
  */
 export function createDispatcher(deps: {
   store: DeliveryStore;
@@ -97,27 +99,32 @@ export function createDispatcher(deps: {
     const batch = results;
     results = [];
     if (batch.length === 0) return settleIdle();
-    recording = store
-      .recordAttempts(batch, retry)
-      .then((disabled) => {
-        claims.release(batch.map((r) => r.deliveryId));
-        for (const id of disabled) logger.warn('webhook endpoint disabled: failing for the whole retry window', { endpointId: id });
-        if (disabled.length > 0) {
-          void directory.refresh().catch((err) => logger.warn('webhook endpoints not re-read after disabling one; the periodic refresh will', errorFields(err)));
-        }
-      })
-      .catch((err) => {
-        // Kept for the next write; the deliveries stay claimed meanwhile.
-        logger.warn('webhook attempts not recorded yet; retrying', { attempts: batch.length, ...errorFields(err) });
-        results = batch.concat(results);
-        return new Promise<void>((r) => setTimeout(r, 500));
-      })
-      .finally(() => {
-        recording = null;
-        if (results.length > 0) scheduleRecord();
-        else settleIdle();
-      });
+    recording = write(batch).finally(() => {
+      recording = null;
+      if (results.length > 0) scheduleRecord();
+      else settleIdle();
+    });
     return recording;
+  }
+
+  /** Writes outcomes, each with the claim held on its delivery (none once another sender took it up). */
+  async function write(batch: AttemptResult[]): Promise<void> {
+    const taken = await claims.take(batch.map((r) => r.deliveryId));
+    let disabled: string[];
+    try {
+      disabled = await store.recordAttempts(batch, retry, taken.claims);
+    } catch (err) {
+      // Kept for the next write; the deliveries stay claimed meanwhile.
+      taken.putBack();
+      logger.warn('webhook attempts not recorded yet; retrying', { attempts: batch.length, ...errorFields(err) });
+      results = batch.concat(results);
+      await new Promise<void>((r) => setTimeout(r, 500));
+      return;
+    }
+    for (const id of disabled) logger.warn('webhook endpoint disabled: failing for the whole retry window', { endpointId: id });
+    if (disabled.length > 0) {
+      void directory.refresh().catch((err) => logger.warn('webhook endpoints not re-read after disabling one; the periodic refresh will', errorFields(err)));
+    }
   }
 
   function settleIdle(): void {
@@ -179,9 +186,15 @@ export function createDispatcher(deps: {
    */
   async function handBack(deliveries: readonly ClaimedDelivery[]): Promise<void> {
     const stored = await Promise.all(deliveries.map((d) => recordHere(d, null)));
-    const ids = deliveries.filter((_, i) => stored[i]).map((d) => d.id);
-    claims.release(ids);
-    await store.release(ids).catch((err) => logger.warn('webhook deliveries not handed back; due again when their claim ends', { deliveries: ids.length, ...errorFields(err) }));
+    const back = deliveries.filter((_, i) => stored[i]);
+    const taken = await claims.take(back.map((d) => d.id));
+    // One not held here was never held (dispatched while stopping), and carries the claim it
+    // came with; or it was found taken up, and that claim is no longer on its row either.
+    const handed = new Map(back.flatMap((d) => {
+      const claim = taken.claims.get(d.id) ?? d.claimUntil;
+      return claim === undefined ? [] : [[d.id, claim] as const];
+    }));
+    await store.release(handed).catch((err) => logger.warn('webhook deliveries not handed back; due again when their claim ends', { deliveries: handed.size, ...errorFields(err) }));
   }
 
   function pump(endpointId: string): void {

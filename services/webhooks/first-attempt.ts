@@ -52,7 +52,7 @@ export class FirstAttempt {
    * Whether the delivery's row exists as stored here (false: the insert failed, and the bus
    * hands its event out again; or the delivery was stored before, under another id). Settles
    * after `claimUntil`'s reactions registered before it: a claim is held before the outcome
-   * is recorded, and released after.
+   * is written (which takes it from claims-in-hand, to write with it).
    */
   get stored(): Promise<boolean> {
     return this.#stored ? this.claimUntil.then((claimUntil) => claimUntil !== null) : Promise.resolve(true);

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkspace } from '../../shared/db/workspaces.ts';
+import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
+import { deliveryStore, type AttemptResult, type ClaimedDelivery, type DeliveryStore } from './delivery-store.ts';
+import { defaultRetryPolicy } from './retry-schedule.ts';
+
+/**
+ * Two senders, A and B, over one Postgres. A claims a delivery, then stalls for longer than
+ * its claim (simulated: the claim is moved into the past, as if it had run out); B takes the
+ * delivery up with a claim of its own. What A writes afterwards with its old claim must not
+ * move B's.
+ */
+describe('webhook outcomes and hand-backs written with a claim another sender has taken over (Postgres)', () => {
+  let db: TestDatabase;
+  let workspaceId: string;
+  const retry = defaultRetryPolicy(5_000, 60_000);
+  beforeAll(async () => {
+    db = await createTestDatabase('postgres');
+    workspaceId = (await createWorkspace(db.sql, { name: 'stale claims', plan: 'pro' })).id;
+  });
+  afterAll(() => db?.close());
+
+  /** A delivery of its own endpoint, claimed by sender A. */
+  async function claimedByA(name: string): Promise<{ a: DeliveryStore; b: DeliveryStore; claimOfA: ClaimedDelivery }> {
+    const endpointId = `wh_${name}`;
+    await db.sql`INSERT INTO webhook_endpoints (id, workspace_id, url, events, sealed_secret) VALUES (${endpointId}, ${workspaceId}, 'https://x.example', '{link.created}', 'v1.x.y')`;
+    const a = deliveryStore(db.sql, 60_000);
+    const b = deliveryStore(db.sql, 60_000);
+    const event = { id: `evt_${name}`, workspaceId, type: 'link.created', endpointIds: [endpointId], body: '{}' };
+    await a.record([event], [{ id: `dlv_${name}`, eventId: event.id, endpointId, eventType: event.type, claim: false }]);
+    const claimOfA = (await a.claimDue(100, new Map(), 100)).find((d) => d.endpointId === endpointId);
+    expect(claimOfA?.claimUntil).toEqual(expect.any(String));
+    return { a, b, claimOfA: claimOfA! };
+  }
+
+  /** A stalls for a whole claim: its claim runs out, and B takes the delivery up. */
+  async function takenOverByB(b: DeliveryStore, claimOfA: ClaimedDelivery): Promise<ClaimedDelivery> {
+    await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 second' WHERE id = ${claimOfA.id}`;
+    const claimOfB = (await b.claimDue(100, new Map(), 100)).find((d) => d.id === claimOfA.id);
+    expect(claimOfB?.claimUntil).toEqual(expect.any(String));
+    expect(claimOfB!.claimUntil).not.toBe(claimOfA.claimUntil);
+    return claimOfB!;
+  }
+
+  const outcome = (d: ClaimedDelivery, at: number, ok: boolean): AttemptResult => ({
+    deliveryId: d.id, endpointId: d.endpointId, at, ok, status: ok ? 200 : 503, latencyMs: ok ? 20 : 30, error: ok ? null : 'HTTP 503',
+    // A failure's retry a few seconds away: due long before a claim would run out.
+    nextAttemptAt: ok ? null : Date.now() + 3_000,
+  });
+  const claimOf = (d: ClaimedDelivery) => new Map([[d.id, d.claimUntil!]]);
+
+  type Row = { status: string; attempts: number; claimUntil: string | null; due: boolean | null; responseStatus: number | null; error: string | null; firstAttemptAt: Date | null; lastAttemptAt: Date | null };
+  const row = async (id: string) => (await db.sql<Row[]>`
+    SELECT status, attempts, next_attempt_at::text AS claim_until, next_attempt_at <= now() AS due, response_status, error, first_attempt_at, last_attempt_at
+    FROM webhook_deliveries WHERE id = ${id}`)[0]!;
+
+  it("a stalled sender's outcome counts its attempt but leaves the taker's claim; the taker's outcome then decides", async () => {
+    const { a, b, claimOfA } = await claimedByA('stale_fail');
+    const claimOfB = await takenOverByB(b, claimOfA);
+    const atA = Date.now() - 2_000;
+
+    // A's attempt, under way through its stall, ends in a failure: its retry time would make
+    // the delivery due in seconds, while B is sending it.
+    await a.recordAttempts([outcome(claimOfA, atA, false)], retry, claimOf(claimOfA));
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', claimUntil: claimOfB.claimUntil, due: false, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
+    expect(await b.claimDue(100, new Map(), 100)).toEqual([]);
+
+    // B's attempt succeeds: the delivery is done, both attempts counted, the first one's time kept.
+    await b.recordAttempts([outcome(claimOfB, atA + 1_000, true)], retry, claimOf(claimOfB));
+    const done = await row(claimOfA.id);
+    expect(done).toMatchObject({ status: 'succeeded', claimUntil: null, attempts: 2, responseStatus: 200, error: null });
+    expect(done.firstAttemptAt!.getTime()).toBe(atA);
+    expect(done.lastAttemptAt!.getTime()).toBe(atA + 1_000);
+  });
+
+  it("a stalled sender's outcome written after the taker's is counted, and shows under the taker's outcome, not over it", async () => {
+    const { a, b, claimOfA } = await claimedByA('stale_late');
+    const claimOfB = await takenOverByB(b, claimOfA);
+    const atA = Date.now() - 70_000;
+    await b.recordAttempts([outcome(claimOfB, Date.now(), true)], retry, claimOf(claimOfB));
+    await a.recordAttempts([outcome(claimOfA, atA, false)], retry, claimOf(claimOfA));
+    const done = await row(claimOfA.id);
+    expect(done).toMatchObject({ status: 'succeeded', claimUntil: null, attempts: 2, responseStatus: 200, error: null });
+    // A's POST came first: the retry window runs from it.
+    expect(done.firstAttemptAt!.getTime()).toBe(atA);
+  });
+
+  it("a stalled sender's outcome on a delivery the taker gave up is counted, and leaves the reason it was given up", async () => {
+    const { a, b, claimOfA } = await claimedByA('stale_abandoned');
+    await takenOverByB(b, claimOfA);
+    await b.abandon([claimOfA.id], 'endpoint disabled');
+    await a.recordAttempts([outcome(claimOfA, Date.now(), false)], retry, claimOf(claimOfA));
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'failed', claimUntil: null, attempts: 1, responseStatus: null, error: 'endpoint disabled' });
+  });
+
+  it('a batch written again after a failure part-way does not count its attempts twice', async () => {
+    const { a, claimOfA } = await claimedByA('replayed');
+    const failed = outcome(claimOfA, Date.now(), false);
+    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    const once = await row(claimOfA.id);
+    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    expect(await row(claimOfA.id)).toEqual(once);
+  });
+
+  it("a stalled sender handing a delivery back leaves the taker's claim", async () => {
+    const { a, b, claimOfA } = await claimedByA('stale_release');
+    const claimOfB = await takenOverByB(b, claimOfA);
+    await a.release(claimOf(claimOfA));
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', claimUntil: claimOfB.claimUntil, due: false, attempts: 0 });
+    expect(await b.claimDue(100, new Map(), 100)).toEqual([]);
+    // B's own hand-back makes it due at once.
+    await b.release(claimOf(claimOfB));
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', due: true });
+  });
+
+  it('with its claim still in place (renewed or not), a sender writes its outcome and hands deliveries back as before', async () => {
+    const { a, claimOfA } = await claimedByA('own_fail');
+    // A renewal moves the claim; the renewed one is the claim held from then on.
+    const renewed = (await a.renewClaims(claimOf(claimOfA))).renewed.get(claimOfA.id)!;
+    expect(renewed).not.toBe(claimOfA.claimUntil);
+    const failed = outcome(claimOfA, Date.now(), false);
+    await a.recordAttempts([failed], retry, new Map([[claimOfA.id, renewed]]));
+    const retried = await row(claimOfA.id);
+    expect(retried).toMatchObject({ status: 'pending', due: false, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
+    expect(new Date(retried.claimUntil!).getTime()).toBe(failed.nextAttemptAt);
+
+    const { a: a2, claimOfA: handedBack } = await claimedByA('own_release');
+    await a2.release(claimOf(handedBack));
+    expect(await row(handedBack.id)).toMatchObject({ status: 'pending', due: true, attempts: 0 });
+
+    const { a: a3, claimOfA: succeeded } = await claimedByA('own_success');
+    await a3.recordAttempts([outcome(succeeded, Date.now(), true)], retry, claimOf(succeeded));
+    expect(await row(succeeded.id)).toMatchObject({ status: 'succeeded', claimUntil: null, attempts: 1, responseStatus: 200 });
+  });
+});
