@@ -85,8 +85,7 @@ export function linkWrites(deps: {
           }
           customCodes.add(scoped);
         }
-        const { password: _password, ...rest } = input;
-        valid.push({ index, link: { ...rest, shortCode: input.shortCode, campaignId: input.campaignId ?? defaultCampaign, passwordHash: hashes[index]! } });
+        valid.push({ index, link: { input, campaignId: input.campaignId ?? defaultCampaign, passwordHash: hashes[index]! } });
       });
       const chunk = options.chunk ?? valid.length;
       for (let start = 0; start < valid.length; start += chunk) {

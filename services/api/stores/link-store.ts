@@ -42,12 +42,16 @@ export interface LinkRow {
   deletedAt: Date | null;
 }
 
-/** Everything of a link the store writes; the route resolves references and hashes first. */
-export type NewLink = Omit<LinkCreate, 'password' | 'shortCode' | 'campaignId'> & {
-  shortCode: string | undefined;
+/**
+ * Everything of a link the store writes: the validated input (its password is not
+ * written), its campaign resolved and its password hashed by the caller. The input is
+ * carried, not copied into a new object, as a 1,000-link create makes 1,000 of these.
+ */
+export interface NewLink {
+  input: LinkCreate;
   campaignId: string;
   passwordHash: string | null;
-};
+}
 
 export type LinkChanges = Omit<LinkUpdate, 'password'> & { passwordHash?: string | null };
 
@@ -88,22 +92,56 @@ const snakeColumn = Object.fromEntries(INSERTED_COLUMNS.map((c) => [c, postgres.
 type DecidedByDatabase = 'domainHostname' | 'expiresAt' | 'createdAt' | 'updatedAt' | 'deletedAt';
 
 /** A link as sent to the database: every inserted column (expiresAt as given; the database's value replaces it). */
-type SentLink = Omit<LinkRow, DecidedByDatabase> & { expiresAt: NewLink['expiresAt'] };
+type SentLink = Omit<LinkRow, DecidedByDatabase> & { expiresAt: LinkCreate['expiresAt'] };
 
 function sentLink(workspaceId: string, id: string, shortCode: string, link: NewLink): SentLink {
   return {
     id,
     workspaceId,
     campaignId: link.campaignId,
-    domainId: link.domainId,
+    domainId: link.input.domainId,
     shortCode,
+    destinationUrl: link.input.destinationUrl,
+    defaultDestination: link.input.defaultDestination,
+    title: link.input.title,
+    description: link.input.description,
+    enabled: link.input.enabled,
+    passwordHash: link.passwordHash,
+    expiresAt: link.input.expiresAt,
+    expiredUrl: link.input.expiredUrl,
+    clicksLimit: link.input.clicksLimit,
+    redirectBehavior: link.input.redirectBehavior,
+    deepLinkEnabled: link.input.deepLinkEnabled,
+    deepLinkIos: link.input.deepLinkIos,
+    deepLinkAndroid: link.input.deepLinkAndroid,
+    deepLinkFallbackUrl: link.input.deepLinkFallbackUrl,
+    conversionTracking: link.input.conversionTracking,
+    trackingType: link.input.trackingType,
+    tags: link.input.tags,
+    forwardQuery: storedForwardQuery(link.input.forwardQuery),
+  };
+}
+
+/**
+ * The row of a link just inserted: what was sent, with what the database decided. Written
+ * out field by field, not spread: spreading ~25 fields into a new literal cost ~7 us a
+ * link (a profile of 1,000-link creates), a literal of known shape a fraction of that.
+ */
+function storedRow(link: SentLink, decided: Pick<LinkRow, 'domainHostname' | 'expiresAt' | 'createdAt' | 'updatedAt'>): LinkRow {
+  return {
+    id: link.id,
+    workspaceId: link.workspaceId,
+    campaignId: link.campaignId,
+    domainId: link.domainId,
+    domainHostname: decided.domainHostname,
+    shortCode: link.shortCode,
     destinationUrl: link.destinationUrl,
     defaultDestination: link.defaultDestination,
     title: link.title,
     description: link.description,
     enabled: link.enabled,
     passwordHash: link.passwordHash,
-    expiresAt: link.expiresAt,
+    expiresAt: decided.expiresAt,
     expiredUrl: link.expiredUrl,
     clicksLimit: link.clicksLimit,
     redirectBehavior: link.redirectBehavior,
@@ -114,7 +152,10 @@ function sentLink(workspaceId: string, id: string, shortCode: string, link: NewL
     conversionTracking: link.conversionTracking,
     trackingType: link.trackingType,
     tags: link.tags,
-    forwardQuery: storedForwardQuery(link.forwardQuery),
+    forwardQuery: link.forwardQuery,
+    createdAt: decided.createdAt,
+    updatedAt: decided.updatedAt,
+    deletedAt: null,
   };
 }
 
@@ -168,7 +209,7 @@ export function linkStore(sql: Sql) {
     links: Array<{ id: string; link: NewLink; shortCode: string }>,
   ): Promise<{ rows: Map<string, LinkRow>; verifiedDomains: Set<string> }> {
     const sent = links.map(({ id, link, shortCode }) => sentLink(workspaceId, id, shortCode, link));
-    const domainIds = [...new Set(links.flatMap(({ link }) => (link.domainId ? [link.domainId] : [])))].sort();
+    const domainIds = [...new Set(links.flatMap(({ link }) => (link.input.domainId ? [link.input.domainId] : [])))].sort();
     const records = sql.json(sent.map(insertedRecord) as never);
     // Every column is named: those not listed (created_at, ...) take their defaults. Only
     // what the database decides comes back (reading every column of 1,000 new rows back
@@ -199,10 +240,7 @@ export function linkStore(sql: Sql) {
     const rows = new Map<string, LinkRow>();
     for (const link of sent) {
       const row = decided.get(link.id);
-      if (row) {
-        const { verifiedDomain: _verifiedDomain, ...fields } = row;
-        rows.set(link.id, { ...link, ...fields, id: link.id, deletedAt: null });
-      }
+      if (row) rows.set(link.id, storedRow(link, row));
     }
     return { rows, verifiedDomains: new Set(stored.flatMap((row) => (row.verifiedDomain === null ? [] : [row.verifiedDomain]))) };
   }
@@ -220,16 +258,16 @@ export function linkStore(sql: Sql) {
     async createMany(workspaceId: string, links: readonly NewLink[]): Promise<Array<ItemResult<LinkRow>>> {
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(links.length);
       let pending = links.map((link, index) =>
-        link.shortCode === undefined
+        link.input.shortCode === undefined
           ? { index, id: newId('link'), shortCode: generatedCode(0), custom: false }
-          : { index, id: newId('link'), shortCode: link.shortCode, custom: true },
+          : { index, id: newId('link'), shortCode: link.input.shortCode, custom: true },
       );
       for (let attempt = 1; pending.length > 0 && attempt <= GENERATION_ATTEMPTS; attempt++) {
         const { rows: inserted, verifiedDomains } = await insert(workspaceId, pending.map((p) => ({ id: p.id, link: links[p.index]!, shortCode: p.shortCode })));
         const retry: typeof pending = [];
         for (const p of pending) {
           const row = inserted.get(p.id);
-          const domainId = links[p.index]!.domainId;
+          const domainId = links[p.index]!.input.domainId;
           if (row) results[p.index] = row;
           else if (domainId && !verifiedDomains.has(domainId)) results[p.index] = domainNotServing(domainId);
           else if (p.custom) results[p.index] = codeTaken(p.shortCode);
