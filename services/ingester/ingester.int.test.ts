@@ -12,6 +12,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { eventSubjects, type ClickEvent } from '../../shared/schemas/click-event.ts';
 import { clickEvents, conversionEvents } from './event-tables.ts';
 import { startIngester } from './ingester.ts';
+import { freePort } from '../../shared/testing/free-port.ts';
 
 const logger = createLogger('ingester-test', 'silent');
 const encoder = new TextEncoder();
@@ -112,6 +113,38 @@ describe('ingester', () => {
 
     expect(ingester.stats()).toMatchObject({ inserted: 1, skippedDuplicates: 2 });
     expect(await stored('ck_ingest_10')).toEqual(events.map(expectedRow));
+  });
+
+  it('keeps a batch it cannot store yet (ClickHouse down) from another ingester past the ack wait; let go unstored, the other stores it once', async () => {
+    const ackWaitMs = 2_000;
+    const memory = createMemoryBus();
+    const shortAckWait: Bus = { ...memory, eventConsumer: (name, subject, options) => memory.eventConsumer(name, subject, { ...options, ackWaitMs }) };
+    const events = [click(201), click(203), click(205)];
+    await shortAckWait.publishEvent(eventSubjects.clicks, encoder.encode(`${events.map((e) => JSON.stringify(e)).join('\n')}\n`), 'm-held');
+    // Nothing listens on this port: every duplicate check and insert of A fails, and A retries.
+    const down = connectClickHouse(`http://default:x@127.0.0.1:${await freePort()}`);
+    const a = startIngester({ kind: clickEvents, bus: shortAckWait, clickhouse: down, logger, consumerName: 'ingest-held', maxMessages: 10, lingerMs: 50 });
+    let b: ReturnType<typeof startIngester> | undefined;
+    try {
+      const deadline = Date.now() + 20_000;
+      while (a.stats().insertFailures < 1 && Date.now() < deadline) await sleep(20);
+      expect(a.stats().insertFailures).toBeGreaterThan(0);
+      // B shares the consumer once A holds the message.
+      b = startIngester({ kind: clickEvents, bus: shortAckWait, clickhouse, logger, consumerName: 'ingest-held', maxMessages: 10, lingerMs: 50 });
+      // Three ack waits with A holding the message: B never gets it.
+      await sleep(3 * ackWaitMs);
+      expect(b.stats().inserted).toBe(0);
+      expect(await stored('ck_ingest_20')).toEqual([]);
+      // A stops unstored: the message comes back after the ack wait, to B.
+      await a.stop();
+      while (b.stats().inserted < events.length && Date.now() < deadline + 3 * ackWaitMs) await sleep(20);
+      expect(b.stats()).toMatchObject({ inserted: events.length, skippedDuplicates: 0 });
+      expect(await stored('ck_ingest_20')).toEqual(events.map(expectedRow));
+    } finally {
+      await a.stop();
+      await b?.stop();
+      await down.close();
+    }
   });
 
   it('stores conversions as JSONEachRow rows', async () => {

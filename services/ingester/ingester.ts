@@ -10,6 +10,7 @@ import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
 import { readMessage } from './read-message.ts';
 import { storedEventIds } from './stored-event-ids.ts';
 import { openEventConsumer } from '../../shared/bus/open-event-consumer.ts';
+import { messagesInHand } from '../../shared/bus/messages-in-hand.ts';
 
 export interface IngesterStats {
   /** Rows inserted into ClickHouse. */
@@ -42,9 +43,6 @@ export interface Ingester {
 }
 
 const encoder = new TextEncoder();
-
-/** Well inside the bus's ack wait (10 s for NATS). */
-const KEEP_ALIVE_MS = 2_000;
 
 /**
  * Moves events (clicks, or conversions) from the bus into ClickHouse, exactly once as far as
@@ -90,7 +88,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
 
   /**
    * Retries until it succeeds, or until stopping (then the batch stays unacked for
-   * redelivery). Its messages are in `inHand` meanwhile, so keepAlive keeps them ours.
+   * redelivery). Its messages are in `inHand` meanwhile, which keeps them ours.
    */
   async function untilDone(what: string, action: () => Promise<void>): Promise<boolean> {
     let backoffMs = 100;
@@ -201,14 +199,14 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
       if (!inserted) return;
       if (abandoned) {
         logger.info('bus connection lost before the insert: batch returned unstored, to be checked again', { kind: kind.name, messages: messages.length });
-        for (const m of messages) m.nak();
+        inHand.nak(messages);
         return;
       }
       stats.inserted += batch.count;
       stats.inserts++;
       stats.lastBatchLagMs = Date.now() - batch.oldestTs;
     }
-    for (const m of messages) m.ack();
+    inHand.ack(messages);
     logger.debug('batch stored', { kind: kind.name, messages: messages.length, rows: batch.count, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
   }
 
@@ -216,7 +214,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   const guarded = (messages: BusMessage[], work: Promise<void>) =>
     work.catch((err) => {
       logger.error('batch failed unexpectedly; returned for redelivery', { messages: messages.length, ...errorFields(err) });
-      for (const m of messages) m.nak(1_000);
+      inHand.nak(messages, 1_000);
     });
 
   /**
@@ -229,11 +227,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
    * would hand its messages to another ingester, or back to this one, while their
    * insert is still under way, and a duplicate check then could not see them yet.
    */
-  const inHand = new Set<BusMessage[]>();
-  const keepAlive = setInterval(() => {
-    for (const messages of inHand) for (const m of messages) m.working();
-  }, KEEP_ALIVE_MS);
-  keepAlive.unref();
+  const inHand = messagesInHand();
 
   let state: IngesterState = 'opening';
   const done = (async () => {
@@ -254,12 +248,12 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
         if (stopping) break; // drained
         continue;
       }
-      inHand.add(messages);
+      inHand.hold(messages);
       let prepared: Prepared | null = null;
       const previous = storing;
       await guarded(messages, (async () => void (prepared = await prepare(messages, previous)))());
       await storing;
-      storing = (prepared ? guarded(messages, store(prepared)) : Promise.resolve()).finally(() => inHand.delete(messages));
+      storing = (prepared ? guarded(messages, store(prepared)) : Promise.resolve()).finally(() => inHand.release(messages));
     }
     await storing;
     consumer.close();
@@ -267,7 +261,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     .catch((err) => logger.error('ingester stopped on an unexpected error', errorFields(err)))
     .finally(() => {
       state = 'stopped';
-      clearInterval(keepAlive);
+      inHand.stop();
     });
 
   return {
