@@ -11,7 +11,7 @@ const RENEW_AT_LEAST_EVERY_MS = 5_000;
 /**
  * Claims on the deliveries this sender holds, kept alive. A claim is sized for a delivery's
  * wait in its lane and its attempt (claimMs), but a delivery can be held longer (a full
- * lane behind slow endpoints, a slow Postgres recording its outcome): past its claim
+ * lane behind slow endpoints, a slow attempt): past its claim
  * another sender, or this one's own retry sweep, would take it up while it is still held
  * here, and POST it a second time under the same webhook-id. So every third of a claim (at
  * most RENEW_AT_LEAST_EVERY_MS) one statement renews the claims set half a period ago or

@@ -110,9 +110,14 @@ const LAST_FAILURE_STEP_MS = 1_000;
  * due again for the others one claim after its last renewal.
  *
  * Invariant: a sender moves a pending delivery's schedule (status, next_attempt_at) only
- * while the row carries a claim this sender set (renewClaims, recordAttempts, release).
- * A sender that stalled past its claim may find the delivery taken up by another, which
- * sends it again: from then on only the taker decides when it is due and when it is done.
+ * while the row carries a claim this sender set (renewClaims, recordAttempts, release),
+ * but for `abandon`, which gives up the deliveries of a disabled or deleted endpoint
+ * whoever holds them (every sender would). A sender that stalled past its claim may find
+ * the delivery taken up by another, which sends it again: from then on only the taker
+ * decides when it is due and when it is done. The cost: a renewal that committed but whose
+ * answer was lost (a connection reset just then) leaves this sender holding the claim it
+ * replaced, so its outcome is only counted, and the delivery is sent once more when the
+ * renewed claim ends (at least once, as after a crash).
  */
 export function deliveryStore(sql: Sql, claimMs: number) {
   const claimInterval = sql`make_interval(secs => ${claimMs / 1000})`;
@@ -278,7 +283,8 @@ export function deliveryStore(sql: Sql, claimMs: number) {
      * takes it as any other: the endpoint did answer so.
      *
      * A batch recorded again after a failure part-way finds its attempts written already:
-     * one the row shows as its latest attempt (the same time) is not counted again.
+     * one the row shows as its latest attempt (the same time) is not counted again. A stale
+     * attempt, which the row may not show as its latest, can be counted twice so.
      */
     async recordAttempts(
       results: readonly AttemptResult[],

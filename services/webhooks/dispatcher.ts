@@ -44,7 +44,8 @@ const RECORD_BATCH = 1_000;
  * first attempt's outcome usually goes into its delivery's insert instead (FirstAttempt).
  *
  * Every delivery's claim is kept alive from its dispatch (or its insert, for a first
- * attempt) until its outcome is recorded or it is handed back (ClaimsInHand): however long
+ * attempt) until its outcome's write starts or it is handed back (ClaimsInHand; one whose
+ * write failed is kept alive again until the write is made again): however long
  * it waits or runs here, no other sender takes it up meanwhile. One found taken up all the
  * same (this sender stalled for a whole claim) is dropped if still queued: the taker sends
  * it. One already under way finishes, and its attempt is recorded, but when it is due and
@@ -227,8 +228,8 @@ export function createDispatcher(deps: {
   /**
    * Deliveries a renewal found taken up by another sender: those still queued here are
    * not attempted here (their taker attempts them); those under way finish here. The rest
-   * have finished here, their outcome recorded or about to be: a renewal just after that
-   * write finds their claim gone, as expected (not logged).
+   * have finished here and wait to write their outcome again after a failed write (their
+   * claims put back): that write then leaves the schedule to the taker (not logged).
    */
   function drop(ids: readonly string[]): void {
     const lost = new Set(ids);
