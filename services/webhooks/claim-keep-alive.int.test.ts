@@ -35,9 +35,11 @@ const until = poller(() => lines.slice(-10).join('\n'), 8 * CLAIM_MS);
 /**
  * A store whose calls can be held back, as if its sender had lost Postgres: `pause` holds
  * every call made from then on (calls under way finish), `resume` lets them through. A
- * sender paused for good has crashed, as far as Postgres can tell.
+ * sender paused for good has crashed, as far as Postgres can tell. `loseRenewalAnswers`:
+ * each renewal is made (committed), then fails as if the connection were reset before its
+ * answer came.
  */
-function pausable(store: DeliveryStore) {
+function pausable(store: DeliveryStore, options: { loseRenewalAnswers?: boolean } = {}) {
   let paused: Promise<void> | null = null;
   let resume = () => {};
   /** The delivery ids of each renewal asked for. */
@@ -48,7 +50,9 @@ function pausable(store: DeliveryStore) {
     wrapped[name] = async (...args: unknown[]) => {
       while (paused) await paused;
       if (name === 'renewClaims') renewed.push([...(args[0] as Map<string, string>).keys()]);
-      return (method as (...a: unknown[]) => unknown)(...args);
+      const result = await (method as (...a: unknown[]) => unknown)(...args);
+      if (name === 'renewClaims' && options.loseRenewalAnswers) throw new Error('connection reset: the renewal committed, its answer lost');
+      return result;
     };
   }
   return {
@@ -78,7 +82,7 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
   beforeAll(async () => {
     db = await createTestDatabase('postgres');
     const ws = await createWorkspace(db.sql, { name: 'claims', plan: 'pro' });
-    for (const id of ['wh_k_crash', 'wh_k_taken', 'wh_k_unread']) {
+    for (const id of ['wh_k_crash', 'wh_k_taken', 'wh_k_unread', 'wh_k_lost']) {
       const receiver = await startWebhookReceiver();
       receiver.delayMs = NEVER_MS;
       receivers.set(id, receiver);
@@ -97,10 +101,10 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
   });
 
   /** Two deliveries to the endpoint, due for any sender, and sender A (its pausable store and dispatcher) holding them. */
-  async function senderAHolding(endpointId: string, endpoints: EndpointDirectory = directory) {
+  async function senderAHolding(endpointId: string, endpoints: EndpointDirectory = directory, options: { loseRenewalAnswers?: boolean } = {}) {
     const events = [1, 2].map((n) => ({ id: `evt_${endpointId}_${n}`, workspaceId, type: 'link.created', endpointIds: [endpointId], body: `{"n":${n}}` }));
     await deliveryStore(db.sql, CLAIM_MS).record(events, events.map((e) => ({ id: `dlv_${e.id}`, eventId: e.id, endpointId, eventType: e.type, claim: false })));
-    const a = pausable(deliveryStore(db.sql, CLAIM_MS));
+    const a = pausable(deliveryStore(db.sql, CLAIM_MS), options);
     const dispatcher: Dispatcher = createDispatcher({
       store: a.store,
       directory: endpoints,
@@ -121,6 +125,10 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
     await until('the first attempt', () => receivers.get(endpointId)!.received.map((r) => r.headers['webhook-id']), (ids) => ids.includes(running!.eventId));
     return { ...a, dispatcher, running: running!, queued: queued! };
   }
+
+  /** The claims on these deliveries' rows: token and end (next_attempt_at, to the microsecond), by id. */
+  const claimsOnRows = async (ids: string[]) => new Map((await db.sql<Array<{ id: string; claimToken: string | null; claimUntil: string | null }>>`
+    SELECT id, claim_token, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id = ANY(${ids})`).map(({ id, ...claim }) => [id, claim]));
 
   /** What sender B's retry sweep takes of the endpoint's deliveries now. */
   const storeB = () => deliveryStore(db.sql, CLAIM_MS);
@@ -155,7 +163,9 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
     a.pause();
     const taken: ClaimedDelivery[] = [];
     await until('B taking the deliveries A held', async () => taken.push(...(await takeDue(b, 'wh_k_taken'))), () => taken.length >= 2);
-    const claimsOfB = new Map(taken.map((d) => [d.id, d.claimUntil]));
+    // B's claims as it left them: neither moved nor replaced later.
+    const claimsOfB = await claimsOnRows(taken.map((d) => d.id));
+    for (const d of taken) expect(claimsOfB.get(d.id)?.claimToken).toBe(d.claimToken);
 
     // A goes on: its next renewal finds both no longer its own, and the queued one leaves its lane.
     a.resume();
@@ -168,15 +178,38 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
     receivers.delete('wh_k_taken');
     await receiver.close();
     await a.dispatcher.drain();
-    const rows = new Map((await db.sql<Array<{ id: string; status: string; attempts: number; claimUntil: string }>>`
-      SELECT id, status, attempts, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id IN (${a.queued.id}, ${a.running.id})`).map(({ id, ...r }) => [id, r]));
-    expect(rows.get(a.queued.id)).toEqual({ status: 'pending', attempts: 0, claimUntil: claimsOfB.get(a.queued.id) });
+    const rows = new Map((await db.sql<Array<{ id: string; status: string; attempts: number; claimToken: string | null; claimUntil: string }>>`
+      SELECT id, status, attempts, claim_token, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id IN (${a.queued.id}, ${a.running.id})`).map(({ id, ...r }) => [id, r]));
+    expect(rows.get(a.queued.id)).toEqual({ status: 'pending', attempts: 0, ...claimsOfB.get(a.queued.id) });
     // The one under way: its attempt (a failure) is counted, but the delivery stays B's as B
     // claimed it, not due again at A's retry time, seconds away, while B sends it.
-    expect(rows.get(a.running.id)).toEqual({ status: 'pending', attempts: 1, claimUntil: claimsOfB.get(a.running.id) });
+    expect(rows.get(a.running.id)).toEqual({ status: 'pending', attempts: 1, ...claimsOfB.get(a.running.id) });
     expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([a.running.eventId]);
     // Nor did A renew either claim after finding them taken (nothing left held, to leak).
     expect(a.renewed.slice(lostAt).flat().filter((id) => id === a.queued.id || id === a.running.id)).toEqual([]);
+  });
+
+  it('renewals that commit but whose answers are lost change nothing A holds: no other sender takes its deliveries, and their outcomes decide (both succeed, each sent once)', async () => {
+    // The first attempt is answered (200) after two claims; the queued one at once.
+    const receiver = receivers.get('wh_k_lost')!;
+    receiver.delayMs = () => (receiver.received.length === 1 ? 2 * CLAIM_MS : 0);
+    const a = await senderAHolding('wh_k_lost', directory, { loseRenewalAnswers: true });
+    const b = storeB();
+    const ids = [a.running.id, a.queued.id];
+    const takenByB: ClaimedDelivery[] = [];
+    const rows = async () => db.sql<Array<{ id: string; status: string; attempts: number }>>`
+      SELECT id, status, attempts FROM webhook_deliveries WHERE id = ANY(${ids}) ORDER BY id`;
+    await until('both deliveries recorded', async () => {
+      takenByB.push(...(await takeDue(b, 'wh_k_lost')));
+      return rows();
+    }, (r) => r.every((d) => d.status !== 'pending'), 4 * CLAIM_MS);
+    expect(takenByB.map((d) => d.id)).toEqual([]);
+    expect(await rows()).toEqual(ids.map((id) => ({ id, status: 'succeeded', attempts: 1 })).sort((x, y) => (x.id < y.id ? -1 : 1)));
+    expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([a.running.eventId, a.queued.eventId]);
+    // Renewed all along, every answer lost.
+    expect(a.renewed.filter((r) => r.includes(a.running.id)).length).toBeGreaterThanOrEqual(3);
+    expect(lines.some((l) => l.includes('claims not renewed'))).toBe(true);
+    await a.dispatcher.drain();
   });
 
   it('a delivery not attempted because the endpoints could not be read goes back at once, its claim no longer kept alive', async () => {
@@ -192,10 +225,10 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
     const b = storeB();
     const taken: ClaimedDelivery[] = [];
     await until('B taking them up', async () => taken.push(...(await takeDue(b, 'wh_k_unread'))), () => taken.length >= 2, CLAIM_MS / 2);
+    const claimsOfB = await claimsOnRows(taken.map((d) => d.id));
+    for (const d of taken) expect(claimsOfB.get(d.id)?.claimToken).toBe(d.claimToken);
     await sleep(2 * CLAIM_MS);
-    const rows = await db.sql<Array<{ id: string; claimUntil: string }>>`
-      SELECT id, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE id = ANY(${taken.map((d) => d.id)}) ORDER BY id`;
-    expect(rows).toEqual(taken.map((d) => ({ id: d.id, claimUntil: d.claimUntil })).sort((x, y) => (x.id < y.id ? -1 : 1)));
+    expect(await claimsOnRows(taken.map((d) => d.id))).toEqual(claimsOfB);
     await a.dispatcher.drain();
   });
 });

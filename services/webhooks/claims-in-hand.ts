@@ -24,22 +24,25 @@ const RENEW_AT_LEAST_EVERY_MS = 5_000;
  * Invariants: a delivery is held from the moment its claim is known until its outcome is
  * to be written, or it is handed back (`take`) or given up (`release`), or a renewal finds
  * it no longer this sender's (`lost`: another sender took it up, say after this one stalled
- * for a whole claim); a renewal writes only rows still carrying the claim this sender last
- * wrote, and so do an outcome and a hand-back, with the claim `take` gives them. A sender
- * that dies stops renewing, so its deliveries are due again one claim after its last
- * renewal. A renewal that fails is logged and tried again at the next one.
+ * for a whole claim). A claim is identified by its token, which renewals keep: what is held
+ * for a delivery never changes but for when it was last renewed, so a renewal whose answer
+ * was lost costs nothing but that time (the next renewal sends the claim again), and a write
+ * needs no renewal to finish first. A renewal, an outcome and a hand-back each write only a
+ * row still pending and carrying the token. A sender that dies stops renewing, so its
+ * deliveries are due again one claim after its last renewal. A renewal that fails is logged
+ * and tried again at the next one.
  */
 export interface ClaimsInHand {
-  /** Keeps the delivery's claim alive; `claimUntil` is the claim as the store returned it. */
-  hold(deliveryId: string, claimUntil: string): void;
+  /** Keeps the delivery's claim alive; `claimToken` is the claim's token as the store returned it. */
+  hold(deliveryId: string, claimToken: string): void;
   /**
    * No longer kept alive, for a write of their outcome or their hand-back, which is made
-   * with the claims returned: resolves once no renewal of them is under way, as one ending
-   * after the write began would move the claim the write compares, and the write would
-   * take its own delivery for one another sender took over. A delivery not held here
-   * (found taken up by another sender, even while its attempt ran here) has no claim.
+   * with the tokens returned; at once, whether or not a renewal of them is under way (it
+   * leaves their tokens as they are, and does not hold them again when it ends). A
+   * delivery not held here (found taken up by another sender, even while its attempt ran
+   * here) has no claim.
    */
-  take(deliveryIds: Iterable<string>): Promise<TakenClaims>;
+  take(deliveryIds: Iterable<string>): TakenClaims;
   /** No longer kept alive: it was given up. */
   release(deliveryIds: Iterable<string>): void;
   /** Stops renewing (shutdown, once nothing is held); claims still held run out. */
@@ -47,15 +50,15 @@ export interface ClaimsInHand {
 }
 
 export interface TakenClaims {
-  /** Delivery id -> the claim this sender last wrote. */
+  /** Delivery id -> the token of the claim this sender holds. */
   claims: ReadonlyMap<string, string>;
   /** The write failed: the claims are kept alive again, as they were, until it is made again. */
   putBack(): void;
 }
 
 interface HeldClaim {
-  claimUntil: string;
-  /** When it was set (performance.now()). */
+  token: string;
+  /** When it was set or last renewed (performance.now(), taken as the renewal was sent). */
   at: number;
 }
 
@@ -67,10 +70,12 @@ export function claimsInHand(deps: {
 }): ClaimsInHand {
   const { store, logger } = deps;
   const everyMs = Math.min(store.claimMs / 3, RENEW_AT_LEAST_EVERY_MS);
-  /** Delivery id -> the claim this sender last wrote. */
+  /**
+   * Delivery id -> its claim. Each entry is replaced, never changed in place: a renewal
+   * applies what it found only to an entry still the one it sent (the same object), so one
+   * taken, released or held anew meanwhile is left as it is.
+   */
   const held = new Map<string, HeldClaim>();
-  /** The renewal under way: the claims it sent, and its end (after its outcome is applied to `held`). */
-  let renewal: { sent: ReadonlyMap<string, HeldClaim>; ended: Promise<void> } | null = null;
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
 
@@ -85,58 +90,47 @@ export function claimsInHand(deps: {
 
   async function renew(sent: ReadonlyMap<string, HeldClaim>): Promise<void> {
     const renewedAt = performance.now();
-    const { renewed, lost } = await store.renewClaims(new Map([...sent].map(([id, claim]) => [id, claim.claimUntil])));
-    // A delivery given up while the renewal ran is not held again (one taken waits for it).
-    const unchanged = (id: string) => held.get(id) === sent.get(id);
-    for (const [id, claimUntil] of renewed) if (unchanged(id)) held.set(id, { claimUntil, at: renewedAt });
+    const { renewed, lost } = await store.renewClaims(new Map([...sent].map(([id, claim]) => [id, claim.token])));
+    // A delivery taken for its write or given up while the renewal ran is not held again
+    // (after a failed write, putBack holds the very entry sent again: it is renewed or lost
+    // as the renewal found it).
+    const unchanged = (id: string) => held.has(id) && held.get(id) === sent.get(id);
+    for (const id of renewed) if (unchanged(id)) held.set(id, { token: sent.get(id)!.token, at: renewedAt });
     const gone = lost.filter(unchanged);
     if (gone.length === 0) return;
     for (const id of gone) held.delete(id);
     deps.lost(gone);
   }
 
-  /** The end of the renewal under way if it sent any of these claims (it may move them). */
-  function renewalOf(ids: readonly string[]): Promise<void> | null {
-    const r = renewal;
-    return r && ids.some((id) => r.sent.has(id)) ? r.ended : null;
-  }
-
   // One renewal at a time, the next a period after the last one ended: a slow one is not
-  // overtaken by another that would find its own claims already moved.
+  // overtaken by another sending the same claims again.
   const schedule = () => {
     if (stopped) return;
     timer = setTimeout(() => {
       const sent = dueForRenewal();
       if (sent.size === 0) return schedule();
-      const ended = renew(sent)
+      void renew(sent)
         .catch((err) => logger.warn('webhook delivery claims not renewed; trying again at the next renewal', { deliveries: held.size, ...errorFields(err) }))
-        .finally(() => {
-          renewal = null;
-          schedule();
-        });
-      renewal = { sent, ended };
+        .finally(schedule);
     }, everyMs);
     timer.unref();
   };
   schedule();
 
   return {
-    hold(deliveryId, claimUntil) {
-      if (!stopped) held.set(deliveryId, { claimUntil, at: performance.now() });
+    hold(deliveryId, claimToken) {
+      if (!stopped) held.set(deliveryId, { token: claimToken, at: performance.now() });
     },
-    async take(deliveryIds) {
-      const ids = [...deliveryIds];
-      for (let ended = renewalOf(ids); ended; ended = renewalOf(ids)) await ended;
-      // From here no renewal sends them: they are no longer held.
+    take(deliveryIds) {
       const taken = new Map<string, HeldClaim>();
-      for (const id of ids) {
+      for (const id of deliveryIds) {
         const claim = held.get(id);
         if (!claim) continue;
         taken.set(id, claim);
         held.delete(id);
       }
       return {
-        claims: new Map([...taken].map(([id, claim]) => [id, claim.claimUntil])),
+        claims: new Map([...taken].map(([id, claim]) => [id, claim.token])),
         putBack() {
           // As set then, so the next renewal renews one that is due; not over a claim held since.
           if (stopped) return;

@@ -87,7 +87,7 @@ describe('webhook delivery store', () => {
       { id: 'dlv_evt_running', eventId: 'evt_running', endpointId: 'wh_f', eventType: 'link.created', claim: true },
       { id: 'dlv_evt_due', eventId: 'evt_due', endpointId: 'wh_f', eventType: 'link.created', claim: false },
     ]);
-    expect(claimed).toEqual([{ id: 'dlv_evt_running', endpointId: 'wh_f', eventId: 'evt_running', body: '{"e":"evt_running"}', attempts: 0, firstAttemptAt: null, claimUntil: expect.any(String) }]);
+    expect(claimed).toEqual([{ id: 'dlv_evt_running', endpointId: 'wh_f', eventId: 'evt_running', body: '{"e":"evt_running"}', attempts: 0, firstAttemptAt: null, claimToken: expect.any(String) }]);
     type Row = { eventId: string; status: string; attempts: number; responseStatus: number | null; latencyMs: number | null; error: string | null; due: boolean | null; retryAt: Date | null; firstAttemptAt: Date | null; oneWrite: boolean };
     const rows = () => db.sql<Row[]>`
       SELECT d.event_id, d.status, d.attempts, d.response_status, d.latency_ms, d.error, d.next_attempt_at <= now() AS due,
@@ -106,7 +106,7 @@ describe('webhook delivery store', () => {
     // The running attempt's outcome comes later: an update, with the claim its insert set. A
     // stored outcome only moves the endpoint's streak.
     await store.recordAttempts([{ ...outcome('evt_running', true, 204, null), at: at + 500 }, { ...outcome('evt_ok', false, 500, null), stored: true }],
-      defaultRetryPolicy(5_000, 60_000), new Map([['dlv_evt_running', claimed[0]!.claimUntil!]]));
+      defaultRetryPolicy(5_000, 60_000), new Map([['dlv_evt_running', claimed[0]!.claimToken!]]));
     const after = new Map((await rows()).map((r) => [r.eventId, r]));
     expect(after.get('evt_running')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 204, oneWrite: false });
     expect(after.get('evt_ok')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, oneWrite: true });
@@ -121,11 +121,12 @@ describe('webhook delivery store', () => {
     const ids = ['evt_n_kept', 'evt_n_taken', 'evt_n_done', 'evt_n_locked'];
     const events = ids.map((id) => ({ id, workspaceId: ws.id, type: 'link.created', endpointIds: ['wh_n'], body: '{}' }));
     const claimed = await store.record(events, ids.map((id) => ({ id: `dlv_${id}`, eventId: id, endpointId: 'wh_n', eventType: 'link.created', claim: true })));
-    const claims = new Map(claimed.map((d) => [d.id, d.claimUntil!]));
+    const claims = new Map(claimed.map((d) => [d.id, d.claimToken!]));
     expect(claims.size).toBe(4);
-    // Another sender's claim (it took the delivery up once this one's ran out), and a recorded outcome.
-    await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = 'dlv_evt_n_taken'`;
-    await db.sql`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL WHERE id = 'dlv_evt_n_done'`;
+    // Another sender's claim (it took the delivery up once this one's ran out: a token of
+    // its own), and a recorded outcome.
+    await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 minute', claim_token = 'another sender' WHERE id = 'dlv_evt_n_taken'`;
+    await db.sql`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL, claim_token = NULL WHERE id = 'dlv_evt_n_done'`;
     const before = new Map((await db.sql<{ id: string; claimUntil: string | null }[]>`
       SELECT id, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE endpoint_id = 'wh_n'`).map((r) => [r.id, r.claimUntil]));
     // Another transaction holds one row meanwhile (this sender recording its outcome, say).
@@ -133,16 +134,17 @@ describe('webhook delivery store', () => {
       await tx`SELECT 1 FROM webhook_deliveries WHERE id = 'dlv_evt_n_locked' FOR UPDATE`;
       return store.renewClaims(claims);
     });
-    expect([...renewed.keys()]).toEqual(['dlv_evt_n_kept']);
+    expect(renewed).toEqual(['dlv_evt_n_kept']);
     expect(lost.sort()).toEqual(['dlv_evt_n_done', 'dlv_evt_n_taken']);
-    const after = new Map((await db.sql<{ id: string; claimUntil: string | null; later: boolean }[]>`
-      SELECT id, next_attempt_at::text AS claim_until, next_attempt_at > ${claims.get('dlv_evt_n_kept')!}::timestamptz AS later
-      FROM webhook_deliveries WHERE endpoint_id = 'wh_n'`).map((r) => [r.id, r]));
-    expect(after.get('dlv_evt_n_kept')).toEqual({ id: 'dlv_evt_n_kept', claimUntil: renewed.get('dlv_evt_n_kept'), later: true });
+    const after = new Map((await db.sql<{ id: string; claimToken: string | null; claimUntil: string | null }[]>`
+      SELECT id, claim_token, next_attempt_at::text AS claim_until FROM webhook_deliveries WHERE endpoint_id = 'wh_n'`).map((r) => [r.id, r]));
+    // Claimed for longer, its token kept.
+    expect(after.get('dlv_evt_n_kept')!.claimToken).toBe(claims.get('dlv_evt_n_kept'));
+    expect(new Date(after.get('dlv_evt_n_kept')!.claimUntil!).getTime()).toBeGreaterThan(new Date(before.get('dlv_evt_n_kept')!).getTime());
     // The others are as they were: not ours any more, or not renewed this time.
     for (const id of ['dlv_evt_n_taken', 'dlv_evt_n_done', 'dlv_evt_n_locked']) expect(after.get(id)!.claimUntil, id).toBe(before.get(id));
     // Once free, the locked one is renewed.
-    expect([...(await store.renewClaims(new Map([['dlv_evt_n_locked', claims.get('dlv_evt_n_locked')!]]))).renewed.keys()]).toEqual(['dlv_evt_n_locked']);
+    expect((await store.renewClaims(new Map([['dlv_evt_n_locked', claims.get('dlv_evt_n_locked')!]]))).renewed).toEqual(['dlv_evt_n_locked']);
   });
 
   it('sweeps every old row in one call, a batch at a time, however many batches there are', async () => {

@@ -10,11 +10,12 @@ export interface ClaimedDelivery {
   eventId: string;
   body: string;
   /**
-   * The claim: its next_attempt_at as this sender's claim set it, as Postgres writes it
-   * (text, to the microsecond: a renewal, an outcome and a hand-back compare it exactly).
-   * Absent while the delivery is not stored yet (`first`): its insert sets it.
+   * The claim: the random token this sender's claim wrote on the row (claim_token). Its
+   * renewals keep it, so it identifies the claim however often it is renewed, and whether
+   * or not a renewal's answer came back; another sender taking the delivery up writes its
+   * own. Absent while the delivery is not stored yet (`first`): its insert sets it.
    */
-  claimUntil?: string;
+  claimToken?: string;
   /** Attempts made before this one. */
   attempts: number;
   /** Epoch ms of the first attempt; null before it. */
@@ -59,14 +60,14 @@ interface DeliveryRow {
   body: string;
   attempts: number;
   firstAttemptAt: Date | null;
-  claimUntil: string;
+  claimToken: string;
 }
 
 /** What a renewal of claims found (DeliveryStore.renewClaims). */
 export interface RenewedClaims {
-  /** Delivery id -> its new claim. */
-  renewed: Map<string, string>;
-  /** No longer this sender's: taken up by another sender once the claim ran out, or finished. */
+  /** Deliveries claimed for another claimMs (their token unchanged). */
+  renewed: string[];
+  /** No longer this sender's (the row no longer pending with its token): taken up by another sender once the claim ran out, finished, or handed back. */
   lost: string[];
 }
 
@@ -103,24 +104,110 @@ interface Streak {
 const LAST_FAILURE_STEP_MS = 1_000;
 
 /**
+ * recordAttempts failed after its deliveries' statement committed (the endpoints' streaks
+ * are not recorded): the batch is to be recorded again as `stored`, so that its attempts
+ * are not counted twice.
+ */
+export class AttemptsPartlyRecorded extends Error {
+  constructor(cause: unknown) {
+    super(`webhook attempts recorded, their endpoints' failure streaks not: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'AttemptsPartlyRecorded';
+  }
+}
+
+/**
  * Webhook events and deliveries in Postgres, shared by every sender. A delivery is
  * `pending` until it succeeds or is given up; a sender claims one by pushing its
  * next_attempt_at past the time the attempt may take (`claimMs`), and renews the claim
  * for as long as it holds the delivery (renewClaims), so a sender that dies leaves it
  * due again for the others one claim after its last renewal.
  *
- * Invariant: a sender moves a pending delivery's schedule (status, next_attempt_at) only
- * while the row carries a claim this sender set (renewClaims, recordAttempts, release),
- * but for `abandon`, which gives up the deliveries of a disabled or deleted endpoint
- * whoever holds them (every sender would). A sender that stalled past its claim may find
- * the delivery taken up by another, which sends it again: from then on only the taker
- * decides when it is due and when it is done. The cost: a renewal that committed but whose
- * answer was lost (a connection reset just then) leaves this sender holding the claim it
- * replaced, so its outcome is only counted, and the delivery is sent once more when the
- * renewed claim ends (at least once, as after a crash).
+ * A claim is identified by a random token (claim_token, migration 0024) that each claim
+ * writes on the row (claimDue; record for a delivery inserted claimed) and that its
+ * renewals keep; an outcome of the claim and a hand-back clear it, as does `abandon`.
+ * Invariants: a pending row with a token is claimed by the sender holding that token (a
+ * fresh one per claim: a sender taking up a delivery whose claim ran out replaces the
+ * token of the one that stalled); a finished row carries none. A sender moves a pending
+ * delivery's schedule (status, next_attempt_at) only while the row carries the token it
+ * holds (renewClaims, recordAttempts, release), but for `abandon`, which gives up the
+ * deliveries of a disabled or deleted endpoint whoever holds them (every sender would).
+ * A sender that stalled past its claim may find the delivery taken up by another, which
+ * sends it again: from then on only the taker decides when it is due and when it is done.
+ * As a renewal leaves the token as it is, one that committed but whose answer was lost (a
+ * connection reset) changes nothing this sender holds: its outcome still decides.
+ *
+ * Rolling upgrade: senders of the previous release set no token and match their claims by
+ * next_attempt_at. Their claims carry no token (rows they claim were due: none holds a
+ * token of this release but one whose holder stalled past its claim, below), which no
+ * sender here takes for its own, and a claim or renewal here moves next_attempt_at, so
+ * they find claims taken up here not theirs, as before. What a mixed fleet can still do:
+ * an old sender taking up a delivery whose claim by a new sender ran out (a stall of a
+ * whole claim) leaves that sender's token on the row, so the stalled sender still finds
+ * the delivery its own: its renewals extend the old sender's claim, and its outcome
+ * decides the schedule over the taker's (the behaviour before commit 62ceebc), and the
+ * row may keep that token once finished. This ends with the last old sender; the
+ * invariants above hold from then on.
  */
 export function deliveryStore(sql: Sql, claimMs: number) {
   const claimInterval = sql`make_interval(secs => ${claimMs / 1000})`;
+
+  /** The endpoints' failure streaks for a batch of attempts (recordAttempts); returns the endpoints disabled. */
+  async function recordStreaks(results: readonly AttemptResult[], retry: Pick<RetryPolicy, 'maxDelayMs' | 'windowMs'>): Promise<string[]> {
+    // The latest attempt per endpoint decides its streak; the batch's failures after its
+    // last success there are where a streak starts or goes on.
+    const streaks = new Map<string, Streak>();
+    for (const r of [...results].sort((a, b) => a.at - b.at)) {
+      const s = streaks.get(r.endpointId);
+      if (!s) {
+        streaks.set(r.endpointId, { ok: r.ok, succeeded: r.ok, first: r.at, last: r.at });
+        continue;
+      }
+      if (!r.ok && s.ok) s.first = r.at;
+      s.succeeded ||= r.ok;
+      s.ok = r.ok;
+      s.last = r.at;
+    }
+    // Endpoint rows are taken in id order by every sender, and a statement that still
+    // lost to another's (a deadlock, rolled back whole) runs again here rather than have
+    // the dispatcher record the batch's streaks again, half a second later.
+    const byEndpoint = [...streaks].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const ok = byEndpoint.filter(([, s]) => s.ok).map(([id]) => id);
+    const failing = byEndpoint.filter(([, s]) => !s.ok);
+    if (ok.length > 0) {
+      await retryingConcurrencyFailures(() => sql`
+        UPDATE webhook_endpoints SET failing_since = NULL
+        WHERE id IN (SELECT id FROM webhook_endpoints WHERE id = ANY(${ok}) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE)`);
+    }
+    if (failing.length === 0) return [];
+    const ids = failing.map(([id]) => id);
+    const gapMs = longestFailureGapMs(retry, claimMs);
+    const stepMs = Math.min(LAST_FAILURE_STEP_MS, gapMs / 2);
+    // failing_since alone cannot tell a run of failures from one left open: a manual
+    // retry of a delivery past its window failing once, then no delivery for a day,
+    // and a 502 in a deploy would find it past the window. So a streak restarts at the
+    // batch's first failure after a pause the schedule never makes, after a success,
+    // or when no failure has carried it on since migration 0022 (nor in a rolling
+    // upgrade's older senders): erring towards keeping the endpoint. Rows are written
+    // once last_failure_at is a step behind, not by every batch of every sender.
+    await retryingConcurrencyFailures(() => sql`
+      UPDATE webhook_endpoints e SET
+        failing_since = CASE
+          WHEN e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
+            OR e.last_failure_at < f.first::timestamptz - make_interval(secs => ${gapMs / 1000}) THEN f.first::timestamptz
+          ELSE e.failing_since END,
+        last_failure_at = greatest(e.last_failure_at, f.last::timestamptz)
+      FROM unnest(${ids}::text[], ${failing.map(([, s]) => iso(s.first))}::text[], ${failing.map(([, s]) => iso(s.last))}::text[],
+        ${failing.map(([, s]) => String(s.succeeded))}::text[]) AS f(id, first, last, succeeded)
+      WHERE e.id = f.id AND e.enabled
+        AND (e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
+          OR e.last_failure_at < f.last::timestamptz - make_interval(secs => ${stepMs / 1000}))`);
+    const disabled = await retryingConcurrencyFailures(() => sql<{ id: string }[]>`
+      UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', updated_at = now()
+      WHERE id IN (SELECT id FROM webhook_endpoints
+        WHERE id = ANY(${ids}) AND enabled AND failing_since <= now() - make_interval(secs => ${retry.windowMs / 1000}) ORDER BY id FOR UPDATE)
+      RETURNING id`);
+    return disabled.map((d) => d.id);
+  }
 
   return {
     /** How long a claim lasts unless renewed: how long a dead sender's deliveries wait for the others. */
@@ -141,7 +228,7 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       const outcome = <T>(pick: (o: AttemptResult) => T) => deliveries.map((d) => (d.outcome ? pick(d.outcome) : null));
       // One statement, so atomic without a transaction's extra round trips: the deliveries'
       // foreign key to their event is checked at its end, after the events' insert.
-      const rows = await sql<Array<Pick<DeliveryRow, 'id' | 'endpointId' | 'eventId' | 'claimUntil'>>>`
+      const rows = await sql<Array<Pick<DeliveryRow, 'id' | 'endpointId' | 'eventId' | 'claimToken'>>>`
         WITH e AS (
           INSERT INTO webhook_events (id, workspace_id, type, body)
           SELECT * FROM unnest(${stored.map((e) => e.id)}::text[], ${stored.map((e) => e.workspaceId)}::text[],
@@ -153,21 +240,23 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           ON CONFLICT DO NOTHING
         ), d AS (
           INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, attempts, response_status, latency_ms, error,
-            next_attempt_at, first_attempt_at, last_attempt_at)
+            next_attempt_at, first_attempt_at, last_attempt_at, claim_token)
           SELECT id, endpoint_id, event_id, event_type,
             CASE WHEN at IS NULL THEN 'pending' WHEN ok::boolean THEN 'succeeded' WHEN next IS NULL THEN 'failed' ELSE 'pending' END,
             CASE WHEN at IS NULL THEN 0 ELSE 1 END, code::int, latency::int, error,
             CASE WHEN at IS NOT NULL THEN next::timestamptz WHEN claim::boolean THEN now() + ${claimInterval} ELSE now() END,
-            at::timestamptz, at::timestamptz
+            at::timestamptz, at::timestamptz,
+            -- Claimed without an outcome: this sender's claim, its attempt under way.
+            CASE WHEN at IS NULL AND claim::boolean THEN gen_random_uuid()::text END
           FROM unnest(${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.endpointId)}::text[],
             ${deliveries.map((d) => d.eventId)}::text[], ${deliveries.map((d) => d.eventType)}::text[],
             ${deliveries.map((d) => String(d.claim))}::text[], ${text(outcome((o) => o.ok))}::text[], ${text(outcome((o) => o.status))}::text[],
             ${text(outcome((o) => o.latencyMs))}::text[], ${outcome((o) => o.error)}::text[], ${outcome((o) => iso(o.nextAttemptAt))}::text[],
             ${outcome((o) => iso(o.at))}::text[]) AS n(id, endpoint_id, event_id, event_type, claim, ok, code, latency, error, next, at)
           ON CONFLICT (endpoint_id, event_id) DO NOTHING
-          RETURNING id, endpoint_id, event_id, attempts = 0 AND next_attempt_at > now() AS claimed, next_attempt_at::text AS claim_until
+          RETURNING id, endpoint_id, event_id, claim_token
         )
-        SELECT d.id, d.endpoint_id, d.event_id, d.claim_until FROM d WHERE d.claimed`;
+        SELECT d.id, d.endpoint_id, d.event_id, d.claim_token FROM d WHERE d.claim_token IS NOT NULL`;
       // The bodies are the events' in hand (an event's id names one body): not read back,
       // as each would come once per endpoint.
       return rows.map((r) => ({ ...r, body: bodies.get(r.eventId)!, attempts: 0, firstAttemptAt: null }));
@@ -205,61 +294,62 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           FROM due JOIN webhook_events e ON e.id = due.event_id
           LEFT JOIN unnest(${partial.map(([id]) => id)}::text[], ${partial.map(([, n]) => n)}::int[]) AS r(endpoint_id, room) ON r.endpoint_id = due.endpoint_id
         ), taken AS (
-          UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval}
+          UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval}, claim_token = gen_random_uuid()::text
           FROM sized WHERE d.id = sized.id AND sized.nth <= sized.room
             AND sized.bytes_before < ${Number.isFinite(maxBytes) ? maxBytes : Number.MAX_SAFE_INTEGER}
-          RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.first_attempt_at, d.next_attempt_at::text AS claim_until
+          RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.first_attempt_at, d.claim_token
         )
         SELECT taken.*, e.body FROM taken JOIN webhook_events e ON e.id = taken.event_id`;
       return rows.map(toClaimed);
     },
 
     /**
-     * Renews claims this sender holds (delivery id -> the claim it set or last renewed):
-     * each delivery still pending and still carrying that very claim is claimed for
-     * another claimMs from now, on Postgres's clock, so no row another sender took over,
-     * nor one whose outcome is recorded, is touched. A row another transaction has locked
-     * at that moment (this sender recording its outcome, say) is neither renewed nor lost:
-     * it is tried again at the next renewal. Never waiting for a lock, a renewal cannot
-     * deadlock with the writes it overlaps.
+     * Renews claims this sender holds (delivery id -> its claim's token): each delivery
+     * still pending and still carrying that token is claimed for another claimMs from now,
+     * on Postgres's clock, its token kept, so no row another sender took over (another
+     * token, or none: a sender of the previous release), nor one whose outcome is recorded
+     * or that was handed back (none), is touched. Keeping the token, a renewal leaves what
+     * identifies the claim as it was: one that committed but whose answer was lost changes
+     * nothing the sender holds. A row another transaction has locked at that moment (this
+     * sender recording its outcome, say) is neither renewed nor lost: it is tried again at
+     * the next renewal. Never waiting for a lock, a renewal cannot deadlock with the writes
+     * it overlaps.
      */
     async renewClaims(claims: ReadonlyMap<string, string>): Promise<RenewedClaims> {
-      if (claims.size === 0) return { renewed: new Map(), lost: [] };
+      if (claims.size === 0) return { renewed: [], lost: [] };
       // `ours` reads the statement's snapshot without locking: what the locking read skipped.
-      const rows = await sql<Array<{ id: string; claimUntil: string | null; ours: boolean }>>`
+      const rows = await sql<Array<{ id: string; renewed: boolean; ours: boolean }>>`
         WITH held AS (
-          SELECT * FROM unnest(${[...claims.keys()]}::text[], ${[...claims.values()]}::text[]) AS h(id, claim_until)
+          SELECT * FROM unnest(${[...claims.keys()]}::text[], ${[...claims.values()]}::text[]) AS h(id, token)
         ), ours AS (
           SELECT d.id FROM webhook_deliveries d JOIN held ON held.id = d.id
-          WHERE d.status = 'pending' AND d.next_attempt_at = held.claim_until::timestamptz
+          WHERE d.status = 'pending' AND d.claim_token = held.token
         ), unlocked AS (
           SELECT d.id FROM webhook_deliveries d JOIN held ON held.id = d.id
-          WHERE d.status = 'pending' AND d.next_attempt_at = held.claim_until::timestamptz
+          WHERE d.status = 'pending' AND d.claim_token = held.token
           FOR UPDATE OF d SKIP LOCKED
         ), renewed AS (
           UPDATE webhook_deliveries d SET next_attempt_at = now() + ${claimInterval}
           FROM unlocked WHERE d.id = unlocked.id
-          RETURNING d.id, d.next_attempt_at::text AS claim_until
+          RETURNING d.id
         )
-        SELECT held.id, renewed.claim_until, ours.id IS NOT NULL AS ours
+        SELECT held.id, renewed.id IS NOT NULL AS renewed, ours.id IS NOT NULL AS ours
         FROM held LEFT JOIN ours ON ours.id = held.id LEFT JOIN renewed ON renewed.id = held.id`;
-      return {
-        renewed: new Map(rows.flatMap((r) => (r.claimUntil === null ? [] : [[r.id, r.claimUntil] as const]))),
-        lost: rows.filter((r) => !r.ours).map((r) => r.id),
-      };
+      return { renewed: rows.filter((r) => r.renewed).map((r) => r.id), lost: rows.filter((r) => !r.ours).map((r) => r.id) };
     },
 
     /**
-     * Due again at once: deliveries this sender claimed and will not attempt after all
-     * (delivery id -> the claim it holds, as for renewClaims). One no longer carrying that
-     * claim was taken up by another sender (this one stalled past its claim): left as it is.
+     * Due again at once, unclaimed (no token): deliveries this sender claimed and will not
+     * attempt after all (delivery id -> its claim's token, as for renewClaims). One no
+     * longer carrying that token was taken up by another sender (this one stalled past its
+     * claim): left as it is.
      */
     async release(claims: ReadonlyMap<string, string>): Promise<void> {
       if (claims.size === 0) return;
       await sql`
-        UPDATE webhook_deliveries d SET next_attempt_at = now()
-        FROM unnest(${[...claims.keys()]}::text[], ${[...claims.values()]}::text[]) AS h(id, claim_until)
-        WHERE d.id = h.id AND d.status = 'pending' AND d.next_attempt_at = h.claim_until::timestamptz`;
+        UPDATE webhook_deliveries d SET next_attempt_at = now(), claim_token = NULL
+        FROM unnest(${[...claims.keys()]}::text[], ${[...claims.values()]}::text[]) AS h(id, token)
+        WHERE d.id = h.id AND d.status = 'pending' AND d.claim_token = h.token`;
     },
 
     /**
@@ -268,23 +358,31 @@ export function deliveryStore(sql: Sql, claimMs: number) {
      * failure starts one or continues it, and an endpoint failing for the retry window is
      * disabled. A streak goes on only while failures follow each other closer than the
      * longest wait of the retry schedule (longestFailureGapMs): after a longer pause a
-     * failure starts a new one. `claims`: delivery id -> the claim this sender holds on it
-     * (its latest, renewals included); none for one it no longer holds. Returns the
-     * endpoints it disabled.
+     * failure starts a new one. `claims`: delivery id -> the token of the claim this
+     * sender holds on it; none for one it no longer holds. Returns the endpoints it
+     * disabled.
      *
      * An outcome decides its delivery's schedule (status, next_attempt_at) only while the
-     * row carries that claim. Past it, another sender took the delivery up and is sending
-     * it (this one stalled a whole claim): a failure's retry time written now would make it
-     * due again within seconds, a third POST, and the taker's outcome would no longer find
-     * its claim on the row. Yet this attempt was made (the endpoint got it), so it is
-     * counted, its time can be the first attempt's (the retry window runs from the earliest
-     * POST), and while the delivery is pending its answer shows unless a later attempt's is
-     * recorded (a given-up delivery keeps the reason it was given up). The endpoint's streak
-     * takes it as any other: the endpoint did answer so.
+     * row is pending and carries that token (`ours`), and then clears the token: the claim
+     * is spent (a retry is claimed afresh). Past it, another sender took the delivery up
+     * and is sending it (this one stalled a whole claim): a failure's retry time written
+     * now would make it due again within seconds, a third POST, and the taker's outcome
+     * would no longer find its token on the row. Yet this attempt was made (the endpoint
+     * got it), so it is counted, its time can be the first attempt's (the retry window runs
+     * from the earliest POST), and while the delivery is pending its answer shows unless a
+     * later attempt's is recorded (a given-up delivery keeps the reason it was given up).
+     * The endpoint's streak takes it as any other: the endpoint did answer so.
      *
-     * A batch recorded again after a failure part-way finds its attempts written already:
-     * one the row shows as its latest attempt (the same time) is not counted again. A stale
-     * attempt, which the row may not show as its latest, can be counted twice so.
+     * Written twice: the deliveries' statement is the first; when a later one (the
+     * endpoints') fails, this throws AttemptsPartlyRecorded, and the caller records the
+     * batch again as `stored` (streaks only), so no attempt, ours or stale, is counted
+     * twice that way. Left: the deliveries' statement committed but its answer was lost.
+     * Its attempts written again then find their token spent (cleared), so none decides a
+     * schedule again; one the row shows as its latest attempt (the same time) is not
+     * counted again, but a stale one the row does not show so (a later attempt is
+     * recorded) is counted twice. A token names the claim, not whether its attempt was
+     * recorded (a stale attempt cannot leave a mark on a row whose token is the taker's),
+     * so it cannot tell that case apart either.
      */
     async recordAttempts(
       results: readonly AttemptResult[],
@@ -294,14 +392,17 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       if (results.length === 0) return [];
       const updates = results.filter((r) => !r.stored);
       // Repeated below: a statement's SET cannot name a column it computes, and each
-      // expression reads the row as the update finds it (after waiting for another's lock).
-      // False, not null, for a delivery with no claim here (no longer held): `NOT ours` must hold then.
-      const ours = sql`(d.status = 'pending' AND coalesce(d.next_attempt_at = r.claim::timestamptz, false))`;
+      // expression reads the row as the update finds it (after waiting for another's lock,
+      // such as a renewal's, which leaves the token as it is).
+      // False, not null, for a delivery with no claim here (no longer held) or a row with no
+      // token (unclaimed, or an old sender's claim): `NOT ours` must hold then.
+      const ours = sql`(d.status = 'pending' AND coalesce(d.claim_token = r.token, false))`;
       const latest = sql`(${ours} OR (d.status = 'pending' AND (d.last_attempt_at IS NULL OR d.last_attempt_at < r.at::timestamptz)))`;
       if (updates.length > 0) await sql`
         UPDATE webhook_deliveries d SET
           status = CASE WHEN NOT ${ours} THEN d.status WHEN r.ok::boolean THEN 'succeeded' WHEN r.next IS NULL THEN 'failed' ELSE 'pending' END,
           next_attempt_at = CASE WHEN ${ours} THEN r.next::timestamptz ELSE d.next_attempt_at END,
+          claim_token = CASE WHEN ${ours} THEN NULL ELSE d.claim_token END,
           attempts = d.attempts + 1,
           response_status = CASE WHEN ${latest} THEN r.status::int ELSE d.response_status END,
           latency_ms = CASE WHEN ${latest} THEN r.latency::int ELSE d.latency_ms END,
@@ -311,62 +412,14 @@ export function deliveryStore(sql: Sql, claimMs: number) {
         FROM unnest(${updates.map((r) => r.deliveryId)}::text[], ${updates.map((r) => claims.get(r.deliveryId) ?? null)}::text[],
           ${text(updates.map((r) => r.ok))}::text[], ${text(updates.map((r) => r.status))}::text[], ${text(updates.map((r) => r.latencyMs))}::text[],
           ${updates.map((r) => r.error)}::text[], ${updates.map((r) => iso(r.nextAttemptAt))}::text[], ${updates.map((r) => iso(r.at))}::text[])
-          AS r(id, claim, ok, status, latency, error, next, at)
+          AS r(id, token, ok, status, latency, error, next, at)
         WHERE d.id = r.id AND (${ours} OR d.last_attempt_at IS DISTINCT FROM r.at::timestamptz)`;
-      // The latest attempt per endpoint decides its streak; the batch's failures after its
-      // last success there are where a streak starts or goes on.
-      const streaks = new Map<string, Streak>();
-      for (const r of [...results].sort((a, b) => a.at - b.at)) {
-        const s = streaks.get(r.endpointId);
-        if (!s) {
-          streaks.set(r.endpointId, { ok: r.ok, succeeded: r.ok, first: r.at, last: r.at });
-          continue;
-        }
-        if (!r.ok && s.ok) s.first = r.at;
-        s.succeeded ||= r.ok;
-        s.ok = r.ok;
-        s.last = r.at;
+      try {
+        return await recordStreaks(results, retry);
+      } catch (err) {
+        if (updates.length === 0) throw err;
+        throw new AttemptsPartlyRecorded(err);
       }
-      // Endpoint rows are taken in id order by every sender, and a statement that still
-      // lost to another's (a deadlock, rolled back whole) runs again here: a failure would
-      // make the dispatcher record the batch again, counting its deliveries' attempts twice.
-      const byEndpoint = [...streaks].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      const ok = byEndpoint.filter(([, s]) => s.ok).map(([id]) => id);
-      const failing = byEndpoint.filter(([, s]) => !s.ok);
-      if (ok.length > 0) {
-        await retryingConcurrencyFailures(() => sql`
-          UPDATE webhook_endpoints SET failing_since = NULL
-          WHERE id IN (SELECT id FROM webhook_endpoints WHERE id = ANY(${ok}) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE)`);
-      }
-      if (failing.length === 0) return [];
-      const ids = failing.map(([id]) => id);
-      const gapMs = longestFailureGapMs(retry, claimMs);
-      const stepMs = Math.min(LAST_FAILURE_STEP_MS, gapMs / 2);
-      // failing_since alone cannot tell a run of failures from one left open: a manual
-      // retry of a delivery past its window failing once, then no delivery for a day,
-      // and a 502 in a deploy would find it past the window. So a streak restarts at the
-      // batch's first failure after a pause the schedule never makes, after a success,
-      // or when no failure has carried it on since migration 0022 (nor in a rolling
-      // upgrade's older senders): erring towards keeping the endpoint. Rows are written
-      // once last_failure_at is a step behind, not by every batch of every sender.
-      await retryingConcurrencyFailures(() => sql`
-        UPDATE webhook_endpoints e SET
-          failing_since = CASE
-            WHEN e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
-              OR e.last_failure_at < f.first::timestamptz - make_interval(secs => ${gapMs / 1000}) THEN f.first::timestamptz
-            ELSE e.failing_since END,
-          last_failure_at = greatest(e.last_failure_at, f.last::timestamptz)
-        FROM unnest(${ids}::text[], ${failing.map(([, s]) => iso(s.first))}::text[], ${failing.map(([, s]) => iso(s.last))}::text[],
-          ${failing.map(([, s]) => String(s.succeeded))}::text[]) AS f(id, first, last, succeeded)
-        WHERE e.id = f.id AND e.enabled
-          AND (e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
-            OR e.last_failure_at < f.last::timestamptz - make_interval(secs => ${stepMs / 1000}))`);
-      const disabled = await retryingConcurrencyFailures(() => sql<{ id: string }[]>`
-        UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing', updated_at = now()
-        WHERE id IN (SELECT id FROM webhook_endpoints
-          WHERE id = ANY(${ids}) AND enabled AND failing_since <= now() - make_interval(secs => ${retry.windowMs / 1000}) ORDER BY id FOR UPDATE)
-        RETURNING id`);
-      return disabled.map((d) => d.id);
     },
 
     /**
@@ -422,11 +475,15 @@ export function deliveryStore(sql: Sql, claimMs: number) {
       return deleted;
     },
 
-    /** Gives up deliveries whose endpoint is disabled or deleted. */
+    /**
+     * Gives up deliveries whose endpoint is disabled or deleted, whoever holds them. Their
+     * token goes too: a finished row carries none, so a manual retry (which makes it
+     * pending again) cannot hand it back to a sender still holding the old claim.
+     */
     async abandon(ids: readonly string[], reason: string): Promise<void> {
       if (ids.length === 0) return;
       await sql`
-        UPDATE webhook_deliveries SET status = 'failed', error = ${reason}, next_attempt_at = NULL
+        UPDATE webhook_deliveries SET status = 'failed', error = ${reason}, next_attempt_at = NULL, claim_token = NULL
         WHERE id = ANY(${ids as string[]}) AND status = 'pending'`;
     },
   };

@@ -1,6 +1,6 @@
 import { errorFields, type Logger } from '../../shared/logger.ts';
 import { claimsInHand } from './claims-in-hand.ts';
-import type { AttemptResult, ClaimedDelivery, DeliveryStore } from './delivery-store.ts';
+import { AttemptsPartlyRecorded, type AttemptResult, type ClaimedDelivery, type DeliveryStore } from './delivery-store.ts';
 import type { EndpointDirectory } from './endpoint-directory.ts';
 import { nextAttemptAt, type RetryPolicy } from './retry-schedule.ts';
 import type { WebhookSender } from './send-webhook.ts';
@@ -50,7 +50,7 @@ const RECORD_BATCH = 1_000;
  * same (this sender stalled for a whole claim) is dropped if still queued: the taker sends
  * it. One already under way finishes, and its attempt is recorded, but when it is due and
  * whether it is done stay the taker's: outcomes and hand-backs are written with the claim
- * held here, and change the schedule only of a row still carrying it (recordAttempts).
+ * token held here, and change the schedule only of a row still carrying it (recordAttempts).
  */
 export function createDispatcher(deps: {
   store: DeliveryStore;
@@ -110,15 +110,21 @@ export function createDispatcher(deps: {
 
   /** Writes outcomes, each with the claim held on its delivery (none once another sender took it up). */
   async function write(batch: AttemptResult[]): Promise<void> {
-    const taken = await claims.take(batch.map((r) => r.deliveryId));
+    const taken = claims.take(batch.map((r) => r.deliveryId));
     let disabled: string[];
     try {
       disabled = await store.recordAttempts(batch, retry, taken.claims);
     } catch (err) {
-      // Kept for the next write; the deliveries stay claimed meanwhile.
-      taken.putBack();
+      if (err instanceof AttemptsPartlyRecorded) {
+        // The deliveries are written (their claims spent): only the endpoints' streaks are
+        // left, and the attempts are not counted again.
+        results = batch.map((r): AttemptResult => (r.stored ? r : { ...r, stored: true })).concat(results);
+      } else {
+        // Kept for the next write; the deliveries stay claimed meanwhile.
+        taken.putBack();
+        results = batch.concat(results);
+      }
       logger.warn('webhook attempts not recorded yet; retrying', { attempts: batch.length, ...errorFields(err) });
-      results = batch.concat(results);
       await new Promise<void>((r) => setTimeout(r, 500));
       return;
     }
@@ -188,11 +194,11 @@ export function createDispatcher(deps: {
   async function handBack(deliveries: readonly ClaimedDelivery[]): Promise<void> {
     const stored = await Promise.all(deliveries.map((d) => recordHere(d, null)));
     const back = deliveries.filter((_, i) => stored[i]);
-    const taken = await claims.take(back.map((d) => d.id));
+    const taken = claims.take(back.map((d) => d.id));
     // One not held here was never held (dispatched while stopping), and carries the claim it
-    // came with; or it was found taken up, and that claim is no longer on its row either.
+    // came with; or it was found taken up, and that token is no longer on its row either.
     const handed = new Map(back.flatMap((d) => {
-      const claim = taken.claims.get(d.id) ?? d.claimUntil;
+      const claim = taken.claims.get(d.id) ?? d.claimToken;
       return claim === undefined ? [] : [[d.id, claim] as const];
     }));
     await store.release(handed).catch((err) => logger.warn('webhook deliveries not handed back; due again when their claim ends', { deliveries: handed.size, ...errorFields(err) }));
@@ -254,10 +260,10 @@ export function createDispatcher(deps: {
   /** Keeps the claims of deliveries taken on here alive; a first attempt's once its insert set one. */
   function holdClaims(deliveries: readonly ClaimedDelivery[]): void {
     for (const d of deliveries) {
-      if (d.claimUntil !== undefined) claims.hold(d.id, d.claimUntil);
+      if (d.claimToken !== undefined) claims.hold(d.id, d.claimToken);
       else if (d.first) {
-        void d.first.claimUntil.then((claimUntil) => {
-          if (claimUntil !== null) claims.hold(d.id, claimUntil);
+        void d.first.claimToken.then((claimToken) => {
+          if (claimToken !== null) claims.hold(d.id, claimToken);
         });
       }
     }

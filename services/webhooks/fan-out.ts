@@ -100,8 +100,8 @@ export function fanOut(deps: { directory: EndpointDirectory; store: DeliveryStor
       return { ...d, outcome: first.outcome };
     });
     const insert = store.record(events, rows, sentClicks);
-    // The late ones are the claimed ones the insert returns, with the claims it set.
-    const claims = insert.then((claimed) => new Map(claimed.map((c) => [c.id, c.claimUntil ?? null])), () => new Map<string, string | null>());
+    // The late ones are the claimed ones the insert returns, with the tokens of the claims it set.
+    const claims = insert.then((claimed) => new Map(claimed.map((c) => [c.id, c.claimToken ?? null])), () => new Map<string, string | null>());
     for (const [id, first] of late) first.storeWithout(claims.then((c) => c.get(id) ?? null));
     await insert;
   };

@@ -6,7 +6,7 @@ import type { AttemptResult } from './delivery-store.ts';
  * one write per delivery instead of an insert and an update. An attempt still running when
  * the fan-out stops waiting is stored as claimed by this sender, and its outcome is written
  * like any later attempt's, once that insert has landed; from then on its claim is kept
- * alive like any other (`claimUntil`).
+ * alive like any other (`claimToken`).
  *
  * Invariant: exactly one of the two happens, decided synchronously: `offer` (from the
  * dispatcher) before `storeWithout` (from the fan-out) hands the outcome to the insert;
@@ -16,14 +16,15 @@ export class FirstAttempt {
   #outcome: AttemptResult | null | undefined = undefined;
   #stored: Promise<string | null> | null = null;
   #finish!: () => void;
-  #settleClaim!: (claimUntil: string | null | Promise<string | null>) => void;
+  #settleClaim!: (claimToken: string | null | Promise<string | null>) => void;
   /** Settles when the attempt has finished, or was not made. */
   readonly finished = new Promise<void>((resolve) => (this.#finish = resolve));
   /**
-   * The claim the insert set, once it landed: null when there is none to keep alive (the
-   * outcome went into the insert, the insert failed, or it stored no row for this delivery).
+   * The token of the claim the insert set, once it landed: null when there is none to keep
+   * alive (the outcome went into the insert, the insert failed, or it stored no row for
+   * this delivery).
    */
-  readonly claimUntil = new Promise<string | null>((resolve) => (this.#settleClaim = resolve));
+  readonly claimToken = new Promise<string | null>((resolve) => (this.#settleClaim = resolve));
 
   /** The outcome if it came in time; null: not attempted (its endpoint is gone or disabled); undefined: still running. */
   get outcome(): AttemptResult | null | undefined {
@@ -41,7 +42,7 @@ export class FirstAttempt {
 
   /**
    * The fan-out stops waiting: `insert` stores the delivery claimed, without an outcome,
-   * and resolves to the claim it set (null: it failed, or stored no row for this delivery).
+   * and resolves to the token of the claim it set (null: it failed, or stored no row for this delivery).
    */
   storeWithout(insert: Promise<string | null>): void {
     this.#stored = insert;
@@ -51,10 +52,10 @@ export class FirstAttempt {
   /**
    * Whether the delivery's row exists as stored here (false: the insert failed, and the bus
    * hands its event out again; or the delivery was stored before, under another id). Settles
-   * after `claimUntil`'s reactions registered before it: a claim is held before the outcome
+   * after `claimToken`'s reactions registered before it: a claim is held before the outcome
    * is written (which takes it from claims-in-hand, to write with it).
    */
   get stored(): Promise<boolean> {
-    return this.#stored ? this.claimUntil.then((claimUntil) => claimUntil !== null) : Promise.resolve(true);
+    return this.#stored ? this.claimToken.then((claimToken) => claimToken !== null) : Promise.resolve(true);
   }
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace } from '../../shared/db/workspaces.ts';
 import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
-import { deliveryStore, type AttemptResult, type ClaimedDelivery, type DeliveryStore } from './delivery-store.ts';
+import { AttemptsPartlyRecorded, deliveryStore, type AttemptResult, type ClaimedDelivery, type DeliveryStore } from './delivery-store.ts';
 import { defaultRetryPolicy } from './retry-schedule.ts';
 
 /**
@@ -20,6 +20,14 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
   });
   afterAll(() => db?.close());
 
+  type Row = {
+    status: string; attempts: number; claimToken: string | null; claimUntil: string | null; due: boolean | null;
+    responseStatus: number | null; error: string | null; firstAttemptAt: Date | null; lastAttemptAt: Date | null;
+  };
+  const row = async (id: string) => (await db.sql<Row[]>`
+    SELECT status, attempts, claim_token, next_attempt_at::text AS claim_until, next_attempt_at <= now() AS due, response_status, error, first_attempt_at, last_attempt_at
+    FROM webhook_deliveries WHERE id = ${id}`)[0]!;
+
   /** A delivery of its own endpoint, claimed by sender A. */
   async function claimedByA(name: string): Promise<{ a: DeliveryStore; b: DeliveryStore; claimOfA: ClaimedDelivery }> {
     const endpointId = `wh_${name}`;
@@ -29,17 +37,22 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     const event = { id: `evt_${name}`, workspaceId, type: 'link.created', endpointIds: [endpointId], body: '{}' };
     await a.record([event], [{ id: `dlv_${name}`, eventId: event.id, endpointId, eventType: event.type, claim: false }]);
     const claimOfA = (await a.claimDue(100, new Map(), 100)).find((d) => d.endpointId === endpointId);
-    expect(claimOfA?.claimUntil).toEqual(expect.any(String));
+    expect(claimOfA?.claimToken).toEqual(expect.any(String));
     return { a, b, claimOfA: claimOfA! };
   }
 
-  /** A stalls for a whole claim: its claim runs out, and B takes the delivery up. */
-  async function takenOverByB(b: DeliveryStore, claimOfA: ClaimedDelivery): Promise<ClaimedDelivery> {
+  /**
+   * A stalls for a whole claim: its claim runs out, and B takes the delivery up. Returns B's
+   * claim, and the row's claim as B left it (its token and next_attempt_at).
+   */
+  async function takenOverByB(b: DeliveryStore, claimOfA: ClaimedDelivery): Promise<ClaimedDelivery & { onRow: Pick<Row, 'claimToken' | 'claimUntil'> }> {
     await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 second' WHERE id = ${claimOfA.id}`;
     const claimOfB = (await b.claimDue(100, new Map(), 100)).find((d) => d.id === claimOfA.id);
-    expect(claimOfB?.claimUntil).toEqual(expect.any(String));
-    expect(claimOfB!.claimUntil).not.toBe(claimOfA.claimUntil);
-    return claimOfB!;
+    expect(claimOfB?.claimToken).toEqual(expect.any(String));
+    expect(claimOfB!.claimToken).not.toBe(claimOfA.claimToken);
+    const { claimToken, claimUntil } = await row(claimOfA.id);
+    expect(claimToken).toBe(claimOfB!.claimToken);
+    return { ...claimOfB!, onRow: { claimToken, claimUntil } };
   }
 
   const outcome = (d: ClaimedDelivery, at: number, ok: boolean): AttemptResult => ({
@@ -47,12 +60,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     // A failure's retry a few seconds away: due long before a claim would run out.
     nextAttemptAt: ok ? null : Date.now() + 3_000,
   });
-  const claimOf = (d: ClaimedDelivery) => new Map([[d.id, d.claimUntil!]]);
-
-  type Row = { status: string; attempts: number; claimUntil: string | null; due: boolean | null; responseStatus: number | null; error: string | null; firstAttemptAt: Date | null; lastAttemptAt: Date | null };
-  const row = async (id: string) => (await db.sql<Row[]>`
-    SELECT status, attempts, next_attempt_at::text AS claim_until, next_attempt_at <= now() AS due, response_status, error, first_attempt_at, last_attempt_at
-    FROM webhook_deliveries WHERE id = ${id}`)[0]!;
+  const claimOf = (d: ClaimedDelivery) => new Map([[d.id, d.claimToken!]]);
 
   it("a stalled sender's outcome counts its attempt but leaves the taker's claim; the taker's outcome then decides", async () => {
     const { a, b, claimOfA } = await claimedByA('stale_fail');
@@ -62,13 +70,13 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     // A's attempt, under way through its stall, ends in a failure: its retry time would make
     // the delivery due in seconds, while B is sending it.
     await a.recordAttempts([outcome(claimOfA, atA, false)], retry, claimOf(claimOfA));
-    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', claimUntil: claimOfB.claimUntil, due: false, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', ...claimOfB.onRow, due: false, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
     expect(await b.claimDue(100, new Map(), 100)).toEqual([]);
 
     // B's attempt succeeds: the delivery is done, both attempts counted, the first one's time kept.
     await b.recordAttempts([outcome(claimOfB, atA + 1_000, true)], retry, claimOf(claimOfB));
     const done = await row(claimOfA.id);
-    expect(done).toMatchObject({ status: 'succeeded', claimUntil: null, attempts: 2, responseStatus: 200, error: null });
+    expect(done).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 2, responseStatus: 200, error: null });
     expect(done.firstAttemptAt!.getTime()).toBe(atA);
     expect(done.lastAttemptAt!.getTime()).toBe(atA + 1_000);
   });
@@ -80,7 +88,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     await b.recordAttempts([outcome(claimOfB, Date.now(), true)], retry, claimOf(claimOfB));
     await a.recordAttempts([outcome(claimOfA, atA, false)], retry, claimOf(claimOfA));
     const done = await row(claimOfA.id);
-    expect(done).toMatchObject({ status: 'succeeded', claimUntil: null, attempts: 2, responseStatus: 200, error: null });
+    expect(done).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 2, responseStatus: 200, error: null });
     // A's POST came first: the retry window runs from it.
     expect(done.firstAttemptAt!.getTime()).toBe(atA);
   });
@@ -90,7 +98,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     await takenOverByB(b, claimOfA);
     await b.abandon([claimOfA.id], 'endpoint disabled');
     await a.recordAttempts([outcome(claimOfA, Date.now(), false)], retry, claimOf(claimOfA));
-    expect(await row(claimOfA.id)).toMatchObject({ status: 'failed', claimUntil: null, attempts: 1, responseStatus: null, error: 'endpoint disabled' });
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'failed', claimToken: null, claimUntil: null, attempts: 1, responseStatus: null, error: 'endpoint disabled' });
   });
 
   it('a batch written again after a failure part-way does not count its attempts twice', async () => {
@@ -102,34 +110,89 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     expect(await row(claimOfA.id)).toEqual(once);
   });
 
+  it("a batch whose deliveries were written but not its endpoints' streaks is written again as stored: no attempt, stale or not, is counted twice", async () => {
+    const { a, b, claimOfA } = await claimedByA('partly');
+    const claimOfB = await takenOverByB(b, claimOfA);
+    const atA = Date.now() - 2_000;
+    // B's attempt, the later one, failed and is recorded first: A's (a success) is stale, and not the row's latest.
+    await b.recordAttempts([outcome(claimOfB, atA + 1_000, false)], retry, claimOf(claimOfB));
+    const retryOfB = await row(claimOfA.id);
+    // The endpoint's row cannot be written for now: A's success would end its streak.
+    await db.sql.unsafe(`
+      CREATE FUNCTION fail_endpoint_write() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'endpoint row unavailable'; END $$;
+      CREATE TRIGGER fail_endpoint_write BEFORE UPDATE ON webhook_endpoints FOR EACH ROW WHEN (OLD.id = 'wh_partly') EXECUTE FUNCTION fail_endpoint_write();`);
+    const stale = outcome(claimOfA, atA, true);
+    try {
+      await expect(a.recordAttempts([stale], retry, claimOf(claimOfA))).rejects.toBeInstanceOf(AttemptsPartlyRecorded);
+    } finally {
+      await db.sql.unsafe('DROP TRIGGER fail_endpoint_write ON webhook_endpoints; DROP FUNCTION fail_endpoint_write();');
+    }
+    const once = await row(claimOfA.id);
+    // Counted; B's retry and answer kept.
+    expect(once).toEqual({ ...retryOfB, attempts: 2, firstAttemptAt: new Date(atA) });
+    // The dispatcher writes it again as stored: the endpoint's streak ends, the delivery is as it was.
+    await a.recordAttempts([{ ...stale, stored: true }], retry, claimOf(claimOfA));
+    expect(await row(claimOfA.id)).toEqual(once);
+    expect((await db.sql<{ failingSince: Date | null }[]>`SELECT failing_since FROM webhook_endpoints WHERE id = 'wh_partly'`)[0]).toEqual({ failingSince: null });
+  });
+
+  it('a claim held by a sender of the previous release (no token) is not taken for its own by a sender holding a token', async () => {
+    const { a, claimOfA } = await claimedByA('old_sender');
+    const failed = outcome(claimOfA, Date.now() - 1_000, false);
+    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    // Due for its retry, an old sender claims it: next_attempt_at only, no token.
+    await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = ${claimOfA.id}`;
+    const claimOfOld = await row(claimOfA.id);
+    expect(claimOfOld.claimToken).toBeNull();
+    // A, still holding its spent token (say its outcome's answer was lost), renews and writes again: nothing moves.
+    expect(await a.renewClaims(claimOf(claimOfA))).toEqual({ renewed: [], lost: [claimOfA.id] });
+    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    await a.release(claimOf(claimOfA));
+    expect(await row(claimOfA.id)).toEqual(claimOfOld);
+  });
+
   it("a stalled sender handing a delivery back leaves the taker's claim", async () => {
     const { a, b, claimOfA } = await claimedByA('stale_release');
     const claimOfB = await takenOverByB(b, claimOfA);
     await a.release(claimOf(claimOfA));
-    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', claimUntil: claimOfB.claimUntil, due: false, attempts: 0 });
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', ...claimOfB.onRow, due: false, attempts: 0 });
     expect(await b.claimDue(100, new Map(), 100)).toEqual([]);
     // B's own hand-back makes it due at once.
     await b.release(claimOf(claimOfB));
-    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', due: true });
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', due: true, claimToken: null });
+  });
+
+  it('a renewal that committed but whose answer was lost: the outcome, written with the claim the sender still holds, decides the schedule', async () => {
+    const { a, claimOfA } = await claimedByA('renewal_answer_lost');
+    // The renewal commits, but its answer never reaches A (a connection reset): A holds the claim as claimDue gave it.
+    await a.renewClaims(claimOf(claimOfA));
+    await a.recordAttempts([outcome(claimOfA, Date.now(), true)], retry, claimOf(claimOfA));
+    // A success is final: the delivery is not sent again when the renewed claim ends.
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 1, responseStatus: 200 });
+    expect(await a.renewClaims(claimOf(claimOfA))).toMatchObject({ lost: [claimOfA.id] });
   });
 
   it('with its claim still in place (renewed or not), a sender writes its outcome and hands deliveries back as before', async () => {
     const { a, claimOfA } = await claimedByA('own_fail');
-    // A renewal moves the claim; the renewed one is the claim held from then on.
-    const renewed = (await a.renewClaims(claimOf(claimOfA))).renewed.get(claimOfA.id)!;
-    expect(renewed).not.toBe(claimOfA.claimUntil);
+    // A renewal moves the claim's end, and keeps its token.
+    const before = await row(claimOfA.id);
+    expect(await a.renewClaims(claimOf(claimOfA))).toEqual({ renewed: [claimOfA.id], lost: [] });
+    const renewed = await row(claimOfA.id);
+    expect(renewed.claimToken).toBe(claimOfA.claimToken);
+    expect(new Date(renewed.claimUntil!).getTime()).toBeGreaterThan(new Date(before.claimUntil!).getTime());
     const failed = outcome(claimOfA, Date.now(), false);
-    await a.recordAttempts([failed], retry, new Map([[claimOfA.id, renewed]]));
+    await a.recordAttempts([failed], retry, claimOf(claimOfA));
     const retried = await row(claimOfA.id);
-    expect(retried).toMatchObject({ status: 'pending', due: false, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
+    // Waiting for its retry, claimed by none: the claim is spent.
+    expect(retried).toMatchObject({ status: 'pending', due: false, claimToken: null, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
     expect(new Date(retried.claimUntil!).getTime()).toBe(failed.nextAttemptAt);
 
     const { a: a2, claimOfA: handedBack } = await claimedByA('own_release');
     await a2.release(claimOf(handedBack));
-    expect(await row(handedBack.id)).toMatchObject({ status: 'pending', due: true, attempts: 0 });
+    expect(await row(handedBack.id)).toMatchObject({ status: 'pending', due: true, claimToken: null, attempts: 0 });
 
     const { a: a3, claimOfA: succeeded } = await claimedByA('own_success');
     await a3.recordAttempts([outcome(succeeded, Date.now(), true)], retry, claimOf(succeeded));
-    expect(await row(succeeded.id)).toMatchObject({ status: 'succeeded', claimUntil: null, attempts: 1, responseStatus: 200 });
+    expect(await row(succeeded.id)).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 1, responseStatus: 200 });
   });
 });

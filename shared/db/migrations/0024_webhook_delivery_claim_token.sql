@@ -1,0 +1,15 @@
+-- What identifies a sender's claim on a pending delivery (services/webhooks/delivery-store.ts):
+-- a random token each claim sets, kept by its renewals, cleared when the delivery is
+-- finished or handed back. It was the claim's next_attempt_at, to the microsecond, which
+-- a renewal moves: a renewal that committed but whose answer was lost (a connection
+-- reset) left its sender holding the time it replaced, so that sender's outcome only
+-- counted its attempt, and the delivery was sent again when the renewed claim ended.
+-- A token no renewal changes; another sender taking the delivery up sets its own.
+--
+-- NULL: no claim a sender of this release holds (due, waiting for a retry, finished, or
+-- claimed by a sender of the previous release, which matches its claims by time and
+-- sets no token). Rows claimed at the upgrade are matched by their senders' time, as
+-- before; no token is filled in.
+--
+-- Nullable without a default: adding it rewrites no row.
+ALTER TABLE webhook_deliveries ADD COLUMN claim_token text;
