@@ -27,7 +27,11 @@ const RENEW_AT_LEAST_EVERY_MS = 5_000;
  * for a whole claim). A claim is identified by its token, which renewals keep: what is held
  * for a delivery never changes but for when it was last renewed, so a renewal whose answer
  * was lost costs nothing but that time (the next renewal sends the claim again), and a write
- * needs no renewal to finish first. A renewal, an outcome and a hand-back each write only a
+ * needs no renewal to finish first. At most one claim is held per delivery: the latest one
+ * this sender made (claimed again after its outcome was written, it holds the new claim).
+ * An outcome is written with the token of the claim its attempt was made under, and takes
+ * only that claim: a newer claim of the same delivery stays held, and no outcome but its
+ * own attempt's is written with it. A renewal, an outcome and a hand-back each write only a
  * row still pending and carrying the token. A sender that dies stops renewing, so its
  * deliveries are due again one claim after its last renewal. A renewal that fails is logged
  * and tried again at the next one.
@@ -36,13 +40,15 @@ export interface ClaimsInHand {
   /** Keeps the delivery's claim alive; `claimToken` is the claim's token as the store returned it. */
   hold(deliveryId: string, claimToken: string): void;
   /**
-   * No longer kept alive, for a write of their outcome or their hand-back, which is made
-   * with the tokens returned; at once, whether or not a renewal of them is under way (it
-   * leaves their tokens as they are, and does not hold them again when it ends). A
-   * delivery not held here (found taken up by another sender, even while its attempt ran
-   * here) has no claim.
+   * These claims (delivery id, token) no longer kept alive, for a write of their outcome or
+   * their hand-back, which is made with those tokens; at once, whether or not a renewal of
+   * them is under way (it leaves their tokens as they are, and does not hold them again
+   * when it ends). Only a delivery held with that very token is taken: one held with
+   * another (claimed again since: the claim asked for is spent) stays held, and renewed, as
+   * it is; one not held at all (found taken up by another sender, even while its attempt
+   * ran here, or released) has nothing to take.
    */
-  take(deliveryIds: Iterable<string>): TakenClaims;
+  take(claims: Iterable<readonly [deliveryId: string, claimToken: string]>): TakenClaims;
   /** No longer kept alive: it was given up. */
   release(deliveryIds: Iterable<string>): void;
   /** Stops renewing (shutdown, once nothing is held); claims still held run out. */
@@ -50,9 +56,12 @@ export interface ClaimsInHand {
 }
 
 export interface TakenClaims {
-  /** Delivery id -> the token of the claim this sender holds. */
+  /** Delivery id -> token: the claims taken (those asked for that were held here with that token). */
   claims: ReadonlyMap<string, string>;
-  /** The write failed: the claims are kept alive again, as they were, until it is made again. */
+  /**
+   * The write failed: the claims taken are kept alive again, as they were, until it is made
+   * again; not over a claim of the same delivery held since.
+   */
   putBack(): void;
 }
 
@@ -121,11 +130,12 @@ export function claimsInHand(deps: {
     hold(deliveryId, claimToken) {
       if (!stopped) held.set(deliveryId, { token: claimToken, at: performance.now() });
     },
-    take(deliveryIds) {
+    take(claims) {
       const taken = new Map<string, HeldClaim>();
-      for (const id of deliveryIds) {
+      for (const [id, token] of claims) {
         const claim = held.get(id);
-        if (!claim) continue;
+        // Another token: the claim asked for is spent, and this one is the delivery's newer claim.
+        if (!claim || claim.token !== token) continue;
         taken.set(id, claim);
         held.delete(id);
       }

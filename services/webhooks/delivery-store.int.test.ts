@@ -105,8 +105,8 @@ describe('webhook delivery store', () => {
 
     // The running attempt's outcome comes later: an update, with the claim its insert set. A
     // stored outcome only moves the endpoint's streak.
-    await store.recordAttempts([{ ...outcome('evt_running', true, 204, null), at: at + 500 }, { ...outcome('evt_ok', false, 500, null), stored: true }],
-      defaultRetryPolicy(5_000, 60_000), new Map([['dlv_evt_running', claimed[0]!.claimToken!]]));
+    await store.recordAttempts([{ ...outcome('evt_running', true, 204, null), at: at + 500, claimToken: claimed[0]!.claimToken }, { ...outcome('evt_ok', false, 500, null), stored: true }],
+      defaultRetryPolicy(5_000, 60_000));
     const after = new Map((await rows()).map((r) => [r.eventId, r]));
     expect(after.get('evt_running')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 204, oneWrite: false });
     expect(after.get('evt_ok')).toMatchObject({ status: 'succeeded', attempts: 1, responseStatus: 200, oneWrite: true });
@@ -220,7 +220,7 @@ describe('webhook delivery store', () => {
       deliveryId: `dlv_${endpointId}_${offset}`, endpointId, at: at + offset, ok, status: ok ? 200 : 502, latencyMs: 5, error: ok ? null : 'HTTP 502', nextAttemptAt: ok ? null : at + 5_000, stored: true,
     });
     // One transient failure each; wh_t_recovered had a success just before its failure.
-    const disabled = await store.recordAttempts([attempt('wh_t_paused', false), attempt('wh_t_steady', false), attempt('wh_t_recovered', true), attempt('wh_t_recovered', false, 1)], retry, new Map());
+    const disabled = await store.recordAttempts([attempt('wh_t_paused', false), attempt('wh_t_steady', false), attempt('wh_t_recovered', true), attempt('wh_t_recovered', false, 1)], retry);
     expect(disabled).toEqual(['wh_t_steady']);
     type Row = { id: string; enabled: boolean; disabledReason: string | null; failingSince: Date | null; lastFailureAt: Date | null; longAgo: boolean };
     const rows = new Map((await db.sql<Row[]>`
@@ -238,6 +238,6 @@ describe('webhook delivery store', () => {
     // The new streak goes on while failures keep coming within the schedule's longest
     // wait, and the endpoint is disabled once it has lasted the window.
     await db.sql`UPDATE webhook_endpoints SET failing_since = failing_since - interval '25 hours', last_failure_at = last_failure_at - make_interval(secs => ${(gapMs - 3600_000) / 1000}) WHERE id = 'wh_t_paused'`;
-    expect(await store.recordAttempts([attempt('wh_t_paused', false, 2)], retry, new Map())).toEqual(['wh_t_paused']);
+    expect(await store.recordAttempts([attempt('wh_t_paused', false, 2)], retry)).toEqual(['wh_t_paused']);
   });
 });

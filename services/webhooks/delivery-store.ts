@@ -46,6 +46,14 @@ export interface AttemptResult {
   /** Epoch ms of the next attempt; null: none (succeeded, or given up). */
   nextAttemptAt: number | null;
   /**
+   * The token of the claim the attempt was made under (ClaimedDelivery.claimToken; for a
+   * first attempt stored without its outcome, the token its insert set). Absent: made under
+   * no claim this sender knows. The outcome decides the schedule only while the row still
+   * carries it (recordAttempts): never under a claim made after the attempt, even by this
+   * sender. Unused when `stored`.
+   */
+  claimToken?: string;
+  /**
    * No row to update: the delivery was inserted holding this outcome (a first attempt), or
    * its insert failed and the bus hands its event out again. Only the endpoint's streak is
    * left to record.
@@ -129,8 +137,9 @@ export class AttemptsPartlyRecorded extends Error {
  * fresh one per claim: a sender taking up a delivery whose claim ran out replaces the
  * token of the one that stalled); a finished row carries none. A sender moves a pending
  * delivery's schedule (status, next_attempt_at) only while the row carries the token it
- * holds (renewClaims, recordAttempts, release), but for `abandon`, which gives up the
- * deliveries of a disabled or deleted endpoint whoever holds them (every sender would).
+ * holds (renewClaims, release; for an outcome, the token of the claim its attempt was
+ * made under: recordAttempts), but for `abandon`, which gives up the deliveries of a
+ * disabled or deleted endpoint whoever holds them (every sender would).
  * A sender that stalled past its claim may find the delivery taken up by another, which
  * sends it again: from then on only the taker decides when it is due and when it is done.
  * As a renewal leaves the token as it is, one that committed but whose answer was lost (a
@@ -143,10 +152,15 @@ export class AttemptsPartlyRecorded extends Error {
  * they find claims taken up here not theirs, as before. What a mixed fleet can still do:
  * an old sender taking up a delivery whose claim by a new sender ran out (a stall of a
  * whole claim) leaves that sender's token on the row, so the stalled sender still finds
- * the delivery its own: its renewals extend the old sender's claim, and its outcome
- * decides the schedule over the taker's (the behaviour before commit 62ceebc), and the
- * row may keep that token once finished. This ends with the last old sender; the
- * invariants above hold from then on.
+ * the delivery its own. Its renewals do not extend the old sender's claim, they take the
+ * delivery back: each moves next_attempt_at, so the old sender's claim, matched by that
+ * time, no longer matches, and the old sender treats the delivery as lost (drops it if
+ * still queued; only counts its outcome if its attempt was under way). Both may have POSTed
+ * it by then, and the stalled sender's outcome decides the schedule (the behaviour before
+ * commit 62ceebc). A row an old sender finishes (its outcome clears no token) keeps the
+ * token on it. This ends with the last old sender: from then on the invariants above hold
+ * for every row written, but finished rows an older sender left carrying a token keep it
+ * until the retention cleanup (`sweep`) deletes them.
  */
 export function deliveryStore(sql: Sql, claimMs: number) {
   const claimInterval = sql`make_interval(secs => ${claimMs / 1000})`;
@@ -358,43 +372,41 @@ export function deliveryStore(sql: Sql, claimMs: number) {
      * failure starts one or continues it, and an endpoint failing for the retry window is
      * disabled. A streak goes on only while failures follow each other closer than the
      * longest wait of the retry schedule (longestFailureGapMs): after a longer pause a
-     * failure starts a new one. `claims`: delivery id -> the token of the claim this
-     * sender holds on it; none for one it no longer holds. Returns the endpoints it
-     * disabled.
+     * failure starts a new one. Returns the endpoints it disabled.
      *
      * An outcome decides its delivery's schedule (status, next_attempt_at) only while the
-     * row is pending and carries that token (`ours`), and then clears the token: the claim
-     * is spent (a retry is claimed afresh). Past it, another sender took the delivery up
-     * and is sending it (this one stalled a whole claim): a failure's retry time written
-     * now would make it due again within seconds, a third POST, and the taker's outcome
-     * would no longer find its token on the row. Yet this attempt was made (the endpoint
-     * got it), so it is counted, its time can be the first attempt's (the retry window runs
-     * from the earliest POST), and while the delivery is pending its answer shows unless a
-     * later attempt's is recorded (a given-up delivery keeps the reason it was given up).
+     * row is pending and carries the token of the claim its attempt was made under
+     * (AttemptResult.claimToken: `ours`), and then clears the token: the claim is spent (a
+     * retry is claimed afresh). Past it, a newer claim holds the delivery: another sender
+     * took it up and is sending it (this one stalled a whole claim), or this sender claimed
+     * its retry after the outcome was first written (below). A failure's retry time
+     * written now would make it due again within seconds, a third POST, and the newer
+     * claim's outcome would no longer find its token on the row. Yet this attempt was made
+     * (the endpoint got it), so it is counted, its time can be the first attempt's (the
+     * retry window runs from the earliest POST), and while the delivery is pending its
+     * answer shows unless a later attempt's is recorded (a given-up delivery keeps the
+     * reason it was given up).
      * The endpoint's streak takes it as any other: the endpoint did answer so.
      *
      * Written twice: the deliveries' statement is the first; when a later one (the
      * endpoints') fails, this throws AttemptsPartlyRecorded, and the caller records the
      * batch again as `stored` (streaks only), so no attempt, ours or stale, is counted
      * twice that way. Left: the deliveries' statement committed but its answer was lost.
-     * Its attempts written again then find their token spent (cleared), so none decides a
-     * schedule again; one the row shows as its latest attempt (the same time) is not
-     * counted again, but a stale one the row does not show so (a later attempt is
-     * recorded) is counted twice. A token names the claim, not whether its attempt was
-     * recorded (a stale attempt cannot leave a mark on a row whose token is the taker's),
-     * so it cannot tell that case apart either.
+     * Its attempts written again carry the tokens they were made under, which the first
+     * write spent (cleared): however often the delivery was claimed since, by this sender
+     * or another, none of them decides a schedule again. One the row shows as its latest
+     * attempt (the same time) is not counted again, but a stale one the row does not show
+     * so (a later attempt is recorded) is counted twice. A token names the claim, not
+     * whether its attempt was recorded (a stale attempt cannot leave a mark on a row whose
+     * token is the taker's), so it cannot tell that case apart either.
      */
-    async recordAttempts(
-      results: readonly AttemptResult[],
-      retry: Pick<RetryPolicy, 'maxDelayMs' | 'windowMs'>,
-      claims: ReadonlyMap<string, string>,
-    ): Promise<string[]> {
+    async recordAttempts(results: readonly AttemptResult[], retry: Pick<RetryPolicy, 'maxDelayMs' | 'windowMs'>): Promise<string[]> {
       if (results.length === 0) return [];
       const updates = results.filter((r) => !r.stored);
       // Repeated below: a statement's SET cannot name a column it computes, and each
       // expression reads the row as the update finds it (after waiting for another's lock,
       // such as a renewal's, which leaves the token as it is).
-      // False, not null, for a delivery with no claim here (no longer held) or a row with no
+      // False, not null, for an attempt made under no claim known here or a row with no
       // token (unclaimed, or an old sender's claim): `NOT ours` must hold then.
       const ours = sql`(d.status = 'pending' AND coalesce(d.claim_token = r.token, false))`;
       const latest = sql`(${ours} OR (d.status = 'pending' AND (d.last_attempt_at IS NULL OR d.last_attempt_at < r.at::timestamptz)))`;
@@ -409,7 +421,7 @@ export function deliveryStore(sql: Sql, claimMs: number) {
           error = CASE WHEN ${latest} THEN r.error ELSE d.error END,
           last_attempt_at = CASE WHEN ${latest} THEN r.at::timestamptz ELSE d.last_attempt_at END,
           first_attempt_at = least(d.first_attempt_at, r.at::timestamptz)
-        FROM unnest(${updates.map((r) => r.deliveryId)}::text[], ${updates.map((r) => claims.get(r.deliveryId) ?? null)}::text[],
+        FROM unnest(${updates.map((r) => r.deliveryId)}::text[], ${updates.map((r) => r.claimToken ?? null)}::text[],
           ${text(updates.map((r) => r.ok))}::text[], ${text(updates.map((r) => r.status))}::text[], ${text(updates.map((r) => r.latencyMs))}::text[],
           ${updates.map((r) => r.error)}::text[], ${updates.map((r) => iso(r.nextAttemptAt))}::text[], ${updates.map((r) => iso(r.at))}::text[])
           AS r(id, token, ok, status, latency, error, next, at)

@@ -49,8 +49,12 @@ const RECORD_BATCH = 1_000;
  * it waits or runs here, no other sender takes it up meanwhile. One found taken up all the
  * same (this sender stalled for a whole claim) is dropped if still queued: the taker sends
  * it. One already under way finishes, and its attempt is recorded, but when it is due and
- * whether it is done stay the taker's: outcomes and hand-backs are written with the claim
- * token held here, and change the schedule only of a row still carrying it (recordAttempts).
+ * whether it is done stay the taker's: an outcome is written with the token of the claim
+ * its attempt was made under (AttemptResult.claimToken), a hand-back with the delivery's
+ * own, and each changes the schedule only of a row still carrying it (recordAttempts,
+ * release). So an outcome written again (its first write's answer lost, say) after this
+ * sender claimed the delivery afresh neither decides the new claim's schedule nor takes
+ * the new claim from claims in hand: that stays held, and renewed, for its own attempt.
  */
 export function createDispatcher(deps: {
   store: DeliveryStore;
@@ -108,19 +112,25 @@ export function createDispatcher(deps: {
     return recording;
   }
 
-  /** Writes outcomes, each with the claim held on its delivery (none once another sender took it up). */
+  /**
+   * Writes outcomes, each with the claim its attempt was made under, and takes those claims
+   * from claims in hand if still held (not once renewals found them taken up by another
+   * sender; not a newer claim of the same delivery). A `stored` outcome takes none.
+   */
   async function write(batch: AttemptResult[]): Promise<void> {
-    const taken = claims.take(batch.map((r) => r.deliveryId));
+    const taken = claims.take(batch.flatMap((r) => (r.stored || r.claimToken === undefined ? [] : [[r.deliveryId, r.claimToken] as const])));
     let disabled: string[];
     try {
-      disabled = await store.recordAttempts(batch, retry, taken.claims);
+      disabled = await store.recordAttempts(batch, retry);
     } catch (err) {
       if (err instanceof AttemptsPartlyRecorded) {
         // The deliveries are written (their claims spent): only the endpoints' streaks are
-        // left, and the attempts are not counted again.
-        results = batch.map((r): AttemptResult => (r.stored ? r : { ...r, stored: true })).concat(results);
+        // left, and the attempts are not counted again. Stored, they take no claim: one this
+        // sender makes on a delivery meanwhile (its retry due) is its retry's.
+        results = batch.map((r): AttemptResult => (r.stored ? r : asStored(r))).concat(results);
       } else {
-        // Kept for the next write; the deliveries stay claimed meanwhile.
+        // Kept for the next write; the claims taken are held again meanwhile (not over a
+        // newer claim of the same delivery, which the rewrite will not take either).
         taken.putBack();
         results = batch.concat(results);
       }
@@ -132,6 +142,21 @@ export function createDispatcher(deps: {
     if (disabled.length > 0) {
       void directory.refresh().catch((err) => logger.warn('webhook endpoints not re-read after disabling one; the periodic refresh will', errorFields(err)));
     }
+  }
+
+  /** An outcome left to record only in its endpoint's streak: no row to write, no claim. */
+  function asStored(r: AttemptResult): AttemptResult {
+    const { claimToken: _spent, ...rest } = r;
+    return { ...rest, stored: true };
+  }
+
+  /**
+   * The token of the delivery's claim: the one it was claimed with, or for a first attempt
+   * stored without its outcome, the one its insert set (settled once `first.stored` is).
+   */
+  async function claimOf(delivery: ClaimedDelivery): Promise<string | undefined> {
+    if (delivery.claimToken !== undefined || !delivery.first) return delivery.claimToken;
+    return (await delivery.first.claimToken) ?? undefined;
   }
 
   function settleIdle(): void {
@@ -180,8 +205,9 @@ export function createDispatcher(deps: {
       nextAttemptAt: attempt.ok ? null : nextAttemptAt(retry, attempts, delivery.firstAttemptAt ?? at, Date.now()),
     };
     metrics.attempt(result.ok ? 'succeeded' : result.nextAttemptAt === null ? 'gave_up' : 'will_retry', attempt.latencyMs);
-    // The endpoint's streak is recorded here either way: the attempt was made.
-    results.push((await recordHere(delivery, result)) ? result : { ...result, stored: true });
+    // The endpoint's streak is recorded here either way: the attempt was made. Written here,
+    // it carries the claim it was made under.
+    results.push((await recordHere(delivery, result)) ? { ...result, claimToken: await claimOf(delivery) } : asStored(result));
     scheduleRecord();
   }
 
@@ -194,13 +220,12 @@ export function createDispatcher(deps: {
   async function handBack(deliveries: readonly ClaimedDelivery[]): Promise<void> {
     const stored = await Promise.all(deliveries.map((d) => recordHere(d, null)));
     const back = deliveries.filter((_, i) => stored[i]);
-    const taken = claims.take(back.map((d) => d.id));
-    // One not held here was never held (dispatched while stopping), and carries the claim it
-    // came with; or it was found taken up, and that token is no longer on its row either.
-    const handed = new Map(back.flatMap((d) => {
-      const claim = taken.claims.get(d.id) ?? d.claimToken;
-      return claim === undefined ? [] : [[d.id, claim] as const];
-    }));
+    // Each with its own claim, taken from claims in hand if held. One not held here was
+    // never held (dispatched while stopping); or it was found taken up, and its token is no
+    // longer on its row either.
+    const tokens = await Promise.all(back.map(claimOf));
+    const handed = new Map(back.flatMap((d, i) => (tokens[i] === undefined ? [] : [[d.id, tokens[i]!] as const])));
+    claims.take(handed);
     await store.release(handed).catch((err) => logger.warn('webhook deliveries not handed back; due again when their claim ends', { deliveries: handed.size, ...errorFields(err) }));
   }
 

@@ -53,7 +53,7 @@ export class FirstAttempt {
    * Whether the delivery's row exists as stored here (false: the insert failed, and the bus
    * hands its event out again; or the delivery was stored before, under another id). Settles
    * after `claimToken`'s reactions registered before it: a claim is held before the outcome
-   * is written (which takes it from claims-in-hand, to write with it).
+   * is written (which carries that token, and takes the claim from claims-in-hand).
    */
   get stored(): Promise<boolean> {
     return this.#stored ? this.claimToken.then((claimToken) => claimToken !== null) : Promise.resolve(true);

@@ -59,6 +59,8 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     deliveryId: d.id, endpointId: d.endpointId, at, ok, status: ok ? 200 : 503, latencyMs: ok ? 20 : 30, error: ok ? null : 'HTTP 503',
     // A failure's retry a few seconds away: due long before a claim would run out.
     nextAttemptAt: ok ? null : Date.now() + 3_000,
+    // Attempted under the delivery's claim.
+    claimToken: d.claimToken,
   });
   const claimOf = (d: ClaimedDelivery) => new Map([[d.id, d.claimToken!]]);
 
@@ -69,12 +71,12 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
 
     // A's attempt, under way through its stall, ends in a failure: its retry time would make
     // the delivery due in seconds, while B is sending it.
-    await a.recordAttempts([outcome(claimOfA, atA, false)], retry, claimOf(claimOfA));
+    await a.recordAttempts([outcome(claimOfA, atA, false)], retry);
     expect(await row(claimOfA.id)).toMatchObject({ status: 'pending', ...claimOfB.onRow, due: false, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
     expect(await b.claimDue(100, new Map(), 100)).toEqual([]);
 
     // B's attempt succeeds: the delivery is done, both attempts counted, the first one's time kept.
-    await b.recordAttempts([outcome(claimOfB, atA + 1_000, true)], retry, claimOf(claimOfB));
+    await b.recordAttempts([outcome(claimOfB, atA + 1_000, true)], retry);
     const done = await row(claimOfA.id);
     expect(done).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 2, responseStatus: 200, error: null });
     expect(done.firstAttemptAt!.getTime()).toBe(atA);
@@ -85,8 +87,8 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     const { a, b, claimOfA } = await claimedByA('stale_late');
     const claimOfB = await takenOverByB(b, claimOfA);
     const atA = Date.now() - 70_000;
-    await b.recordAttempts([outcome(claimOfB, Date.now(), true)], retry, claimOf(claimOfB));
-    await a.recordAttempts([outcome(claimOfA, atA, false)], retry, claimOf(claimOfA));
+    await b.recordAttempts([outcome(claimOfB, Date.now(), true)], retry);
+    await a.recordAttempts([outcome(claimOfA, atA, false)], retry);
     const done = await row(claimOfA.id);
     expect(done).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 2, responseStatus: 200, error: null });
     // A's POST came first: the retry window runs from it.
@@ -97,16 +99,16 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     const { a, b, claimOfA } = await claimedByA('stale_abandoned');
     await takenOverByB(b, claimOfA);
     await b.abandon([claimOfA.id], 'endpoint disabled');
-    await a.recordAttempts([outcome(claimOfA, Date.now(), false)], retry, claimOf(claimOfA));
+    await a.recordAttempts([outcome(claimOfA, Date.now(), false)], retry);
     expect(await row(claimOfA.id)).toMatchObject({ status: 'failed', claimToken: null, claimUntil: null, attempts: 1, responseStatus: null, error: 'endpoint disabled' });
   });
 
   it('a batch written again after a failure part-way does not count its attempts twice', async () => {
     const { a, claimOfA } = await claimedByA('replayed');
     const failed = outcome(claimOfA, Date.now(), false);
-    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    await a.recordAttempts([failed], retry);
     const once = await row(claimOfA.id);
-    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    await a.recordAttempts([failed], retry);
     expect(await row(claimOfA.id)).toEqual(once);
   });
 
@@ -115,7 +117,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     const claimOfB = await takenOverByB(b, claimOfA);
     const atA = Date.now() - 2_000;
     // B's attempt, the later one, failed and is recorded first: A's (a success) is stale, and not the row's latest.
-    await b.recordAttempts([outcome(claimOfB, atA + 1_000, false)], retry, claimOf(claimOfB));
+    await b.recordAttempts([outcome(claimOfB, atA + 1_000, false)], retry);
     const retryOfB = await row(claimOfA.id);
     // The endpoint's row cannot be written for now: A's success would end its streak.
     await db.sql.unsafe(`
@@ -123,7 +125,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
       CREATE TRIGGER fail_endpoint_write BEFORE UPDATE ON webhook_endpoints FOR EACH ROW WHEN (OLD.id = 'wh_partly') EXECUTE FUNCTION fail_endpoint_write();`);
     const stale = outcome(claimOfA, atA, true);
     try {
-      await expect(a.recordAttempts([stale], retry, claimOf(claimOfA))).rejects.toBeInstanceOf(AttemptsPartlyRecorded);
+      await expect(a.recordAttempts([stale], retry)).rejects.toBeInstanceOf(AttemptsPartlyRecorded);
     } finally {
       await db.sql.unsafe('DROP TRIGGER fail_endpoint_write ON webhook_endpoints; DROP FUNCTION fail_endpoint_write();');
     }
@@ -131,22 +133,43 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     // Counted; B's retry and answer kept.
     expect(once).toEqual({ ...retryOfB, attempts: 2, firstAttemptAt: new Date(atA) });
     // The dispatcher writes it again as stored: the endpoint's streak ends, the delivery is as it was.
-    await a.recordAttempts([{ ...stale, stored: true }], retry, claimOf(claimOfA));
+    await a.recordAttempts([{ ...stale, stored: true }], retry);
     expect(await row(claimOfA.id)).toEqual(once);
     expect((await db.sql<{ failingSince: Date | null }[]>`SELECT failing_since FROM webhook_endpoints WHERE id = 'wh_partly'`)[0]).toEqual({ failingSince: null });
+  });
+
+  it("an outcome written again after its delivery was claimed afresh by the same sender leaves the new claim: counted once, the new claim's outcome decides", async () => {
+    const { a, claimOfA } = await claimedByA('reclaimed');
+    // A's failure is written (the claim spent, its retry due at once), but the answer is lost: A keeps it to write again.
+    const failed = { ...outcome(claimOfA, Date.now() - 1_000, false), nextAttemptAt: Date.now() - 500 };
+    await a.recordAttempts([failed], retry);
+    const written = await row(claimOfA.id);
+    expect(written).toMatchObject({ status: 'pending', claimToken: null, due: true, attempts: 1 });
+    // Due, A claims it again: a new claim, a new token.
+    const again = (await a.claimDue(100, new Map(), 100)).find((d) => d.id === claimOfA.id)!;
+    expect(again.claimToken).toEqual(expect.any(String));
+    expect(again.claimToken).not.toBe(claimOfA.claimToken);
+    const reclaimed = await row(claimOfA.id);
+    // The old outcome, written again with the claim it was made under: nothing moves.
+    await a.recordAttempts([failed], retry);
+    expect(await row(claimOfA.id)).toEqual(reclaimed);
+    // The new claim is still A's to renew, and its outcome decides.
+    expect(await a.renewClaims(claimOf(again))).toEqual({ renewed: [claimOfA.id], lost: [] });
+    await a.recordAttempts([outcome(again, Date.now(), true)], retry);
+    expect(await row(claimOfA.id)).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 2, responseStatus: 200 });
   });
 
   it('a claim held by a sender of the previous release (no token) is not taken for its own by a sender holding a token', async () => {
     const { a, claimOfA } = await claimedByA('old_sender');
     const failed = outcome(claimOfA, Date.now() - 1_000, false);
-    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    await a.recordAttempts([failed], retry);
     // Due for its retry, an old sender claims it: next_attempt_at only, no token.
     await db.sql`UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = ${claimOfA.id}`;
     const claimOfOld = await row(claimOfA.id);
     expect(claimOfOld.claimToken).toBeNull();
     // A, still holding its spent token (say its outcome's answer was lost), renews and writes again: nothing moves.
     expect(await a.renewClaims(claimOf(claimOfA))).toEqual({ renewed: [], lost: [claimOfA.id] });
-    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    await a.recordAttempts([failed], retry);
     await a.release(claimOf(claimOfA));
     expect(await row(claimOfA.id)).toEqual(claimOfOld);
   });
@@ -166,7 +189,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     const { a, claimOfA } = await claimedByA('renewal_answer_lost');
     // The renewal commits, but its answer never reaches A (a connection reset): A holds the claim as claimDue gave it.
     await a.renewClaims(claimOf(claimOfA));
-    await a.recordAttempts([outcome(claimOfA, Date.now(), true)], retry, claimOf(claimOfA));
+    await a.recordAttempts([outcome(claimOfA, Date.now(), true)], retry);
     // A success is final: the delivery is not sent again when the renewed claim ends.
     expect(await row(claimOfA.id)).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 1, responseStatus: 200 });
     expect(await a.renewClaims(claimOf(claimOfA))).toMatchObject({ lost: [claimOfA.id] });
@@ -181,7 +204,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     expect(renewed.claimToken).toBe(claimOfA.claimToken);
     expect(new Date(renewed.claimUntil!).getTime()).toBeGreaterThan(new Date(before.claimUntil!).getTime());
     const failed = outcome(claimOfA, Date.now(), false);
-    await a.recordAttempts([failed], retry, claimOf(claimOfA));
+    await a.recordAttempts([failed], retry);
     const retried = await row(claimOfA.id);
     // Waiting for its retry, claimed by none: the claim is spent.
     expect(retried).toMatchObject({ status: 'pending', due: false, claimToken: null, attempts: 1, responseStatus: 503, error: 'HTTP 503' });
@@ -192,7 +215,7 @@ describe('webhook outcomes and hand-backs written with a claim another sender ha
     expect(await row(handedBack.id)).toMatchObject({ status: 'pending', due: true, claimToken: null, attempts: 0 });
 
     const { a: a3, claimOfA: succeeded } = await claimedByA('own_success');
-    await a3.recordAttempts([outcome(succeeded, Date.now(), true)], retry, claimOf(succeeded));
+    await a3.recordAttempts([outcome(succeeded, Date.now(), true)], retry);
     expect(await row(succeeded.id)).toMatchObject({ status: 'succeeded', claimToken: null, claimUntil: null, attempts: 1, responseStatus: 200 });
   });
 });
