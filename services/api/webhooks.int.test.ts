@@ -68,6 +68,23 @@ describe.each(backends)('webhook endpoints API on %s', (backend) => {
     expect((await api.request('GET', '/webhooks', { key: own })).body.data.map((w: { id: string }) => w.id)).toEqual([b.id]);
   });
 
+  it('a resend by hand makes a finished delivery due and unclaimed, whatever claim token it still carries', async () => {
+    const { key: own } = await api.tenant();
+    const hook = (await create({ url: 'https://resend.example.com/hook', events: ['link.created'] }, own)).body.data;
+    const [ws] = await api.db.sql<{ workspaceId: string }[]>`SELECT workspace_id FROM webhook_endpoints WHERE id = ${hook.id}`;
+    await api.db.sql`INSERT INTO webhook_events (id, workspace_id, type, body) VALUES ('evt_resend', ${ws!.workspaceId}, 'link.created', '{"type":"link.created"}')`;
+    // Given up by a sender of the previous release, which cleared no token: its holder's
+    // late outcome must not decide the resend.
+    await api.db.sql`
+      INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, attempts, claim_token, next_attempt_at)
+      VALUES ('dlv_resend', ${hook.id}, 'evt_resend', 'link.created', 'failed', 3, 'token-of-an-old-holder', NULL)`;
+    const resent = await api.request('POST', `/webhooks/${hook.id}/deliveries/dlv_resend/retry`, { key: own });
+    expect(resent.status).toBe(202);
+    const [row] = await api.db.sql<{ status: string; claimToken: string | null; due: boolean }[]>`
+      SELECT status, claim_token, next_attempt_at <= now() AS due FROM webhook_deliveries WHERE id = 'dlv_resend'`;
+    expect(row).toEqual({ status: 'pending', claimToken: null, due: true });
+  });
+
   it('queues a test event (202) and lists deliveries, paginated', async () => {
     const hook = (await create({ url: 'https://c.example.com/hook', events: ['link.updated'] })).body.data;
     const test = await api.request('POST', `/webhooks/${hook.id}/test`, { key });

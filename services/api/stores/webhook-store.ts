@@ -125,9 +125,11 @@ export function webhookStore(sql: Sql) {
      */
     async retryDelivery(workspaceId: string, endpointId: string, deliveryId: string): Promise<WebhookDelivery | 'pending' | undefined> {
       const delivery = sql`d.id = ${deliveryId} AND d.endpoint_id = ${endpointId} AND ${ofWorkspace(workspaceId)}`;
-      // Of concurrent retries, one finds it finished; the others then find it pending.
+      // Of concurrent retries, one finds it finished; the others then find it pending. Due
+      // and unclaimed: a claim token a finished row may still carry (left by a sender of the
+      // previous release) would make its old holder's late outcome decide the resend.
       const [resent] = await sql<DeliveryRow[]>`
-        UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now()
+        UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), claim_token = NULL
         WHERE ${delivery} AND d.status <> 'pending' RETURNING ${deliveryColumns}`;
       if (resent) return presentDelivery(resent);
       const [queued] = await sql`SELECT 1 FROM webhook_deliveries d WHERE ${delivery}`;
