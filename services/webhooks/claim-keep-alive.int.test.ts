@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { createWorkspace } from '../../shared/db/workspaces.ts';
-import type { Logger } from '../../shared/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
 import { newSigningSecret, sealSigningSecret } from '../../shared/webhooks/signing-secret.ts';
@@ -12,6 +11,7 @@ import { createDispatcher, type Dispatcher } from './dispatcher.ts';
 import { loadEndpointDirectory, type EndpointDirectory } from './endpoint-directory.ts';
 import { defaultRetryPolicy } from './retry-schedule.ts';
 import { webhookSender, type WebhookSender } from './send-webhook.ts';
+import { capturedLog } from './testing/captured-log.ts';
 import { poller } from './testing/until.ts';
 import { webhooksMetrics } from './webhooks-metrics.ts';
 
@@ -26,11 +26,8 @@ const MAX_HELD = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sender A's log lines, for failure messages. */
-const lines: string[] = [];
-const logger: Logger = Object.fromEntries(
-  (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (msg: string, fields?: Record<string, unknown>) => void lines.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`)]),
-) as unknown as Logger;
-const until = poller(() => lines.slice(-10).join('\n'), 8 * CLAIM_MS);
+const { logger, lines, recent } = capturedLog();
+const until = poller(recent, 8 * CLAIM_MS);
 
 /**
  * A store whose calls can be held back, as if its sender had lost Postgres: `pause` holds
@@ -146,7 +143,7 @@ describe('claims on deliveries held by a sender are kept alive (Postgres)', () =
       takenByB.push(...(await takeDue(b, 'wh_k_crash')));
       await sleep(100);
     }
-    expect(takenByB.map((d) => d.eventId), lines.slice(-10).join('\n')).toEqual([]);
+    expect(takenByB.map((d) => d.eventId), recent()).toEqual([]);
 
     // A stops reaching Postgres without recording an outcome: its claims run out, and B takes both up.
     a.pause();

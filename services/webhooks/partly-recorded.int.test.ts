@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { createWorkspace } from '../../shared/db/workspaces.ts';
-import type { Logger } from '../../shared/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
 import { newSigningSecret, sealSigningSecret } from '../../shared/webhooks/signing-secret.ts';
@@ -11,6 +10,8 @@ import { createDispatcher, type Dispatcher } from './dispatcher.ts';
 import { loadEndpointDirectory, type EndpointDirectory } from './endpoint-directory.ts';
 import { defaultRetryPolicy, type RetryPolicy } from './retry-schedule.ts';
 import { webhookSender, type WebhookSender } from './send-webhook.ts';
+import { capturedLog } from './testing/captured-log.ts';
+import { loggedStore, type StoreCall } from './testing/logged-store.ts';
 import { poller } from './testing/until.ts';
 import { webhooksMetrics } from './webhooks-metrics.ts';
 
@@ -21,14 +22,7 @@ const WAIT_MS = 15_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The dispatchers' log lines, for failure messages. */
-const lines: string[] = [];
-const logger: Logger = Object.fromEntries(
-  (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (msg: string, fields?: Record<string, unknown>) => {
-    const { stack: _stack, ...rest } = fields ?? {};
-    lines.push(`${level} ${msg} ${JSON.stringify(rest)}`);
-  }]),
-) as unknown as Logger;
-const context = () => lines.slice(-10).join('\n');
+const { logger, lines, recent: context } = capturedLog();
 const until = poller(context, WAIT_MS);
 
 /** `promise`, or a failure naming `what` once `ms` have passed. */
@@ -42,47 +36,6 @@ async function within<T>(what: string, promise: Promise<T>, ms = WAIT_MS): Promi
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** A store call as the dispatcher made it, in the order made: the delivery ids it named, and how it ended. */
-interface StoreCall {
-  name: string;
-  ids: string[];
-  outcome?: 'ok' | string;
-}
-
-/**
- * The store, each call logged as it is made (before its first await, so the log's order is
- * the order the dispatcher decided them in). `holdRewrites`: recordAttempts calls after the
- * first wait until `release()` (a sender whose writes are slow to get through).
- */
-function loggedStore(store: DeliveryStore, options: { holdRewrites?: boolean } = {}) {
-  const calls: StoreCall[] = [];
-  let release = () => {};
-  const gate = options.holdRewrites ? new Promise<void>((r) => (release = r)) : Promise.resolve();
-  const wrapped: Record<string, unknown> = { ...store };
-  for (const [name, method] of Object.entries(store)) {
-    if (typeof method !== 'function') continue;
-    wrapped[name] = async (...args: unknown[]) => {
-      const call: StoreCall = {
-        name,
-        ids: name === 'renewClaims' ? [...(args[0] as Map<string, string>).keys()]
-          : name === 'recordAttempts' ? (args[0] as Array<{ deliveryId: string }>).map((r) => r.deliveryId) : [],
-      };
-      const rewrite = name === 'recordAttempts' && calls.some((c) => c.name === 'recordAttempts');
-      calls.push(call);
-      if (rewrite) await gate;
-      try {
-        const result = await (method as (...a: unknown[]) => unknown)(...args);
-        call.outcome = 'ok';
-        return result;
-      } catch (err) {
-        call.outcome = err instanceof Error ? err.name : String(err);
-        throw err;
-      }
-    };
-  }
-  return { store: wrapped as unknown as DeliveryStore, calls, release: () => release() };
 }
 
 /** Renewals, made after the delivery's outcome was first handed to the store, that named it: claims held again. */

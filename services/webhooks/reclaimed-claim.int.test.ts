@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { createWorkspace } from '../../shared/db/workspaces.ts';
-import type { Logger } from '../../shared/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
 import { newSigningSecret, sealSigningSecret } from '../../shared/webhooks/signing-secret.ts';
-import { deliveryStore, type ClaimedDelivery, type DeliveryStore } from './delivery-store.ts';
+import { deliveryStore, type ClaimedDelivery } from './delivery-store.ts';
 import { createDispatcher, type Dispatcher } from './dispatcher.ts';
 import { loadEndpointDirectory, type EndpointDirectory } from './endpoint-directory.ts';
 import { defaultRetryPolicy } from './retry-schedule.ts';
 import { webhookSender, type WebhookSender } from './send-webhook.ts';
+import { capturedLog } from './testing/captured-log.ts';
+import { loggedStore } from './testing/logged-store.ts';
 import { poller } from './testing/until.ts';
 import { webhooksMetrics } from './webhooks-metrics.ts';
 
@@ -22,59 +23,8 @@ const MAX_HELD = 100;
 const WAIT_MS = 15_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const lines: string[] = [];
-const logger: Logger = Object.fromEntries(
-  (['debug', 'info', 'warn', 'error'] as const).map((level) => [level, (msg: string, fields?: Record<string, unknown>) => {
-    const { stack: _stack, ...rest } = fields ?? {};
-    lines.push(`${level} ${msg} ${JSON.stringify(rest)}`);
-  }]),
-) as unknown as Logger;
-const context = () => lines.slice(-10).join('\n');
+const { logger, recent: context } = capturedLog();
 const until = poller(context, WAIT_MS);
-
-interface StoreCall {
-  name: string;
-  /** The delivery ids and tokens of a renewal; the delivery ids of a write. */
-  ids: string[];
-  tokens?: string[];
-  outcome?: 'ok' | string;
-}
-
-/**
- * The store, each call logged as it is made. Its first recordAttempts commits, then fails
- * as if the connection were reset before its answer came (a plain error: the dispatcher
- * cannot tell it committed); the later ones wait until `release()`.
- */
-function answerLostStore(store: DeliveryStore) {
-  const calls: StoreCall[] = [];
-  let release = () => {};
-  const gate = new Promise<void>((r) => (release = r));
-  const wrapped: Record<string, unknown> = { ...store };
-  for (const [name, method] of Object.entries(store)) {
-    if (typeof method !== 'function') continue;
-    wrapped[name] = async (...args: unknown[]) => {
-      const call: StoreCall = {
-        name,
-        ids: name === 'renewClaims' ? [...(args[0] as Map<string, string>).keys()]
-          : name === 'recordAttempts' ? (args[0] as Array<{ deliveryId: string }>).map((r) => r.deliveryId) : [],
-        tokens: name === 'renewClaims' ? [...(args[0] as Map<string, string>).values()] : undefined,
-      };
-      const first = name === 'recordAttempts' && !calls.some((c) => c.name === 'recordAttempts');
-      calls.push(call);
-      if (name === 'recordAttempts' && !first) await gate;
-      try {
-        const result = await (method as (...a: unknown[]) => unknown)(...args);
-        if (first) throw new Error('connection reset: the write committed, its answer lost');
-        call.outcome = 'ok';
-        return result;
-      } catch (err) {
-        call.outcome = err instanceof Error ? err.message : String(err);
-        throw err;
-      }
-    };
-  }
-  return { store: wrapped as unknown as DeliveryStore, calls, release: () => release() };
-}
 
 /**
  * One sender. Its attempt of a delivery fails (HTTP 500) and the outcome's write commits,
@@ -122,7 +72,7 @@ describe('an outcome written again after its answer was lost, once its delivery 
     const deliveryId = 'dlv_reclaimed';
     await deliveryStore(db.sql, CLAIM_MS).record([event], [{ id: deliveryId, eventId: event.id, endpointId, eventType: event.type, claim: false }]);
 
-    const a = answerLostStore(deliveryStore(db.sql, CLAIM_MS));
+    const a = loggedStore(deliveryStore(db.sql, CLAIM_MS), { holdRewrites: true, loseFirstAnswer: true });
     // A short base: the retry is due 0.2-0.4 s after the failure.
     dispatcher = createDispatcher({
       store: a.store, directory, sender, retry: defaultRetryPolicy(400, 60_000), maxInFlightPerEndpoint: 1, maxHeld: MAX_HELD,
