@@ -239,6 +239,18 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
       ['autumn', springVisits],
       ['news', newsVisits],
     ]);
+    // A card's CSV is the whole export of its dimension (no page asked), the rows the API's.
+    const links = page.locator('[data-group="links"]');
+    await links.locator('.tabs button').first().click();
+    await expectBreakdown(links, 'link');
+    const [download] = await Promise.all([page.waitForEvent('download'), links.getByRole('button', { name: 'CSV of link', exact: true }).click()]);
+    const exported = parse(await readFile((await download.path())!, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    expect(exported.map((r) => [r.shortCode, Number(r.clicks)])).toEqual([
+      ['autumn', springVisits],
+      ['news', newsVisits],
+    ]);
+    const asked = new URL(await requests.asked('/analytics/breakdown', { dimension: 'link', format: 'csv' }), t.linkroute.apiUrl).searchParams;
+    expect([asked.get('limit'), asked.get('page')]).toEqual([null, null]);
 
     // The realtime strip, as the API answered the strip's own request (its minutes move on with the clock).
     const rt = (await requests.answered<{ data: Realtime }>('/analytics/realtime')).data;

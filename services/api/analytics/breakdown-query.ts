@@ -11,18 +11,21 @@ import { clickConditions, type ClickScope } from './click-filter.ts';
 import { conversionRate, countedConversions } from './conversion-filter.ts';
 import { dimensionSources } from './dimensions.ts';
 import { hourRange, type HourRange } from './hour-range.ts';
-import { queryRows } from './query-rows.ts';
+import { queryRowChunks, queryRows } from './query-rows.ts';
 import { uniqueCount } from './unique-count.ts';
 
-export interface BreakdownFilter extends ClickScope {
+export interface BreakdownScope extends ClickScope {
   dimension: Dimension;
   from: string;
   to: string;
   timezone: string;
-  page: number;
-  limit: number;
   /** The clock the cached periods of a link-valued dimension are cut by (default Date.now). */
   nowMs?: number;
+}
+
+export interface BreakdownFilter extends BreakdownScope {
+  page: number;
+  limit: number;
 }
 
 interface PageRow {
@@ -37,7 +40,6 @@ interface PageRow {
    */
   converted: number | string;
   revenue: number | string;
-  total: number | string;
 }
 
 /**
@@ -60,7 +62,7 @@ interface PageRow {
  * value but no success of the range's clicks, which would take the rate past 100 %. A
  * flag on the join's rows, so no more clicks are read.
  */
-function conversionsByValue(f: BreakdownFilter, r: HourRange, empty: string | null): { sql: string; params: Record<string, unknown> } {
+function conversionsByValue(f: BreakdownScope, r: HourRange, empty: string | null): { sql: string; params: Record<string, unknown> } {
   const value = breakdownValue(f.dimension, f.workspaceId, f.linkValues, 'clicks', 'bk');
   const counted = countedConversions({ ...f, filters: {} }, 'click_id, value');
   // Bots too: the conversion happened whatever the click looked like.
@@ -115,11 +117,7 @@ export async function breakdown(
   signal?: AbortSignal,
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
   const range = hourRange(f.from, f.to, f.timezone);
-  const declared = dimensionSources[f.dimension];
-  const cache =
-    linkValuePeriods && declared.kind === 'linkValues' && rollupAnswers(f) && range.whole
-      ? await linkValuePeriods.cached({ workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() }, signal)
-      : null;
+  const cache = await cachedPeriods(f, range, linkValuePeriods, signal);
   try {
     return await breakdownFrom(ch, sql, f, range, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range), signal);
   } finally {
@@ -131,6 +129,64 @@ export async function breakdown(
   }
 }
 
+/** A link-valued dimension's cached periods, where the rollups answer the range's whole days; null otherwise. */
+async function cachedPeriods(f: BreakdownScope, range: HourRange, linkValuePeriods: LinkValuePeriods | undefined, signal: AbortSignal | undefined) {
+  return linkValuePeriods && dimensionSources[f.dimension].kind === 'linkValues' && rollupAnswers(f) && range.whole
+    ? await linkValuePeriods.cached({ workspaceId: f.workspaceId, dimension: f.dimension, fingerprint: f.linkValues?.[f.dimension] ?? '', ...range.whole, nowMs: f.nowMs ?? Date.now() }, signal)
+    : null;
+}
+
+/** Rows a breakdown export labels at a time (a Postgres read each, for links, campaigns and rules): the API holds one chunk. */
+const EXPORT_CHUNK = 1_000;
+
+/**
+ * Every value's row of a breakdown, in the pages' order, for its CSV export: chunks of
+ * labelled rows, streamed from ClickHouse as they come, so the API holds one chunk
+ * whatever the number of values (a city or destination breakdown may have hundreds of
+ * thousands). One statement: every value's uniques in the same pass as its clicks, as
+ * the export needs all of them (two passes would read them all a second time).
+ * Resolves once ClickHouse has answered, so an outage is a 503, not a cut download.
+ */
+export async function breakdownExport(
+  ch: ClickHouseClient,
+  sql: Sql,
+  f: BreakdownScope,
+  linkValuePeriods?: LinkValuePeriods,
+  signal?: AbortSignal,
+): Promise<AsyncIterable<BreakdownRow[]>> {
+  const range = hourRange(f.from, f.to, f.timezone);
+  const cache = await cachedPeriods(f, range, linkValuePeriods, signal);
+  let chunks: AsyncIterable<PageRow[]>;
+  try {
+    const all = valuesQuery(f, range, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range), true);
+    chunks = await queryRowChunks<PageRow>(ch, `${all.query} ORDER BY ${PAGE_ORDER}`, all.params, signal);
+  } catch (err) {
+    cache?.fill();
+    throw err;
+  }
+  return (async function* labelledChunks() {
+    try {
+      let held: PageRow[] = [];
+      for await (const rows of chunks) {
+        held.push(...rows);
+        while (held.length >= EXPORT_CHUNK) {
+          const chunk = held.slice(0, EXPORT_CHUNK);
+          held = held.slice(EXPORT_CHUNK);
+          yield await labelled(sql, f, chunk, uniquesOf(chunk));
+        }
+      }
+      if (held.length > 0) yield await labelled(sql, f, held, uniquesOf(held));
+    } finally {
+      cache?.fill();
+    }
+  })();
+}
+
+const uniquesOf = (rows: PageRow[]) => new Map(rows.map((r) => [r.value, Number(r.uniques)]));
+
+/** The pages' order: most clicks first, then conversions, then the value, so every page and the export agree. */
+const PAGE_ORDER = 'clicks DESC, conversions DESC, value';
+
 async function breakdownFrom(
   ch: ClickHouseClient,
   sql: Sql,
@@ -141,13 +197,30 @@ async function breakdownFrom(
 ): Promise<{ rows: BreakdownRow[]; total: number; convertedClicks: Map<string | null, number> }> {
   const declared = dimensionSources[f.dimension];
   const onePass = (declared.kind === 'column' && declared.fewValues === true) || source.onePass;
+  const all = valuesQuery(f, range, source, onePass);
+  const page = await queryRows<PageRow & { total: number | string }>(ch, `SELECT *, count() OVER () AS total FROM (${all.query}) ORDER BY ${PAGE_ORDER} LIMIT {bLimit:UInt32} OFFSET {bOffset:UInt32}`, {
+    ...all.params,
+    bLimit: f.limit,
+    bOffset: (f.page - 1) * f.limit,
+  }, signal);
+  if (page.length === 0) return { rows: [], total: f.page > 1 ? await countRows(ch, all, signal) : 0, convertedClicks: new Map() };
+  const uniques = onePass ? uniquesOf(page) : await pageUniques(ch, source, page.map((r) => r.value), signal);
+  const rows = await labelled(sql, f, page, uniques);
+  return { rows, total: Number(page[0]!.total), convertedClicks: new Map(rows.map((r, i) => [r.value, Number(page[i]!.converted)])) };
+}
+
+/**
+ * Every value's clicks, conversions and revenue, and with `onePass` its uniques (else 0:
+ * the page's are read after), one row per value, unordered.
+ */
+function valuesQuery(f: BreakdownScope, range: HourRange, source: BreakdownSource, onePass: boolean): { query: string; params: Record<string, unknown> } {
   // Two passes: no uniques here (0), the page's are read after. One pass: each value's
   // uniques counted where the source groups by value at once, else merged from states.
   const counted = onePass ? source.counted : undefined;
   const conversions = conversionsByValue(f, range, onePass && !counted ? source.uniques.empty : null);
   const clicks = counted ? { sql: counted, params: {} } : onePass ? source.rows(null) : { sql: source.clicks, params: {} };
   const v = counted ? 'u, ' : onePass ? 'v, ' : '';
-  const all = {
+  return {
     query: `SELECT value, sum(clicks) AS clicks, ${counted ? 'sum(u)' : onePass ? `${source.uniques.merge}(v)` : '0'} AS uniques, sum(conversions) AS conversions,
         sum(converted) AS converted, sum(revenue) AS revenue
       FROM (
@@ -158,15 +231,6 @@ async function breakdownFrom(
       GROUP BY value`,
     params: { ...source.params, ...clicks.params, ...conversions.params },
   };
-  const page = await queryRows<PageRow>(ch, `SELECT *, count() OVER () AS total FROM (${all.query}) ORDER BY clicks DESC, conversions DESC, value LIMIT {bLimit:UInt32} OFFSET {bOffset:UInt32}`, {
-    ...all.params,
-    bLimit: f.limit,
-    bOffset: (f.page - 1) * f.limit,
-  }, signal);
-  if (page.length === 0) return { rows: [], total: f.page > 1 ? await countRows(ch, all, signal) : 0, convertedClicks: new Map() };
-  const uniques = onePass ? new Map(page.map((r) => [r.value, Number(r.uniques)])) : await pageUniques(ch, source, page.map((r) => r.value), signal);
-  const rows = await labelled(sql, f, page, uniques);
-  return { rows, total: Number(page[0]!.total), convertedClicks: new Map(rows.map((r, i) => [r.value, Number(page[i]!.converted)])) };
 }
 
 /** Unique visitors of the given values, from their rows alone. */
@@ -187,7 +251,7 @@ async function countRows(ch: ClickHouseClient, all: { query: string; params: Rec
   return Number(row?.n ?? 0);
 }
 
-async function labelled(sql: Sql, f: BreakdownFilter, rows: PageRow[], uniques: Map<string, number>): Promise<BreakdownRow[]> {
+async function labelled(sql: Sql, f: BreakdownScope, rows: PageRow[], uniques: Map<string, number>): Promise<BreakdownRow[]> {
   const source = dimensionSources[f.dimension];
   const empty = source.kind === 'column' ? source.emptyValue : undefined;
   const values = rows.map((r) => (r.value === '' ? (empty ?? null) : r.value));

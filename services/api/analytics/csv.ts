@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { stringify } from 'csv-stringify/sync';
 
@@ -40,11 +40,23 @@ export function neutralisedSql(expression: string): string {
 
 /**
  * Rows as CSV with the given columns, in order; null and absent are empty cells, as
- * ClickHouse writes them in the streamed exports; text cells neutralised.
+ * ClickHouse writes them in the streamed exports; text cells neutralised. With
+ * `header: false`, the rows alone (a later chunk of a streamed export).
  */
-export function toCsv(columns: string[], rows: Array<Record<string, unknown>>): string {
+export function toCsv(columns: string[], rows: Array<Record<string, unknown>>, options: { header?: boolean } = {}): string {
   return stringify(
     rows.map((r) => columns.map((c) => (typeof r[c] === 'string' ? neutralisedCell(r[c]) : (r[c] ?? '')))),
-    { header: true, columns, cast: { boolean: (b) => (b ? 'true' : 'false') } },
+    { header: options.header ?? true, columns, cast: { boolean: (b) => (b ? 'true' : 'false') } },
+  );
+}
+
+/** Chunks of rows as one CSV stream: the header row once (also when there are no rows), then each chunk as it comes. */
+export function csvStream(columns: string[], chunks: AsyncIterable<Array<Record<string, unknown>>>): Readable {
+  return Readable.from(
+    (async function* lines() {
+      yield toCsv(columns, []);
+      for await (const rows of chunks) yield toCsv(columns, rows, { header: false });
+    })(),
+    { objectMode: false },
   );
 }

@@ -50,3 +50,26 @@ export async function queryStream(ch: ClickHouseClient, query: string, params: R
   const result = await untilClientCloses(signal, (abort) => ch.exec({ query, query_params: params, clickhouse_settings: analyticsReadSettings, ...abort }));
   return result.stream;
 }
+
+/**
+ * Rows of a parameterised ClickHouse read, as JSON objects, a chunk at a time as they
+ * arrive, for answers too large to hold (an export). Resolves once ClickHouse has
+ * answered (an error it answers, or its being unreachable, rejects here, before any
+ * row); with `signal`, abandoned when the request's client goes away. Ending the
+ * iteration early (a `break`, or the answer's stream destroyed when its client left)
+ * closes the rows' stream, so the rest is not read for no one.
+ */
+export async function queryRowChunks<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<AsyncIterable<T[]>> {
+  const result = await untilClientCloses(signal, (abort) => ch.query({ query, query_params: params, format: 'JSONEachRow', clickhouse_settings: analyticsReadSettings, ...abort }));
+  return (async function* chunks() {
+    const close = () => result.close();
+    if (signal?.aborted) close();
+    signal?.addEventListener('abort', close, { once: true });
+    try {
+      for await (const rows of result.stream<T>()) yield rows.map((row) => row.json());
+    } finally {
+      signal?.removeEventListener('abort', close);
+      result.close();
+    }
+  })();
+}

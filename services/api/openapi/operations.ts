@@ -202,7 +202,7 @@ export const operations: Operation[] = [
   {
     method: 'get',
     path: '/analytics/breakdown',
-    summary: 'Clicks, unique clicks, conversions and revenue by one dimension, most clicks first; filters as on every analytics endpoint',
+    summary: 'Clicks, unique clicks, conversions and revenue by one dimension, most clicks first; filters as on every analytics endpoint (format=csv: every value, unless limit or page is given)',
     scope: 'analytics:read',
     query: breakdownQuerySchema,
     status: 200,

@@ -19,14 +19,14 @@ import { parseInput } from '../../../shared/schemas/validation.ts';
 import { analyticsOverview } from '../analytics/overview-query.ts';
 import { clickLog, clickLogCsv } from '../analytics/click-log-query.ts';
 import { conversionReport, conversionsCsv } from '../analytics/conversion-report-query.ts';
-import { breakdown } from '../analytics/breakdown-query.ts';
+import { breakdown, breakdownExport } from '../analytics/breakdown-query.ts';
 import { realtime } from '../analytics/realtime-query.ts';
 import { experimentReport } from '../analytics/experiment-query.ts';
 import type { ClickScope } from '../analytics/click-filter.ts';
 import { LinkValueStore } from '../analytics/link-values.ts';
 import { LinkValuePeriods } from '../analytics/link-value-periods.ts';
 import type { Logger } from '../../../shared/logger.ts';
-import { sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
+import { csvStream, sendCsv, toCsv, wantsCsv } from '../analytics/csv.ts';
 import { ruleIdsInClicks } from '../analytics/rule-ids-in-clicks.ts';
 import { endWhenClientCloses, requestSignal } from '../analytics/request-signal.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
@@ -164,8 +164,16 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     const query = parseInput(breakdownQuerySchema, ctx.query, 'query');
     const dimension = query.dimension as Dimension;
     const scope = await scopeOf(ctx, query, [dimension]);
-    const { rows, total } = await breakdown(store(), sql, { ...query, ...scope, dimension }, linkValuePeriods(), requestSignal(ctx));
-    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `breakdown-${dimension}-${query.from}-${query.to}`, toCsv(breakdownColumns(dimension), rows));
+    const f = { ...query, ...scope, dimension };
+    if (wantsCsv(ctx, query.format)) {
+      const name = `breakdown-${dimension}-${query.from}-${query.to}`;
+      // Every value unless a page is asked for: an export cut at a page would pass for the whole.
+      if (ctx.query.limit === undefined && ctx.query.page === undefined) {
+        return sendCsv(ctx, name, csvStream(breakdownColumns(dimension), await breakdownExport(store(), sql, f, linkValuePeriods(), requestSignal(ctx))));
+      }
+      return sendCsv(ctx, name, toCsv(breakdownColumns(dimension), (await breakdown(store(), sql, f, linkValuePeriods(), requestSignal(ctx))).rows));
+    }
+    const { rows, total } = await breakdown(store(), sql, f, linkValuePeriods(), requestSignal(ctx));
     okList(ctx, rows, pagination(query.page, query.limit, total));
   });
 

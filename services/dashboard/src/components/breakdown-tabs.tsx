@@ -120,7 +120,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
           <button
             type="button"
             class="linkish"
-            onClick={() => downloadCsv('/analytics/breakdown', { ...cardScope, dimension, limit: '1000' }).catch((err: unknown) => (err instanceof ApiFailure ? setExportError(err) : Promise.reject(err)))}
+            onClick={() => downloadCsv('/analytics/breakdown', { ...cardScope, dimension }).catch((err: unknown) => (err instanceof ApiFailure ? setExportError(err) : Promise.reject(err)))}
           >
             CSV of {dimensionLabels[dimension].toLowerCase()}
           </button>
