@@ -130,6 +130,18 @@ describe('breakdown CSV export: every value', () => {
     expect(other.rows.map((r) => [r.value, r.clicks])).toEqual([['Elsewhere', '1']]);
   });
 
+  it('HEAD answers the headers and lets the export statement go: more HEADs than the ClickHouse client has connections, then a read, each answered at once', async () => {
+    // Without letting go, each HEAD kept one of the client's 10 connections with its
+    // answer unread until the engine's keep-alive (10 s) closed it: the 11th request waited that long.
+    for (let i = 0; i < 15; i++) {
+      const res = await fetch(`${api.url}/analytics/breakdown?dimension=city&from=${FROM}&to=${TO}&format=csv`, { method: 'HEAD', headers: { authorization: `Bearer ${a.key}` }, signal: AbortSignal.timeout(5_000) });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+    }
+    const res = await fetch(`${api.url}/analytics/breakdown?dimension=city&from=${FROM}&to=${TO}&limit=3`, { headers: { authorization: `Bearer ${a.key}` }, signal: AbortSignal.timeout(5_000) });
+    expect(((await res.json()) as { data: unknown[] }).data).toHaveLength(3);
+  });
+
   it('bad input is a 400 in the error envelope, as for JSON', async () => {
     for (const query of ['dimension=nope', 'dimension=city&limit=0', 'dimension=city&page=0', 'dimension=city&from=2026-13-01']) {
       const res = await api.request('GET', `/analytics/breakdown?${query}&format=csv`, { key: a.key });

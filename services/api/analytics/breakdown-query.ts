@@ -11,7 +11,7 @@ import { clickConditions, type ClickScope } from './click-filter.ts';
 import { conversionRate, countedConversions } from './conversion-filter.ts';
 import { dimensionSources } from './dimensions.ts';
 import { hourRange, type HourRange } from './hour-range.ts';
-import { queryRowChunks, queryRows } from './query-rows.ts';
+import { queryRowChunks, queryRows, type RowChunks } from './query-rows.ts';
 import { uniqueCount } from './unique-count.ts';
 
 export interface BreakdownScope extends ClickScope {
@@ -145,7 +145,8 @@ const EXPORT_CHUNK = 1_000;
  * whatever the number of values (a city or destination breakdown may have hundreds of
  * thousands). One statement: every value's uniques in the same pass as its clicks, as
  * the export needs all of them (two passes would read them all a second time).
- * Resolves once ClickHouse has answered, so an outage is a 503, not a cut download.
+ * Resolves once ClickHouse has answered, so an outage is a 503, not a cut download; from
+ * then on the caller must `close` what it does not read to the end (RowChunks).
  */
 export async function breakdownExport(
   ch: ClickHouseClient,
@@ -153,33 +154,44 @@ export async function breakdownExport(
   f: BreakdownScope,
   linkValuePeriods?: LinkValuePeriods,
   signal?: AbortSignal,
-): Promise<AsyncIterable<BreakdownRow[]>> {
+): Promise<RowChunks<BreakdownRow>> {
   const range = hourRange(f.from, f.to, f.timezone);
   const cache = await cachedPeriods(f, range, linkValuePeriods, signal);
-  let chunks: AsyncIterable<PageRow[]>;
+  let read: RowChunks<PageRow>;
   try {
     const all = valuesQuery(f, range, breakdownSource({ ...f, periods: cache?.periods ?? undefined }, range), true);
-    chunks = await queryRowChunks<PageRow>(ch, `${all.query} ORDER BY ${PAGE_ORDER}`, all.params, signal);
+    read = await queryRowChunks<PageRow>(ch, `${all.query} ORDER BY ${PAGE_ORDER}`, all.params, signal);
   } catch (err) {
     cache?.fill();
     throw err;
   }
-  return (async function* labelledChunks() {
-    try {
-      let held: PageRow[] = [];
-      for await (const rows of chunks) {
-        held.push(...rows);
-        while (held.length >= EXPORT_CHUNK) {
-          const chunk = held.slice(0, EXPORT_CHUNK);
-          held = held.slice(EXPORT_CHUNK);
-          yield await labelled(sql, f, chunk, uniquesOf(chunk));
+  let closed = false;
+  // Once, whether the rows were read to the end, cut short, or never read (a HEAD request).
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    read.close();
+    cache?.fill();
+  };
+  return {
+    chunks: (async function* labelledChunks() {
+      try {
+        let held: PageRow[] = [];
+        for await (const rows of read.chunks) {
+          held.push(...rows);
+          while (held.length >= EXPORT_CHUNK) {
+            const chunk = held.slice(0, EXPORT_CHUNK);
+            held = held.slice(EXPORT_CHUNK);
+            yield await labelled(sql, f, chunk, uniquesOf(chunk));
+          }
         }
+        if (held.length > 0) yield await labelled(sql, f, held, uniquesOf(held));
+      } finally {
+        close();
       }
-      if (held.length > 0) yield await labelled(sql, f, held, uniquesOf(held));
-    } finally {
-      cache?.fill();
-    }
-  })();
+    })(),
+    close,
+  };
 }
 
 const uniquesOf = (rows: PageRow[]) => new Map(rows.map((r) => [r.value, Number(r.uniques)]));

@@ -50,13 +50,20 @@ export function toCsv(columns: string[], rows: Array<Record<string, unknown>>, o
   );
 }
 
-/** Chunks of rows as one CSV stream: the header row once (also when there are no rows), then each chunk as it comes. */
-export function csvStream(columns: string[], chunks: AsyncIterable<Array<Record<string, unknown>>>): Readable {
-  return Readable.from(
+/**
+ * Chunks of rows as one CSV stream: the header row once (also when there are no rows),
+ * then each chunk as it comes. The rows are let go (`close`) when the stream closes,
+ * read to the end or not: Koa destroys a body it does not send (a HEAD request), and one
+ * whose client went away.
+ */
+export function csvStream(columns: string[], rows: { chunks: AsyncIterable<Array<Record<string, unknown>>>; close(): void }): Readable {
+  const stream = Readable.from(
     (async function* lines() {
       yield toCsv(columns, []);
-      for await (const rows of chunks) yield toCsv(columns, rows, { header: false });
+      for await (const chunk of rows.chunks) yield toCsv(columns, chunk, { header: false });
     })(),
     { objectMode: false },
   );
+  stream.once('close', () => rows.close());
+  return stream;
 }

@@ -51,25 +51,36 @@ export async function queryStream(ch: ClickHouseClient, query: string, params: R
   return result.stream;
 }
 
+/** Rows read a chunk at a time, and how to let them go: `close` ends the read whether or not it ever started (idempotent). */
+export interface RowChunks<T> {
+  chunks: AsyncIterable<T[]>;
+  close(): void;
+}
+
 /**
  * Rows of a parameterised ClickHouse read, as JSON objects, a chunk at a time as they
  * arrive, for answers too large to hold (an export). Resolves once ClickHouse has
  * answered (an error it answers, or its being unreachable, rejects here, before any
- * row); with `signal`, abandoned when the request's client goes away. Ending the
- * iteration early (a `break`, or the answer's stream destroyed when its client left)
- * closes the rows' stream, so the rest is not read for no one.
+ * row); with `signal`, abandoned when the request's client goes away. The answer is
+ * open from then on: the caller must end it with `close` if it may not read it to the
+ * end (a HEAD request reads nothing; ending the iteration early closes it too).
  */
-export async function queryRowChunks<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<AsyncIterable<T[]>> {
+export async function queryRowChunks<T>(ch: ClickHouseClient, query: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<RowChunks<T>> {
   const result = await untilClientCloses(signal, (abort) => ch.query({ query, query_params: params, format: 'JSONEachRow', clickhouse_settings: analyticsReadSettings, ...abort }));
-  return (async function* chunks() {
-    const close = () => result.close();
-    if (signal?.aborted) close();
-    signal?.addEventListener('abort', close, { once: true });
-    try {
-      for await (const rows of result.stream<T>()) yield rows.map((row) => row.json());
-    } finally {
-      signal?.removeEventListener('abort', close);
-      result.close();
-    }
-  })();
+  const close = () => {
+    signal?.removeEventListener('abort', close);
+    result.close();
+  };
+  if (signal?.aborted) close();
+  else signal?.addEventListener('abort', close, { once: true });
+  return {
+    chunks: (async function* chunks() {
+      try {
+        for await (const rows of result.stream<T>()) yield rows.map((row) => row.json());
+      } finally {
+        close();
+      }
+    })(),
+    close,
+  };
 }
