@@ -45,7 +45,7 @@ import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts'
 
 export interface ApiDeps {
   sql: Sql;
-  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES' | 'QR_MARKER_PARAM'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'API_KEY_CACHE_MS' | 'DOMAIN_RECHECK_GRACE_MS'>>;
+  config: Pick<ApiConfig, 'REDIRECT_BASE_URL' | 'API_MAX_BODY_BYTES' | 'API_MAX_BULK_BODY_BYTES' | 'QR_MARKER_PARAM'> & Partial<Pick<ApiConfig, 'DNS_SERVERS' | 'DASHBOARD_DIR' | 'WEBHOOKS_ALLOW_PRIVATE_TARGETS' | 'API_KEY_CACHE_MS' | 'API_IDEMPOTENCY_LEASE_SECONDS' | 'DOMAIN_RECHECK_GRACE_MS'>>;
   logger: Logger;
   /** Publishes link snapshots to redirectors; absent when no redirector is served (e.g. API-only tests). */
   snapshot?: OutboxPublisher;
@@ -81,7 +81,7 @@ export type RouteTable = Array<{ path: string; methods: string[] }>;
 /** Builds the management API. It owns no connections: the caller opens and closes them. */
 export function createApiApp(deps: ApiDeps): Koa {
   const { sql, config, logger } = deps;
-  const requireScope = authenticator(sql, logger, { limiter: deps.rateLimiter, secret: deps.secret, keyCacheMs: config.API_KEY_CACHE_MS, now: deps.now });
+  const requireScope = authenticator(sql, logger, { limiter: deps.rateLimiter, secret: deps.secret, keyCacheMs: config.API_KEY_CACHE_MS, idempotencyLeaseSeconds: config.API_IDEMPOTENCY_LEASE_SECONDS, now: deps.now });
   const campaigns = campaignStore(sql);
   const links = linkStore(sql);
   const domains = domainStore(sql, config.REDIRECT_BASE_URL);
@@ -107,7 +107,7 @@ export function createApiApp(deps: ApiDeps): Koa {
   campaignRoutes(router, { campaigns, requireScope });
   const linkDeps = {
     links,
-    writes: linkWrites({ links, campaigns, domains, rules, limitBases: deps.bus && deps.analytics ? clicksLimitBases({ bus: deps.bus, clickhouse: deps.analytics, logger }) : undefined }),
+    writes: linkWrites({ links, campaigns, domains, rules, logger, limitBases: deps.bus && deps.analytics ? clicksLimitBases({ bus: deps.bus, clickhouse: deps.analytics, logger }) : undefined }),
     present: linkPresentation(linkPresenter(config.REDIRECT_BASE_URL), deps.counters ?? noLinkCounters),
     requireScope,
     rules,

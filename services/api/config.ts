@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { adminEnv, booleanEnv, checkAdminPort, commonEnv, parseEnv, port, qrMarkerParamEnv } from '../../shared/config/env.ts';
 import { checkNatsFields } from '../../shared/config/nats-env.ts';
 import { API_KEY_CACHE_MS } from './middleware/key-cache.ts';
+import { IDEMPOTENCY_LEASE_SECONDS } from './middleware/idempotency.ts';
 import { isLocalHost } from './local-host.ts';
 
 /** How long a verified domain's TXT record may stay missing before it turns failed (DOMAIN_RECHECK_GRACE_MS). */
@@ -62,6 +63,11 @@ export const apiEnv = z
      * changed) is refused (or applied) by every instance at most this long after. 0: every request looks its key up.
      */
     API_KEY_CACHE_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(60_000).default(API_KEY_CACHE_MS)),
+    /**
+     * How long a running request holds its Idempotency-Key between renewals (s): renewed
+     * every quarter of this while it runs; a key whose instance died is free again after it.
+     */
+    API_IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3_600).default(IDEMPOTENCY_LEASE_SECONDS),
     /** Webhook endpoints on loopback, private, link-local or metadata addresses: refused unless true (tests, private deployments). */
     WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
     /** The dashboard's built assets, served at /dashboard. */

@@ -112,6 +112,12 @@ describe('Idempotency-Key across two API instances', () => {
       expect(res.status, path).toBe(422);
       expect(res.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
     }
+    // A number too large for a double is not null: the corrected body is another request.
+    const big = idem();
+    const tooLarge = await send(0, 'POST', '/links/bulk', { idem: big, rawBody: '{"links":[{"destinationUrl":"https://example.com/big","clicksLimit":1e999}]}' });
+    expect([tooLarge.status, tooLarge.body.data[0].success]).toEqual([200, false]);
+    const corrected = await send(1, 'POST', '/links/bulk', { idem: big, rawBody: '{"links":[{"destinationUrl":"https://example.com/big","clicksLimit":null}]}' });
+    expect([corrected.status, corrected.body.error?.code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
   });
 
   it('runs concurrent same-key requests on both instances once: one creates, the rest replay it or are told it is in progress (409)', async () => {
@@ -193,6 +199,96 @@ describe('Idempotency-Key across two API instances', () => {
     const rerun = await send(1, 'POST', '/campaigns', { idem: lapsed, body });
     expect(rerun.status).toBe(201);
     expect(rerun.body.data.id).not.toBe(first.body.data.id);
+  });
+
+  it('a request slower than the lease keeps its key while it runs: a retry meanwhile is a 409, not a second run, and replays the answer after', async () => {
+    // Two instances with a 2 s lease (renewed every 0.5 s); the first request waits on a
+    // lock for 2.5 leases, as behind a migration or a long transaction.
+    const config = loadApiConfig({ DNS_SERVERS: dns.address, API_IDEMPOTENCY_LEASE_SECONDS: '2' });
+    const slow: RunningServer[] = [];
+    for (const sql of [db.sql, secondPool]) slow.push(await listen(createApiApp({ sql, config, logger, secret, bus: createMemoryBus() }), 0, '127.0.0.1'));
+    const locker = connectPostgres(db.url, { max: 1 });
+    try {
+      const k = idem();
+      const code = `slow-${k}`;
+      const post = (instance: number) =>
+        fetch(`${slow[instance]!.url}/links`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': k },
+          body: JSON.stringify({ destinationUrl: 'https://example.com/slow', shortCode: code }),
+        }).then(async (res) => ({ status: res.status, text: await res.text(), replayed: res.headers.get('idempotent-replayed') }));
+      let unlock!: () => void;
+      const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+      let isLocked!: () => void;
+      const locked = new Promise<void>((resolve) => (isLocked = resolve));
+      const holding = locker.begin(async (tx) => {
+        await tx`LOCK TABLE links IN SHARE MODE`;
+        isLocked();
+        await unlocked;
+      });
+      await locked;
+      const first = post(0);
+      // Claimed, and waiting on the lock.
+      while ((await db.sql`SELECT 1 FROM idempotency_keys WHERE key = ${k}`).length === 0) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 5_000));
+      const meanwhile = await post(1);
+      expect(meanwhile.status).toBe(409);
+      expect(JSON.parse(meanwhile.text).error.code).toBe('IDEMPOTENCY_KEY_IN_USE');
+      unlock();
+      await holding;
+      const answered = await first;
+      expect(answered.status).toBe(201);
+      const retry = await post(1);
+      expect([retry.status, retry.replayed, retry.text]).toEqual([201, 'true', answered.text]);
+      expect(await linksWithCode(code)).toBe(1);
+    } finally {
+      await locker.end({ timeout: 5 });
+      for (const server of slow) await server.close();
+    }
+  });
+
+  it('a request whose claim lapsed and was taken by a retry neither lets the retry claim go when it fails nor stores its answer over it', async () => {
+    const workspace = await createWorkspace(db.sql, { name: 'lapsed claim', plan: 'enterprise' });
+    const withIdempotency = idempotency(db.sql, logger, secret);
+    /** Each run waits for its turn, then answers (or fails) as told. */
+    const turns: Array<{ go: Promise<'fail' | 'answer'>; release: (how: 'fail' | 'answer') => void }> = [];
+    const app = new Koa();
+    app.use(errorHandler(logger));
+    app.use((ctx, next) =>
+      withIdempotency(ctx, { workspaceId: workspace.id, keyId: 'key_test' }, async () => {
+        let release!: (how: 'fail' | 'answer') => void;
+        const go = new Promise<'fail' | 'answer'>((resolve) => (release = resolve));
+        const run = turns.push({ go, release });
+        if ((await go) === 'fail') throw new Error(`run ${run} failed`);
+        ctx.status = 201;
+        ctx.body = { success: true, data: { run } };
+        await next();
+      }),
+    );
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      const k = idem();
+      const post = () => fetch(`${server.url}/thing`, { method: 'POST', headers: { 'idempotency-key': k } }).then(async (res) => ({ status: res.status, body: await res.text() }));
+      const first = post();
+      while (turns.length < 1) await new Promise((r) => setTimeout(r, 10));
+      // As if the first had run past its lease without renewing (its instance stalled): a retry takes the key.
+      await db.sql`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE key = ${k}`;
+      const second = post();
+      while (turns.length < 2) await new Promise((r) => setTimeout(r, 10));
+      // The first fails: the key stays the second's, whose retry is told it is in progress.
+      turns[0]!.release('fail');
+      expect((await first).status).toBe(500);
+      expect((await post()).status).toBe(409);
+      turns[1]!.release('answer');
+      const answered = await second;
+      expect(answered.status).toBe(201);
+      // The second's answer is the key's, replayed, with no third run.
+      expect(await post()).toEqual(answered);
+      expect(turns.length).toBe(2);
+    } finally {
+      for (const turn of turns) turn.release('answer');
+      await server.close();
+    }
   });
 
   it('replays an answer only to the API key that got it: another key of the workspace is 422 and never sees a signing secret', async () => {

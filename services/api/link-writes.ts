@@ -6,6 +6,8 @@ import type { DomainStore } from './stores/domain-store.ts';
 import type { ItemResult, LinkChanges, LinkRow, LinkStore, NewLink } from './stores/link-store.ts';
 import type { RuleStore } from './stores/rule-store.ts';
 import type { ClicksLimitBases } from './clicks-limit-base.ts';
+import { errorFields, type Logger } from '../../shared/logger.ts';
+import { toAppError } from './middleware/error-handler.ts';
 
 const invalid = (what: string, path: string, message: string) => new AppError('VALIDATION_ERROR', what, [{ path, message }]);
 
@@ -22,6 +24,7 @@ export function linkWrites(deps: {
   rules: RuleStore;
   /** Starts a new limit's count from the link's clicks so far; absent: it counts from now (no bus or ClickHouse). */
   limitBases?: ClicksLimitBases | undefined;
+  logger: Logger;
 }) {
   const { links, campaigns, domains, rules } = deps;
 
@@ -43,11 +46,21 @@ export function linkWrites(deps: {
     return hashOrClear(password);
   }
 
+  /** The items of a chunk that failed after earlier chunks were stored: each says so, with the failure's code (503 for an outage, 500 for a bug). */
+  function notCreated(err: unknown, writtenBefore: number): AppError {
+    const cause = toAppError(err);
+    if (cause.code === 'INTERNAL_ERROR') deps.logger.error('bulk create failed part-way; the items written before it stay created', { writtenBefore, ...errorFields(err) });
+    else deps.logger.warn('bulk create failed part-way; the items written before it stay created', { writtenBefore, ...errorFields(err) });
+    return new AppError(cause.code, `Not created: the request's earlier items were written, then writing this one failed (${cause.message}); send the items that failed again`);
+  }
+
   return {
     /**
      * `chunk`: links per INSERT, each committed on its own; `written` is called after each
      * one that stored a link, so a caller can start publishing them while the next is
-     * written. A short code given twice fails its later items, across chunks too.
+     * written. A short code given twice fails its later items, across chunks too. A chunk
+     * that fails after an earlier one was stored fails its items and those after it, each
+     * with the failure's code; the items stored stay created and are answered so.
      */
     async create(
       workspaceId: string,
@@ -90,7 +103,18 @@ export function linkWrites(deps: {
       const chunk = options.chunk ?? valid.length;
       for (let start = 0; start < valid.length; start += chunk) {
         const part = valid.slice(start, start + chunk);
-        const created = await links.createMany(workspaceId, part.map((v) => v.link));
+        let created: Array<ItemResult<LinkRow>>;
+        try {
+          created = await links.createMany(workspaceId, part.map((v) => v.link));
+        } catch (err) {
+          // Nothing of the request is stored yet: it fails whole, and a retry runs it again.
+          if (start === 0) throw err;
+          // Earlier chunks are committed: a failed request (and its Idempotency-Key freed)
+          // would have a retry create them again. The answer says which items were created.
+          const failure = notCreated(err, start);
+          for (const v of valid.slice(start)) results[v.index] = failure;
+          break;
+        }
         part.forEach((v, i) => (results[v.index] = created[i]!));
         if (created.some((r) => !isAppError(r))) options.written?.();
       }

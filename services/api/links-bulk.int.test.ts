@@ -92,6 +92,52 @@ describe.each(backends)('bulk links on %s', (backend) => {
     expect(stored!.n).toBe(698);
   });
 
+  it.each([
+    ['an outage (SQLSTATE 57P01)', 'outage', 'SERVICE_UNAVAILABLE'],
+    ['a bug (any other error)', 'bug', 'INTERNAL_ERROR'],
+  ])('a write chunk failing after an earlier one was stored, with %s: the stored items are answered created, the rest failed with its code; a retry with the Idempotency-Key replays that, creating nothing again', async (_, kind, code) => {
+    const { key: own, workspaceId: ws } = await api.tenant();
+    // Stands in for Postgres going away (or a statement failing) between two chunks: the first 500 are committed by then.
+    await api.db.sql.unsafe(`
+      CREATE OR REPLACE FUNCTION fail_bulk_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.destination_url = 'https://example.com/chunk-fails/outage' THEN RAISE EXCEPTION 'terminating connection' USING ERRCODE = 'admin_shutdown'; END IF;
+        IF NEW.destination_url = 'https://example.com/chunk-fails/bug' THEN RAISE EXCEPTION 'a bug'; END IF;
+        RETURN NEW;
+      END $$`);
+    await api.db.sql.unsafe('DROP TRIGGER IF EXISTS fail_bulk_chunk ON links');
+    await api.db.sql.unsafe('CREATE TRIGGER fail_bulk_chunk BEFORE INSERT ON links FOR EACH ROW EXECUTE FUNCTION fail_bulk_chunk()');
+    try {
+      const links: Array<Record<string, unknown>> = Array.from({ length: 600 }, (_, i) => ({ destinationUrl: `https://example.com/chunk-fails/${i}` }));
+      links[2] = { destinationUrl: 'ftp://example.com/invalid' };
+      links[550] = { destinationUrl: `https://example.com/chunk-fails/${kind}` };
+      const send = () => api.request('POST', '/links/bulk', { key: own, body: { links }, headers: { 'idempotency-key': `chunk-fails-${kind}` } });
+      const res = await send();
+      expect(res.status).toBe(200);
+      const answered = items(res);
+      expect(answered.map((i) => i.index)).toEqual(links.map((__, i) => i));
+      // Valid items 0-500 (the invalid one takes no place in a chunk) were the first chunk.
+      expect(answered.slice(0, 501).filter((i) => !i.success).map((i) => i.index)).toEqual([2]);
+      expect(answered.slice(501).every((i) => !i.success && i.error.code === code)).toBe(true);
+      const failed = answered[550]!;
+      expect(!failed.success && failed.error.message).toMatch(/^Not created: the request's earlier items were written, then writing this one failed/);
+      const stored = () => api.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM links WHERE workspace_id = ${ws} AND deleted_at IS NULL`.then((r) => r[0]!.n);
+      expect(await stored()).toBe(500);
+      const created = answered.filter((i) => i.success).map((i) => (i as { data: { id: string } }).data.id);
+      const ids = await api.db.sql<{ id: string }[]>`SELECT id FROM links WHERE workspace_id = ${ws} ORDER BY id`;
+      expect(ids.map((r) => r.id)).toEqual([...created].sort());
+      // The store is back; the same key and body replay the answer and create nothing.
+      await api.db.sql.unsafe('DROP TRIGGER fail_bulk_chunk ON links');
+      const again = await send();
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toEqual(res.body);
+      expect(await stored()).toBe(500);
+    } finally {
+      await api.db.sql.unsafe('DROP TRIGGER IF EXISTS fail_bulk_chunk ON links');
+    }
+  });
+
   it('updates with one patch for many ids, or a patch per link; unknown, deleted, duplicate and invalid items fail alone', async () => {
     const created = items(await bulk('POST', { links: [1, 2, 3, 4].map((n) => ({ destinationUrl: `https://example.com/u${n}`, shortCode: `bulk-u${n}` })) }));
     const [a, b, c, d] = created.map((i) => (i.success ? (i.data.id as string) : ''));
@@ -212,7 +258,7 @@ describe.each(backends)('bulk links on %s', (backend) => {
     expect((await api.request('GET', `/links/${c}`, { key })).status).toBe(404);
   });
 
-  it('names links by short code too, as /links/{shortCode} does: the default domain\'s live links', async () => {
+  it('names links by short code too, as /links/{shortCode} does: the default domain\'s links (a deleted one only to delete it again)', async () => {
     const created = items(await bulk('POST', { links: ['code-a', 'code-b', 'code-c'].map((shortCode) => ({ destinationUrl: 'https://example.com/c', shortCode })) }));
     const [a, b] = created.map((i) => (i.success ? (i.data.id as string) : ''));
     const { key: other } = await api.tenant();
@@ -226,8 +272,13 @@ describe.each(backends)('bulk links on %s', (backend) => {
     const deleted = await bulk('DELETE', { ids: ['code-a', 'code-a', 'code-theirs'] });
     expect(errorCodes(deleted)).toEqual(['ok', 'VALIDATION_ERROR', 'NOT_FOUND']);
     expect(items(deleted)[0]).toMatchObject({ success: true, data: { id: a, deleted: true } });
-    // A deleted link's code names no link any more (its id still does).
-    expect(errorCodes(await bulk('DELETE', { ids: ['code-a', a] }))).toEqual(['NOT_FOUND', 'ALREADY_DELETED']);
+    // Deleting again by code or by id is ALREADY_DELETED, as DELETE /links/{shortCode} is a 410; both name one link.
+    expect(errorCodes(await bulk('DELETE', { ids: ['code-a'] }))).toEqual(['ALREADY_DELETED']);
+    expect(errorCodes(await bulk('DELETE', { ids: ['code-a', a] }))).toEqual(['ALREADY_DELETED', 'VALIDATION_ERROR']);
+    expect((await api.request('DELETE', '/links/code-a', { key })).status).toBe(410);
+    // A change by the code of a deleted link finds none, as PATCH /links/{shortCode} does.
+    expect(errorCodes(await bulk('PATCH', { ids: ['code-a'], patch: { title: 'Gone' } }))).toEqual(['NOT_FOUND']);
+    expect((await api.request('PATCH', '/links/code-a', { key, body: { title: 'Gone' } })).status).toBe(404);
   });
 
   it('refuses a bad envelope as a whole with 400, and needs links:write', async () => {

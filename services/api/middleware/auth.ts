@@ -19,6 +19,8 @@ export interface AuthOptions {
   /** How long a key's lookup is reused (API_KEY_CACHE_MS; key-cache.ts has the bound), and its clock (tests). */
   keyCacheMs?: number | undefined;
   now?: (() => number) | undefined;
+  /** How long a running request holds its Idempotency-Key between renewals (API_IDEMPOTENCY_LEASE_SECONDS). */
+  idempotencyLeaseSeconds?: number | undefined;
 }
 
 /**
@@ -30,7 +32,7 @@ export interface AuthOptions {
 export function authenticator(sql: Sql, logger: Logger, options: AuthOptions = {}) {
   const limiter = options.limiter ?? rateLimiter(sql, logger);
   const keys = keyCache((keyHash) => findPrincipalByHash(sql, keyHash), { ttlMs: options.keyCacheMs ?? API_KEY_CACHE_MS, ...(options.now ? { now: options.now } : {}) });
-  const withIdempotency = idempotency(sql, logger, options.secret);
+  const withIdempotency = idempotency(sql, logger, options.secret, { leaseSeconds: options.idempotencyLeaseSeconds });
   return function requireScope(scope: Scope | null) {
     return async function authenticate(ctx: Context, next: Next): Promise<void> {
       const header = ctx.get('authorization');

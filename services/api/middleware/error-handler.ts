@@ -39,7 +39,8 @@ export function errorHandler(logger: Logger) {
 /** What a 503 asks clients to wait: stores come back within seconds or stay down for long. */
 const RETRY_AFTER_SECONDS = 5;
 
-function toAppError(err: unknown): AppError {
+/** The client-facing error for what a request failed with: an AppError as it is, an outage a 503, a bug a 500. */
+export function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
   if (isStoreUnavailable(err)) return new AppError('SERVICE_UNAVAILABLE', 'A store this request needs is unreachable; retry shortly');
   // A transaction that kept losing to concurrent ones (the stores run such a change again

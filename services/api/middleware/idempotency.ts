@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { AppError, isAppError } from '../../../shared/errors.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
@@ -9,10 +9,12 @@ import { bodyOf } from './json-body.ts';
 /** How long a key answers with its first response. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 /**
- * How long a running request holds its key: a later request with the key is a 409
- * until the first has answered, or until this lapses (the instance running it died).
+ * How long a running request holds its key without renewing it: a later request with
+ * the key is a 409 until the first has answered; its instance renews the claim every
+ * quarter of this while it runs, so only a dead instance's claim lapses (then a retry
+ * runs again after at most this long). API_IDEMPOTENCY_LEASE_SECONDS.
  */
-const IN_FLIGHT_LEASE_SECONDS = 120;
+export const IDEMPOTENCY_LEASE_SECONDS = 120;
 /** Every this many claims, one instance deletes a batch of expired keys. */
 const SWEEP_EVERY = 256;
 const SWEEP_BATCH = 1_000;
@@ -52,6 +54,9 @@ function canonicalJson(value: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
+  // JSON.parse reads a number too large for a double (1e999) as Infinity, which
+  // JSON.stringify writes as null: such a body would pass for one sending null.
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
   return JSON.stringify(value) ?? 'null';
 }
 
@@ -106,8 +111,11 @@ function keepsAnswer(status: number, code?: string): boolean {
  *
  * Known window: if an instance dies after the operation committed and before its
  * answer was stored, the key is free again after the lease and a retry runs again.
+ * A live request renews its claim while it runs, however long (keepClaimed); its answer
+ * is stored, or the key let go, only under its own claim (a random token).
  */
-export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
+export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: { leaseSeconds?: number } = {}) {
+  const leaseSeconds = options.leaseSeconds ?? IDEMPOTENCY_LEASE_SECONDS;
   let claims = 0;
   const box = secret ? sealedBox(secret, SEALING_PURPOSE) : undefined;
   const sealed = (text: string) => (box ? box.seal(text) : text);
@@ -119,14 +127,17 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
         SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT ${SWEEP_BATCH})`;
   }
 
-  /** Claims the key: true when this request runs; a new claim replaces an expired key or a lapsed claim of the same request. */
-  async function claim(workspaceId: string, key: string, fingerprint: string): Promise<boolean> {
+  /**
+   * Claims the key with `token`: true when this request runs; a new claim replaces an
+   * expired key or a lapsed claim of the same request.
+   */
+  async function claim(workspaceId: string, key: string, fingerprint: string, token: string): Promise<boolean> {
     const rows = await sql`
-      INSERT INTO idempotency_keys (workspace_id, key, fingerprint, locked_until, expires_at)
-      VALUES (${workspaceId}, ${key}, ${fingerprint}, now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS}),
+      INSERT INTO idempotency_keys (workspace_id, key, fingerprint, claim_token, locked_until, expires_at)
+      VALUES (${workspaceId}, ${key}, ${fingerprint}, ${token}, now() + make_interval(secs => ${leaseSeconds}),
         now() + make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS}))
       ON CONFLICT (workspace_id, key) DO UPDATE SET
-        fingerprint = EXCLUDED.fingerprint, response_status = NULL, response_body = NULL,
+        fingerprint = EXCLUDED.fingerprint, claim_token = EXCLUDED.claim_token, response_status = NULL, response_body = NULL,
         locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
       WHERE idempotency_keys.expires_at <= now()
         OR (idempotency_keys.response_status IS NULL AND idempotency_keys.locked_until <= now()
@@ -135,16 +146,47 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
     return rows.length === 1;
   }
 
-  async function store(workspaceId: string, key: string, fingerprint: string, status: number, body: string): Promise<void> {
-    await sql`
-      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${sealed(body)}, locked_until = NULL
-      WHERE workspace_id = ${workspaceId} AND key = ${key} AND fingerprint = ${fingerprint} AND response_status IS NULL`;
+  /** Extends the claim `token` holds; false when it no longer holds it (it lapsed and another request took the key). */
+  async function renew(workspaceId: string, key: string, token: string): Promise<boolean> {
+    const rows = await sql`
+      UPDATE idempotency_keys SET locked_until = now() + make_interval(secs => ${leaseSeconds})
+      WHERE workspace_id = ${workspaceId} AND key = ${key} AND claim_token = ${token} AND response_status IS NULL
+      RETURNING 1`;
+    return rows.length === 1;
   }
 
-  async function release(workspaceId: string, key: string, fingerprint: string): Promise<void> {
+  /**
+   * Renews the claim every quarter of the lease until the returned function is called,
+   * so a request slower than the lease (waiting on a lock, a long bulk write) keeps its
+   * key: a retry meanwhile is a 409, not a second run.
+   */
+  function keepClaimed(workspaceId: string, key: string, token: string): () => void {
+    let lost = false;
+    const timer = setInterval(() => {
+      if (lost) return;
+      renew(workspaceId, key, token).then(
+        (held) => {
+          if (held) return;
+          lost = true;
+          logger.warn('an Idempotency-Key claim lapsed while its request ran (the lease ran out between renewals); a retry may have run it again', { workspaceId, key });
+        },
+        (err: unknown) => logger.warn('renewing an Idempotency-Key claim failed; retrying at the next renewal', errorFields(err)),
+      );
+    }, (leaseSeconds * 1000) / 4);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  async function store(workspaceId: string, key: string, token: string, status: number, body: string): Promise<void> {
+    await sql`
+      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${sealed(body)}, locked_until = NULL, claim_token = NULL
+      WHERE workspace_id = ${workspaceId} AND key = ${key} AND claim_token = ${token} AND response_status IS NULL`;
+  }
+
+  async function release(workspaceId: string, key: string, token: string): Promise<void> {
     await sql`
       DELETE FROM idempotency_keys
-      WHERE workspace_id = ${workspaceId} AND key = ${key} AND fingerprint = ${fingerprint} AND response_status IS NULL`;
+      WHERE workspace_id = ${workspaceId} AND key = ${key} AND claim_token = ${token} AND response_status IS NULL`;
   }
 
   return async function withIdempotency(ctx: Context, caller: IdempotencyCaller, next: Next): Promise<void> {
@@ -160,7 +202,8 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
     const fingerprint = await fingerprintOf(ctx, caller);
     if (++claims % SWEEP_EVERY === 0) void sweep().catch((err) => logger.warn('idempotency key sweep failed', errorFields(err)));
 
-    if (!(await claim(workspaceId, key, fingerprint))) {
+    const token = randomUUID();
+    if (!(await claim(workspaceId, key, fingerprint, token))) {
       const [stored] = await sql<StoredKey[]>`
         SELECT fingerprint, response_status, response_body FROM idempotency_keys
         WHERE workspace_id = ${workspaceId} AND key = ${key}`;
@@ -179,26 +222,29 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer) {
       return;
     }
 
+    const stopRenewing = keepClaimed(workspaceId, key, token);
     try {
       await next();
     } catch (err) {
+      stopRenewing();
       const status = isAppError(err) ? err.status : 500;
       if (isAppError(err) && keepsAnswer(status, err.code)) {
-        await store(workspaceId, key, fingerprint, status, JSON.stringify({ success: false, error: err.toJSON() }));
+        await store(workspaceId, key, token, status, JSON.stringify({ success: false, error: err.toJSON() }));
       } else {
-        await release(workspaceId, key, fingerprint);
+        await release(workspaceId, key, token);
       }
       throw err;
     }
+    stopRenewing();
     const body = ctx.body;
     const unsealable = !box && (ctx.state as SecretState).responseHoldsSecret === true;
     if (keepsAnswer(ctx.status) && !unsealable && body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) {
       // Stored before the client sees it, so no retry can run the operation again.
-      await store(workspaceId, key, fingerprint, ctx.status, JSON.stringify(body)).catch((err) => {
+      await store(workspaceId, key, token, ctx.status, JSON.stringify(body)).catch((err) => {
         logger.warn('idempotent answer not stored; the key stays claimed until its lease lapses', errorFields(err));
       });
     } else {
-      await release(workspaceId, key, fingerprint);
+      await release(workspaceId, key, token);
     }
   };
 }

@@ -39,9 +39,9 @@ function sharedPatch(patch: unknown): LinkUpdate {
  * takes one) becomes its live link's id, in one query for all; an unknown code stays as
  * it is, and is then not found. Errors pass through.
  */
-async function asLinkIds(links: LinkStore, workspaceId: string, names: ReadonlyArray<ItemResult<string>>): Promise<Array<ItemResult<string>>> {
+async function asLinkIds(links: LinkStore, workspaceId: string, names: ReadonlyArray<ItemResult<string>>, options: { deleted?: boolean } = {}): Promise<Array<ItemResult<string>>> {
   const codes = [...new Set(names.filter((n): n is string => !isAppError(n) && !hasPrefix(n, 'link')))];
-  const ids = await links.idsByShortCode(workspaceId, codes);
+  const ids = await links.idsByShortCode(workspaceId, codes, options);
   return names.map((n) => (isAppError(n) ? n : (ids.get(n) ?? n)));
 }
 
@@ -131,7 +131,8 @@ export function linkBulkRoutes(router: Router, deps: LinkRouteDeps): void {
   router.delete('/links/bulk', requireScope('links:write'), async (ctx) => {
     const { ids: raw } = parseInput(linkBulkDeleteEnvelope, await bodyOf(ctx), 'bulk delete');
     const workspaceId = principalOf(ctx).workspaceId;
-    const ids = await asLinkIds(links, workspaceId, raw.map((id) => parseItem(bulkLinkId, id, 'link id')));
+    // A deleted link's code names it, so deleting it again is ALREADY_DELETED, as DELETE /links/{shortCode} says.
+    const ids = await asLinkIds(links, workspaceId, raw.map((id) => parseItem(bulkLinkId, id, 'link id')), { deleted: true });
     const outcomes = await links.softDeleteMany(workspaceId, [...new Set(ids.filter((id): id is string => !isAppError(id)))]);
     const seen = new Set<string>();
     const results = ids.map((id, index) => {

@@ -408,13 +408,16 @@ export function linkStore(sql: Sql) {
 
     /**
      * The ids of the live links with these short codes on the default domain, by code (as
-     * `/links/{shortCode}` names a link): codes no live link has are absent.
+     * `/links/{shortCode}` names a link): codes no live link has are absent. With
+     * `deleted`, a deleted link's code names it too, as DELETE /links/{shortCode} reads it
+     * (a code is never given out again on a domain, so it names one link at most).
      */
-    async idsByShortCode(workspaceId: string, codes: readonly string[]): Promise<Map<string, string>> {
+    async idsByShortCode(workspaceId: string, codes: readonly string[], options: { deleted?: boolean } = {}): Promise<Map<string, string>> {
       if (codes.length === 0) return new Map();
       const rows = await sql<{ id: string; shortCode: string }[]>`
         SELECT id, short_code FROM links
-        WHERE workspace_id = ${workspaceId} AND short_code = ANY(${codes as string[]}) AND domain_id IS NULL AND deleted_at IS NULL`;
+        WHERE workspace_id = ${workspaceId} AND short_code = ANY(${codes as string[]}) AND domain_id IS NULL
+          ${options.deleted ? sql`` : sql`AND deleted_at IS NULL`}`;
       return new Map(rows.map((r) => [r.shortCode, r.id]));
     },
 

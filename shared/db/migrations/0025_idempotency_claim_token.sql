@@ -1,0 +1,11 @@
+-- What identifies the request holding an Idempotency-Key (services/api/middleware/idempotency.ts):
+-- a random token each claim sets. While the request runs, its instance renews the claim
+-- (locked_until) by this token; its answer is stored, or the key let go, only where the row
+-- still carries it. Matching by fingerprint alone, a request whose claim had lapsed (it ran
+-- longer than the lease, waiting on a lock) and was taken by a retry could store its answer
+-- over the retry's claim, or, failing, delete that claim and let a third request run.
+--
+-- NULL: a finished key, or one claimed by an instance of the previous release (which
+-- matches by fingerprint and renews nothing). Nullable without a default: adding it
+-- rewrites no row.
+ALTER TABLE idempotency_keys ADD COLUMN claim_token text;
