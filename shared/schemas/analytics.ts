@@ -47,7 +47,11 @@ const timeZone = z
   .string()
   .max(64)
   .refine((tz) => /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && isValidTimeZone(tz), 'must be an IANA time zone name, e.g. Europe/Berlin')
-  .transform((tz) => new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone);
+  .transform((tz) => new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone)
+  // ICU also knows nine SystemV/* zones (POSIX rules, e.g. SystemV/EST5EDT), which ClickHouse's
+  // tz database lacks: its statements would fail on them (a 500). Every other zone ICU
+  // resolves is one ClickHouse knows (checked name by name against the embedded engine).
+  .refine((tz) => !tz.startsWith('SystemV/'), 'must be an IANA time zone name, e.g. Europe/Berlin (SystemV zones are not supported)');
 
 const id = z.string().min(1).max(100);
 

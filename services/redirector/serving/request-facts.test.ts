@@ -76,6 +76,10 @@ describe('parseTracking', () => {
     expect(parseTracking('utm_source=&utm_source=b&utm_term=100%&utm_campaign=%zz', 'qr')).toMatchObject({ utmSource: 'b', utmTerm: '100%', utmCampaign: '%zz' });
     expect(parseTracking(`utm_content=${'x'.repeat(2000)}`, 'qr').utmContent).toHaveLength(500);
   });
+
+  it('drops NUL characters (a %00 no analytics filter could name), and a value of nothing else counts as empty', () => {
+    expect(parseTracking('utm_source=news%00letter&utm_medium=%00&utm_medium=email&utm_term=%00%00', 'qr')).toMatchObject({ utmSource: 'newsletter', utmMedium: 'email', utmTerm: null });
+  });
 });
 
 describe('decodeSegment', () => {

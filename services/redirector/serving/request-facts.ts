@@ -164,9 +164,16 @@ export function decodeQueryComponent(text: string): string {
   return unescape(text.indexOf('+') === -1 ? text : text.replace(/\+/g, ' '));
 }
 
-/** The first non-empty value of `key`, bounded. */
+/**
+ * The first non-empty value of `key`, bounded, without NUL characters: a `%00` would be
+ * stored and shown as a breakdown row that no filter could select (the API refuses a
+ * NUL in any URL, as Postgres cannot store one).
+ */
 function firstValue(params: URLSearchParams, key: string): string | null {
-  for (const value of params.getAll(key)) if (value !== '') return value.length > MAX_UTM_LENGTH ? value.slice(0, MAX_UTM_LENGTH) : value;
+  for (const raw of params.getAll(key)) {
+    const value = raw.includes('\0') ? raw.replaceAll('\0', '') : raw;
+    if (value !== '') return value.length > MAX_UTM_LENGTH ? value.slice(0, MAX_UTM_LENGTH) : value;
+  }
   return null;
 }
 
