@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { recordedOperatingSystems } from './operating-systems.ts';
 import { deviceClasses } from './rule-conditions.ts';
 import { tagName } from './tag.ts';
-import { NONE, spellFilterValue, splitFilterValues } from './filter-values.ts';
+import { LITERAL_NONE, NONE, spellFilterValue, splitFilterValues } from './filter-values.ts';
 import { repeatableNote, repeatableQueryList } from './common.ts';
 
 /**
@@ -111,7 +111,8 @@ function filterParameter(name: Dimension) {
           ctx.addIssue({ code: 'custom', message: `has an empty value${declaration.canBeEmpty ? `; ${NONE} selects clicks without one` : ''}` });
           return z.NEVER;
         }
-        const parsed = declaration.value.safeParse(spellFilterValue(name, part));
+        // `\(none)` is the text "(none)" itself, checked as any value of the dimension.
+        const parsed = declaration.value.safeParse(part === LITERAL_NONE ? NONE : spellFilterValue(name, part));
         if (!parsed.success) {
           ctx.addIssue({ code: 'custom', message: `${JSON.stringify(part.slice(0, 100))} ${parsed.error.issues[0]?.message ?? 'is not valid'}` });
           return z.NEVER;
@@ -121,7 +122,7 @@ function filterParameter(name: Dimension) {
       return [...new Set(out)];
     })
     .optional()
-    .describe(`Filter: ${declaration.description}. Comma-separated values match any of them (a backslash escapes a comma or a backslash within a value: a\\,b)${declaration.canBeEmpty ? `; ${NONE} matches clicks without one` : ''}. ${repeatableNote(name)}`);
+    .describe(`Filter: ${declaration.description}. Comma-separated values match any of them (a backslash escapes a comma or a backslash within a value: a\\,b)${declaration.canBeEmpty ? `; ${NONE} matches clicks without one, ${LITERAL_NONE} a value that is the text ${NONE} itself` : ''}. ${repeatableNote(name)}`);
 }
 
 /** Every dimension as an optional filter parameter, for the analytics query schemas. */

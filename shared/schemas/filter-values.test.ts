@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from './filter-values.ts';
+import { filterValueOf, joinFilterValues, LITERAL_NONE, NONE, spellFilterValue, splitFilterValues } from './filter-values.ts';
 import { analyticsQuerySchema } from './analytics.ts';
 
 describe('filter values', () => {
@@ -42,6 +42,20 @@ describe('filter values', () => {
     expect(analyticsQuerySchema.parse({ os: NONE }).os).toEqual([null]);
     // A tag of that name, as links store it: not the untagged clicks.
     expect(analyticsQuerySchema.parse({ tag: '(None)' }).tag).toEqual(['(none)']);
+  });
+
+  it('names the text (none) itself as \\(none), apart from the empty value, and the dashboard\'s address of a row reads back as that row', () => {
+    expect(filterValueOf(null)).toBe(NONE);
+    expect(filterValueOf('(none)')).toBe(LITERAL_NONE);
+    expect(filterValueOf('email')).toBe('email');
+    expect(analyticsQuerySchema.parse({ utm_medium: '\\(none)' }).utm_medium).toEqual(['(none)']);
+    expect(analyticsQuerySchema.parse({ utm_medium: '(none)' }).utm_medium).toEqual([null]);
+    // Rows as the dashboard puts them in its address, and back as the API reads them.
+    const address = joinFilterValues([null, '(none)', 'a,b'].map(filterValueOf));
+    expect(address).toBe('(none),\\\\(none),a\\,b');
+    expect(analyticsQuerySchema.parse({ utm_medium: address }).utm_medium).toEqual([null, '(none)', 'a,b']);
+    expect(analyticsQuerySchema.parse({ tag: '\\(none)' }).tag).toEqual(['(none)']);
+    expect(spellFilterValue('referrer', LITERAL_NONE)).toBe(LITERAL_NONE);
   });
 
   it('changes only ASCII letters\' case where the values are ASCII: nothing that only looks like one gets through', () => {

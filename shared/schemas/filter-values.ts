@@ -4,6 +4,19 @@ import { tagNormalForm } from './tag-normal-form.ts';
 export const NONE = '(none)';
 
 /**
+ * How a filter names a value that is literally the text `(none)` (a GA-style
+ * `utm_medium=(none)` a visitor's link carried), as NONE names the empty value: `\(none)`.
+ * The dashboard's addresses escape its backslash (`\\(none)`, joinFilterValues); both read alike.
+ */
+export const LITERAL_NONE = '\\(none)';
+
+/** A breakdown row's value as a filter names it: NONE for the empty value, LITERAL_NONE for the text `(none)`, else itself. */
+export function filterValueOf(value: string | null): string {
+  if (value === null) return NONE;
+  return value === NONE ? LITERAL_NONE : value;
+}
+
+/**
  * The values of an analytics filter parameter: comma-separated (any of them matches),
  * a backslash escaping a comma or a backslash (`a\,b` is the one value `a,b`), so every
  * value a breakdown shows, commas included, can be a filter. Any other backslash is
@@ -58,7 +71,7 @@ const spellings: Readonly<Partial<Record<string, (value: string) => string>>> = 
  * API and the dashboard read an address alike.
  */
 export function spellFilterValue(dimension: string, value: string): string {
-  if (value === NONE) return value;
+  if (value === NONE || value === LITERAL_NONE) return value;
   const spelled = spellings[dimension]?.(value) ?? value;
   return spelled === NONE ? value : spelled;
 }

@@ -3,7 +3,7 @@ import type { Dimension } from './api.ts';
 import { countryName, deletedLinkName, shortLinkName } from './format.ts';
 import { setQuery } from './router.ts';
 import { changes } from './changes.ts';
-import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
+import { filterValueOf, joinFilterValues, LITERAL_NONE, NONE, spellFilterValue, splitFilterValues } from '../../../shared/schemas/filter-values.ts';
 
 /**
  * The analytics filters as the URL holds them: one query parameter per
@@ -13,7 +13,7 @@ import { joinFilterValues, NONE, spellFilterValue, splitFilterValues } from '../
  * a filtered view is a link to share. Values are read as the API spells them
  * (`country=de` is the row `DE`), so one typed in another case is still its row.
  */
-export { NONE };
+export { filterValueOf, NONE };
 
 export const dimensionLabels: Record<Dimension, string> = {
   country: 'Country',
@@ -56,7 +56,7 @@ export function filtersFrom(query: URLSearchParams): Partial<Record<Dimension, s
 /** Adds a value to a dimension's filter (OR with the values already there). */
 export function addFilter(dimension: Dimension, value: string | null): void {
   const values = new Set(filterValues(dimension, new URLSearchParams(location.search).get(dimension)));
-  values.add(value ?? NONE);
+  values.add(filterValueOf(value));
   setQuery({ [dimension]: joinFilterValues(values) });
 }
 
@@ -67,8 +67,12 @@ export function removeFilter(dimension: string, value: string): void {
   setQuery({ [dimension]: joinFilterValues(values.filter((v) => v !== gone)) || undefined });
 }
 
+/** How the text `(none)` itself (a GA-style utm_medium) shows, apart from the empty value's (none). */
+const LITERAL_NONE_LABEL = '"(none)"';
+
 export function valueLabel(dimension: Dimension, value: string, labels: Map<string, string>): string {
   if (value === NONE) return '(none)';
+  if (value === LITERAL_NONE) return LITERAL_NONE_LABEL;
   if (dimension === 'country') return countryName(value);
   if (dimension === 'rule' && value === 'default') return 'Default destination';
   return labels.get(`${dimension}:${value}`) ?? value;
@@ -97,6 +101,7 @@ export interface NamedRow {
  */
 export function rowLabel(dimension: Dimension, r: NamedRow): string {
   if (r.value === null) return NONE;
+  if (r.value === NONE) return LITERAL_NONE_LABEL;
   if (dimension === 'country') return countryName(r.value);
   if (dimension === 'link' && r.shortCode) return shortLinkName(r.shortCode, r.domain);
   return r.label ?? r.value;

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
-import { addFilter, dimensionLabels, filterValues, NONE, noteLabels, removeFilter, rowLabel, seenLabels, valueLabel } from '../filters.ts';
+import { addFilter, dimensionLabels, filterValueOf, filterValues, noteLabels, removeFilter, rowLabel, seenLabels, valueLabel } from '../filters.ts';
 import { joinFilterValues } from '../../../../shared/schemas/filter-values.ts';
 import { fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
@@ -47,7 +47,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   // the top values, so those chosen are asked for by themselves (one more request, only
   // then), at their counts, or 0 when the answer lacks them too.
   const complete = rows.data !== undefined && rows.data.pagination.total <= data.length;
-  const onPage = new Set(data.map((r) => r.value ?? NONE));
+  const onPage = new Set(data.map((r) => filterValueOf(r.value)));
   // What the past-page request asks, set once the page for these filters has answered and
   // kept while the next loads (not asked beside the last filters' page; its rows stay on
   // screen meanwhile, as the page's own do). Fewer values under the same filters (one taken
@@ -71,10 +71,10 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
   const askingPastPage = pastPage.values.length > 0 && chosenRows.loading;
   // Only values asked for and chosen still (one taken away goes at once, as its chip does).
   const asPastPage = (value: string) => pastPage.values.includes(value) && chosen.has(value) && !onPage.has(value);
-  const beyond = chosenRows.data?.data.filter((r) => asPastPage(r.value ?? NONE)) ?? [];
+  const beyond = chosenRows.data?.data.filter((r) => asPastPage(filterValueOf(r.value))) ?? [];
   useEffect(() => noteLabels(dimension, [...data, ...beyond]), [rows.data, chosenRows.data, dimension]);
   const apiRow = (r: (typeof data)[number], pastPageRow: boolean): BreakdownRow => ({
-    value: r.value ?? NONE,
+    value: filterValueOf(r.value),
     label: rowLabel(dimension, r),
     count: r.clicks,
     title: `${fmtInt(r.clicks)} clicks, ${fmtInt(r.uniqueClicks)} unique, ${fmtInt(r.conversions)} conversions (${r.conversionRate.toFixed(2)} %)`,
@@ -114,7 +114,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
         selectLabel="Filter by"
         chosen={chosen}
         loading={!rows.data}
-        onSelect={(row) => (chosen.has(row.value ?? NONE) ? removeFilter(dimension, row.value ?? NONE) : addFilter(dimension, row.value))}
+        onSelect={(row) => (chosen.has(filterValueOf(row.value)) ? removeFilter(dimension, filterValueOf(row.value)) : addFilter(dimension, row.value))}
         rows={cardRows}
         footer={
           <button
