@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { stringify } from 'csv-stringify/sync';
+import type { RowChunks } from './query-rows.ts';
 
 /** `format=csv`, or no format and an Accept header that prefers text/csv over JSON. */
 export function wantsCsv(ctx: Context, format: 'json' | 'csv' | undefined): boolean {
@@ -56,7 +57,7 @@ export function toCsv(columns: string[], rows: Array<Record<string, unknown>>, o
  * read to the end or not: Koa destroys a body it does not send (a HEAD request), and one
  * whose client went away.
  */
-export function csvStream(columns: string[], rows: { chunks: AsyncIterable<Array<Record<string, unknown>>>; close(): void }): Readable {
+export function csvStream(columns: string[], rows: RowChunks<Record<string, unknown>>): Readable {
   const stream = Readable.from(
     (async function* lines() {
       yield toCsv(columns, []);

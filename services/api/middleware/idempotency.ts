@@ -162,11 +162,13 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
    */
   function keepClaimed(workspaceId: string, key: string, token: string): () => void {
     let lost = false;
+    let stopped = false;
     const timer = setInterval(() => {
       if (lost) return;
       renew(workspaceId, key, token).then(
         (held) => {
-          if (held) return;
+          // A renewal answered after the request stored its answer finds no claim: not a lapse.
+          if (held || stopped) return;
           lost = true;
           logger.warn('an Idempotency-Key claim lapsed while its request ran (the lease ran out between renewals); a retry may have run it again', { workspaceId, key });
         },
@@ -174,7 +176,10 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
       );
     }, (leaseSeconds * 1000) / 4);
     timer.unref();
-    return () => clearInterval(timer);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
   }
 
   async function store(workspaceId: string, key: string, token: string, status: number, body: string): Promise<void> {
