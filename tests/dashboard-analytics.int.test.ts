@@ -560,6 +560,47 @@ describe('dashboard numbers in chromium: every figure equals the API’s', () =>
     expect(await box.count()).toBe(0);
   }, 60_000);
 
+  it('a card\'s (none) row filters the clicks without a value, and a row of the text "(none)" itself that text: apart in chips, addresses and figures', async () => {
+    // One visit whose link carried utm_medium=(none) literally, as GA's convention writes it.
+    const before = (await t.apiGet<{ data: Overview }>('/analytics')).data.summary.totalClicks;
+    const res = await fetch(`${t.linkroute.redirectUrl}/news?utm_medium=(none)`, { redirect: 'manual', headers: { 'user-agent': userAgent(5000), [COUNTRY_HEADER]: 'US' } });
+    expect(res.status).toBe(302);
+    await expect.poll(async () => (await t.apiGet<{ data: Overview }>('/analytics')).data.summary.totalClicks, { timeout: 60_000, interval: 500 }).toBe(before + 1);
+    const all = await t.apiGet<{ data: BreakdownRow[] }>('/analytics/breakdown?dimension=utm_medium');
+    const empty = all.data.find((r) => r.value === null)!.clicks;
+
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/?by_sources=utm_medium`);
+    const card = page.locator('[data-group="sources"][data-dimension="utm_medium"]');
+    const loadedCard = page.locator('[data-group="sources"][data-dimension="utm_medium"][data-loaded="true"]');
+    const param = () => new URL(page.url()).searchParams.get('utm_medium');
+    const chips = () => page.locator('[aria-label="Active filters"] li[data-filter] span').allTextContents();
+    const total = async () => (await t.apiGet<{ data: Overview }>(requests.last('/analytics', { compare: 'previous' }))).data.summary.totalClicks;
+    await loadedCard.waitFor();
+    const emptyRow = card.locator('tr[data-value="(none)"] button');
+    const textRow = card.locator('tr[data-value="\\\\(none)"] button');
+    expect(await emptyRow.getAttribute('aria-label')).toBe('Filter by (none)');
+    expect(await textRow.getAttribute('aria-label')).toBe('Filter by "(none)"');
+
+    // The empty value's row: `(none)`, and the clicks without a utm_medium.
+    await emptyRow.click();
+    await expect.poll(param).toBe('(none)');
+    await loadedAnalytics();
+    await loadedCard.waitFor();
+    expect(await chips()).toEqual(['UTM medium: (none)']);
+    expect(await total()).toBe(empty);
+    // Chosen, a click takes it away.
+    await emptyRow.click();
+    await expect.poll(param).toBe(null);
+
+    // The text's row: `\(none)` (its backslash escaped in the address), and the one click.
+    await loadedCard.waitFor();
+    await textRow.click();
+    await expect.poll(param).toBe('\\\\(none)');
+    await loadedAnalytics();
+    expect(await chips()).toEqual(['UTM medium: "(none)"']);
+    expect(await total()).toBe(1);
+  }, 90_000);
+
   it('no page error and no request beyond loopback in any of it', () => {
     expect(t.errors).toEqual([]);
     expect(t.offOrigin).toEqual([]);

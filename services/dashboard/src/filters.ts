@@ -53,10 +53,13 @@ export function filtersFrom(query: URLSearchParams): Partial<Record<Dimension, s
   return out;
 }
 
-/** Adds a value to a dimension's filter (OR with the values already there). */
+/**
+ * Adds a value to a dimension's filter (OR with the values already there): `value` as a
+ * filter names it (a breakdown row's through filterValueOf), null the empty value.
+ */
 export function addFilter(dimension: Dimension, value: string | null): void {
   const values = new Set(filterValues(dimension, new URLSearchParams(location.search).get(dimension)));
-  values.add(filterValueOf(value));
+  values.add(value ?? NONE);
   setQuery({ [dimension]: joinFilterValues(values) });
 }
 

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, downloadCsv, unwrap, type Dimension } from '../api.ts';
-import { addFilter, dimensionLabels, filterValueOf, filterValues, noteLabels, removeFilter, rowLabel, seenLabels, valueLabel } from '../filters.ts';
+import { addFilter, dimensionLabels, filterValueOf, filterValues, NONE, noteLabels, removeFilter, rowLabel, seenLabels, valueLabel } from '../filters.ts';
 import { joinFilterValues } from '../../../../shared/schemas/filter-values.ts';
 import { fmtInt } from '../format.ts';
 import { setQuery } from '../router.ts';
@@ -114,7 +114,7 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
         selectLabel="Filter by"
         chosen={chosen}
         loading={!rows.data}
-        onSelect={(row) => (chosen.has(filterValueOf(row.value)) ? removeFilter(dimension, filterValueOf(row.value)) : addFilter(dimension, row.value))}
+        onSelect={(row) => (chosen.has(row.value ?? NONE) ? removeFilter(dimension, row.value ?? NONE) : addFilter(dimension, row.value))}
         rows={cardRows}
         footer={
           <button
