@@ -602,6 +602,9 @@ describe('redirector app', () => {
       const tracked = await send(base, '/tracked', { method: 'HEAD' });
       expect(tracked.status).toBe(302);
       expect(new URL(tracked.headers.location!).searchParams.has('clickId')).toBe(false);
+      // Nor the destination's own clickId, which ours replaces on a GET.
+      add(store, { shortCode: 'head-own-click', defaultDestination: 'https://shop.example/p?clickId=merchant&x=0', conversionTracking: true });
+      expect((await send(base, '/head-own-click?y=1', { method: 'HEAD' })).headers.location).toBe('https://shop.example/p?x=0&y=1');
       expect((await send(base, '/never', { method: 'HEAD' })).status).toBe(204);
       const page = await send(base, '/expired', { method: 'HEAD' });
       const get = await send(base, '/expired');

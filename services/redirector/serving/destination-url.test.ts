@@ -21,6 +21,16 @@ describe('appendClickId', () => {
   ])('%s', (destination, expected) => {
     expect(appendClickId(destination, 'ck_X')).toBe(expected);
   });
+
+  it.each([
+    ['https://a.example/p?clickId=merchant', 'https://a.example/p'],
+    ['https://a.example/p?clickId=merchant&x=0#f', 'https://a.example/p?x=0#f'],
+    ['https://a.example/p?x=1&click%49d=m', 'https://a.example/p?x=1'],
+    ['https://a.example/p?', 'https://a.example/p?'],
+    ['https://a.example/p', 'https://a.example/p'],
+  ])('without a click id (a HEAD): %s drops its own and adds none', (destination, expected) => {
+    expect(appendClickId(destination, '')).toBe(expected);
+  });
 });
 
 describe('headerSafeUrl', () => {

@@ -28,12 +28,15 @@ export const CLICK_ID_PARAM = 'clickId';
  * #fragment. Click ids are base64url, so the value needs no encoding. Ours replaces a
  * `clickId` the destination already has (a merchant reading the first `clickId` would
  * otherwise never see ours, and conversions would not attribute): one `clickId`, ours.
+ * With `clickId` '' (a HEAD, which records no click), the destination's own is dropped
+ * and none added.
  */
 export function appendClickId(destination: string, clickId: string): string {
   const hash = destination.indexOf('#');
   let base = hash === -1 ? destination : destination.slice(0, hash);
   const fragment = hash === -1 ? '' : destination.slice(hash);
   let query = base.indexOf('?');
+  let dropped = false;
   // Rare: the destination names a clickId of its own (maybe percent-encoded): drop it.
   if (query !== -1 && (base.includes(CLICK_ID_PARAM, query) || base.includes('%', query))) {
     const pairs = base.slice(query + 1).split('&');
@@ -41,9 +44,13 @@ export function appendClickId(destination: string, clickId: string): string {
     if (kept.length !== pairs.length) {
       base = base.slice(0, query + 1) + kept.filter((pair) => pair !== '').join('&');
       query = base.indexOf('?');
+      dropped = true;
     }
   }
   const last = base.charCodeAt(base.length - 1);
+  // None to append (a HEAD's Location): the destination's own is gone all the same, and
+  // with it the '?' it leaves alone.
+  if (clickId === '') return `${dropped && last === 63 /* ? */ ? base.slice(0, -1) : base}${fragment}`;
   const separator = query === -1 ? '?' : last === 63 /* ? */ || last === 38 /* & */ ? '' : '&';
   return `${base}${separator}${CLICK_ID_PARAM}=${clickId}${fragment}`;
 }
@@ -98,10 +105,15 @@ export function forwardQuery(destination: string, visitorQuery: string, mode: Fo
   return `${path}?${[...kept, ...added].join('&')}${fragment}`;
 }
 
-/** The pair has a non-empty value (`k=v`; not `k` or `k=`). */
+/**
+ * The pair has a value analytics records (`k=v`; not `k`, `k=`, nor only NULs, which
+ * parseTracking drops), so the override and the recorded value are the same one.
+ */
 function hasValue(pair: string): boolean {
   const eq = pair.indexOf('=');
-  return eq !== -1 && eq < pair.length - 1;
+  if (eq === -1 || eq === pair.length - 1) return false;
+  const value = pair.slice(eq + 1);
+  return !value.includes('%') || decodeQueryComponent(value).replaceAll('\0', '') !== '';
 }
 
 function keyOf(pair: string): string {

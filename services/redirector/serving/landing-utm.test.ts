@@ -34,8 +34,11 @@ describe('landingUtm: what the landing page receives, else the visitor', () => {
       'https://shop.example/#/products?utm_campaign=spring',
       // A key written percent-encoded is the same key.
       'https://example.com/p?utm%5Fsource=newsletter&utm_medium=email',
+      // Any letter of it may be: the landing page reads utm_source.
+      'https://example.com/p?%75tm_source=newsletter&utm_medium=email',
     ];
-    const query = 'utm_source=twitter&utm_term=shoes&utm_content=a%20b&utm_campaign=social';
+    // A value of NULs alone is none (parseTracking drops them): the next value overrides.
+    for (const query of ['utm_source=twitter&utm_term=shoes&utm_content=a%20b&utm_campaign=social', 'utm_source=%00&utm_source=tw&utm_medium=%00&utm_term=a%00b'])
     for (const destination of destinations) {
       for (const mode of [true, false, 'override_utm', undefined] as const) {
         const location = forwardQuery(destination, query, mode, ['qr']);

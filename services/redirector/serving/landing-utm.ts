@@ -20,8 +20,9 @@ const destinationUtm = new LRUCache<string, Utm>({ max: 10_000 });
 
 function utmOf(destination: string): Utm | null {
   // Most destinations carry no tagging: a substring test, no parse, nothing cached. Not
-  // 'utm_': a key may come percent-encoded (utm%5Fsource), as forwardQuery decodes keys.
-  if (!destination.includes('utm')) return null;
+  // 'utm_': a key may come percent-encoded (utm%5Fsource, %75tm_source), as forwardQuery
+  // decodes keys; a destination with any escape is parsed.
+  if (!destination.includes('utm') && !destination.includes('%')) return null;
   let utm = destinationUtm.get(destination);
   if (utm === undefined) {
     // The query ends at the fragment, and a '?' inside the fragment (a hash-routed page,

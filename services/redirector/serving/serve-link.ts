@@ -135,7 +135,8 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
   function onward(url: string, query: string, link: CompiledLink, clickId: string): string {
     const tracking = link.conversionTracking;
     const forwarded = forwardQuery(url, query, link.forwardQuery, tracking ? notForwardedWhenTracking : notForwarded);
-    return tracking && clickId !== '' ? appendClickId(forwarded, clickId) : forwarded;
+    // A HEAD (clickId '') gets none, but the destination's own clickId goes all the same.
+    return tracking ? appendClickId(forwarded, clickId) : forwarded;
   }
 
   function fail(res: HttpResponse, head: boolean, message: string, link: CompiledLink): void {
