@@ -182,6 +182,10 @@ describe('server-to-server conversions', () => {
       [{ clickId, orderId: '' }, ['orderId']],
       [{ clickId, coupon: 'X' }, ['coupon']],
       [{ clickId, click_id: clickId }, ['click_id (duplicate of clickId)']],
+      // Names every object inherits are keys like any other (their path was a function's source).
+      [{ clickId, constructor: 1 }, ['constructor']],
+      [{ clickId, toString: 'x' }, ['toString']],
+      [JSON.parse(`{"clickId":"${clickId}","__proto__":{"a":1}}`), ['__proto__']],
     ];
     for (const [body, paths] of cases) {
       const res = await post(body);

@@ -95,10 +95,11 @@ const conversionS2sDocumentation = z
 export const conversionS2sSchema = documented(z
   .preprocess((input) => {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
-    const out: Record<string, unknown> = {};
+    // No prototype: a key like `constructor` or `__proto__` is a key (an unknown one, a 400 naming it), not an inherited property.
+    const out: Record<string, unknown> = Object.create(null);
     for (const [key, value] of Object.entries(input)) {
-      const name = aliases[key] ?? key;
-      out[name in out ? `${key} (duplicate of ${name})` : name] = value;
+      const name = Object.hasOwn(aliases, key) ? aliases[key]! : key;
+      out[Object.hasOwn(out, name) ? `${key} (duplicate of ${name})` : name] = value;
     }
     return out;
   }, z.strictObject({

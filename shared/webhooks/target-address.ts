@@ -29,6 +29,8 @@ const ranges: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['64:ff9b:1::', 48, 'ipv6', 'local NAT64'],
   ['100::', 64, 'ipv6', 'discard'],
   ['2001:db8::', 32, 'ipv6', 'documentation'],
+  // Teredo: its IPv4 addresses are obfuscated in it; nothing a webhook should reach.
+  ['2001::', 32, 'ipv6', 'Teredo'],
   ['fc00::', 7, 'ipv6', 'unique local (private)'],
   ['fe80::', 10, 'ipv6', 'link-local'],
   ['fec0::', 10, 'ipv6', 'site-local'],
@@ -36,18 +38,37 @@ const ranges: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
 ];
 for (const [address, prefix, family] of ranges) blocked.addSubnet(address, prefix, family);
 
-/** IPv4 inside IPv6 (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:ab:cd::): the IPv4 address it reaches, or null. */
+/** An IPv6 address (valid: isIP said so) as its eight 16-bit groups, `::` and a trailing dotted quad expanded. */
+function hextets(address: string): number[] {
+  let text = address.toLowerCase();
+  const zone = text.indexOf('%');
+  if (zone !== -1) text = text.slice(0, zone);
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const groups = (part: string) => (part === '' ? [] : part.split(':').map((h) => parseInt(h, 16)));
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  if (tail === undefined) return groups(head);
+  const [before, after] = [groups(head), groups(tail)];
+  return [...before, ...new Array<number>(8 - before.length - after.length).fill(0), ...after];
+}
+
+/**
+ * IPv4 inside IPv6, however the address is written (`2002:7f00::1` as `2002:7f00:0:...`):
+ * mapped ::ffff:a.b.c.d, translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::a.b.c.d and 6to4
+ * 2002:aabb:ccdd::: the IPv4 address it reaches, or null.
+ */
 function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1]!;
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  const sixToFour = /^2002:([0-9a-f]{1,4}):([0-9a-f]{1,4}):/.exec(lower);
-  const parts = hex ?? sixToFour;
-  if (!parts) return null;
-  const hi = parseInt(parts[1]!, 16);
-  const lo = parseInt(parts[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const h = hextets(address);
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zeros = (from: number, to: number) => h.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && h[5] === 0xffff) return v4(h[6]!, h[7]!);
+  if (zeros(0, 4) && h[4] === 0xffff && h[5] === 0) return v4(h[6]!, h[7]!);
+  if (h[0] === 0x64 && h[1] === 0xff9b && zeros(2, 6)) return v4(h[6]!, h[7]!);
+  if (h[0] === 0x2002) return v4(h[1]!, h[2]!);
+  return null;
 }
 
 /** Why an address may not be a webhook target, or null when it may. */
