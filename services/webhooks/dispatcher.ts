@@ -206,8 +206,12 @@ export function createDispatcher(deps: {
     };
     metrics.attempt(result.ok ? 'succeeded' : result.nextAttemptAt === null ? 'gave_up' : 'will_retry', attempt.latencyMs);
     // The endpoint's streak is recorded here either way: the attempt was made. Written here,
-    // it carries the claim it was made under.
-    results.push((await recordHere(delivery, result)) ? { ...result, claimToken: await claimOf(delivery) } : asStored(result));
+    // it carries the claim it was made under. Awaited before `results` is read: a write
+    // takes the array in hand and puts a new one (record()), so an outcome pushed onto the
+    // array read before the await (as `results.push(await ...)` does) went into a batch
+    // already written, and was lost.
+    const outcome = (await recordHere(delivery, result)) ? { ...result, claimToken: await claimOf(delivery) } : asStored(result);
+    results.push(outcome);
     scheduleRecord();
   }
 
