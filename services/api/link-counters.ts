@@ -60,7 +60,7 @@ async function queryCounters(clickhouse: ClickHouseClient, workspaceIds: string[
       ) AS c
       FULL OUTER JOIN (
         SELECT workspace_id, link_id, count() AS conversions, sum(value) AS revenue
-        FROM ${countedConversionRows('workspace_id IN {workspaceIds:Array(String)} AND attributed', 'workspace_id, link_id, value', 'workspace_id, ', 'link_id IN {linkIds:Array(String)}')}
+        FROM ${countedConversionRows('workspace_id IN {workspaceIds:Array(String)}', 'workspace_id, link_id, value', 'workspace_id, ', 'link_id IN {linkIds:Array(String)}')}
         GROUP BY workspace_id, link_id
       ) AS v USING (workspace_id, link_id)`,
     query_params: { workspaceIds, linkIds },

@@ -25,34 +25,50 @@ export interface ConversionFilter {
 }
 
 /** Columns the fold reads besides those the caller keeps. */
-const FOLD_COLUMNS = ['ts', 'conversion_id', 'order_id', 'click_id', 'source'];
+const FOLD_COLUMNS = ['ts', 'conversion_id', 'order_id', 'click_id', 'source', 'attributed'];
 /** Columns the conditions applied after the fold may read. */
 const SCOPE_COLUMNS = ['link_id', 'campaign_id', 'event'];
 
 /**
  * The rows every count of conversions keeps, as a subquery over `conversions` rows
- * matching `where`: each order once (its s2s row, else its earliest; a row without an
+ * matching `folded`: each order once (its s2s row, else its earliest; a row without an
  * order id is its own order, and a pixel's repeats share its conversion id:
  * shared/conversion-id.ts). An s2s postback is authenticated and a pixel is public, so a
- * pixel fired first with a guessed order id and a cent cannot stand in for the order;
- * then at most MAX_PIXEL_CONVERSIONS_PER_CLICK pixel conversions per click. It keeps
- * `columns`. `scope` (e.g. `workspace_id, `) prefixes both keys, for a query over
- * several workspaces. Every replica of the rule is this one function.
+ * pixel with a guessed order id and a cent cannot stand in for the order, before or
+ * after it, attributed or not (an order whose postback is not attributed is not counted);
+ * then the attributed ones, at most MAX_PIXEL_CONVERSIONS_PER_CLICK pixel conversions per
+ * click. It keeps `columns`. `scope` (e.g. `workspace_id, `) prefixes both keys, for a
+ * query over several workspaces. Every replica of the rule is this one function.
  *
- * `where` must hold every row of an order and of a click (a workspace and a range):
- * `narrow` (a link, a campaign, an event, the clicks' dimensions) applies after the
- * fold, so an order's pixel copy on another link, or under another event, is not
- * counted where its counted row is not (a report narrowed to one link would count it).
+ * `folded` must hold every row of an order and of a click (a workspace, and a span
+ * around the range: foldSpan), so which row counts does not depend on the range asked:
+ * `counted` (the range, a link, a campaign, an event, the clicks' dimensions) applies
+ * after the fold, and the days of a range count what the range counts. An order's pixel
+ * copy on another link, under another event or on another day is not counted where its
+ * counted row is not.
  */
-export function countedConversionRows(where: string, columns: string, scope = '', narrow = ''): string {
+export function countedConversionRows(folded: string, columns: string, scope = '', counted = ''): string {
   const kept = columns.split(',').map((c) => c.trim());
-  const wanted = [...FOLD_COLUMNS, ...(narrow ? SCOPE_COLUMNS : [])];
+  const wanted = [...FOLD_COLUMNS, ...(counted ? SCOPE_COLUMNS : [])];
   const read = [...kept, ...wanted.filter((c) => !kept.includes(c))].join(', ');
-  const folded = `SELECT ${narrow ? read : columns} FROM (
-      SELECT ${read} FROM conversions WHERE ${where}
+  const rows = `SELECT ${counted ? read : columns} FROM (
+      SELECT ${read} FROM conversions WHERE ${folded}
       ORDER BY source = 'pixel', ts, conversion_id LIMIT 1 BY ${scope}if(order_id = '', conversion_id, order_id))
+    WHERE attributed
     ORDER BY ts, conversion_id LIMIT ${MAX_PIXEL_CONVERSIONS_PER_CLICK} BY ${scope}if(source = 'pixel', click_id, conversion_id)`;
-  return narrow ? `(SELECT ${columns} FROM (${folded}) WHERE ${narrow})` : `(${folded})`;
+  return counted ? `(SELECT ${columns} FROM (${rows}) WHERE ${counted})` : `(${rows})`;
+}
+
+/**
+ * The span whose rows are folded for a range: an attributed conversion comes at most the
+ * attribution window (and the clocks' skew) after its click, so every conversion of a
+ * click with a conversion in the range lies in it, and so does every row of an order
+ * whose rows share a click (a pixel and its postback). An order whose rows name clicks
+ * further apart than the window may be counted in two ranges' reports.
+ */
+export function foldSpan(span: { loMs: number; hiMs: number }): { loMs: number; hiMs: number } {
+  const margin = ATTRIBUTION_WINDOW_MS + CLOCK_SKEW_MS;
+  return { loMs: span.loMs - margin, hiMs: span.hiMs + margin };
 }
 
 /**
@@ -68,22 +84,29 @@ export function countedConversions(
   p = 'c',
 ): { subquery: string; params: Record<string, unknown> } {
   const span = rangeSpanMs(f);
-  const parts = [
+  const fold = foldSpan(span);
+  const folded = [
     `workspace_id = {${p}WorkspaceId:String}`,
-    'attributed',
-    `ts >= fromUnixTimestamp64Milli({${p}Lo:Int64})`,
-    `ts < fromUnixTimestamp64Milli({${p}Hi:Int64})`,
+    `ts >= fromUnixTimestamp64Milli({${p}FoldLo:Int64})`,
+    `ts < fromUnixTimestamp64Milli({${p}FoldHi:Int64})`,
   ];
+  // Conditions on the counted rows, the range first: after the fold (see countedConversionRows).
+  const narrow = [`ts >= fromUnixTimestamp64Milli({${p}Lo:Int64})`, `ts < fromUnixTimestamp64Milli({${p}Hi:Int64})`];
   // `${p}Tz` is also the zone callers bucket the rows in.
-  const params: Record<string, unknown> = { [`${p}WorkspaceId`]: f.workspaceId, [`${p}Lo`]: span.loMs, [`${p}Hi`]: span.hiMs, [`${p}Tz`]: f.timezone };
+  const params: Record<string, unknown> = {
+    [`${p}WorkspaceId`]: f.workspaceId,
+    [`${p}FoldLo`]: fold.loMs,
+    [`${p}FoldHi`]: fold.hiMs,
+    [`${p}Lo`]: span.loMs,
+    [`${p}Hi`]: span.hiMs,
+    [`${p}Tz`]: f.timezone,
+  };
   // Dates: local days in the zone, inside the span; instants: the span is the range.
   if (!isInstant(f.from)) {
     // By the local day its UTC hour starts on, as the clicks' rollups count (bucket-label.ts).
-    parts.push(`toDate(toTimeZone(toStartOfHour(ts), {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`);
+    narrow.push(`toDate(toTimeZone(toStartOfHour(ts), {${p}Tz:String})) BETWEEN toDate({${p}From:String}) AND toDate({${p}To:String})`);
     Object.assign(params, { [`${p}From`]: f.from, [`${p}To`]: f.to });
   }
-  // Conditions on the counted rows: after the fold (see countedConversionRows).
-  const narrow: string[] = [];
   if (f.campaignId !== undefined) {
     narrow.push(`campaign_id = {${p}CampaignId:String}`);
     params[`${p}CampaignId`] = f.campaignId;
@@ -109,7 +132,7 @@ export function countedConversions(
     params[`${p}ClickLo`] = span.loMs - ATTRIBUTION_WINDOW_MS;
     params[`${p}ClickHi`] = span.hiMs + CLOCK_SKEW_MS;
   }
-  return { subquery: countedConversionRows(parts.join(' AND '), columns, '', narrow.join(' AND ')), params };
+  return { subquery: countedConversionRows(folded.join(' AND '), columns, '', narrow.join(' AND ')), params };
 }
 
 /** conversions / clicks x 100, 0 without clicks; two decimals. */

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestClickHouse, type TestClickHouse } from '../../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
+import { createLogger } from '../../../shared/logger.ts';
+import { clickHouseLinkCounters } from '../link-counters.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
 
 /**
@@ -22,7 +24,8 @@ describe('overview conversions', () => {
     ch = await createTestClickHouse();
     client = connectClickHouse(ch.url);
     await migrateClickHouse(client);
-    api = await startTestApi('postgres', { analytics: client });
+    // The links' counters too (conversions: 0 without them), read when asked.
+    api = await startTestApi('postgres', { analytics: client, counters: clickHouseLinkCounters(client, createLogger('test', 'silent'), { keepWarmMs: 0 }) });
     ({ key, workspaceId } = await api.tenant());
     a = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://shop.example/a' } })).body.data.id;
     b = (await api.request('POST', '/links', { key, body: { destinationUrl: 'https://shop.example/b' } })).body.data.id;
@@ -77,14 +80,57 @@ describe('overview conversions', () => {
       [a, 3, 1],
       [b, 2, 2],
     ]);
-    // A range that starts after the first conversion of o-1 counts its repeat there, as the conversions report does.
+    // A range that starts after the first conversion of o-1 does not count its repeat: o-1 is the 10th's, whatever range is asked.
     const later = (await api.request('GET', '/analytics?from=2026-06-11&to=2026-06-11', { key })).body.data;
-    expect(later.summary).toMatchObject({ conversions: 3, revenue: 16 });
-    expect(later.topLinks.map((l: { linkId: string; conversions: number }) => [l.linkId, l.conversions])).toEqual([[b, 2], [a, 1]]);
+    expect(later.summary).toMatchObject({ conversions: 2, revenue: 6 });
+    expect(later.topLinks.map((l: { linkId: string; conversions: number }) => [l.linkId, l.conversions])).toEqual([[b, 2], [a, 0]]);
     // The same on one link's report.
     const linkA = (await api.request('GET', `/analytics/${a}?from=2026-06-10&to=2026-06-12`, { key })).body.data;
     expect(linkA.summary).toEqual({ totalClicks: 3, uniqueClicks: 3, conversions: 1, revenue: 10, conversionRate: 33.33 });
     expect(linkA.topLinks).toEqual([{ linkId: a, shortCode: expect.any(String), deleted: false, clicks: 3, conversions: 1 }]);
+  });
+
+  it('counts an order, and a click\'s pixel conversions, in the same place whatever range is asked: the days add up to the range', async () => {
+    const t = await api.tenant();
+    const link = (await api.request('POST', '/links', { key: t.key, body: { destinationUrl: 'https://shop.example/days' } })).body.data.id as string;
+    await client.insert({
+      table: 'events',
+      format: 'JSONEachRow',
+      values: ['ck_d1', 'ck_d2', 'ck_d3'].map((clickId, n) => ({
+        workspace_id: t.workspaceId, link_id: link, ts: Date.parse('2026-07-01T08:00:00Z') + n * 60_000, click_id: clickId, kind: 'click', campaign_id: '', visitor_id: `v${n}`,
+        country: 'DE', device_class: 'mobile', os: '', browser: '', referrer_host: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '',
+        source: 'link', rule_id: '', destination: '', bot: false,
+      })),
+    });
+    const conversion = (id: string, click: string, iso: string, value: number, over: Partial<{ order_id: string; attributed: boolean; source: string }> = {}) => ({
+      workspace_id: t.workspaceId, link_id: link, ts: Date.parse(iso), conversion_id: id, click_id: click, campaign_id: '', event: 'purchase',
+      value, currency: 'EUR', order_id: '', attributed: true, source: 'pixel', ...over,
+    });
+    await client.insert({
+      table: 'conversions',
+      format: 'JSONEachRow',
+      values: [
+        // o-late: a pixel on the 1st with a guessed value, its postback on the 2nd: the postback's, on the 2nd.
+        conversion('conv_d_1', 'ck_d1', '2026-07-01T10:00:00Z', 1, { order_id: 'o-late' }),
+        conversion('conv_d_2', 'ck_d1', '2026-07-02T10:00:00Z', 50, { order_id: 'o-late', source: 's2s' }),
+        // o-out: its postback says its click is outside the window; a pixel claiming it for a click is not the order.
+        conversion('conv_d_3', 'ck_d2', '2026-07-01T09:00:00Z', 70, { order_id: 'o-out', source: 's2s', attributed: false }),
+        conversion('conv_d_4', 'ck_d2', '2026-07-01T12:00:00Z', 2, { order_id: 'o-out' }),
+        // ck_d3: 10 pixel conversions on the 1st (the most counted per click), 2 more on the 2nd, none of them counted.
+        ...Array.from({ length: 12 }, (_, i) => conversion(`conv_d_p${i}`, 'ck_d3', i < 10 ? `2026-07-01T13:${String(i).padStart(2, '0')}:00Z` : `2026-07-02T13:0${i}:00Z`, 3)),
+      ],
+    });
+    const summary = async (from: string, to: string) => (await api.request('GET', `/analytics/${link}?from=${from}&to=${to}`, { key: t.key })).body.data.summary;
+    expect(await summary('2026-07-01', '2026-07-01')).toMatchObject({ conversions: 10, revenue: 30 });
+    expect(await summary('2026-07-02', '2026-07-02')).toMatchObject({ conversions: 1, revenue: 50 });
+    expect(await summary('2026-07-01', '2026-07-02')).toMatchObject({ conversions: 11, revenue: 80 });
+    const series = (await api.request('GET', `/analytics?from=2026-07-01&to=2026-07-03`, { key: t.key })).body.data.timeSeries;
+    expect(series.map((d: { conversions: number }) => d.conversions)).toEqual([10, 1, 0]);
+    // The conversions report and the link's counters count the same rows.
+    const report = (await api.request('GET', `/analytics/conversions?from=2026-07-02&to=2026-07-02`, { key: t.key })).body.data;
+    expect(report.conversions.map((c: { conversionId: string; value: number }) => [c.conversionId, c.value])).toEqual([['conv_d_2', 50]]);
+    const counters = (await api.request('GET', `/links/${link}`, { key: t.key })).body.data;
+    expect(counters).toMatchObject({ conversions: 11, revenue: 80 });
   });
 
   it('splits conversions by the source of their click, as it splits clicks', async () => {
