@@ -4,7 +4,7 @@
  * tabs and newlines: a stored destination may still contain CR/LF, and uWS writes header
  * values verbatim. So every value goes through headerSafeUrl before it becomes a header.
  */
-import { decodeQueryComponent } from './request-facts.ts';
+import { decodeQueryComponent, recordedUtmValue } from './request-facts.ts';
 
 /** Printable ASCII except space: what a serialised URL consists of. */
 const UNSAFE_URL_CHAR = /[^\x21-\x7e]/;
@@ -105,15 +105,10 @@ export function forwardQuery(destination: string, visitorQuery: string, mode: Fo
   return `${path}?${[...kept, ...added].join('&')}${fragment}`;
 }
 
-/**
- * The pair has a value analytics records (`k=v`; not `k`, `k=`, nor only NULs, which
- * parseTracking drops), so the override and the recorded value are the same one.
- */
+/** The pair has a value analytics records (recordedUtmValue), so the override and the recorded value are the same one. */
 function hasValue(pair: string): boolean {
   const eq = pair.indexOf('=');
-  if (eq === -1 || eq === pair.length - 1) return false;
-  const value = pair.slice(eq + 1);
-  return !value.includes('%') || decodeQueryComponent(value).replaceAll('\0', '') !== '';
+  return eq !== -1 && recordedUtmValue(decodeQueryComponent(pair.slice(eq + 1))) !== null;
 }
 
 function keyOf(pair: string): string {

@@ -165,14 +165,23 @@ export function decodeQueryComponent(text: string): string {
 }
 
 /**
- * The first non-empty value of `key`, bounded, without NUL characters: a `%00` would be
- * stored and shown as a breakdown row that no filter could select (the API refuses a
- * NUL in any URL, as Postgres cannot store one).
+ * The value analytics records for a decoded utm value: bounded, without NUL characters
+ * (a `%00` would be stored and shown as a breakdown row that no filter could select; the
+ * API refuses a NUL in any URL, as Postgres cannot store one); null when nothing is left.
+ * The one rule for "a visitor's utm value": the recorded one, and the one that may
+ * override a destination's (destination-url.ts).
  */
+export function recordedUtmValue(decoded: string): string | null {
+  const value = decoded.includes('\0') ? decoded.replaceAll('\0', '') : decoded;
+  if (value === '') return null;
+  return value.length > MAX_UTM_LENGTH ? value.slice(0, MAX_UTM_LENGTH) : value;
+}
+
+/** The first value of `key` analytics records. */
 function firstValue(params: URLSearchParams, key: string): string | null {
   for (const raw of params.getAll(key)) {
-    const value = raw.includes('\0') ? raw.replaceAll('\0', '') : raw;
-    if (value !== '') return value.length > MAX_UTM_LENGTH ? value.slice(0, MAX_UTM_LENGTH) : value;
+    const value = recordedUtmValue(raw);
+    if (value !== null) return value;
   }
   return null;
 }
