@@ -19,7 +19,7 @@ import { rawHttp } from '../../shared/testing/raw-http.ts';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 
-const zero = (): IngesterStats => ({ inserted: 0, inserts: 0, skippedDuplicates: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 });
+const zero = (): IngesterStats => ({ inserted: 0, inserts: 0, skippedDuplicates: 0, replayedInserts: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 });
 
 describe('ingester health server', () => {
   const clicks = zero();

@@ -22,6 +22,12 @@ export function registerIngesterMetrics(registry: Registry, sources: readonly In
     labelNames: ['kind'],
     read: per('skippedDuplicates'),
   });
+  collectedCounter(registry, {
+    name: 'linkroute_ingester_inserts_replayed_total',
+    help: 'Inserts another ingester left unfinished (failed, maybe in part, then let go) replayed with their own body and dedup token',
+    labelNames: ['kind'],
+    read: per('replayedInserts'),
+  });
   collectedCounter(registry, { name: 'linkroute_ingester_dead_lettered_total', help: 'Lines that can never be stored, sent to the dead-letter subject', labelNames: ['kind'], read: per('deadLettered') });
   collectedCounter(registry, {
     name: 'linkroute_ingester_forged_total',

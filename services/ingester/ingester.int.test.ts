@@ -147,6 +147,52 @@ describe('ingester', () => {
     }
   });
 
+  it('an insert that failed in part (a view failed) and was let go is finished by the next ingester: every rollup gets its events', async () => {
+    const ackWaitMs = 1_500;
+    const memory = createMemoryBus();
+    const shortAckWait: Bus = { ...memory, eventConsumer: (name, subject, options) => memory.eventConsumer(name, subject, { ...options, ackWaitMs }) };
+    // A view of `events` that fails while the flag holds a row: the insert lands in `events`
+    // (and in the views that ran before it failed), not in every rollup.
+    await clickhouse.command({ query: 'CREATE TABLE fail_flag (x UInt8) ENGINE = Memory' });
+    await clickhouse.command({ query: 'INSERT INTO fail_flag VALUES (1)' });
+    await clickhouse.command({ query: 'CREATE TABLE fail_sink (n UInt8) ENGINE = MergeTree ORDER BY n' });
+    await clickhouse.command({ query: "CREATE MATERIALIZED VIEW fail_view TO fail_sink AS SELECT throwIf((SELECT count() FROM fail_flag) > 0, 'injected view failure') AS n FROM events" });
+    const events = [301, 303, 305].map((n) => click(n, { workspaceId: 'ws_partial', kind: 'click', bot: false }));
+    let a: ReturnType<typeof startIngester> | undefined;
+    let b: ReturnType<typeof startIngester> | undefined;
+    try {
+      await shortAckWait.publishEvent(eventSubjects.clicks, encoder.encode(`${events.map((e) => JSON.stringify(e)).join('\n')}\n`), 'm-partial');
+      a = startIngester({ kind: clickEvents, bus: shortAckWait, clickhouse, logger, consumerName: 'ingest-partial', maxMessages: 10, lingerMs: 50 });
+      const deadline = Date.now() + 20_000;
+      while (a.stats().insertFailures < 1 && Date.now() < deadline) await sleep(20);
+      expect(a.stats().insertFailures).toBeGreaterThan(0);
+      // A lets the batch go (a deploy while ClickHouse fails); the failure clears; B gets the messages.
+      await a.stop();
+      await clickhouse.command({ query: 'TRUNCATE TABLE fail_flag' });
+      b = startIngester({ kind: clickEvents, bus: shortAckWait, clickhouse, logger, consumerName: 'ingest-partial', maxMessages: 10, lingerMs: 50 });
+      while (b.stats().replayedInserts + b.stats().inserts < 1 && Date.now() < deadline + 3 * ackWaitMs) await sleep(20);
+      const counts = await (
+        await clickhouse.query({
+          query: `SELECT
+              (SELECT count() FROM events WHERE workspace_id = 'ws_partial') AS events,
+              (SELECT sum(events) FROM link_hourly WHERE workspace_id = 'ws_partial') AS link_hourly,
+              (SELECT count() FROM click_facts WHERE workspace_id = 'ws_partial') AS click_facts,
+              (SELECT sum(clicks) FROM dimension_daily WHERE workspace_id = 'ws_partial' AND dimension = 'country') AS dimension_daily`,
+          format: 'JSONEachRow',
+        })
+      ).json<Record<string, string | number>>();
+      // Before unfinished-inserts.ts: B skipped all three as stored, and link_hourly (the links' counters) and others stayed at 0.
+      expect(counts.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)])))).toEqual([{ events: 3, link_hourly: 3, click_facts: 3, dimension_daily: 3 }]);
+      expect(b.stats()).toMatchObject({ replayedInserts: 1, skippedDuplicates: 3 });
+    } finally {
+      await a?.stop();
+      await b?.stop();
+      await clickhouse.command({ query: 'DROP VIEW IF EXISTS fail_view' });
+      await clickhouse.command({ query: 'DROP TABLE IF EXISTS fail_sink' });
+      await clickhouse.command({ query: 'DROP TABLE IF EXISTS fail_flag' });
+    }
+  });
+
   it('stores conversions as JSONEachRow rows', async () => {
     const conversion = {
       id: 'conv_ingest_1',

@@ -9,6 +9,7 @@ import type { EventRowBase, EventTable } from './event-tables.ts';
 import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
 import { readMessage } from './read-message.ts';
 import { storedEventIds } from './stored-event-ids.ts';
+import { unfinishedInserts } from './unfinished-inserts.ts';
 import { openEventConsumer } from '../../shared/bus/open-event-consumer.ts';
 import { messagesInHand } from '../../shared/bus/messages-in-hand.ts';
 
@@ -19,6 +20,8 @@ export interface IngesterStats {
   inserts: number;
   /** Events skipped because a redelivered message's event was already stored. */
   skippedDuplicates: number;
+  /** Inserts another ingester left unfinished (failed, maybe in part), replayed here (unfinished-inserts.ts); their rows count in `inserted`. */
+  replayedInserts: number;
   /** Lines that could never be stored, sent to the dead-letter subject. */
   deadLettered: number;
   /** Valid events that no redirector of this deployment sent (see shared/click-id-origin.ts), sent to the forged dead-letter subject. */
@@ -71,9 +74,10 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
   genuine?: EventOrigin;
 }): Ingester {
   const { bus, clickhouse, logger, kind } = deps;
-  const stats: IngesterStats = { inserted: 0, inserts: 0, skippedDuplicates: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 };
+  const stats: IngesterStats = { inserted: 0, inserts: 0, skippedDuplicates: 0, replayedInserts: 0, deadLettered: 0, forged: 0, insertFailures: 0, lastBatchLagMs: 0 };
   let stopping = false;
   let draining = false;
+  const unfinished = unfinishedInserts(bus, kind.table);
 
   /** Publishes each line to `subject` and counts it; a line published twice (a retry) is dropped by the bus. */
   async function deadLetter(subject: string, lines: string[], counter: 'deadLettered' | 'forged'): Promise<void> {
@@ -156,6 +160,9 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     if (redelivered || connection > latestConnection) {
       await inFlight;
       if (!(await untilDone('waiting for inserts under way', () => waitForInsertsUnderWay()))) return null;
+      // Before the check: what an insert that failed in part left out of the rollups is
+      // filled in by its replay, and the check then finds its events stored (unfinished-inserts.ts).
+      if (!(await untilDone('finishing unfinished inserts', () => finishUnfinishedInserts()))) return null;
       latestConnection = Math.max(latestConnection, connection);
     }
     let { batch, bad, forged } = parse(messages, bytes, new Set());
@@ -169,6 +176,17 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     if (bad.length > 0 && !(await untilDone('dead-lettering', () => deadLetter(DEAD_LETTER_SUBJECT, bad, 'deadLettered')))) return null;
     if (forged.length > 0 && !(await untilDone('dead-lettering', () => deadLetter(FORGED_DEAD_LETTER_SUBJECT, forged, 'forged')))) return null;
     return { messages, batch, parseMs };
+  }
+
+  async function finishUnfinishedInserts(): Promise<void> {
+    await unfinished.finishAll(
+      (body, token) => insertBatch(clickhouse, kind, body, token),
+      (rows) => {
+        stats.replayedInserts++;
+        stats.inserted += rows;
+        logger.warn('replayed an insert that another ingester left unfinished', { kind: kind.name, rows });
+      },
+    );
   }
 
   async function waitForInsertsUnderWay(): Promise<void> {
@@ -189,12 +207,19 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
       const token = createHash('sha256').update(batch.ids.join(',')).digest('hex');
       const body = batch.body.bytes();
       let abandoned = false;
+      let recorded = false;
       const inserted = await untilDone('insert', async () => {
         if (connectionLost()) {
           abandoned = true;
           return;
         }
-        await insertBatch(clickhouse, kind, body, token);
+        try {
+          await insertBatch(clickhouse, kind, body, token);
+        } catch (err) {
+          // It may have landed in part: kept for whoever gets these messages if this ingester lets them go.
+          if (!recorded) recorded = await recordUnfinished(token, body, batch.count);
+          throw err;
+        }
       });
       if (!inserted) return;
       if (abandoned) {
@@ -202,12 +227,25 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
         inHand.nak(messages);
         return;
       }
+      // Forgotten before the ack (unfinished-inserts.ts): stopping first leaves the messages unacked, so it is replayed soon.
+      if (recorded && !(await untilDone('forgetting a finished insert', () => unfinished.forget(token)))) return;
       stats.inserted += batch.count;
       stats.inserts++;
       stats.lastBatchLagMs = Date.now() - batch.oldestTs;
     }
     inHand.ack(messages);
     logger.debug('batch stored', { kind: kind.name, messages: messages.length, rows: batch.count, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
+  }
+
+  /** Whether the record was written; a bus that cannot take it leaves the batch as before (unfinished-inserts.ts: not covered). */
+  async function recordUnfinished(token: string, body: Buffer, rows: number): Promise<boolean> {
+    try {
+      await unfinished.record(token, body, rows);
+      return true;
+    } catch (err) {
+      logger.warn('could not record a failed insert for replay; retrying it here', { kind: kind.name, ...errorFields(err) });
+      return false;
+    }
   }
 
   /** A batch that failed for an unexpected reason goes back for redelivery; ingestion goes on. */

@@ -246,9 +246,13 @@ export const PASSWORD_FAILURES_SUBJECT = 'linkroute.redirector.password-failures
 export const kvBuckets = {
   snapshot: 'linkroute_snapshot',
   clickCounts: 'linkroute_click_counts',
+  /** Ingesters' inserts that failed and may have landed in part: services/ingester/unfinished-inserts.ts. */
+  unfinishedInserts: 'linkroute_unfinished_inserts',
 } as const;
 
 export const blobBuckets = {
   /** The compacted snapshot: every entry of kvBuckets.snapshot up to a revision, as one blob. */
   snapshot: 'linkroute_snapshot_compacted',
+  /** The bodies of kvBuckets.unfinishedInserts' entries. */
+  unfinishedInserts: 'linkroute_unfinished_insert_bodies',
 } as const;
