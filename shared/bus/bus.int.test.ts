@@ -231,6 +231,27 @@ describe.each(['nats', 'memory'] as const)('bus contract on %s', (kind) => {
     if (kind === 'nats') await expect(kv.putMany([{ key: 'bad key', value: encode('x') }])).rejects.toThrow(/invalid key/);
   });
 
+  it('KV putMany answers each entry\'s revision, and with an expected revision stores it whatever the key held (the caller being its only writer)', async () => {
+    const kv = await bus.kv(kvName());
+    const first = await kv.putMany([
+      { key: 'a', value: encode('a1'), expectedRevision: 0 },
+      { key: 'b', value: encode('b1') },
+    ]);
+    expect(first).toEqual([(await kv.get('a'))!.revision, (await kv.get('b'))!.revision]);
+    await kv.delete('b');
+    // a: as recorded; b: behind (its delete since), c: behind too (expected a message it never had).
+    const second = await kv.putMany([
+      { key: 'a', value: encode('a2'), expectedRevision: first[0] },
+      { key: 'b', value: encode('b2'), expectedRevision: first[1] },
+      { key: 'c', value: encode('c1'), expectedRevision: 7 },
+    ]);
+    expect(second).toEqual(['a', 'b', 'c'].map(() => expect.any(Number)));
+    for (const [i, key] of ['a', 'b', 'c'].entries()) {
+      const e = (await kv.get(key))!;
+      expect([decode(e.value), e.revision]).toEqual([`${key}${key === 'c' ? 1 : 2}`, second[i]]);
+    }
+  });
+
   it('KV scan reads every current value once, deletes included, in revision order, a batch at a time', async () => {
     const kv = await bus.kv(kvName());
     expect(await collect(kv.scan())).toEqual([]);

@@ -54,10 +54,18 @@ export interface KvBucket {
   get(key: string): Promise<KvEntry | null>;
   put(key: string, value: Uint8Array): Promise<number>;
   /**
-   * Puts every entry, all in flight at once. Resolves when all are stored; rejects when
-   * any was not (the others may have been: the caller puts them all again).
+   * Puts every entry, all in flight at once. Resolves when all are stored, with the
+   * revision each was stored at (in the entries' order); rejects when any was not (the
+   * others may have been: the caller puts them all again).
+   *
+   * An entry with `expectedRevision` is stored only while its key's latest entry (a value
+   * or a delete) has that revision (0: the key has none), so a put that arrives late
+   * cannot replace one made after it. One refused for a mismatch is put again expecting
+   * the key's actual revision, a few times at most: the caller must be the only writer of
+   * that key meanwhile (whatever it holds is older than the entry), and a key that keeps
+   * changing fails the call.
    */
-  putMany(entries: ReadonlyArray<{ key: string; value: Uint8Array }>): Promise<void>;
+  putMany(entries: ReadonlyArray<{ key: string; value: Uint8Array; expectedRevision?: number }>): Promise<number[]>;
   delete(key: string): Promise<void>;
   status(): Promise<KvStatus>;
   /**

@@ -31,7 +31,10 @@ export function memoryKv(): KvBucket {
     },
     put: async (key, value) => write(key, value),
     async putMany(entries) {
-      for (const { key, value } of entries) write(key, value);
+      // expectedRevision: a mismatch is put again expecting the key's actual revision (as
+      // on NATS, nats-kv-put-many.ts), which always succeeds here, as nothing writes in
+      // between in one synchronous pass (and no put arrives late in one process).
+      return entries.map(({ key, value }) => write(key, value));
     },
     async delete(key) {
       write(key, null);

@@ -4,19 +4,26 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * A loopback TCP proxy that a test can cut and restore, to make a store unreachable
  * (as a failed network or a dead load balancer would) without touching the shared
  * server behind it. `cut()` closes the listener and destroys every connection;
- * `restore()` listens again on the same port.
+ * `restore()` listens again on the same port. `stall()` holds what clients send, their
+ * connections kept (a stalled path: nothing reaches the server, nothing is lost, the
+ * server's answers still flow), until `unstall()` lets it through in order.
  */
 export interface TcpProxy {
   readonly port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  stall(): void;
+  unstall(): void;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  /** Each client connection's upstream, for stall() and unstall(). */
+  const upstreams = new Map<Socket, Socket>();
   let server: Server | null = null;
   let port = 0;
+  let stalled = false;
 
   function track(socket: Socket): void {
     sockets.add(socket);
@@ -28,7 +35,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       const upstream = connect(target.port, target.host);
       track(client);
       track(upstream);
-      client.pipe(upstream);
+      upstreams.set(client, upstream);
+      client.once('close', () => upstreams.delete(client));
+      if (stalled) client.pause();
+      else client.pipe(upstream);
       upstream.pipe(client);
       client.on('error', () => upstream.destroy());
       upstream.on('error', () => client.destroy());
@@ -59,6 +69,22 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     cut,
     restore: () => (server ? Promise.resolve() : listen()),
+    stall() {
+      if (stalled) return;
+      stalled = true;
+      // Unpiped and paused, a client's bytes wait in its socket's buffers.
+      for (const [client, upstream] of upstreams) {
+        client.unpipe(upstream);
+        client.pause();
+      }
+    },
+    unstall() {
+      // Only once: a second pipe() to the same upstream would send everything twice.
+      if (!stalled) return;
+      stalled = false;
+      // pipe() resumes the client: what it held goes first.
+      for (const [client, upstream] of upstreams) client.pipe(upstream);
+    },
     close: cut,
   };
 }

@@ -106,7 +106,7 @@ describe.each(['nats', 'memory'] as const)('snapshot publishing through %s', (bu
       async putMany(entries) {
         holding();
         await released;
-        await kv.putMany(entries);
+        return kv.putMany(entries);
       },
     };
     return { other: outboxPublisher({ sql: db.sql, kv: slowKv, logger }), held, release };

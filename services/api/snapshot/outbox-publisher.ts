@@ -43,7 +43,9 @@ export interface OutboxPublisher {
  * run this at once: each takes outbox rows with SKIP LOCKED and holds them until
  * its KV puts are done and the rows deleted, so one link is never published by two
  * at a time, and a change committed meanwhile waits on the row lock and is published
- * after, with a higher version. A flush whose pass passed by rows another instance
+ * after, with a higher version. A put that outlives its pass (acknowledged too late,
+ * its rows let go) is not covered by the lock: each put is conditional on its key's
+ * last KV sequence (snapshot_kv_sequences), so it lands before a newer one or not at all. A flush whose pass passed by rows another instance
  * held waits for that instance to let them go (and publishes any it left), so a
  * change is in the bucket when the API answers whichever instance's pass took it.
  */
@@ -72,27 +74,42 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
         const ids = taken;
         const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
         // Sent together (postgres.js pipelines a transaction's queries): each waits on its own
-        // answer, not on the others'. Versions are drawn while the rows are held, as before.
-        const [compiled, markers, versions] = await Promise.all([
+        // answer, not on the others'. Versions are drawn while the rows are held, as before,
+        // and the keys' last KV sequences read (no other publisher writes them meanwhile).
+        const [compiled, markers, versions, lastSeqs] = await Promise.all([
           loadCompiledLinks(t, ids.filter((id) => !hasPrefix(id, 'domain'))),
           loadDomainMarkers(t, domainIds),
           t<{ v: string }[]>`SELECT nextval('snapshot_version_seq') AS v FROM generate_series(1, ${ids.length})`,
+          t<{ id: string; seq: string }[]>`SELECT id, seq FROM snapshot_kv_sequences WHERE id = ANY(${ids}::text[])`,
         ]);
-        await kv.putMany(
+        const lastSeq = new Map(lastSeqs.map((r) => [r.id, Number(r.seq)]));
+        // Each put expects its key's last sequence: one of an earlier pass that timed out
+        // (its transaction rolled back, its row left queued) may still reach NATS, after
+        // another instance published a newer entry; it is refused then, instead of replacing
+        // that entry for good (a redirector starting later, and the compacted snapshot, take
+        // what the bucket holds). See migration 0026 and putMany.
+        const acked = await kv.putMany(
           ids.map((id, i) => {
             const version = Number(versions[i]!.v);
             const hostname = markers.get(id);
             const value = hostname === undefined ? encodeSnapshotEntry({ version, linkId: id, link: compiled.get(id) ?? null }) : encodeDomainEntry({ version, domainId: id, hostname });
-            return { key: id, value };
+            return { key: id, value, expectedRevision: lastSeq.get(id) ?? 0 };
           }),
         );
         live({ count: ids.length, held });
-        // By key: each id a probe of the primary key (a join with the pairs was planned as a
-        // hash join over a full index scan for a bulk's 2,000). A row goes only if it still
-        // holds a generation published here; generations are drawn once each from a
-        // sequence, so a row holding one of them is the row it was published for.
-        await t`
-          DELETE FROM snapshot_outbox WHERE link_id = ANY(${ids}::text[]) AND generation = ANY(${queued.rows.map((q) => q.generation)}::bigint[])`;
+        // Together, in this transaction: the sequences recorded are those of what is
+        // published, and the rows go only with them. By key in the delete: each id a probe
+        // of the primary key (a join with the pairs was planned as a hash join over a full
+        // index scan for a bulk's 2,000). A row goes only if it still holds a generation
+        // published here; generations are drawn once each from a sequence, so a row holding
+        // one of them is the row it was published for.
+        await Promise.all([
+          t`
+            INSERT INTO snapshot_kv_sequences (id, seq) SELECT * FROM unnest(${ids}::text[], ${acked}::bigint[])
+            ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq`,
+          t`
+            DELETE FROM snapshot_outbox WHERE link_id = ANY(${ids}::text[]) AND generation = ANY(${queued.rows.map((q) => q.generation)}::bigint[])`,
+        ]);
         return { count: ids.length, held };
       });
     } finally {
@@ -178,8 +195,11 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
     ...drainer,
     async seedIfEmpty() {
       if ((await kv.status()).entries > 0) return 0;
+      // The sequences recorded are of a bucket that is gone (a new NATS, a bucket deleted):
+      // with them every key's first put would be refused once and made again. Clearing one
+      // a pass recorded meanwhile costs no more than that.
       const [row] = await sql<{ n: number }[]>`
-        WITH queued AS (
+        WITH cleared AS (DELETE FROM snapshot_kv_sequences), queued AS (
           SELECT snapshot_enqueue(id) FROM links WHERE deleted_at IS NULL
           UNION ALL SELECT snapshot_enqueue(id) FROM domains WHERE status = 'verified' AND deleted_at IS NULL
         ) SELECT count(*)::int AS n FROM queued`;
