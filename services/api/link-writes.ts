@@ -121,14 +121,18 @@ export function linkWrites(deps: {
       return results as Array<ItemResult<LinkRow>>;
     },
 
-    /** `current` is the live link as read before; a link deleted meanwhile is NOT_FOUND. */
+    /**
+     * `current` is the live link as read before; a link deleted meanwhile is NOT_FOUND.
+     * Whether the link moves campaign (and its rules with it) is decided from the link as
+     * the update locks it, not from `current`.
+     */
     async update(workspaceId: string, items: ReadonlyArray<{ current: LinkRow; input: LinkUpdate }>): Promise<Array<ItemResult<LinkRow>>> {
       const [known, hashes] = await Promise.all([
         knownCampaigns(workspaceId, items.map((i) => i.input.campaignId)),
         Promise.all(items.map((i) => (i.input.password === undefined ? undefined : hashOrKeep(i.input.password, i.current.passwordHash)))),
       ]);
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(items.length);
-      const writes: Array<{ index: number; id: string; changes: LinkChanges; alongside?: (tx: Parameters<RuleStore['moveLinkRules']>[0]) => Promise<void>; movesTo?: string }> = [];
+      const writes: Array<{ index: number; id: string; changes: LinkChanges }> = [];
       items.forEach(({ current, input }, index) => {
         if (input.campaignId !== undefined && !known.has(input.campaignId)) {
           results[index] = invalid('Invalid link', 'campaignId', 'campaign not found');
@@ -138,15 +142,9 @@ export function linkWrites(deps: {
         const changes: LinkChanges = { ...rest };
         const hash = hashes[index];
         if (hash !== undefined) changes.passwordHash = hash;
-        const moveTo = input.campaignId !== undefined && input.campaignId !== current.campaignId ? input.campaignId : undefined;
-        writes.push({
-          index,
-          id: current.id,
-          changes,
-          ...(moveTo ? { alongside: (tx) => rules.moveLinkRules(tx, workspaceId, current.id, moveTo), movesTo: moveTo } : {}),
-        });
+        writes.push({ index, id: current.id, changes });
       });
-      const failed = await links.updateMany(workspaceId, writes);
+      const failed = await links.updateMany(workspaceId, writes, (tx, linkId, campaignId) => rules.moveLinkRules(tx, workspaceId, linkId, campaignId));
       const rows = await links.byIds(workspaceId, writes.map((w) => w.id));
       const limited: string[] = [];
       writes.forEach((w, i) => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
 import { linkSchema } from '../../shared/schemas/link.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
+import { whileLocked } from './testing/while-locked.ts';
 
 type Item = { index: number; success: true; data: any } | { index: number; success: false; error: { code: string; message: string; details?: { path: string }[] } };
 
@@ -240,6 +241,25 @@ describe.each(backends)('bulk links on %s', (backend) => {
     const [deleteAhead, deleteBehind] = await Promise.all([bulk('DELETE', { ids }), bulk('DELETE', { ids: [...ids].reverse() })]);
     expect([deleteAhead.status, deleteBehind.status]).toEqual([200, 200]);
     expect([...errorCodes(deleteAhead), ...errorCodes(deleteBehind)].filter((c) => c === 'ok').length).toBe(30);
+  });
+
+  it.runIf(backend === 'postgres')('a bulk move decides each link\'s move from the link as locked: one deleted meanwhile fails and keeps its rules, the others move with theirs', async () => {
+    const newCampaign = async () => (await api.request('POST', '/campaigns', { key, body: { name: 'bulk move' } })).body.data.id as string;
+    const [a, b] = [await newCampaign(), await newCampaign()];
+    const [gone, kept] = items(await bulk('POST', { links: [1, 2].map((i) => ({ destinationUrl: `https://example.com/move-${i}`, campaignId: a })) })).map((i) => (i.success ? (i.data.id as string) : ''));
+    const rule = async (linkId: string) =>
+      (await api.request('POST', '/rules', { key, body: { campaignId: a, linkId, type: 'geo', conditions: { countries: ['US'] }, destinationUrl: 'https://example.com/us' } })).body.data;
+    const [goneRule, keptRule] = [await rule(gone!), await rule(kept!)];
+    const moving = await whileLocked(
+      api.db,
+      (tx) => tx`SELECT id FROM campaigns WHERE id = ${b} FOR UPDATE`,
+      () => bulk('PATCH', { ids: [gone, kept], patch: { campaignId: b } }),
+      1,
+      async () => expect((await api.request('DELETE', `/links/${gone}`, { key })).status).toBe(200),
+    );
+    expect(errorCodes(await moving)).toEqual(['NOT_FOUND', 'ok']);
+    expect((await api.request('GET', `/rules/${goneRule.id}`, { key })).body.data).toEqual(goneRule);
+    expect((await api.request('GET', `/rules/${keptRule.id}`, { key })).body.data.campaignId).toBe(b);
   });
 
   it('fails a malformed id or item alone in bulk updates and deletes, as a bad patch', async () => {

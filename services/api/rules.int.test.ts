@@ -334,6 +334,51 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect((await api.request('GET', `/rules/${wide}`, { key })).status).toBe(404);
     });
 
+    it.runIf(backend === 'postgres')('two PATCHes moving one link at once leave its rules in its campaign: each move is decided from the link as locked, not as read before', async () => {
+      const a = await newCampaign();
+      const b = await newCampaign();
+      const l = await newLink(a);
+      const rule = (await postRule({ campaignId: a, linkId: l, ...pct(60) })).body.data.id;
+      // The second PATCH read the link in A, so as read it moves nothing; it runs after the
+      // first moved the link to B, so it moves it back, and must take the rule back along.
+      let toA: Promise<Awaited<ReturnType<typeof api.request>>> | undefined;
+      const toB = await whileLocked(
+        api.db,
+        (tx) => tx`SELECT id FROM links WHERE id = ${l} FOR UPDATE`,
+        () => api.request('PATCH', `/links/${l}`, { key, body: { campaignId: b } }),
+        1,
+        async () => {
+          toA = api.request('PATCH', `/links/${l}`, { key, body: { campaignId: a, title: 'x' } });
+          await expect
+            .poll(async () => (await api.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)[0]!.n)
+            .toBe(2);
+        },
+      );
+      expect([(await toB).status, (await toA!).status]).toEqual([200, 200]);
+      const link = (await api.request('GET', `/links/${l}?include=rules`, { key })).body.data;
+      expect(link.campaignId).toBe(a);
+      expect(link.rules.map((r: { id: string; campaignId: string }) => [r.id, r.campaignId])).toEqual([[rule, a]]);
+      // The rule counts in A: a campaign-wide 60 % beside it would take the link to 120 %.
+      expect((await postRule({ campaignId: a, ...pct(60) })).status).toBe(400);
+    });
+
+    it.runIf(backend === 'postgres')('a PATCH moving a link deleted while it waited answers 404 and moves none of its rules', async () => {
+      const a = await newCampaign();
+      const b = await newCampaign();
+      const l = await newLink(a);
+      const before = (await postRule({ campaignId: a, linkId: l, ...geo })).body.data;
+      // The move waits on its new campaign's lock (taken first); the link is deleted meanwhile.
+      const moving = await whileLocked(
+        api.db,
+        (tx) => tx`SELECT id FROM campaigns WHERE id = ${b} FOR UPDATE`,
+        () => api.request('PATCH', `/links/${l}`, { key, body: { campaignId: b } }),
+        1,
+        async () => expect((await api.request('DELETE', `/links/${l}`, { key })).status).toBe(200),
+      );
+      expect((await moving).status).toBe(404);
+      expect((await api.request('GET', `/rules/${before.id}`, { key })).body.data).toEqual(before);
+    });
+
     it('a link moving campaign takes its rules along, only if they fit', async () => {
       const from = await newCampaign();
       const to = await newCampaign();

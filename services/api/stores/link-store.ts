@@ -348,15 +348,16 @@ export function linkStore(sql: Sql) {
 
     /**
      * Applies each item's changes to its live link, all in one transaction; an item
-     * whose every value equals the stored one leaves the row untouched. `alongside`
-     * runs with its item's update (the rules of a link moving campaign), in a savepoint:
-     * an AppError it throws fails that item alone and undoes its part. Returns the
-     * errors by item index; a link deleted meanwhile is simply not updated. `movesTo`:
-     * the campaign an item's `alongside` locks (its link's new one).
+     * whose every value equals the stored one leaves the row untouched. An item whose
+     * `campaignId` differs from its link's, as the link is once locked here, moves it:
+     * `moveRules` takes the link's rules along with its update, in a savepoint, and an
+     * AppError it throws fails that item alone and undoes its part. Returns the errors
+     * by item index; a link deleted meanwhile is simply not updated, and nothing of it moves.
      */
     async updateMany(
       workspaceId: string,
-      items: ReadonlyArray<{ id: string; changes: LinkChanges; alongside?: ((tx: Sql) => Promise<void>) | undefined; movesTo?: string | undefined }>,
+      items: ReadonlyArray<{ id: string; changes: LinkChanges }>,
+      moveRules: (tx: Sql, linkId: string, campaignId: string) => Promise<void>,
     ): Promise<Map<number, AppError>> {
       let failed = new Map<number, AppError>();
       // A change equal to what is stored changes nothing: no row is updated, so
@@ -374,26 +375,38 @@ export function linkStore(sql: Sql) {
       };
       // Rows are locked in id order, whatever the request's order: two bulk changes of the
       // same links in other orders would otherwise each wait on the other (a deadlock).
-      // With campaign moves, every lock is taken up front in the one order all rule and
-      // link writes follow (campaigns, then links, then rules; rule-store.ts).
+      // With a campaign named, every lock is taken up front in the one order all rule and
+      // link writes follow (campaigns, then links, then rules; rule-store.ts). Every named
+      // campaign is locked, the link's own too: whether the link moves is known only once
+      // its row is locked, and a campaign locked after it would break that order.
       const byId = [...items.entries()].sort(([, a], [, b]) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      const targets = [...new Set(items.flatMap((item) => (item.movesTo ? [item.movesTo] : [])))].sort();
+      const targets = [...new Set(items.flatMap((item) => (item.changes.campaignId !== undefined ? [item.changes.campaignId] : [])))].sort();
       await retryingConcurrencyFailures(() => {
         failed = new Map();
         return sql.begin(async (tx) => {
           const t = tx as unknown as Sql;
+          // Each live link's campaign as locked: a move read from the link before this
+          // transaction could be undone, or made, by a PATCH that committed meanwhile.
+          let campaignOf = new Map<string, string>();
           if (targets.length > 0) {
             await t`SELECT id FROM campaigns WHERE id = ANY(${targets}) AND workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
-            await t`SELECT id FROM links WHERE id = ANY(${byId.map(([, item]) => item.id)}) AND workspace_id = ${workspaceId} ORDER BY id FOR UPDATE`;
+            const locked = await t<{ id: string; campaignId: string }[]>`
+              SELECT id, campaign_id FROM links
+              WHERE id = ANY(${byId.map(([, item]) => item.id)}) AND workspace_id = ${workspaceId} AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
+            campaignOf = new Map(locked.map((row) => [row.id, row.campaignId]));
           }
-          // Independent updates go out pipelined; those with company one savepoint each.
-          await Promise.all(byId.filter(([, item]) => !item.alongside).map(([, item]) => update(t, item)));
+          const moves = (item: (typeof items)[number]) => {
+            const from = campaignOf.get(item.id);
+            return from !== undefined && item.changes.campaignId !== undefined && item.changes.campaignId !== from;
+          };
+          // Independent updates go out pipelined; moves one savepoint each.
+          await Promise.all(byId.filter(([, item]) => !moves(item)).map(([, item]) => update(t, item)));
           for (const [index, item] of byId) {
-            if (!item.alongside) continue;
+            if (!moves(item)) continue;
             try {
               await tx.savepoint(async (sp) => {
                 const s = sp as unknown as Sql;
-                await item.alongside!(s);
+                await moveRules(s, item.id, item.changes.campaignId!);
                 await update(s, item);
               });
             } catch (err) {

@@ -175,7 +175,9 @@ export function ruleStore(sql: Sql) {
 
     /**
      * A link moving to another campaign takes its rules along (the invariant of
-     * migration 0002), if their percentages still fit beside the new campaign's.
+     * migration 0002), if their percentages still fit beside the new campaign's. The
+     * caller decided the move from the link's row under its lock (live, and in another
+     * campaign): the rules of a link deleted or moved meanwhile must not move.
      */
     async moveLinkRules(tx: Sql, workspaceId: string, linkId: string, campaignId: string): Promise<void> {
       await lockCampaign(tx, workspaceId, campaignId);
