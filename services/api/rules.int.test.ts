@@ -249,6 +249,15 @@ describe.each(backends)('rules API on %s', (backend) => {
       expect((await api.request('PATCH', `/rules/${wide.body.data.id}`, { key, body: { conditions: { percentage: 20 } } })).status).toBe(200);
     });
 
+    it('rules of a deleted link count no more: a campaign-wide rule takes the share they had (links are never undeleted)', async () => {
+      const c = await newCampaign();
+      const l = await newLink(c);
+      expect((await postRule({ campaignId: c, linkId: l, ...pct(60) })).status).toBe(201);
+      expect((await postRule({ campaignId: c, ...pct(50) })).status).toBe(400);
+      expect((await api.request('DELETE', `/links/${l}`, { key })).status).toBe(200);
+      expect((await postRule({ campaignId: c, ...pct(50) })).status).toBe(201);
+    });
+
     it('holds under concurrent creates', async () => {
       const c = await newCampaign();
       const l = await newLink(c);

@@ -32,15 +32,20 @@ export function ruleStore(sql: Sql) {
   /**
    * Percentage rules take consecutive slices of one visitor bucket per link, so the
    * enabled percentage rules a link sees (its own plus its campaign-wide ones) may
-   * total at most 100. A campaign-wide rule is checked against every link of the
-   * campaign. Callers hold the campaign row lock, so concurrent changes (from any
-   * API instance) are checked one after another.
+   * total at most 100. A campaign-wide rule is checked against every live link of the
+   * campaign: a deleted link routes no visitor, and is never undeleted (links are only
+   * soft-deleted, no write clears deleted_at), so its rules take no share. A link being
+   * deleted meanwhile still counts, which can only refuse more; so do the candidate's
+   * own link's rules (a changed rule of a deleted link is still checked beside them).
+   * Callers hold the campaign row lock, so concurrent changes (from any API instance)
+   * are checked one after another.
    */
   async function assertPercentageBudget(tx: Sql, campaignId: string, candidate: BudgetRule): Promise<void> {
     if (candidate.type !== 'percentage' || !candidate.enabled) return;
     const others = await tx<BudgetRule[]>`
-      SELECT id, link_id, type, conditions, enabled FROM rules
-      WHERE campaign_id = ${campaignId} AND type = 'percentage' AND enabled AND id <> ${candidate.id}`;
+      SELECT r.id, r.link_id, r.type, r.conditions, r.enabled FROM rules r
+      WHERE r.campaign_id = ${campaignId} AND r.type = 'percentage' AND r.enabled AND r.id <> ${candidate.id}
+        AND (r.link_id IS NULL OR r.link_id = ${candidate.linkId} OR EXISTS (SELECT 1 FROM links l WHERE l.id = r.link_id AND l.deleted_at IS NULL))`;
     const campaignWide = others.filter((r) => r.linkId === null);
     const byLink = new Map<string, BudgetRule[]>();
     for (const rule of others) {
