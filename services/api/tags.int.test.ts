@@ -66,6 +66,24 @@ describe.each(backends)('link tags and query forwarding on %s', (backend) => {
     ]);
   });
 
+  it('finds tags containing q spelled as tags are stored (Unicode form, whitespace runs, case), % and _ taken literally', async () => {
+    const { key: own } = await api.tenant();
+    expect((await post({ tags: ['Summer  Sale', 'Cafe\u0301 Deals', '50%_off', 'summer'] }, own)).status).toBe(201);
+    const names = async (q: string) => {
+      const res = await api.request('GET', `/tags?q=${encodeURIComponent(q)}`, { key: own });
+      expect(res.status, q).toBe(200);
+      return (res.body.data as { name: string }[]).map((t) => t.name);
+    };
+    expect(await names('Summer  Sale')).toEqual(['summer sale']);
+    expect(await names('SUMMER\tSALE')).toEqual(['summer sale']);
+    expect(await names('Cafe\u0301 Deals')).toEqual(['caf\u00e9 deals']);
+    // A part of a tag, not a whole one: not trimmed, so a leading space is a word's start.
+    expect(await names('R  S')).toEqual(['summer sale']);
+    expect(await names(' sale')).toEqual(['summer sale']);
+    expect(await names('%')).toEqual(['50%_off']);
+    expect(await names('_')).toEqual(['50%_off']);
+  });
+
   it('refuses bad tags and tag filters with 400 naming the field', async () => {
     const bad: Array<[unknown, string]> = [
       [['a,b'], 'tags.0'],

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { paginationQuery, repeatableNote, repeatableQueryList } from './common.ts';
 import { documented } from './documented-as.ts';
-import { tagNormalForm } from './tag-normal-form.ts';
+import { tagNormalForm, tagTextNormalForm } from './tag-normal-form.ts';
 
 export const MAX_TAGS_PER_LINK = 20;
 export const MAX_TAG_LENGTH = 50;
@@ -48,6 +48,6 @@ export type Tag = z.infer<typeof tagSchema>;
 
 export const tagListQuerySchema = z.strictObject({
   ...paginationQuery,
-  /** Tags containing this text. */
-  q: z.string().min(1).max(MAX_TAG_LENGTH).optional(),
+  /** Tags containing this text, in the tags' spelling (tagTextNormalForm). */
+  q: z.string().overwrite(tagTextNormalForm).min(1).max(MAX_TAG_LENGTH).optional(),
 });

@@ -10,7 +10,8 @@ export function tagStore(sql: Sql) {
   return {
     /** The workspace's tags by name, each with its count of live links. */
     async list(workspaceId: string, query: { page: number; limit: number; q?: string | undefined }): Promise<{ items: Tag[]; total: number }> {
-      const match = query.q === undefined ? sql`` : sql`WHERE name LIKE ${likeContains(query.q.toLowerCase())}`;
+      // q comes spelled as tags are (tagListQuerySchema); likeContains escapes its % and _.
+      const match = query.q === undefined ? sql`` : sql`WHERE name LIKE ${likeContains(query.q)}`;
       const [page] = await sql<{ items: Tag[] | null; total: number }[]>`
         WITH tags AS (
           SELECT t.name, count(*)::int AS link_count
