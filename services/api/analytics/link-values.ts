@@ -27,9 +27,12 @@ export class LinkValueStore {
   readonly #ch: ClickHouseClient;
   readonly #sql: Sql;
 
-  constructor(ch: ClickHouseClient, sql: Sql) {
+  readonly #now: () => number;
+
+  constructor(ch: ClickHouseClient, sql: Sql, now: () => number = Date.now) {
     this.#ch = ch;
     this.#sql = sql;
+    this.#now = now;
   }
 
   /**
@@ -56,7 +59,7 @@ export class LinkValueStore {
             fingerprint = read.fingerprint;
             last = await this.#lastWritten(workspaceId, dimension, fingerprint, signal);
           }
-          if (last === null || last.stale) await this.#write(workspaceId, dimension, fingerprint, read.values, last?.at ?? 'never', signal);
+          if (last === null || last.stale) await this.#write(workspaceId, dimension, fingerprint, read.values, last?.at ?? notWritten(this.#now()), signal);
         }
         this.#seen.set(`${workspaceId}/${dimension}/${fingerprint}`, true);
       }
@@ -95,6 +98,19 @@ export class LinkValueStore {
       }),
     );
   }
+}
+
+/**
+ * What a snapshot found not written replaces, in its write's token: nothing, this hour.
+ * Not a constant: a snapshot whose rows expired (nobody asked for 7 days, or the links
+ * came back to a state of over 7 days ago) is written again, and ClickHouse, which
+ * remembers a table's last 1,000 tokens however old, would drop that write as a repeat
+ * of the first one, and every one after it, leaving the snapshot empty until the first
+ * token was forgotten (a click would count under no tag). Instances that find it missing
+ * in the same hour still write it once.
+ */
+function notWritten(nowMs: number): string {
+  return `never@${new Date(nowMs).toISOString().slice(0, 13)}`;
 }
 
 /**
