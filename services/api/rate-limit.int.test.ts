@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Sql } from '../../shared/db/postgres.ts';
 import { createApiKey, createWorkspace, findPrincipal } from '../../shared/db/workspaces.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { createApiApp } from './app.ts';
@@ -23,6 +24,7 @@ describe('rate limits', () => {
   });
 
   const get = (base: string, key: string, path = '/links') => fetch(base + path, { headers: { authorization: `Bearer ${key}` } });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('a starter workspace gets 100 requests per hour across two instances, then 429 with Retry-After', async () => {
     const { key } = await api.tenant({ plan: 'starter' });
@@ -131,6 +133,29 @@ describe('rate limits', () => {
     expect(window!.drift).toBeLessThan(10);
     // X-RateLimit-Reset: the first hit (database time) plus an hour, whichever instance answers.
     for (const d of decisions) expect(Math.abs(d.reset - (window!.now.getTime() / 1000 + 3_600))).toBeLessThan(10);
+  });
+
+  it('a store answering after the lease still answers: a block serves the requests it was taken for, and no claim loops', async () => {
+    const { key } = await api.tenant({ plan: 'pro' });
+    const logger = createLogger('t', 'silent');
+    // The limiter's every round trip takes 1.1 s, longer than TOKEN_LEASE_MS: each block arrives after its lease.
+    let calls = 0;
+    const slowed = ((strings: TemplateStringsArray, ...values: unknown[]) => {
+      calls++;
+      return sleep(1_100).then(() => (api.db.sql as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<unknown>)(strings, ...values));
+    }) as unknown as Sql;
+    const limiter = rateLimiter(slowed, logger);
+    const slow = await listen(createApiApp({ sql: api.db.sql, config: loadApiConfig({}), logger, rateLimiter: limiter }), 0, '127.0.0.1');
+    try {
+      // The first waits for a block of 1; the other two, come meanwhile, for the next one.
+      const answers = await Promise.all(Array.from({ length: 3 }, () => fetch(`${slow.url}/me`, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(10_000) })));
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+      expect(answers.map((r) => r.headers.get('x-ratelimit-limit'))).toEqual(['1000', '1000', '1000']);
+      expect(calls).toBeLessThanOrEqual(3);
+    } finally {
+      await slow.close();
+      await limiter.close();
+    }
   });
 
   it("the previous release's calls keep working during a rolling upgrade (their own p_now; take_rate_limit)", async () => {

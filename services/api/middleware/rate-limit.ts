@@ -120,7 +120,8 @@ export interface RateLimiter {
  * is elapsed time on a monotonic clock (performance.now()), not a time of day. The
  * window never admits more than the limit (tokens are taken before they are spent);
  * a token counts from its block's time, at most TOKEN_LEASE_MS before its request,
- * so a request leaves the window that much early.
+ * so a request leaves the window that much early. A slow store delays answers but
+ * loses none: the requests a block was taken for are served from it whenever it comes.
  * Near the limit a request may be refused while other instances hold unspent tokens:
  * at most N-1 blocks, each at most 1 % of the limit and an eighth of what was left,
  * for at most 2 x TOKEN_LEASE_MS. X-RateLimit-Remaining counts other instances'
@@ -137,6 +138,23 @@ export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
     b.tokens--;
     b.spent++;
     return { limit: b.limit, remaining: Math.max(0, b.limit - b.used + b.tokens), reset: resetOf(b.oldest, b.at), allowed: true };
+  }
+
+  /**
+   * Answers the first `count` waiters of the block's limit from it, in order, while it has tokens;
+   * regardless of its lease (the caller's: see claim()).
+   */
+  function serve(w: WorkspaceTokens, b: Block, count: number): void {
+    let kept = 0;
+    for (const x of w.waiters) {
+      if (count > 0 && x.limit === b.limit && b.tokens > 0) {
+        count--;
+        x.resolve(spend(b));
+      } else {
+        w.waiters[kept++] = x;
+      }
+    }
+    w.waiters.length = kept;
   }
 
   /** Takes blocks until every waiter has an answer; one claim at a time per workspace. */
@@ -162,14 +180,25 @@ export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
           for (const x of w.waiters.splice(0)) x.reject(err);
           return;
         }
-        // The lease counts from before the round trip, so every token is spent within TOKEN_LEASE_MS of
-        // its block's database time (which falls during the round trip), whatever this instance's clock says.
+        // The lease counts from before the round trip, so a token spent while it lasts is spent within
+        // TOKEN_LEASE_MS of its block's database time (which falls during the round trip), whatever this
+        // instance's clock says.
         const block: Block = { limit, tokens: grant.granted, at: grant.at, takenAt, used: grant.used + grant.granted, oldest: grant.oldest, spent: 0 };
         w.block = block;
         if (grant.granted === 0) {
           const refused = decide(limit, grant);
           for (let i = w.waiters.length - 1; i >= 0; i--) if (w.waiters[i]!.limit === limit) w.waiters.splice(i, 1)[0]!.resolve(refused);
+          continue;
         }
+        // The `waiting` requests the block was taken for are served from it however long the round trip
+        // took: each was made before the call, so before the block's time, and counting it from then
+        // only keeps it in the window longer. Were they left to the lease, a round trip of TOKEN_LEASE_MS
+        // or more would bring every block in expired, to be given back and claimed again for good, and
+        // they would never be answered. They are the first `waiting` of this limit in the queue (only a
+        // claim takes waiters out, one claim at a time, and later ones queue behind), so each round trip
+        // answers at least one; the tokens left serve requests come meanwhile only while the lease lasts
+        // (the loop), and are given back after it.
+        serve(w, block, waiting);
       }
     } finally {
       w.claiming = false;
