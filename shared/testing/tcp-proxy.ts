@@ -7,6 +7,9 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * `restore()` listens again on the same port. `stall()` holds what clients send, their
  * connections kept (a stalled path: nothing reaches the server, nothing is lost, the
  * server's answers still flow), until `unstall()` lets it through in order.
+ * `loseReplies(ms)` loses what the server answers on the connections open now and
+ * destroys them `ms` later (a reply lost on a failing network: the server ran what it
+ * was sent, the client never hears, then its connection fails).
  */
 export interface TcpProxy {
   readonly port: number;
@@ -14,6 +17,7 @@ export interface TcpProxy {
   restore(): Promise<void>;
   stall(): void;
   unstall(): void;
+  loseReplies(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -84,6 +88,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       stalled = false;
       // pipe() resumes the client: what it held goes first.
       for (const [client, upstream] of upstreams) client.pipe(upstream);
+    },
+    loseReplies(ms) {
+      for (const [client, upstream] of upstreams) {
+        upstream.unpipe(client);
+        // Read and dropped (unpipe paused it), so the server is never held up by a full buffer.
+        upstream.on('data', () => undefined);
+        upstream.resume();
+        // The client's close takes the upstream connection with it (listen()).
+        setTimeout(() => client.destroy(), ms);
+      }
     },
     close: cut,
   };

@@ -126,7 +126,8 @@ export interface RateLimiter {
  * at most N-1 blocks, each at most 1 % of the limit and an eighth of what was left,
  * for at most 2 x TOKEN_LEASE_MS. X-RateLimit-Remaining counts other instances'
  * unspent tokens as used. An instance killed without close() leaves its unspent
- * tokens counted until they leave the window (at most one block per workspace).
+ * tokens counted until they leave the window (at most one block per workspace), as
+ * does a give-back that failed (it may have been applied, so it is never sent again).
  */
 export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
   const workspaces = new Map<string, WorkspaceTokens>();
@@ -176,7 +177,12 @@ export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
         try {
           grant = await takeTokens(sql, workspaceId, limit, null, want, giveBack?.tokens ?? 0, giveBack?.at ?? null);
         } catch (err) {
-          // The block given back stays ours (the statement did not happen); the waiters fail.
+          // Whether the call happened is unknown: Postgres commits before it answers, so a connection
+          // lost after that (CONNECTION_CLOSED, ECONNRESET) may have given the block back. It is
+          // forgotten, never given back again: a give-back is applied at most once, and if this one
+          // did not happen its tokens stay counted until they leave the window (as a killed instance's).
+          // The waiters fail.
+          w.block = null;
           for (const x of w.waiters.splice(0)) x.reject(err);
           return;
         }
@@ -217,8 +223,9 @@ export function rateLimiter(sql: Sql, logger: Logger): RateLimiter {
       if (b && b.tokens > 0) {
         returns.push(
           takeTokens(sql, workspaceId, b.limit, null, 0, b.tokens, b.at).catch((err) =>
-            // The tokens stay counted until they leave the window (the bound above).
-            logger.warn('unspent rate-limit tokens not given back', { workspaceId, tokens: b.tokens, ...errorFields(err) }),
+            // Not sent again (it may have been applied, its reply lost): if it was not, the tokens
+            // stay counted until they leave the window (the bound above).
+            logger.warn('unspent rate-limit tokens maybe not given back', { workspaceId, tokens: b.tokens, ...errorFields(err) }),
           ),
         );
       }
