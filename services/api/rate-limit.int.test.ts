@@ -158,6 +158,28 @@ describe('rate limits', () => {
     }
   });
 
+  it('X-RateLimit-Reset and Retry-After count from the oldest request still counted, not from a block given back whole', async () => {
+    const { key, workspaceId } = await api.tenant({ plan: 'starter' });
+    const principal = (await findPrincipal(api.db.sql, key))!;
+    // A block of 1 given back whole at its time T1 (a minute ago), then one request counted at T2:
+    // rows (T1, +1), (T1, -1), (T2, +1).
+    const dbNow = async () => (await api.db.sql<{ now: Date }[]>`SELECT clock_timestamp() AS now`)[0]!.now.getTime();
+    const t1 = new Date((await dbNow()) - 60_000);
+    await api.db.sql`SELECT granted FROM take_rate_tokens(${workspaceId}, 100, ${t1}, 1, 0, NULL)`;
+    const [second] = await api.db.sql<{ at: Date }[]>`SELECT at FROM take_rate_tokens(${workspaceId}, 100, NULL, 1, 1, ${t1})`;
+    const t2 = second!.at.getTime();
+    const first = await get(api.url, key, '/me');
+    expect(first.status).toBe(200);
+    expect(Number(first.headers.get('x-ratelimit-reset'))).toBe(Math.ceil((t2 + 3_600_000) / 1000));
+    for (let i = 0; i < 98; i++) expect((await get(api.url, key, '/me')).status).toBe(200);
+    const refused = await get(api.url, key, '/me');
+    expect(refused.status).toBe(429);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(Number(refused.headers.get('x-ratelimit-reset'))).toBe(Math.ceil((t2 + 3_600_000) / 1000));
+    // A client that waits as told is let in: T2 has left the window by then.
+    expect((await takeRequest(api.db.sql, principal, (await dbNow()) + retryAfter * 1000)).allowed).toBe(true);
+  });
+
   it("the previous release's calls keep working during a rolling upgrade (their own p_now; take_rate_limit)", async () => {
     const { workspaceId } = await api.tenant({ plan: 'starter' });
     const at = new Date(Date.now() - 60_000);
