@@ -336,6 +336,35 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
     await t.expectAccessible(page, 'overview, a custom range cut to 366 days');
   });
 
+  it('a bookmarked custom range with a day no calendar has (2026-10-32, a month 13) is read as no range, as other odd address values are: the last 30 days, no error', async () => {
+    const requests = new ApiRequests(page);
+    const consoleErrors: string[] = [];
+    const onConsole = (message: { type(): string; text(): string }) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    };
+    page.on('console', onConsole);
+    try {
+      for (const [from, to] of [
+        ['2026-10-32', '2026-11-05'],
+        ['2026-10-01', '2026-13-05'],
+        ['2026-02-30', '2026-03-05'],
+      ]) {
+        await page.goto(url(`?range=custom&from=${from}&to=${to}&tz=UTC`));
+        // The custom range's fields show the days asked instead: the last 30 days, today included.
+        const today = new Date().toISOString().slice(0, 10);
+        await expect.poll(() => page.locator('#range-to').inputValue()).toBe(today);
+        const asked = new URL(await requests.asked('/analytics', { compare: 'previous', to: today }), 'http://x').searchParams;
+        expect(Math.round((Date.parse(today) - Date.parse(asked.get('from')!)) / 86_400_000) + 1).toBe(30);
+        await page.locator('.analytics[aria-busy="false"]').waitFor();
+        expect(await page.getByText('This page could not be shown').count()).toBe(0);
+        expect(await page.locator('.error-box').count()).toBe(0);
+      }
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      page.off('console', onConsole);
+    }
+  });
+
   it('a click log reached with a preset keeps its other day when one day is changed; the links search box follows the address; a link page\'s experiments follow its filters', async () => {
     const requests = new ApiRequests(page);
     await page.goto(url('clicks?range=7d&tz=UTC'));

@@ -4,12 +4,17 @@ import { useLayoutEffect, useRef } from 'preact/hooks';
 const FIRST_YEAR = 1970;
 const LAST_YEAR = 2299;
 
+/** A day of the calendar, as YYYY-MM-DD: not 2026-02-30, 2026-10-32 or 2026-13-01 (Date would read some as another day, others as no date at all). */
+export function isCalendarDate(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const day = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(value);
+}
+
 /** A whole calendar day within the years the API takes (0002-11-29 is a year still being typed). */
 export function isPlausibleDate(value: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!match) return false;
-  const year = Number(match[1]);
-  return year >= FIRST_YEAR && year <= LAST_YEAR && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+  const year = Number(value.slice(0, 4));
+  return isCalendarDate(value) && year >= FIRST_YEAR && year <= LAST_YEAR;
 }
 
 interface Props {

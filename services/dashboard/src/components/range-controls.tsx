@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { setQuery } from '../router.ts';
 import { useQuerySelect } from '../query-select.ts';
-import { DateInput } from './date-input.tsx';
+import { DateInput, isCalendarDate } from './date-input.tsx';
 import { errorIdOf } from './field-errors.tsx';
 import { currentZoneName } from '../time-zone-names.ts';
 
@@ -44,7 +44,8 @@ const hourInstant = (ms: number) => `${new Date(ms).toISOString().slice(0, 13)}:
 const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
 /** The day an instant (by default now) falls on in the zone. */
 const dayIn = (timezone: string, at: number = Date.now()) => new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
-const isDate = (s: string | null): s is string => !!s && /^\d{4}-\d{2}-\d{2}$/.test(s);
+/** A day of the calendar: an address may hold 2026-10-32 or a month 13, which is read as no day at all (as a day of another shape is). */
+const isDate = (s: string | null): s is string => !!s && isCalendarDate(s);
 
 /** The zone's canonical IANA name, or null when Intl knows no such zone. */
 function canonicalZone(zone: string): string | null {
