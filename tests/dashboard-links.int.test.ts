@@ -131,6 +131,48 @@ describe('dashboard: links, rules and scopes in chromium', () => {
   /** A downloaded QR code, as the browser saved it. */
   const saved = async (download: Download) => readFile((await download.path())!);
 
+  it('a number the browser cannot read is refused at its field, never sent: a clicks limit typed "50-" keeps the limit (not unlimited), a QR size "5-" makes no code', async () => {
+    expect((await linkNow(link.id)).clicksLimit).toBe(500);
+    const sent: string[] = [];
+    const onRequest = (r: Request) => {
+      if (r.method() !== 'GET') sent.push(`${r.method()} ${new URL(r.url()).pathname}`);
+    };
+    page.on('request', onRequest);
+    try {
+      await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${link.id}/edit`);
+      await page.getByRole('heading', { name: 'Edit /autumn' }).waitFor();
+      const limit = page.getByLabel('Clicks limit');
+      expect(await limit.inputValue()).toBe('500');
+      // Typed, as a user does (the browser reads '50-' as '', as it reads an emptied field).
+      await limit.fill('');
+      await limit.pressSequentially('50-');
+      expect(await limit.evaluate((input: HTMLInputElement) => [input.value, input.validity.badInput])).toEqual(['', true]);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await expect.poll(() => limit.getAttribute('aria-invalid')).toBe('true');
+      expect(await page.locator(`#${(await limit.getAttribute('aria-describedby'))!.split(' ')[0]}`).textContent()).toBe('Clicks limit: must be a number');
+      expect(await page.locator('[data-error-summary]').textContent()).toContain('Clicks limit: must be a number');
+      await expect.poll(focusNow).toBe('f-clicksLimit');
+      await t.expectAccessible(page, 'link form, a limit that is no number');
+      expect(sent).toEqual([]);
+      expect((await linkNow(link.id)).clicksLimit).toBe(500);
+
+      // The link page's QR form: a size that is no number is refused the same way, and no code is made.
+      const codes = (await qrCodesOf(link.id)).length;
+      await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${link.id}`);
+      const form = page.getByRole('form', { name: 'New QR code' });
+      const size = form.getByLabel('Size');
+      await size.fill('');
+      await size.pressSequentially('5-');
+      await form.getByRole('button', { name: 'Create and download' }).click();
+      await expect.poll(() => size.getAttribute('aria-invalid')).toBe('true');
+      expect(await page.locator(`#${(await size.getAttribute('aria-describedby'))!.split(' ')[0]}`).textContent()).toBe('Size (px, 64–2048): must be a number');
+      expect(sent).toEqual([]);
+      expect(await qrCodesOf(link.id)).toHaveLength(codes);
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
+
   it('copies the short URL, and the QR buttons store one code per format: downloaded again, not made again, byte for byte, carrying the QR-marked short URL', async () => {
     // Its own link: the codes counted are the ones made here. Deleted at the end (the tests after this one count the links).
     const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/qr-quick', shortCode: 'qr-quick', title: 'QR quick' } })).data!.data;
@@ -525,6 +567,45 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     expect(Object.fromEntries(stored.map((r: Rule) => [r.name, r.priority]))).toEqual({ older: 99, newer: 100 });
     // Gone again: the later tests count every live link.
     expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
+  });
+
+  it('an emptied share of visitors, or one the browser cannot read ("5-"), is refused at its field: no 0 % rule is saved', async () => {
+    const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/share', shortCode: 'share-rules' } })).data!.data;
+    try {
+      const sent: string[] = [];
+      const onRequest = (r: Request) => {
+        if (r.method() === 'POST') sent.push(new URL(r.url()).pathname);
+      };
+      await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${own.id}`);
+      await page.getByRole('button', { name: 'Add rule' }).click();
+      const creating = page.getByRole('form', { name: 'New rule' });
+      await creating.getByRole('textbox', { name: 'Name', exact: true }).fill('Variant');
+      await creating.getByLabel('Destination URL').fill('https://example.com/variant');
+      const share = creating.getByLabel('Share of visitors (%)');
+      page.on('request', onRequest);
+      try {
+        for (const typed of ['', '5-']) {
+          await share.fill('');
+          await share.pressSequentially(typed);
+          await creating.getByRole('button', { name: 'Add rule' }).click();
+          await expect.poll(() => share.getAttribute('aria-invalid')).toBe('true');
+          expect(await page.locator(`#${await share.getAttribute('aria-describedby')}`).textContent()).toBe(typed === '' ? 'Share of visitors: is required' : 'Share of visitors: must be a number');
+          await expect.poll(focusNow).toBe('r-new-percentage');
+        }
+        await t.expectAccessible(page, 'rule editor, a share that is no number');
+        expect(sent).toEqual([]);
+      } finally {
+        page.off('request', onRequest);
+      }
+      expect((await t.client.GET('/rules', { params: { query: { linkId: own.id } } })).data!.data).toEqual([]);
+      // A share typed again is saved as typed.
+      await share.fill('25');
+      await creating.getByRole('button', { name: 'Add rule' }).click();
+      await creating.waitFor({ state: 'detached' });
+      expect((await t.client.GET('/rules', { params: { query: { linkId: own.id } } })).data!.data.map((r: Rule) => r.conditions)).toEqual([{ percentage: 25 }]);
+    } finally {
+      expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
+    }
   });
 
   it('the click log in live mode shows a new click without a reload, marked as new', async () => {

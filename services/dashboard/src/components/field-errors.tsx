@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
-import type { ApiFailure } from '../api.ts';
+import { ApiFailure } from '../api.ts';
 import { focusFirst } from '../focus.ts';
 import { explain } from './error-box.tsx';
 
@@ -34,6 +34,22 @@ export function problemsOf(error: ApiFailure | undefined, fields: FieldMap): Pro
     // A path the form does not show (a bug, or an API newer than the form) keeps the API's name: still better than nothing.
     return { id: field?.id ?? null, label: field?.label ?? d.path, message: d.message };
   });
+}
+
+/**
+ * The number fields a form refuses itself, before sending anything, as a failure shown as
+ * the API's are (at each field, in the summary): one the browser cannot read (`50-`, `1e`:
+ * its value reads '' then, as an empty field's does, and would be sent as null or 0), or an
+ * empty one where a number is needed. `numbers`: by the API's path, whether it may be empty.
+ */
+export function unreadNumbers(fields: FieldMap, numbers: Record<string, { optional?: boolean }>): ApiFailure | undefined {
+  const details = Object.entries(numbers).flatMap(([path, { optional = false }]) => {
+    const input = document.getElementById(fields[path]?.id ?? '');
+    if (!(input instanceof HTMLInputElement)) return [];
+    if (input.validity.badInput) return [{ path, message: 'must be a number' }];
+    return !optional && input.value.trim() === '' ? [{ path, message: 'is required' }] : [];
+  });
+  return details.length > 0 ? new ApiFailure(400, 'VALIDATION_ERROR', 'Invalid input', details) : undefined;
 }
 
 export const errorIdOf = (id: string) => `${id}-error`;

@@ -5,7 +5,7 @@ import { fmtDateTime, fmtInt, linkName } from '../format.ts';
 import { session } from '../session.ts';
 import { useAction, useLoad } from '../use-load.ts';
 import { ErrorBox } from './error-box.tsx';
-import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } from './field-errors.tsx';
+import { ErrorSummary, FieldError, invalidProps, problemsOf, unreadNumbers, type FieldMap } from './field-errors.tsx';
 import { Pager } from './pager.tsx';
 import { TableScroll } from './table-scroll.tsx';
 
@@ -254,6 +254,8 @@ function NewQrForm({ link, onCreated }: { link: QrLink; onCreated(code: QrCode):
     // The button is aria-disabled while saving, so it keeps focus; a second press does nothing.
     if (saving) return;
     void action.run(async () => {
+      const unread = unreadNumbers(fields, { size: {}, margin: {} });
+      if (unread) throw unread;
       const body: QrCreate = { ...draft, linkId: link.id, size: Number(draft.size), margin: Number(draft.margin) };
       const { data } = await unwrap(api.POST('/qr', { body }));
       await downloadQr(link, data);

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
 import { ApiFailure, api, unwrap, type Link, type LinkCreate, type LinkUpdate } from '../api.ts';
 import { ErrorBox } from '../components/error-box.tsx';
-import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } from '../components/field-errors.tsx';
+import { ErrorSummary, FieldError, invalidProps, problemsOf, unreadNumbers, type FieldMap } from '../components/field-errors.tsx';
 import { ListFailure } from '../components/list-failure.tsx';
 import { announce } from '../components/status-region.tsx';
 import { TagInput, withTags } from '../components/tag-input.tsx';
@@ -192,6 +192,9 @@ function LinkForm({ link, campaignId }: { link: Link | undefined; campaignId: st
     event.preventDefault();
     // The button is aria-disabled while saving, so it keeps focus; a second press does nothing.
     if (saving) return;
+    // A limit the browser cannot read reads '' (unlimited): refused at its field instead.
+    const unread = unreadNumbers(fields, { clicksLimit: { optional: true } });
+    if (unread) return setError(unread);
     setSaving(true);
     setError(undefined);
     try {

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, unwrap, type Rule, type RuleCreate } from '../api.ts';
-import { ErrorSummary, FieldError, invalidProps, problemsOf, type FieldMap } from '../components/field-errors.tsx';
+import { ErrorSummary, FieldError, invalidProps, problemsOf, unreadNumbers, type FieldMap } from '../components/field-errors.tsx';
 
 type RuleType = Rule['type'];
 const devices = ['mobile', 'tablet', 'desktop'] as const;
@@ -111,6 +111,9 @@ export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: str
 
   async function submit(event: Event) {
     event.preventDefault();
+    // An emptied share, or one the browser cannot read (`5-`), reads '': Number('') is 0 %, a rule sending no one.
+    const unread = unreadNumbers(fieldsOf(idp), { priority: {}, 'conditions.percentage': {} });
+    if (unread) return setError(unread);
     setError(undefined);
     const common = { name: d.name, destinationUrl: d.destinationUrl.trim(), priority: Number(d.priority), enabled: d.enabled, conditions: conditionsOf(d) };
     try {
