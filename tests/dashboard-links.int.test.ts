@@ -436,6 +436,20 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await expect.poll(() => page.title()).toBe(`Deleted link ${paged.id} · linkroute`);
   });
 
+  it('a QR code of a link deleted elsewhere: its QR PNG says so, the list drops the stale row, focus moves on', async () => {
+    const stale = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/stale-qr', shortCode: 'stale-qr' } })).data!.data;
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    const row = page.locator(`tr[data-link-id="${stale.id}"]`);
+    await row.waitFor();
+    expect((await t.client.DELETE('/links/{id}', { params: { path: { id: stale.id } } })).response.status).toBe(200);
+    await row.getByRole('button', { name: 'QR PNG of /stale-qr: download' }).click();
+    const refusal = page.locator('.error-box[data-status="404"]');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain('Link not found');
+    await expect.poll(() => row.count()).toBe(0);
+    await expect.poll(focusNow).toMatch(/^Delete \/(?!stale-qr)/);
+  });
+
   it('deletes a link only once the dialog is confirmed (Escape and Cancel keep it)', async () => {
     const doomed = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/old', shortCode: 'old-offer', title: 'Old offer' } })).data!.data;
     await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
@@ -603,6 +617,36 @@ describe('dashboard: links, rules and scopes in chromium', () => {
       await creating.getByRole('button', { name: 'Add rule' }).click();
       await creating.waitFor({ state: 'detached' });
       expect((await t.client.GET('/rules', { params: { query: { linkId: own.id } } })).data!.data.map((r: Rule) => r.conditions)).toEqual([{ percentage: 25 }]);
+    } finally {
+      expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
+    }
+  });
+
+  it('a rule deleted elsewhere while its editor is open: Save rule says so, and once the editor closes the list is read afresh, without it', async () => {
+    const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/gone-rule', shortCode: 'gone-rule' } })).data!.data;
+    try {
+      const rule = async (name: string) =>
+        (await t.client.POST('/rules', { body: { linkId: own.id, campaignId: own.campaignId, type: 'geo', name, destinationUrl: `https://example.com/${name}`, conditions: { countries: ['DE'], operator: 'in' } } as never })).data!.data;
+      const doomed = await rule('Doomed');
+      await rule('Kept');
+      await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${own.id}`);
+      const row = page.locator(`tr[data-rule-id="${doomed.id}"]`);
+      await row.waitFor();
+      await page.getByRole('button', { name: 'Edit Doomed rule' }).click();
+      const editor = page.getByRole('form', { name: 'Edit rule Doomed' });
+      await editor.getByRole('textbox', { name: 'Name', exact: true }).fill('Doomed 2');
+      expect((await t.client.DELETE('/rules/{id}', { params: { path: { id: doomed.id } } })).response.status).toBe(200);
+      await editor.getByRole('button', { name: 'Save rule' }).click();
+      const summary = editor.locator('[data-error-summary][data-status="404"]');
+      await summary.waitFor();
+      expect(await summary.textContent()).toContain('Rule not found');
+      // What was typed is still there to copy while the editor says so.
+      expect(await editor.getByRole('textbox', { name: 'Name', exact: true }).inputValue()).toBe('Doomed 2');
+      await editor.getByRole('button', { name: 'Cancel' }).click();
+      await editor.waitFor({ state: 'detached' });
+      await expect.poll(() => row.count()).toBe(0);
+      // Focus goes to the rule in its place.
+      await expect.poll(focusNow).toBe('Edit Kept rule');
     } finally {
       expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
     }

@@ -61,12 +61,17 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   return { data: state.data, error: state.error, loading: state.loading || state.key !== key, reload };
 }
 
+/** A change refused because what it was made on was deleted or changed elsewhere: the view on screen is stale. */
+export const isStale = (err: ApiFailure): boolean => err.status === 404 || err.status === 409 || err.status === 410;
+
 export interface Action {
   /** The last action's failure, shown until the next one starts. */
   error: ApiFailure | undefined;
   /** The label of the action under way, if any. */
   busy: string | null;
   run(action: () => Promise<unknown>, label?: string): Promise<void>;
+  /** A failure of a change made outside `run` (a download that stores a record): kept and followed as run's are. */
+  fail(err: ApiFailure): void;
 }
 
 /**
@@ -80,6 +85,10 @@ export function useAction(after: () => void): Action {
   const [busy, setBusy] = useState<string | null>(null);
   const afterRef = useRef(after);
   afterRef.current = after;
+  const fail = useCallback((err: ApiFailure) => {
+    setError(err);
+    if (isStale(err)) afterRef.current();
+  }, []);
   const run = useCallback(async (action: () => Promise<unknown>, label = 'busy') => {
     setError(undefined);
     setBusy(label);
@@ -88,11 +97,10 @@ export function useAction(after: () => void): Action {
       afterRef.current();
     } catch (err) {
       if (!(err instanceof ApiFailure)) throw err;
-      setError(err);
-      if (err.status === 404 || err.status === 409 || err.status === 410) afterRef.current();
+      fail(err);
     } finally {
       setBusy(null);
     }
   }, []);
-  return { error, busy, run };
+  return { error, busy, run, fail };
 }

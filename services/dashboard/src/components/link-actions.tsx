@@ -3,12 +3,16 @@ import { ApiFailure, type Link } from '../api.ts';
 import { session } from '../session.ts';
 import { downloadQuickQr } from './qr-codes.tsx';
 import { linkName } from '../format.ts';
+import { isStale } from '../use-load.ts';
 
 /**
  * Copy the short URL and download its QR code; a small status says what happened.
  * `onQrMade`: a new code was stored (a page listing the link's codes shows it).
+ * `onStale`: a QR code was refused because the link was deleted or changed elsewhere
+ * (404, 409, 410): the view says so and reads the link afresh (its row, and this
+ * status with it, may go).
  */
-export function LinkActions({ link, onQrMade }: { link: Link; onQrMade?: () => void }) {
+export function LinkActions({ link, onQrMade, onStale }: { link: Link; onQrMade?: () => void; onStale?: (err: ApiFailure) => void }) {
   const [status, setStatus] = useState('');
   // One code at a time: a second click before the first is stored would not find it and make another.
   const [making, setMaking] = useState(false);
@@ -38,6 +42,7 @@ export function LinkActions({ link, onQrMade }: { link: Link; onQrMade?: () => v
       setStatus(`QR code ${format.toUpperCase()} downloaded`);
     } catch (err) {
       setStatus(err instanceof ApiFailure ? `QR code failed: ${err.message}` : String(err));
+      if (err instanceof ApiFailure && isStale(err)) onStale?.(err);
     } finally {
       setMaking(false);
     }

@@ -58,7 +58,7 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
         title={l.title || linkName(l)}
         actions={
           <div class="row-actions">
-            <LinkActions link={l} onQrMade={() => setQrMade((n) => n + 1)} />
+            <LinkActions link={l} onQrMade={() => setQrMade((n) => n + 1)} onStale={(err) => mutations.stale(l, err)} />
             {canWrite && (
               <>
                 <a class="button" href={href(`links/${l.id}/edit`)}>
@@ -153,15 +153,17 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   // closed (Preact runs a component's pending effects before rendering it again) would
   // not find the opener yet and send focus to the heading.
   const section = useRef<HTMLElement>(null);
-  const expectReplacing = useFocusAfterRemoval<{ selector: string; after: unknown; closing: boolean }>(
+  const expectReplacing = useFocusAfterRemoval<{ selector: string; after: unknown; closing: boolean; fallback?: string | undefined }>(
     (target) => !(target.closing && editing !== null) && !(target.after !== undefined && (rules.data === target.after || rules.loading)),
-    (target) => [section.current?.querySelector(target.selector), section.current?.querySelector('h2')],
+    (target) => [section.current?.querySelector(target.selector), target.fallback ? section.current?.querySelector(target.fallback) : null, section.current?.querySelector('h2')],
   );
-  const focusLater = (selector: string, afterLoad = false, closing = false) => expectReplacing({ selector, after: afterLoad ? rules.data : undefined, closing });
-  const closeEditor = (saved: boolean, opener: string) => {
+  const focusLater = (selector: string, afterLoad = false, closing = false, fallback?: string) => expectReplacing({ selector, after: afterLoad ? rules.data : undefined, closing, fallback });
+  /** `changed`: saved, or refused as deleted or changed elsewhere: the list is read afresh (a rule deleted elsewhere goes, focus to the one in its place). */
+  const closeEditor = (changed: boolean, opener: string, rule?: Rule) => {
     setEditing(null);
-    focusLater(opener, saved, true);
-    if (saved) rules.reload();
+    const next = rule && inItsPlace(rules.data ?? [], rule.id);
+    focusLater(opener, changed, true, next ? `tr[data-rule-id="${next.id}"] [data-edit]` : '[data-add-rule]');
+    if (changed) rules.reload();
   };
   const canWrite = session.can('rules:write');
   const patchRule = (rule: Rule, body: { enabled?: boolean; priority?: number }) => unwrap(api.PATCH('/rules/{id}', { params: { path: { id: rule.id } }, body }));
@@ -194,7 +196,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
       <p class="muted">The first enabled rule that matches a visitor decides; no match sends them to the default destination.</p>
       {error && <ErrorBox error={error} />}
       {rules.error && <ErrorBox error={rules.error} onRetry={rules.reload} />}
-      {editing === 'new' && <RuleEditor linkId={linkId} campaignId={campaignId} onDone={(saved) => closeEditor(saved, '[data-add-rule]')} />}
+      {editing === 'new' && <RuleEditor linkId={linkId} campaignId={campaignId} onDone={(changed) => closeEditor(changed, '[data-add-rule]')} />}
       {rules.data && (
         <TableScroll label={'Rules in evaluation order'}>
           <table class="rules-table">
@@ -224,7 +226,7 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
                 editing === rule.id ? (
                   <tr key={rule.id}>
                     <td colSpan={7}>
-                      <RuleEditor rule={rule} linkId={linkId} campaignId={campaignId} onDone={(saved) => closeEditor(saved, `tr[data-rule-id="${rule.id}"] [data-edit]`)} />
+                      <RuleEditor rule={rule} linkId={linkId} campaignId={campaignId} onDone={(changed) => closeEditor(changed, `tr[data-rule-id="${rule.id}"] [data-edit]`, rule)} />
                     </td>
                   </tr>
                 ) : (

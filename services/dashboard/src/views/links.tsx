@@ -29,7 +29,7 @@ import { tagNormalForm } from '../../../../shared/schemas/tag-normal-form.ts';
  * delete, after which `onChanged` reads the view afresh), so its row is about to go.
  */
 export function useLinkMutations(onChanged: () => void, onGone?: (link: Link) => void) {
-  const { error, run } = useAction(onChanged);
+  const { error, run, fail } = useAction(onChanged);
   const [deleting, setDeleting] = useState<Link | null>(null);
   const reportingGone = async (link: Link, request: Promise<unknown>) => {
     try {
@@ -58,7 +58,12 @@ export function useLinkMutations(onChanged: () => void, onGone?: (link: Link) =>
       </p>
     </Confirm>
   );
-  return { error, toggle, askDelete: setDeleting, dialog };
+  /** A QR code of the link refused as stale (LinkActions' onStale): said and read afresh as a toggle's refusal is. */
+  const stale = (link: Link, err: ApiFailure) => {
+    if (err.status === 404 || err.status === 410) onGone?.(link);
+    fail(err);
+  };
+  return { error, toggle, askDelete: setDeleting, dialog, stale };
 }
 
 export function LinksView({ loc }: { loc: Location }) {
@@ -209,7 +214,7 @@ export function LinksView({ loc }: { loc: Location }) {
                       {statusCell(link, domains)}
                     </td>
                     <td class="row-actions">
-                      <LinkActions link={link} />
+                      <LinkActions link={link} onStale={(err) => mutations.stale(link, err)} />
                       {canWrite && (
                         <>
                           <a class="button" href={href(`links/${link.id}/edit`)} aria-label={`Edit ${linkName(link)}`}>

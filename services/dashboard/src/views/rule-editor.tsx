@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, api, unwrap, type Rule, type RuleCreate } from '../api.ts';
+import { isStale } from '../use-load.ts';
 import { ErrorSummary, FieldError, invalidProps, problemsOf, unreadNumbers, type FieldMap } from '../components/field-errors.tsx';
 
 type RuleType = Rule['type'];
@@ -94,10 +95,15 @@ const fieldsOf = (idp: string): FieldMap => ({
   conditions: { id: null, label: 'Conditions' },
 });
 
-/** Create (with linkId and campaignId) or edit a rule; type is fixed once created. Opening it moves focus to its first field. */
-export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: string; onDone(saved: boolean): void }) {
+/**
+ * Create (with linkId and campaignId) or edit a rule; type is fixed once created. Opening it moves focus to its first field.
+ * `onDone(changed)`: closed; `changed` when the list is to be read afresh: the rule was saved, or a save was refused because
+ * it was deleted or changed elsewhere (404, 409, 410). The editor stays open on such a refusal, saying so, what was typed still there.
+ */
+export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: string; onDone(changed: boolean): void }) {
   const [d, setDraft] = useState(() => draftOf(props.rule));
   const [error, setError] = useState<ApiFailure | undefined>();
+  const stale = useRef(false);
   const set = <K extends keyof Draft>(name: K, value: Draft[K]) => setDraft((x) => ({ ...x, [name]: value }));
   const toggleIn = (name: 'devices' | 'os' | 'days', value: string) => set(name, d[name].includes(value) ? d[name].filter((v) => v !== value) : [...d[name], value]);
   const idp = props.rule ? `r-${props.rule.id}` : 'r-new';
@@ -121,8 +127,9 @@ export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: str
       else await unwrap(api.POST('/rules', { body: { ...common, type: d.type, linkId: props.linkId, campaignId: props.campaignId } as RuleCreate }));
       props.onDone(true);
     } catch (err) {
-      if (err instanceof ApiFailure) setError(err);
-      else throw err;
+      if (!(err instanceof ApiFailure)) throw err;
+      setError(err);
+      if (isStale(err)) stale.current = true;
     }
   }
 
@@ -221,7 +228,7 @@ export function RuleEditor(props: { rule?: Rule; linkId: string; campaignId: str
         </div>
       </div>
       <div class="actions">
-        <button type="button" onClick={() => props.onDone(false)}>
+        <button type="button" onClick={() => props.onDone(stale.current)}>
           Cancel
         </button>
         <button type="submit" class="primary">
