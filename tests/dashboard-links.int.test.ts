@@ -583,6 +583,40 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
   });
 
+  it('moves a rule one place, never two: C (50), B (51), A (52) made in that order; C up is A, C, B on screen and for the redirector, and down again', async () => {
+    const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/three', shortCode: 'three-rules' } })).data!.data;
+    try {
+      const rule = async (name: string, priority: number) =>
+        (await t.client.POST('/rules', { body: { linkId: own.id, campaignId: own.campaignId, type: 'geo', name, destinationUrl: `https://example.com/${name}`, priority, conditions: { countries: ['DE'], operator: 'in' } } as never })).data!.data;
+      await rule('C', 50);
+      await rule('B', 51);
+      await rule('A', 52);
+      /** The rules' names as the page lists them, and in the order the redirectors evaluate the stored rules (priority, then older first). */
+      const shown = () => page.locator('.rules-table tbody tr[data-rule-id] td:nth-child(2)').allTextContents();
+      const evaluated = async () =>
+        ((await t.client.GET('/rules', { params: { query: { linkId: own.id } } })).data!.data as Rule[])
+          .sort((a, b) => b.priority - a.priority || Date.parse(a.createdAt) - Date.parse(b.createdAt))
+          .map((r) => r.name);
+      await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${own.id}`);
+      await expect.poll(shown).toEqual(['A', 'B', 'C']);
+
+      await page.getByRole('button', { name: 'Move C rule up' }).click();
+      await expect.poll(shown).toEqual(['A', 'C', 'B']);
+      expect(await evaluated()).toEqual(['A', 'C', 'B']);
+      await expect.poll(focusNow).toBe('Move C rule up');
+
+      await page.getByRole('button', { name: 'Move A rule down' }).click();
+      await expect.poll(shown).toEqual(['C', 'A', 'B']);
+      expect(await evaluated()).toEqual(['C', 'A', 'B']);
+      await page.getByRole('button', { name: 'Move A rule down' }).click();
+      await expect.poll(shown).toEqual(['C', 'B', 'A']);
+      expect(await evaluated()).toEqual(['C', 'B', 'A']);
+    } finally {
+      // Gone again: the later tests count every live link.
+      expect((await t.client.DELETE('/links/{id}', { params: { path: { id: own.id } } })).response.status).toBe(200);
+    }
+  });
+
   it('an emptied share of visitors, or one the browser cannot read ("5-"), is refused at its field: no 0 % rule is saved', async () => {
     const own = (await t.client.POST('/links', { body: { destinationUrl: 'https://example.com/share', shortCode: 'share-rules' } })).data!.data;
     try {

@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { useTitle } from '../document-title.ts';
-import { api, unwrap, type Rule } from '../api.ts';
+import { ApiFailure, api, unwrap, type Rule } from '../api.ts';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorBox } from '../components/error-box.tsx';
 import { LinkActions } from '../components/link-actions.tsx';
@@ -24,11 +24,7 @@ import { announce } from '../components/status-region.tsx';
 import { linkStatus, linkStatusLabels } from '../link-status.ts';
 import { useKnownDomains } from '../all-pages.ts';
 import { filtersFrom } from '../filters.ts';
-
-/** Evaluation order (README, Routing rules): priority first, link rules before campaign rules, then older. */
-function byEvaluationOrder(a: Rule, b: Rule): number {
-  return b.priority - a.priority || Number(a.linkId === null) - Number(b.linkId === null) || a.createdAt.localeCompare(b.createdAt);
-}
+import { byEvaluationOrder, prioritiesFor } from '../rule-order.ts';
 
 export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string }) {
   const link = useLoad(async (signal) => (await unwrap(api.GET('/links/{id}', { params: { path: { id: linkId } }, signal }))).data, [linkId]);
@@ -169,18 +165,27 @@ function RulesSection({ linkId, campaignId }: { linkId: string; campaignId: stri
   const patchRule = (rule: Rule, body: { enabled?: boolean; priority?: number }) => unwrap(api.PATCH('/rules/{id}', { params: { path: { id: rule.id } }, body }));
   const patch = (rule: Rule, body: { enabled?: boolean; priority?: number }) => run(() => patchRule(rule, body));
 
-  /** Moves a rule one place in evaluation order by giving it a priority just past its neighbour's. */
+  /**
+   * Moves a rule one place in evaluation order: it and its neighbour swap, and every other
+   * rule stays where it is. Its new priority may tie a rule beyond the neighbour, where
+   * age decides, or leave no room (1 to 100, a run of tied rules): the rules to renumber
+   * are the fewest that hold the new order, the moved rule first, a campaign-wide one
+   * (it orders the campaign's other links too) last.
+   */
   function move(index: number, direction: -1 | 1) {
     const list = rules.data!;
     const rule = list[index]!;
     const neighbour = list[index + direction];
     if (!neighbour) return;
     focusLater(`tr[data-rule-id="${rule.id}"] [data-move="${direction < 0 ? 'up' : 'down'}"]`, true);
-    const priority = Math.min(100, Math.max(1, neighbour.priority - direction));
-    if (priority !== neighbour.priority) return patch(rule, { priority });
-    // The neighbour at the edge of 1..100: the rule cannot pass it, only tie it there (and a
-    // tie keeps the older rule first), so the neighbour steps back one and the rule takes the edge.
-    return run(() => Promise.all([...(rule.priority !== priority ? [patchRule(rule, { priority })] : []), patchRule(neighbour, { priority: neighbour.priority + direction })]));
+    const order = [...list];
+    order[index] = neighbour;
+    order[index + direction] = rule;
+    const changes = prioritiesFor(order, (r) => (r === rule ? 2 : r.linkId === null ? 1000 : 3));
+    return run(async () => {
+      if (!changes) throw new ApiFailure(0, 'NO_ROOM', `${ruleName(rule)} cannot move: priorities 1 to 100 cannot hold that order. Give some rules other priorities in their editors.`);
+      await Promise.all([...changes].map(([r, priority]) => patchRule(r, { priority })));
+    });
   }
 
   return (
