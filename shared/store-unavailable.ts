@@ -10,8 +10,11 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-/** postgres.js's codes for a connection it could not open or lost. */
-const POSTGRES_CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
+/**
+ * postgres.js's codes for a connection it could not open or lost, and ours for one
+ * closed as Postgres stopped answering on it (answer-watch.ts).
+ */
+const POSTGRES_CONNECTION_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'POSTGRES_ANSWER_TIMEOUT']);
 
 /**
  * SQLSTATEs of a server that cannot serve now: class 08 (connection exception),

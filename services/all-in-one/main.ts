@@ -55,7 +55,7 @@ try {
   const secret = config.NATS_URL
     ? await resolveExistingSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR, '`npm start` with NATS_URL set (it shares NATS with other services)')
     : await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute' });
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute', answerTimeoutMs: config.API_POSTGRES_TIMEOUT_MS });
   await migrate(db.sql, logger);
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
   const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS }));

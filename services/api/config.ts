@@ -68,6 +68,12 @@ export const apiEnv = z
      * every quarter of this while it runs; a key whose instance died is free again after it.
      */
     API_IDEMPOTENCY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3_600).default(IDEMPOTENCY_LEASE_SECONDS),
+    /**
+     * How long a Postgres connection may wait for the server's answer (ms): past it the
+     * connection is closed and its requests answer 503, as in an outage (a stalled proxy
+     * or network holds a query, and its pool slot, for ever otherwise). Migrations are not bounded.
+     */
+    API_POSTGRES_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
     /** Webhook endpoints on loopback, private, link-local or metadata addresses: refused unless true (tests, private deployments). */
     WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
     /** The dashboard's built assets, served at /dashboard. */

@@ -36,7 +36,7 @@ try {
   const secret = config.NATS_URL
     ? await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'an API serving redirectors (NATS_URL set)')
     : await resolveSecret(config.LINKROUTE_SECRET, config.DATA_DIR);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-api' });
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-api', answerTimeoutMs: config.API_POSTGRES_TIMEOUT_MS });
   await migrate(db.sql, logger);
   let bus: Bus | null = null;
   let snapshot: OutboxPublisher | undefined;

@@ -16,9 +16,12 @@ import { listen, type RunningServer } from './server.ts';
 
 const secret = Buffer.alloc(32, 4);
 
+/** The API's bound on a wait for Postgres's answer here (API_POSTGRES_TIMEOUT_MS; 10 s by default). */
+const POSTGRES_TIMEOUT_MS = 1_500;
+
 /**
- * Postgres and ClickHouse each behind a TCP proxy the test cuts, as a dead network
- * or load balancer would: requests that need the missing store answer 503
+ * Postgres and ClickHouse each behind a TCP proxy the test cuts (or stalls), as a dead
+ * network or load balancer would: requests that need the missing store answer 503
  * SERVICE_UNAVAILABLE with Retry-After (never 500), and the API recovers by itself.
  */
 describe('store outages', () => {
@@ -36,6 +39,8 @@ describe('store outages', () => {
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(server.url + path, {
       method,
+      // A request left unanswered fails here, naming itself, not as the test's timeout.
+      signal: AbortSignal.timeout(20_000),
       headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },
       body: body ? JSON.stringify(body) : undefined,
     });
@@ -58,7 +63,7 @@ describe('store outages', () => {
     pgProxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
     const url = new URL(db.url);
     url.port = String(pgProxy.port);
-    sql = connectPostgres(url.toString(), { max: 4 });
+    sql = connectPostgres(url.toString(), { max: 4, answerTimeoutMs: POSTGRES_TIMEOUT_MS });
     ch = await createTestClickHouse();
     chProxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(ch.url).port) });
     const throughProxy = new URL(ch.url); // keeps the credentials
@@ -113,6 +118,40 @@ describe('store outages', () => {
     expect(await eventually(async () => (await request('GET', `/links/${linkId}`)).status, 200)).toBe(200);
     expect((await request('GET', '/ready')).status).toBe(200);
   });
+
+  it('Postgres stalled on open connections: requests answer 503 with Retry-After within the bound, then the API serves on every pool connection', async () => {
+    expect((await request('GET', '/me')).status).toBe(200);
+    // Past the key lookup's reuse (API_KEY_CACHE_MS) and the rate limiter's block: the next request asks Postgres.
+    await new Promise((r) => setTimeout(r, 2_500));
+    // What the API sends is held, its connections stay open: no error ever comes back on them.
+    pgProxy.stall();
+    try {
+      const routes: Array<[string, string, unknown?]> = [
+        ['GET', '/me'],
+        ['GET', `/links/${linkId}`],
+        ['POST', '/links', { destinationUrl: 'https://example.com/stalled' }],
+        ['GET', '/campaigns'],
+      ];
+      for (const [method, path, body] of routes) {
+        const started = performance.now();
+        const res = await request(method, path, body);
+        expect(res.status, `${method} ${path}`).toBe(503);
+        expect(res.body.error.code, `${method} ${path}`).toBe('SERVICE_UNAVAILABLE');
+        expect(Number(res.headers.get('retry-after')), `${method} ${path}`).toBeGreaterThan(0);
+        // One bound for the stalled statement, another at most for a new connection's handshake.
+        expect(performance.now() - started, `${method} ${path}`).toBeLessThan(2 * POSTGRES_TIMEOUT_MS + 2_000);
+      }
+    } finally {
+      pgProxy.unstall();
+    }
+    expect(await eventually(async () => (await request('GET', '/me')).status, 200)).toBe(200);
+    // No connection is left stuck on the stall: twice the pool's connections at once all answer.
+    const reads = await Promise.all(Array.from({ length: 8 }, () => request('GET', `/links/${linkId}`)));
+    expect(reads.map((r) => r.status)).toEqual(Array(8).fill(200));
+    // The POST answered 503 created nothing, even once what it had sent was let through.
+    const listed = await request('GET', '/links?limit=100');
+    expect(listed.body.data.map((l: { destinationUrl: string }) => l.destinationUrl)).not.toContain('https://example.com/stalled');
+  }, 60_000);
 
   it('ClickHouse unreachable: every analytics route and CSV export answers 503 with Retry-After, then recovers; link reads degrade to unavailable counters', async () => {
     // Every analytics route, and each export both ways (format=csv, Accept: text/csv).

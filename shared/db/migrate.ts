@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.ts';
-import type { Sql } from './postgres.ts';
+import { withoutAnswerTimeout, type Sql } from './postgres.ts';
 
 const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
 
@@ -25,7 +25,9 @@ export interface MigrationResult {
  */
 export async function migrate(sql: Sql, logger?: Logger): Promise<MigrationResult> {
   const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f)).sort();
-  return sql.begin(async (tx) => {
+  // Not bounded by the pool's answer timeout: the lock waits for another migrator, and a
+  // migration may build an index on a large table.
+  return withoutAnswerTimeout(sql, () => sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(727001)`;
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
       version text PRIMARY KEY,
@@ -42,7 +44,7 @@ export async function migrate(sql: Sql, logger?: Logger): Promise<MigrationResul
     }
     const known = new Set(files.map((f) => f.replace(/\.sql$/, '')));
     return { applied, alreadyApplied: done.size, unknown: [...done].filter((v) => !known.has(v)).sort() };
-  }).then((result) => {
+  })).then((result) => {
     if (result.unknown.length > 0) {
       logger?.warn('the database was migrated by a newer linkroute: fine while a rolling upgrade is under way; running this version on it for good is an unsupported downgrade', {
         unknownMigrations: result.unknown,

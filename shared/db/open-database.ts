@@ -20,16 +20,18 @@ export interface Database {
  * `create: false` (the CLI's commands other than migrate and workspace create)
  * refuses to make a new embedded database: a DATA_DIR that points elsewhere than
  * the running instance's would otherwise get an empty one, quietly.
+ *
+ * `answerTimeoutMs`: connectPostgres's bound on a wait for Postgres's answer.
  */
-export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string; applicationName: string; create?: boolean }): Promise<Database> {
+export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir: string; applicationName: string; create?: boolean; answerTimeoutMs?: number }): Promise<Database> {
   if (options.databaseUrl) {
-    const sql = connectPostgres(options.databaseUrl, { applicationName: options.applicationName });
+    const sql = connectPostgres(options.databaseUrl, { applicationName: options.applicationName, answerTimeoutMs: options.answerTimeoutMs });
     return { sql, embedded: null, description: redact(options.databaseUrl), close: () => sql.end({ timeout: 5 }) };
   }
   const dbPath = join(resolve(options.dataDir), 'postgres');
   const running = await findRunningEmbeddedPostgres(options.dataDir);
   if (running) {
-    const sql = connectPostgres(running.url, { max: 1, applicationName: options.applicationName });
+    const sql = connectPostgres(running.url, { max: 1, applicationName: options.applicationName, answerTimeoutMs: options.answerTimeoutMs });
     return { sql, embedded: null, description: `embedded Postgres in ${dbPath}, served by process ${running.pid}`, close: () => sql.end({ timeout: 5 }) };
   }
   if (options.create === false && !(await exists(join(dbPath, 'PG_VERSION')))) {
@@ -38,7 +40,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     ]);
   }
   const embedded = await startEmbeddedPostgres({ dataDir: options.dataDir });
-  const sql = connectPostgres(embedded.url, { max: 1, applicationName: options.applicationName });
+  const sql = connectPostgres(embedded.url, { max: 1, applicationName: options.applicationName, answerTimeoutMs: options.answerTimeoutMs });
   return {
     sql,
     embedded,

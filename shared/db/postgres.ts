@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { answerWatch, type AnswerWatch } from './answer-watch.ts';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -6,7 +7,15 @@ export interface PostgresOptions {
   /** Pool size. The embedded PGlite server executes one statement at a time, so 1 there. */
   max?: number;
   applicationName?: string;
+  /**
+   * A connection that sent Postgres something and heard nothing back for this long is
+   * closed, failing its queries (answer-watch.ts). Unset: queries may wait for ever.
+   */
+  answerTimeoutMs?: number;
 }
+
+/** The watch of each pool opened with answerTimeoutMs, for withoutAnswerTimeout. */
+const watches = new WeakMap<Sql, AnswerWatch>();
 
 /**
  * While Postgres is unreachable every query waits for the pool's next connection
@@ -27,8 +36,10 @@ const CONNECT_TIMEOUT_SECONDS = 10;
  */
 export function connectPostgres(url: string, options: PostgresOptions = {}): Sql {
   const { url: tcpUrl, path } = unixSocketOf(url);
-  return postgres(tcpUrl, {
+  const watch = options.answerTimeoutMs === undefined ? undefined : answerWatch(options.answerTimeoutMs);
+  const sql = postgres(tcpUrl, {
     ...(path ? { path } : {}),
+    ...(watch ? { socket: watch.openSocket } : {}),
     max: options.max ?? 10,
     backoff: reconnectBackoffSeconds,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
@@ -36,6 +47,14 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Sql
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'linkroute' },
   }) as unknown as Sql;
+  if (watch) watches.set(sql, watch);
+  return sql;
+}
+
+/** Runs `work` on `sql` with no answer timeout (the one it was opened with is back after). */
+export function withoutAnswerTimeout<T>(sql: Sql, work: () => Promise<T>): Promise<T> {
+  const watch = watches.get(sql);
+  return watch ? watch.unbounded(work) : work();
 }
 
 /** A libpq-style `?host=/socket/dir` turned into postgres.js's socket path; other URLs as they are. */

@@ -1,0 +1,120 @@
+import { connect, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { CodedError } from '../coded-error.ts';
+
+/**
+ * Postgres did not answer on an open connection within the bound: the connection is
+ * closed, and every query waiting on it fails with this (a store outage: 503).
+ */
+export class PostgresAnswerTimeout extends CodedError<'POSTGRES_ANSWER_TIMEOUT'> {}
+
+/** What postgres.js passes its `socket` option: the parsed host list, or a Unix socket path. */
+export interface SocketTarget {
+  host: string[];
+  port: number[];
+  path?: string | false;
+}
+
+export interface AnswerWatch {
+  /** postgres.js's `socket` option: opens each connection's socket, and watches it. */
+  openSocket(target: SocketTarget): Socket;
+  /** Runs `work` with no bound: migrations wait on other migrators' locks and build indexes for as long as that takes. */
+  unbounded<T>(work: () => Promise<T>): Promise<T>;
+}
+
+interface Watched {
+  socket: Socket;
+  read: number;
+  written: number;
+  /** Since when the connection has sent bytes and received none; null: it is not waiting. */
+  waitingSince: number | null;
+  /** The bound was found passed on one tick already. */
+  overdue: boolean;
+}
+
+/**
+ * Closes a connection that has sent Postgres something and heard nothing back for
+ * `timeoutMs`. postgres.js has no per-query timeout, and `connect_timeout` covers only
+ * the handshake: on a stalled path (a hung proxy or load balancer, a primary that stopped
+ * answering) a query would wait for ever, holding its request and its pool slot. Closing
+ * the socket fails its queries with PostgresAnswerTimeout (the server rolls back what the
+ * connection had open, so a 503 leaves nothing half done), and postgres.js opens a new
+ * connection for the next query.
+ *
+ * The sockets' byte counts are read on a timer, not their events: with TLS postgres.js
+ * replaces the socket's listeners and its reads and writes bypass the JS socket, while
+ * the counts still move. A read ends a wait, so a stall that begins once part of what a
+ * connection awaits has arrived (the rest of a long result, a pipelined second query's
+ * answer) is caught at its next write only; an idle connection, or one inside a
+ * transaction while its request does something else, is never closed.
+ */
+export function answerWatch(timeoutMs: number): AnswerWatch {
+  const watched = new Set<Watched>();
+  // Fine enough that a bound of a few seconds is kept within a few percent.
+  const tickMs = Math.min(100, Math.max(10, timeoutMs / 20));
+  let timer: NodeJS.Timeout | null = null;
+  let hostIndex = 0;
+  let unboundedRuns = 0;
+
+  function tick(): void {
+    const now = performance.now();
+    for (const w of watched) {
+      // Not a 'close' listener: postgres.js takes every listener off a socket it turns TLS.
+      if (w.socket.destroyed) {
+        watched.delete(w);
+        continue;
+      }
+      const read = w.socket.bytesRead;
+      const written = w.socket.bytesWritten;
+      if (read !== w.read) w.waitingSince = null;
+      else if (written !== w.written && w.waitingSince === null) w.waitingSince = now;
+      w.read = read;
+      w.written = written;
+      if (unboundedRuns > 0) w.waitingSince = null;
+      if (w.waitingSince === null || now - w.waitingSince < timeoutMs) {
+        w.overdue = false;
+        continue;
+      }
+      // The first tick past the bound may run straight after a blocked event loop (a long
+      // statement of the embedded PGlite, in this very process), before the answer waiting
+      // in the socket is read: only a second one is trusted.
+      if (!w.overdue) {
+        w.overdue = true;
+        continue;
+      }
+      watched.delete(w);
+      w.socket.destroy(new PostgresAnswerTimeout('POSTGRES_ANSWER_TIMEOUT', `Postgres did not answer within ${timeoutMs} ms; connection closed`));
+    }
+    if (watched.size === 0 && timer !== null) {
+      clearInterval(timer);
+      timer = null;
+    }
+  }
+
+  return {
+    openSocket(target) {
+      // As postgres.js does without this option: a Unix socket, or the next of the hosts.
+      let socket: Socket;
+      if (target.path) {
+        socket = connect(target.path);
+      } else {
+        const i = hostIndex++ % target.host.length;
+        socket = connect(target.port[i] ?? 5432, target.host[i]);
+        // postgres.js reads these for TLS's server name and its errors' messages.
+        Object.assign(socket, { host: target.host[i], port: target.port[i] });
+      }
+      const w: Watched = { socket, read: 0, written: 0, waitingSince: null, overdue: false };
+      watched.add(w);
+      timer ??= setInterval(tick, tickMs).unref();
+      return socket;
+    },
+    async unbounded(work) {
+      unboundedRuns++;
+      try {
+        return await work();
+      } finally {
+        unboundedRuns--;
+      }
+    },
+  };
+}
