@@ -173,19 +173,74 @@ describe('redirects through the real pipeline (Postgres, NATS, two redirectors)'
       for (const host of [hostname, 'GO.Pipeline-Brand.Example.', `${hostname}.:8080`]) expect((await ask(r, 'promo', host)).headers.location, host).toBe('https://brand.example/promo');
       expect((await ask(r, 'promo', 'localhost')).status).toBe(404);
     }
-    // A redirector started now learns the domain from the bucket, and so does one after the domain is gone.
+    // A redirector started now learns the domain from the bucket.
     const late = await newRedirector();
     expect((await ask(late, 'sign-in', hostname)).status).toBe(404);
     expect((await ask(late, 'promo', hostname)).headers.location).toBe('https://brand.example/promo');
-    await call('DELETE', `/domains/${domain.id}`, undefined, owner);
-    for (const r of redirectors) {
-      const deadline = Date.now() + 3_000;
-      while ((await ask(r, 'sign-in', hostname)).status !== 302) {
-        if (Date.now() > deadline) throw new Error('the deleted domain still hides default-domain links');
-        await sleep(10);
+  });
+
+  it("a custom domain deleted, or failed by the re-check, answers 404 for its codes, never another workspace's default-domain link of the same code; verified again, its new links answer", async () => {
+    const brand = (await createApiKey(db.sql, { workspaceId: (await createWorkspace(db.sql, { name: 'takeover-brand', plan: 'enterprise' })).id })).key;
+    const other = (await createApiKey(db.sql, { workspaceId: (await createWorkspace(db.sql, { name: 'takeover-other', plan: 'enterprise' })).id })).key;
+    const hostname = 'go.takeover-brand.example';
+    const ask = (r: RunningRedirector, path: string, host: string) => rawHttp(r.port, { method: 'GET', path, host, headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0' } });
+    /** Waits until every redirector answers `path` on `host` with `location` (a 302), or 404 when null. */
+    const everywhere = async (path: string, host: string, location: string | null) => {
+      for (const r of redirectors) {
+        const deadline = Date.now() + 3_000;
+        for (;;) {
+          const res = await ask(r, path, host);
+          if (location === null ? res.status === 404 : res.status === 302 && res.headers.location === location) break;
+          if (Date.now() > deadline) throw new Error(`${host}${path} answered ${res.status} ${res.headers.location ?? ''}, not ${location ?? 404}`);
+          await sleep(10);
+        }
       }
-      expect((await ask(r, 'promo', hostname)).status).toBe(404);
+    };
+    const verify = async (domain: { id: string; verification: { value: string } }, k: string) => {
+      records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+      expect((await call('POST', `/domains/${domain.id}/verify`, undefined, k)).data.status).toBe('verified');
+    };
+    const first = (await call('POST', '/domains', { hostname }, brand)).data;
+    await verify(first, brand);
+    await call('POST', '/links', { destinationUrl: 'https://brand.example/first', shortCode: 'promo', domainId: first.id }, brand);
+    // Codes are unique per domain: anyone may hold the same one on the default domain.
+    await call('POST', '/links', { destinationUrl: 'https://phish.example/login', shortCode: 'promo' }, other);
+    await everywhere('/promo', hostname, 'https://brand.example/first');
+    await everywhere('/promo', 'localhost', 'https://phish.example/login');
+
+    // Deleted: its links (and QR codes) answer 404, on the running redirectors and on one started after.
+    await call('DELETE', `/domains/${first.id}`, undefined, brand);
+    await everywhere('/promo', hostname, null);
+    await newRedirector();
+    for (const r of redirectors) {
+      expect((await ask(r, '/promo', hostname)).status).toBe(404);
+      expect((await ask(r, '/promo?qr=1', hostname)).status).toBe(404);
+      expect((await ask(r, '/sign-in', hostname)).status).toBe(404);
+      expect((await ask(r, '/promo', 'localhost')).headers.location).toBe('https://phish.example/login');
     }
+
+    // Added again in the same workspace: pending, still 404; verified, its new link answers.
+    const second = (await call('POST', '/domains', { hostname }, brand)).data;
+    expect(second.status).toBe('pending');
+    expect((await ask(redirectors[0]!, '/promo', hostname)).status).toBe(404);
+    await verify(second, brand);
+    await call('POST', '/links', { destinationUrl: 'https://brand.example/second', shortCode: 'promo', domainId: second.id }, brand);
+    await everywhere('/promo', hostname, 'https://brand.example/second');
+
+    // Failed by the re-check (its record missing past the grace): 404 again.
+    records.delete(`_linkroute.${hostname}`);
+    await db.sql`UPDATE domains SET failing_since = now() - interval '8 days' WHERE id = ${second.id}`;
+    expect((await call('POST', `/domains/${second.id}/verify`, undefined, brand)).data.status).toBe('failed');
+    await everywhere('/promo', hostname, null);
+    await newRedirector();
+    await everywhere('/promo', hostname, null);
+
+    // Now free: the other workspace claims and verifies it, and its links answer there.
+    const third = (await call('POST', '/domains', { hostname }, other)).data;
+    await verify(third, other);
+    await call('POST', '/links', { destinationUrl: 'https://other.example/promo', shortCode: 'promo', domainId: third.id }, other);
+    await everywhere('/promo', hostname, 'https://other.example/promo');
+    await everywhere('/promo', 'localhost', 'https://phish.example/login');
   });
 
   it('a bulk create of 1,000 links, then a bulk delete, reach every redirector', async () => {

@@ -15,8 +15,12 @@ export interface SnapshotEntry {
 
 /**
  * A custom domain's marker in the same bucket, keyed by domain id: its hostname while it
- * is verified and not deleted, else null. Redirectors serve on a marked hostname only
- * the links of that domain, from its verification on, before it holds any link.
+ * is verified, and still once it is deleted or failed if it was ever verified (a
+ * tombstone: its links are gone from the snapshot, and its codes answer 404, never the
+ * default domain's links of the same codes); null for a domain never verified.
+ * Redirectors serve on a marked hostname only the links published on it (those of its
+ * verified domain, if any), from its verification on, before it holds any link. A
+ * tombstone is a marker like any other, so redirectors of every release read it alike.
  */
 export interface DomainEntry {
   version: number;
@@ -33,7 +37,7 @@ const headerSchema = z.object({
   version: z.number().int().nonnegative(),
   /** The key: a link id, or a domain id for a domain marker. */
   linkId: z.string(),
-  /** null with the link (a domain marker: its hostname, null once not verified). */
+  /** null with the link (a domain marker: its hostname, null while never verified). */
   domain: z.string().nullable(),
   shortCode: z.string().nullable(),
   clicksLimit: z.number().int().nonnegative().nullable(),

@@ -29,7 +29,7 @@ const MAX_HELD_REPORTED = 2 * BATCH;
 export interface OutboxPublisher {
   /** Publishes everything queued; concurrent callers share one run. Resolves when what was queued before the call is in the bucket (see OutboxDrainer.flush). */
   flush(): Promise<void>;
-  /** Queues every link (and verified domain) when the bucket has never been written (a new NATS, or first start). */
+  /** Queues every link (and every domain with a marker: verified, or ever verified) when the bucket has never been written (a new NATS, or first start). */
   seedIfEmpty(): Promise<number>;
   /** Publishes leftovers (from crashes, NATS outages, other writers) every `intervalMs`. */
   start(intervalMs?: number): void;
@@ -201,9 +201,9 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
       const [row] = await sql<{ n: number }[]>`
         WITH cleared AS (DELETE FROM snapshot_kv_sequences), queued AS (
           SELECT snapshot_enqueue(id) FROM links WHERE deleted_at IS NULL
-          UNION ALL SELECT snapshot_enqueue(id) FROM domains WHERE status = 'verified' AND deleted_at IS NULL
+          UNION ALL SELECT snapshot_enqueue(id) FROM domains WHERE status = 'verified' AND deleted_at IS NULL OR ever_verified
         ) SELECT count(*)::int AS n FROM queued`;
-      logger.info('snapshot bucket empty: queued every live link and verified domain', { entries: row!.n });
+      logger.info('snapshot bucket empty: queued every live link and every verified domain, or one verified once', { entries: row!.n });
       return row!.n;
     },
     start(intervalMs = 1_000) {

@@ -54,6 +54,32 @@ describe('SnapshotStore', () => {
     expect(store.find('new.brand.example', 'login')?.compiled.id).toBe('link_d');
   });
 
+  it("a deleted or failed domain's tombstone keeps its codes from the default domain's links; a new domain of the hostname serves its own", () => {
+    const store = new SnapshotStore();
+    store.apply({ version: 1, linkId: 'link_phish', link: compiled('link_phish', 'promo', '') });
+    store.applyDomain({ version: 2, domainId: 'domain_a', hostname: 'go.brand.example' });
+    store.apply({ version: 3, linkId: 'link_a', link: compiled('link_a', 'promo', 'go.brand.example') });
+    expect(store.find('go.brand.example', 'promo')?.compiled.id).toBe('link_a');
+    // Deleted (or failed): its link goes, its marker stays, as a tombstone, in either order.
+    store.apply({ version: 5, linkId: 'link_a', link: null });
+    store.applyDomain({ version: 4, domainId: 'domain_a', hostname: 'go.brand.example' });
+    expect(store.find('go.brand.example', 'promo')).toBeUndefined();
+    expect(store.find('GO.other.example', 'promo')?.compiled.id).toBe('link_phish');
+    // A redirector loading the bucket afresh decides alike.
+    const late = new SnapshotStore();
+    late.apply({ version: 1, linkId: 'link_phish', link: compiled('link_phish', 'promo', '') });
+    late.apply({ version: 5, linkId: 'link_a', link: null });
+    late.applyDomain({ version: 4, domainId: 'domain_a', hostname: 'go.brand.example' });
+    expect(late.find('go.brand.example', 'promo')).toBeUndefined();
+    // The hostname verified again, by another workspace: its links answer; the tombstone still counts once they go.
+    store.applyDomain({ version: 6, domainId: 'domain_b', hostname: 'go.brand.example' });
+    store.apply({ version: 7, linkId: 'link_b', link: compiled('link_b', 'promo', 'go.brand.example') });
+    expect(store.find('go.brand.example', 'promo')?.compiled.id).toBe('link_b');
+    store.apply({ version: 8, linkId: 'link_b', link: null });
+    store.applyDomain({ version: 9, domainId: 'domain_b', hostname: null });
+    expect(store.find('go.brand.example', 'promo')).toBeUndefined();
+  });
+
   it('a custom domain known only by its links (no marker yet) stops being one when its last link goes', () => {
     const store = new SnapshotStore();
     store.apply({ version: 1, linkId: 'link_d', link: compiled('link_d', 'login', '') });

@@ -49,14 +49,18 @@ class Pending {
 type Held = Pending | RoutableLink;
 
 /**
- * One domain's links by short code, and how many domain markers name the domain as
- * verified (one, but for the moment one domain's marker and another's overlap when a
- * hostname changes hands).
+ * One domain's links by short code, and how many domain markers name the hostname: its
+ * verified domain's, and those of its domains deleted or failed after they were verified
+ * (tombstones: a hostname added again is a new domain, of another workspace maybe).
  */
 class DomainCodes extends Map<string, Held> {
   markers = 0;
 
-  /** Serves only its own links: it is verified (a marker) or holds links (published only while verified). */
+  /**
+   * Serves only its own links: it is or was verified (a marker, a tombstone's too: a
+   * deleted domain's codes 404, never another workspace's default-domain link of the
+   * same code) or holds links (published only while verified).
+   */
   get isCustomDomain(): boolean {
     return this.markers > 0 || this.size > 0;
   }
@@ -75,9 +79,10 @@ function routable(codes: Map<string, Held>, shortCode: string, held: Held): Rout
 /**
  * The redirector's in-memory index of links: domain -> short code -> link
  * ('' is the default redirect domain). A custom domain answers only its own links:
- * a Host that is one (a verified domain's marker names it, or it holds links) never
- * falls back to the default domain, so no workspace's default-domain link answers on
- * another's domain; any other Host gets the default domain. Both follow from the
+ * a Host that is one (a domain's marker names it, verified now or before, or it holds
+ * links) never falls back to the default domain, so no workspace's default-domain link
+ * answers on another's domain, also once that domain is deleted or failed; any other
+ * Host gets the default domain. Both follow from the
  * entries held, so every redirector decides alike. Entries are hydrated lazily on first
  * request so loading a large snapshot stays cheap in time and memory; an entry
  * older than what we hold is ignored, so updates may arrive twice or out of
@@ -95,7 +100,7 @@ export class SnapshotStore implements LinkLookup {
   private domains = new Map<string, DomainCodes>();
   private defaultCodes = new DomainCodes();
   private readonly byLinkId = new Map<string, { version: number; domain: string | null; code: string | null }>();
-  /** Domain markers applied: the hostname each names while verified (null: not, or no longer). */
+  /** Domain markers applied: the hostname each names once verified, tombstones too (null: never verified). */
   private readonly byDomainId = new Map<string, { version: number; hostname: string | null }>();
   private readonly clickCounts = new Map<string, number>();
   private loaded = false;
