@@ -74,7 +74,7 @@ describe('GET /links/{shortCode} on a custom domain', () => {
     const first = await addDomain();
     const old = (await call('POST', '/links', { destinationUrl: 'https://brand.example/old', domainId: first, shortCode: 'again' })).body.data.id;
     expect((await call('DELETE', `/domains/${first}`)).status).toBe(200);
-    // While no live domain of the hostname has the code, the deleted domain's link is still found by hostname.
+    // While the workspace has no live domain of the hostname, the deleted domain's link is still found by hostname.
     expect((await call('GET', `/links/again?domain=${hostname}`)).body.data.id).toBe(old);
     const second = await addDomain();
     const renewed = await call('POST', '/links', { destinationUrl: 'https://brand.example/new', domainId: second, shortCode: 'again' });
@@ -83,6 +83,39 @@ describe('GET /links/{shortCode} on a custom domain', () => {
     expect((await call('GET', `/links/again?domainId=${second}`)).body.data.id).toBe(renewed.body.data.id);
     expect((await call('GET', `/links/again?domainId=${first}`)).body.data.id).toBe(old);
     expect((await call('GET', `/links/${old}`)).body.data).toMatchObject({ domainId: first, destinationUrl: 'https://brand.example/old' });
+  });
+
+  it("a hostname added again owns its codes by hostname: its deleted link is 410 and 404 by code, never the deleted domain's live link", async () => {
+    const hostname = `readd-${Date.now().toString(36)}.lookup-example.com`;
+    const addDomain = async () => {
+      const domain = (await call('POST', '/domains', { hostname })).body.data;
+      records.set(`_linkroute.${hostname}`, [domain.verification.value]);
+      expect((await call('POST', `/domains/${domain.id}/verify`)).body.data.status).toBe('verified');
+      return domain.id as string;
+    };
+    const first = await addDomain();
+    const old = (await call('POST', '/links', { destinationUrl: 'https://brand.example/old-sale', domainId: first, shortCode: 'sale' })).body.data.id;
+    expect((await call('DELETE', `/domains/${first}`)).status).toBe(200);
+    const second = await addDomain();
+    // Added again, the code not taken there yet: the hostname names the new domain, which has no such link.
+    expect((await call('GET', `/links/sale?domain=${hostname}`)).status).toBe(404);
+    expect((await call('PATCH', `/links/sale?domain=${hostname}`, { title: 'x' })).status).toBe(404);
+    expect((await call('DELETE', `/links/sale?domain=${hostname}`)).status).toBe(404);
+    const renewed = (await call('POST', '/links', { destinationUrl: 'https://brand.example/new-sale', domainId: second, shortCode: 'sale' })).body.data.id;
+    expect((await call('DELETE', `/links/sale?domain=${hostname}`)).body.data).toEqual({ id: renewed, deleted: true });
+    const again = await call('DELETE', `/links/sale?domain=${hostname}`);
+    expect(again.status).toBe(410);
+    expect(again.body.error.code).toBe('ALREADY_DELETED');
+    expect((await call('GET', `/links/sale?domain=${hostname}`)).status).toBe(404);
+    expect((await call('PATCH', `/links/sale?domain=${hostname}`, { title: 'x' })).status).toBe(404);
+    // The old domain's link is untouched, readable by its id and its domainId.
+    const kept = (await call('GET', `/links/${old}`)).body.data;
+    expect(kept).toMatchObject({ id: old, domainId: first, destinationUrl: 'https://brand.example/old-sale', title: '' });
+    expect(kept.deletedAt ?? null).toBeNull();
+    expect((await call('GET', `/links/sale?domainId=${first}`)).body.data.id).toBe(old);
+    // The new domain deleted too: the hostname has no live domain, and the old live link answers again.
+    expect((await call('DELETE', `/domains/${second}`)).status).toBe(200);
+    expect((await call('GET', `/links/sale?domain=${hostname}`)).body.data.id).toBe(old);
   });
 
   it('PATCH and DELETE by short code take the domain too: a change meant on the custom domain never lands on the default domain\'s link; a second delete by code is 410', async () => {

@@ -285,18 +285,24 @@ export function linkStore(sql: Sql) {
      * code answers while no live link of the domain has it.
      */
     async byShortCode(workspaceId: string, shortCode: string, on: LinkDomain = {}, withDeleted = false): Promise<LinkRow | undefined> {
+      // A hostname deleted and added again is a new domain, whose codes start free: the same
+      // code may then name a link on each. While the workspace has a live domain of the
+      // hostname (one at most), the hostname names it, and the code is its link's, live or
+      // deleted, or no link's: a deleted domain's link answers only while there is none (by
+      // its id and domainId always, so its history stays readable). Else the code's link on
+      // the latest deleted domain that has it, a live link first.
       const domain =
         on.domainId !== undefined
           ? sql`AND l.domain_id = ${on.domainId}`
           : on.hostname !== undefined
-            ? sql`AND lower(d.hostname) = ${on.hostname.toLowerCase()}`
+            ? sql`
+              AND lower(d.hostname) = ${on.hostname.toLowerCase()}
+              AND (d.deleted_at IS NULL OR NOT EXISTS (
+                SELECT 1 FROM domains live WHERE live.workspace_id = ${workspaceId} AND lower(live.hostname) = ${on.hostname.toLowerCase()} AND live.deleted_at IS NULL))`
             : sql`AND l.domain_id IS NULL`;
-      // A hostname deleted and added again is a new domain, whose codes start free: the same
-      // code may then name a link on each. The live domain's link answers; a deleted one's only
-      // while no live domain of that hostname has the code (its history stays readable).
       const [row] = await sql<LinkRow[]>`
         ${select} WHERE l.workspace_id = ${workspaceId} AND l.short_code = ${shortCode} ${withDeleted ? sql`` : sql`AND l.deleted_at IS NULL`} ${domain}
-        ORDER BY l.deleted_at IS NULL DESC, d.deleted_at IS NULL DESC, d.created_at DESC, l.deleted_at DESC LIMIT 1`;
+        ORDER BY l.deleted_at IS NULL DESC, d.created_at DESC, l.deleted_at DESC LIMIT 1`;
       return row;
     },
 
