@@ -1,0 +1,12 @@
+-- Due deliveries are claimed per endpoint, each within the room its lane has
+-- (services/webhooks/delivery-store.ts, claimDue): an endpoint's oldest due ones, by
+-- next_attempt_at, up to its room. webhook_deliveries_due (next_attempt_at) serves only
+-- the oldest due ones of all endpoints together, where a slow endpoint with a backlog
+-- of more than a claim's batch filled every batch and held every other endpoint's due
+-- deliveries up for as long as its backlog lasted. This index gives the endpoints with
+-- pending deliveries (one descent each) and each one's oldest due ones (a range).
+--
+-- Built inside the migration's transaction, so writes to webhook_deliveries wait for
+-- the build when upgrading a large table (senders retry; nothing is lost). Pending
+-- deliveries only: a few per endpoint in a steady state, however long the history.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_pending_endpoint ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'pending';
