@@ -21,6 +21,10 @@ const MAX_UNMATCHED_FETCHES = 100;
 const decoder = new TextDecoder();
 
 export interface ClickBatches {
+  /**
+   * Stops fetching; the clicks gathered go out in one more batch when it is due (at most
+   * an interval from now), and the messages fetched and not matched go back to the bus.
+   */
   stop(): Promise<void>;
 }
 
@@ -166,13 +170,23 @@ export function startClickBatches(deps: {
     // Renewals are timed on the monotonic clock: a takeover is timed so (nats-lease.ts), and a
     // wall clock stepped back would put a renewal off past the ttl while the lease is in use.
     let renewAt = performance.now() + LEASE_TTL_MS / 3;
-    while (!stopped) {
+    for (;;) {
       if (performance.now() >= renewAt) {
         if (!(await lease.renew())) {
           handBack(); // lost: another sender batches now, and gets what was in hand here
           return;
         }
         renewAt = performance.now() + LEASE_TTL_MS / 3;
+      }
+      // Stopping: what is gathered goes out rather than waiting for a redelivery, but not
+      // before its batch is due, as a batch made at any other time would be: waiting out
+      // the rest of the interval (at most one, the lease renewed meanwhile) keeps the stop
+      // prompt and one batch per endpoint per interval. Fetching stops; what is fetched and
+      // not matched yet comes back to the next sender holding the lease.
+      if (stopped) {
+        if (held.length === 0 || Date.now() >= nextFlush) break;
+        await sleep(Math.min(nextFlush - Date.now(), 50));
+        continue;
       }
       // Clicks are matched to endpoints only by an endpoint list read after they were
       // fetched (so after they happened): an endpoint created just before a click is
@@ -204,8 +218,6 @@ export function startClickBatches(deps: {
         nextFlush = Date.now() + deps.intervalMs;
       } else await sleep(Math.min(wait, 50));
     }
-    // Stopping: what is gathered goes out now rather than waiting for a redelivery;
-    // what is not matched yet comes back to the next sender holding the lease.
     if (held.length > 0) await flush();
     handBack();
   }
