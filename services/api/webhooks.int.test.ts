@@ -68,6 +68,24 @@ describe.each(backends)('webhook endpoints API on %s', (backend) => {
     expect((await api.request('GET', '/webhooks', { key: own })).body.data.map((w: { id: string }) => w.id)).toEqual([b.id]);
   });
 
+  it('an endpoint whose run of failures ended in a pause longer than the retries make is active again, as the sender treats it', async () => {
+    const { key: own } = await api.tenant();
+    const paused = (await create({ url: 'https://paused.example.com/hook', events: ['link.created'] }, own)).body.data;
+    const failing = (await create({ url: 'https://failing.example.com/hook', events: ['link.created'] }, own)).body.data;
+    // As a sender leaves them: a run begun 25 h ago, its last failure then (a pause since,
+    // longer than the 6 h wait plus a claim), and one whose last failure was a minute ago.
+    await api.db.sql`UPDATE webhook_endpoints SET failing_since = now() - interval '25 hours', last_failure_at = now() - interval '25 hours' WHERE id = ${paused.id}`;
+    await api.db.sql`UPDATE webhook_endpoints SET failing_since = now() - interval '5 hours', last_failure_at = now() - interval '1 minute' WHERE id = ${failing.id}`;
+    const read = async (id: string) => {
+      const { status, failingSince } = (await api.request('GET', `/webhooks/${id}`, { key: own })).body.data;
+      return { status, failingSince: failingSince === null ? null : Date.now() - Date.parse(failingSince) > 4 * 3600_000 };
+    };
+    expect(await read(paused.id)).toEqual({ status: 'active', failingSince: null });
+    expect(await read(failing.id)).toEqual({ status: 'failing', failingSince: true });
+    const listed = (await api.request('GET', '/webhooks', { key: own })).body.data.map((w: { id: string; status: string }) => [w.id, w.status]);
+    expect(new Map(listed)).toEqual(new Map([[paused.id, 'active'], [failing.id, 'failing']]));
+  });
+
   it('a resend by hand makes a finished delivery due and unclaimed, whatever claim token it still carries', async () => {
     const { key: own } = await api.tenant();
     const hook = (await create({ url: 'https://resend.example.com/hook', events: ['link.created'] }, own)).body.data;

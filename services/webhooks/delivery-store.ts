@@ -1,5 +1,6 @@
 import { retryingConcurrencyFailures, type Sql } from '../../shared/db/postgres.ts';
 import type { WebhookBusEvent } from '../../shared/schemas/webhook.ts';
+import { failureRunOver } from '../../shared/webhooks/failure-run.ts';
 import type { FirstAttempt } from './first-attempt.ts';
 import { longestFailureGapMs, type RetryPolicy } from './retry-schedule.ts';
 
@@ -206,8 +207,8 @@ export function deliveryStore(sql: Sql, claimMs: number) {
     await retryingConcurrencyFailures(() => sql`
       UPDATE webhook_endpoints e SET
         failing_since = CASE
-          WHEN e.failing_since IS NULL OR f.succeeded::boolean OR e.last_failure_at IS NULL
-            OR e.last_failure_at < f.first::timestamptz - make_interval(secs => ${gapMs / 1000}) THEN f.first::timestamptz
+          WHEN e.failing_since IS NULL OR f.succeeded::boolean
+            OR ${failureRunOver(sql, sql`e.last_failure_at`, sql`f.first::timestamptz`, gapMs)} THEN f.first::timestamptz
           ELSE e.failing_since END,
         last_failure_at = greatest(e.last_failure_at, f.last::timestamptz)
       FROM unnest(${ids}::text[], ${failing.map(([, s]) => iso(s.first))}::text[], ${failing.map(([, s]) => iso(s.last))}::text[],

@@ -1,3 +1,5 @@
+import { MAX_RETRY_DELAY_MS } from '../../shared/webhooks/failure-run.ts';
+
 /**
  * When a failed delivery is tried again: exponential backoff with jitter, for a
  * window (24 h) after its first attempt. Attempt n failed -> wait about
@@ -11,24 +13,15 @@ export interface RetryPolicy {
   windowMs: number;
 }
 
-/** Six hours at most between tries: some 15 attempts in 24 h at a 5 s base. */
-export const MAX_RETRY_DELAY_MS = 6 * 3600_000;
+// Six hours at most between tries: some 15 attempts in 24 h at a 5 s base. Defined with
+// the gap that ends an endpoint's run of failures, which the API reads too.
+export { longestFailureGapMs, MAX_RETRY_DELAY_MS } from '../../shared/webhooks/failure-run.ts';
 
 export const defaultRetryPolicy = (baseDelayMs: number, windowMs: number): RetryPolicy => ({
   baseDelayMs,
   maxDelayMs: Math.min(MAX_RETRY_DELAY_MS, windowMs / 4),
   windowMs,
 });
-
-/**
- * The longest an endpoint whose deliveries keep failing goes from one failed attempt to
- * the next: a failed delivery is due again at most `maxDelayMs` after its attempt ended,
- * and an attempt starts and ends within `claimMs` of its claim (lanes are sized so; one held
- * longer under overload keeps its claim alive, and the gap it makes only starts a new run,
- * erring towards keeping the endpoint). Failures further apart are not one run of
- * failures: the endpoint was not being tried in between.
- */
-export const longestFailureGapMs = (policy: Pick<RetryPolicy, 'maxDelayMs'>, claimMs: number) => policy.maxDelayMs + claimMs;
 
 /** Epoch ms of the next attempt after `attempts` failed ones, or null: give up. */
 export function nextAttemptAt(policy: RetryPolicy, attempts: number, firstAttemptAt: number, now: number, random: () => number = Math.random): number | null {

@@ -17,6 +17,7 @@ import { clickIdOrigin } from '../../shared/click-id-origin.ts';
 import { startClickBatches, type ClickBatches } from './click-batches.ts';
 import type { WebhooksConfig } from './config.ts';
 import { conversionEvents, parseJson } from './conversion-events.ts';
+import { claimMsFor } from '../../shared/webhooks/failure-run.ts';
 import { deliveryStore } from './delivery-store.ts';
 import { createDispatcher } from './dispatcher.ts';
 import { loadEndpointDirectory } from './endpoint-directory.ts';
@@ -75,7 +76,7 @@ export async function startWebhooks(deps: {
   // attempts) and run, with room to spare, and is renewed while the delivery is held here
   // (claims-in-hand.ts): a claim after its last renewal, a sender that died holding it has
   // left it to the others.
-  const store = deliveryStore(sql, 6 * config.WEBHOOKS_TIMEOUT_MS + 2_000);
+  const store = deliveryStore(sql, claimMsFor(config.WEBHOOKS_TIMEOUT_MS));
   const sender = webhookSender({
     timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
     allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS,

@@ -1,6 +1,7 @@
 import { newId } from '../../../shared/ids.ts';
 import { iso } from '../../../shared/db/rows.ts';
 import type { Sql } from '../../../shared/db/postgres.ts';
+import { DEFAULT_LONGEST_FAILURE_GAP_MS, failureRunOver } from '../../../shared/webhooks/failure-run.ts';
 import { TEST_EVENT_TYPE, type Webhook, type WebhookDelivery, type WebhookDeliveryDetail, type WebhookEventType } from '../../../shared/schemas/webhook.ts';
 
 interface EndpointRow {
@@ -41,7 +42,12 @@ export interface WebhookChanges {
 }
 
 export function webhookStore(sql: Sql) {
-  const columns = sql`id, url, description, events, enabled, disabled_reason, failing_since, created_at, updated_at`;
+  // An enabled endpoint's run of failures is over after a pause the retries never make
+  // (failure-run.ts): the sender starts a new one at its next failure, and until then it
+  // is not failing. A disabled endpoint keeps the run that disabled it (it is tried no more).
+  const failingSince = sql`CASE WHEN enabled AND ${failureRunOver(sql, sql`last_failure_at`, sql`now()`, DEFAULT_LONGEST_FAILURE_GAP_MS)}
+    THEN NULL ELSE failing_since END AS failing_since`;
+  const columns = sql`id, url, description, events, enabled, disabled_reason, ${failingSince}, created_at, updated_at`;
   const live = (workspaceId: string, id: string) => sql`id = ${id} AND workspace_id = ${workspaceId} AND deleted_at IS NULL`;
   const deliveryColumns = sql`d.id, d.event_id, d.event_type, d.status, d.attempts, d.response_status, d.latency_ms, d.error,
     d.next_attempt_at, d.last_attempt_at, d.created_at`;
