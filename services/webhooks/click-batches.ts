@@ -171,6 +171,10 @@ export function startClickBatches(deps: {
     // wall clock stepped back would put a renewal off past the ttl while the lease is in use.
     let renewAt = performance.now() + LEASE_TTL_MS / 3;
     for (;;) {
+      if (directory.opensNone()) {
+        handBack(); // see the loop below: another sender batches them
+        return;
+      }
       if (performance.now() >= renewAt) {
         if (!(await lease.renew())) {
           handBack(); // lost: another sender batches now, and gets what was in hand here
@@ -234,6 +238,13 @@ export function startClickBatches(deps: {
     while (!stopped) {
       let lease: Lease | null = null;
       try {
+        // A sender whose secret opens no endpoint's has another LINKROUTE_SECRET than the
+        // API and the redirectors: every click would fail its MAC here, and be acknowledged
+        // as forged and never announced. It leaves the batching to the others.
+        if (directory.opensNone()) {
+          await sleep(1_000);
+          continue;
+        }
         lease = await bus.tryLease(LEASE, LEASE_TTL_MS);
         if (!lease) {
           await sleep(1_000);

@@ -7,9 +7,15 @@ import type { WebhookSender } from './send-webhook.ts';
 import type { WebhooksMetrics } from './webhooks-metrics.ts';
 
 export interface Dispatcher {
-  /** Whether the endpoint can take another delivery here now, besides `planned` ones about to be dispatched. */
+  /**
+   * Whether the endpoint can take another delivery here now, besides `planned` ones about to
+   * be dispatched; never one whose secret does not open here (Endpoint.signer null).
+   */
   hasRoom(endpointId: string, planned?: number): boolean;
-  /** Deliveries each endpoint with work here can still take (those without work here: `laneLimit`). */
+  /**
+   * Deliveries each endpoint with work here can still take (those without work here:
+   * `laneLimit`); none for those whose secret does not open here.
+   */
   room(): Map<string, number>;
   /** What a lane holds at most, running or queued. */
   readonly laneLimit: number;
@@ -192,7 +198,13 @@ export function createDispatcher(deps: {
       claims.release([delivery.id]);
       return;
     }
-    const attempt = await sender.send(endpoint, { id: delivery.eventId, body: delivery.body });
+    if (endpoint.signer === null) {
+      // Its secret does not open here (another LINKROUTE_SECRET): left to a sender that can
+      // sign it, not given up. Rarely here: such an endpoint has no room in claims or fan-outs.
+      await handBack([delivery]);
+      return;
+    }
+    const attempt = await sender.send({ url: endpoint.url, signer: endpoint.signer }, { id: delivery.eventId, body: delivery.body });
     const attempts = delivery.attempts + 1;
     const result: AttemptResult = {
       deliveryId: delivery.id,
@@ -306,11 +318,14 @@ export function createDispatcher(deps: {
   return {
     laneLimit,
     hasRoom(endpointId, planned = 0) {
-      if (heldBytes >= deps.maxHeldBytes || stopping) return false;
+      if (heldBytes >= deps.maxHeldBytes || stopping || directory.get(endpointId)?.signer === null) return false;
       return load(endpointId) + planned < laneLimit;
     },
     room() {
-      return new Map([...lanes.keys()].map((id) => [id, Math.max(0, laneLimit - load(id))]));
+      const room = new Map([...lanes.keys()].map((id) => [id, Math.max(0, laneLimit - load(id))]));
+      // None for endpoints whose secret does not open here: never claimed by this sender.
+      for (const id of directory.unsigned()) room.set(id, 0);
+      return room;
     },
     freeCapacity: () => (heldBytes >= deps.maxHeldBytes ? 0 : deps.maxHeld - held),
     freeBytes: () => Math.max(0, deps.maxHeldBytes - heldBytes),

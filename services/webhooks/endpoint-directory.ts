@@ -10,8 +10,13 @@ export interface Endpoint {
   url: string;
   events: ReadonlySet<string>;
   enabled: boolean;
-  /** Signs with the endpoint's secret (Standard Webhooks). */
-  signer: PayloadSigner;
+  /**
+   * Signs with the endpoint's secret (Standard Webhooks). Null: its secret cannot be
+   * unsealed here (sealed under another LINKROUTE_SECRET than this sender's): the endpoint
+   * is live all the same, so its deliveries are stored as for any other, but this sender
+   * never claims or attempts them, and leaves them to senders that can sign.
+   */
+  signer: PayloadSigner | null;
 }
 
 interface EndpointRow {
@@ -36,19 +41,33 @@ export interface EndpointDirectory {
   readSince(since: number): Promise<void>;
   /** Epoch ms when the read the directory now holds started (it knows every endpoint created before). */
   lastReadStartedAt(): number;
+  /** Ids of the live endpoints whose secret this sender cannot unseal (Endpoint.signer null), as of the last read. */
+  unsigned(): readonly string[];
+  /**
+   * Endpoints are live and not one's secret opens here: this sender's LINKROUTE_SECRET is
+   * not the API's (one endpoint's secret that does not open, beside others that do, is that
+   * row's fault, not the sender's).
+   */
+  opensNone(): boolean;
   stop(): void;
 }
 
 /**
  * Every live endpoint, in memory, read again every `refreshMs` (a change made through
  * the API reaches every sender within that), so fan-out costs no query per event.
- * Secrets are unsealed once per endpoint and secret.
+ * Secrets are unsealed once per endpoint and secret; one that cannot be is said once (an
+ * error: this sender's LINKROUTE_SECRET is not the API's) and its endpoint kept, unsigned,
+ * never taken for deleted: a sender giving up such an endpoint's deliveries as "endpoint
+ * deleted", or making none for its events, would lose them for every sender.
  */
 export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; logger: Logger; refreshMs?: number }): Promise<EndpointDirectory> {
   const { sql, secret, logger } = deps;
   let byId = new Map<string, Endpoint>();
   let byWorkspace = new Map<string, Endpoint[]>();
   let signers = new Map<string, PayloadSigner>();
+  /** Sealed secrets found not to open here, already said. */
+  let unopened = new Set<string>();
+  let unsigned: string[] = [];
   let refreshing: Promise<void> | null = null;
   let refreshingSince = 0;
   let lastReadStartedAt = 0;
@@ -60,17 +79,21 @@ export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; lo
     const nextById = new Map<string, Endpoint>();
     const nextByWorkspace = new Map<string, Endpoint[]>();
     const nextSigners = new Map<string, PayloadSigner>();
+    const nextUnopened = new Set<string>();
     for (const row of rows) {
-      let signer = signers.get(row.sealedSecret);
-      if (!signer) {
+      let signer = signers.get(row.sealedSecret) ?? null;
+      if (!signer && !unopened.has(row.sealedSecret)) {
         try {
           signer = payloadSigner(openSigningSecret(secret, row.sealedSecret));
         } catch (err) {
-          logger.error('webhook endpoint secret cannot be unsealed (is LINKROUTE_SECRET the API\'s?); endpoint skipped', { endpointId: row.id, ...errorFields(err) });
-          continue;
+          logger.error(
+            'webhook endpoint secret cannot be unsealed: is LINKROUTE_SECRET the API\'s? Its deliveries are left to senders that can sign them',
+            { endpointId: row.id, ...errorFields(err) },
+          );
         }
       }
-      nextSigners.set(row.sealedSecret, signer);
+      if (signer) nextSigners.set(row.sealedSecret, signer);
+      else nextUnopened.add(row.sealedSecret);
       const endpoint: Endpoint = { id: row.id, workspaceId: row.workspaceId, url: row.url, events: new Set(row.events), enabled: row.enabled, signer };
       nextById.set(endpoint.id, endpoint);
       const list = nextByWorkspace.get(endpoint.workspaceId);
@@ -80,6 +103,8 @@ export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; lo
     byId = nextById;
     byWorkspace = nextByWorkspace;
     signers = nextSigners;
+    unopened = nextUnopened;
+    unsigned = [...nextById.values()].filter((e) => e.signer === null).map((e) => e.id);
     lastReadStartedAt = startedAt;
   }
 
@@ -113,6 +138,8 @@ export async function loadEndpointDirectory(deps: { sql: Sql; secret: Buffer; lo
       if (lastReadStartedAt < since) await refresh();
     },
     lastReadStartedAt: () => lastReadStartedAt,
+    unsigned: () => unsigned,
+    opensNone: () => unsigned.length > 0 && unsigned.length === byId.size,
     stop: () => clearInterval(timer),
   };
 }

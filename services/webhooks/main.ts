@@ -10,7 +10,7 @@ import { createLogger, errorFields } from '../../shared/logger.ts';
 import { createMetricsRegistry } from '../../shared/metrics/metrics-registry.ts';
 import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { loadWebhooksConfig } from './config.ts';
-import { startWebhooks } from './webhooks.ts';
+import { startWebhooks, type RunningWebhooks } from './webhooks.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 const config = configOrExit('webhooks', () => loadWebhooksConfig());
@@ -27,21 +27,22 @@ try {
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
   const metrics = createMetricsRegistry();
   // Listening first: a taken port fails the start before any event is taken.
-  let started = false;
+  let webhooks: RunningWebhooks | null = null;
   const http = await startHealthServer({
     port: config.WEBHOOKS_PORT,
     host: config.HOST,
     registry: metrics,
-    // Not ready until it reads events: opening its consumers waits out a NATS failover.
-    checks: async () => ({ postgres: await checkQuery(db.sql`SELECT 1`), nats: checkBus(bus), sender: started ? 'ok' : 'starting' }),
+    // Not ready until it reads events: opening its consumers waits out a NATS failover. Nor
+    // while its secret opens no endpoint's: it then signs nothing, and leaves it all to others.
+    checks: async () => ({ postgres: await checkQuery(db.sql`SELECT 1`), nats: checkBus(bus), sender: webhooks ? webhooks.signing() : 'starting' }),
     logger,
   });
-  const webhooks = await startWebhooks({ sql: db.sql, bus, secret, logger, config, metrics });
-  started = true;
+  const running = await startWebhooks({ sql: db.sql, bus, secret, logger, config, metrics });
+  webhooks = running;
   logger.info('webhooks sender running', { url: http.url, allowPrivateTargets: config.WEBHOOKS_ALLOW_PRIVATE_TARGETS });
   signals.started(async () => {
     // Attempts under way finish and are recorded; events not yet stored are redelivered to a peer.
-    await webhooks.stop();
+    await running.stop();
     await http.close();
     await bus.close();
     await db.close();

@@ -28,6 +28,13 @@ import { webhooksMetrics } from './webhooks-metrics.ts';
 import { openEventConsumer } from '../../shared/bus/open-event-consumer.ts';
 
 export interface RunningWebhooks {
+  /**
+   * 'ok', or why this sender can sign no delivery: its LINKROUTE_SECRET opens no live
+   * endpoint's signing secret (not the API's). It then stores the deliveries of the
+   * events it takes but claims none, and batches no clicks, leaving them to senders that
+   * can sign; /ready says so.
+   */
+  signing(): string;
   /** Stops taking events, finishes the attempts under way and records them. */
   stop(): Promise<void>;
 }
@@ -184,6 +191,10 @@ export async function startWebhooks(deps: {
   sweepLater();
 
   return {
+    signing: () =>
+      directory.opensNone()
+        ? `LINKROUTE_SECRET opens none of the ${directory.unsigned().length} webhook endpoints' signing secrets (not the API's): their deliveries are left to other senders`
+        : 'ok',
     async stop() {
       stopped = true;
       // Queued deliveries go back at once (due for the other senders), so a stop waits only
