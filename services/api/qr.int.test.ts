@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
+import QRCode from 'qrcode';
 import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
 import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
@@ -14,6 +15,65 @@ const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRMo
 function decodePng(png: Buffer): string | null {
   const image = PNG.sync.read(png);
   return jsQR(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height)?.data ?? null;
+}
+
+/** Modules on a side of the symbol `qrcode` makes of `url` (no quiet zone): what a size must leave room for. */
+const symbolModules = (url: string, errorCorrection: string) => QRCode.create(url, { errorCorrectionLevel: errorCorrection as 'M' }).modules.size;
+
+/**
+ * Reads a PNG back as a grid, failing unless it is `size` × `size` px of the two colours, the
+ * symbol `qrcode` makes of `url` drawn with every module the same whole number of px (the
+ * most that fit with `margin` modules of quiet zone a side), centred on the background.
+ */
+function expectWholeModules(png: Buffer, look: { url: string; size: number; margin: number; errorCorrection: string; foreground?: string; background?: string }): void {
+  const label = JSON.stringify({ ...look, url: look.url.length });
+  const image = PNG.sync.read(png);
+  expect([image.width, image.height], label).toEqual([look.size, look.size]);
+  const rgb = (hex: string) => parseInt(hex.slice(1), 16);
+  const at = (x: number, y: number) => {
+    const i = (y * image.width + x) * 4;
+    return (image.data[i]! << 16) | (image.data[i + 1]! << 8) | image.data[i + 2]!;
+  };
+  const fg = rgb(look.foreground ?? '#000000');
+  const bg = rgb(look.background ?? '#ffffff');
+  const matrix = QRCode.create(look.url, { errorCorrectionLevel: look.errorCorrection as 'M' }).modules;
+  const n = matrix.size;
+  // The symbol's extent is that of its dark px: the finder patterns reach three of its edges, and the
+  // timing and format modules the fourth.
+  let [top, left, bottom, right] = [Infinity, Infinity, -1, -1];
+  for (let y = 0; y < image.height; y++) {
+    for (let x = 0; x < image.width; x++) {
+      const colour = at(x, y);
+      if (colour !== fg && colour !== bg) expect.fail(`${label}: px ${x},${y} is #${colour.toString(16).padStart(6, '0')}, neither colour`);
+      if (colour !== fg) continue;
+      [top, left, bottom, right] = [Math.min(top, y), Math.min(left, x), Math.max(bottom, y), Math.max(right, x)];
+    }
+  }
+  const scale = (right - left + 1) / n;
+  expect(scale, `${label}: px a module`).toBe(Math.floor(look.size / (n + 2 * look.margin)));
+  expect(bottom - top + 1, label).toBe(n * scale);
+  // The quiet zone: at least margin modules a side, what is left over split evenly (one px more on the right or below at most).
+  expect(Math.min(left, top), label).toBeGreaterThanOrEqual(look.margin * scale);
+  expect(look.size - 1 - right - left, label).toBeGreaterThanOrEqual(0);
+  expect(look.size - 1 - right - left, label).toBeLessThanOrEqual(1);
+  expect(top, label).toBe(left);
+  for (let y = top; y <= bottom; y++) {
+    for (let x = left; x <= right; x++) {
+      const dark = matrix.get(Math.floor((y - top) / scale), Math.floor((x - left) / scale));
+      if ((at(x, y) === fg) !== Boolean(dark)) expect.fail(`${label}: px ${x},${y} is not its module's colour`);
+    }
+  }
+}
+
+/** Paints an SVG's foreground rectangles (`M x y h w v h h -w z`, whole px) on a size × size grid. */
+function svgPixels(svg: string, size: number, foreground: string): boolean[] {
+  const paths = [...svg.matchAll(/<path fill="(#[0-9a-f]{6})" d="([^"]*)"\/>/g)];
+  const d = paths.find(([, fill]) => fill === foreground)![2]!;
+  const px = new Array<boolean>(size * size).fill(false);
+  for (const [, x, y, w, h] of d.matchAll(/M(\d+) (\d+)h(\d+)v(\d+)h-\3z/g)) {
+    for (let j = +y!; j < +y! + +h!; j++) for (let i = +x!; i < +x! + +w!; i++) px[j * size + i] = true;
+  }
+  return px;
 }
 
 const fromDataUri = (uri: string, type: string): Buffer => {
@@ -169,6 +229,112 @@ describe('QR codes API on postgres', () => {
     const low = await postQr({ linkId, foreground: '#777777', background: '#888888' });
     expect(low.body.error.details[0].message).toContain('contrast');
     expect(low.body.error.details[0].message).toContain('scanners');
+  });
+
+  /**
+   * A short URL as long as a custom domain's (the reviewer's https://go.brand-example.com/spring-sale?qr=1),
+   * a generated code's, and a long custom code's: 29 to 53 modules a side across the error corrections.
+   */
+  describe('an image is exactly size × size px of whole-pixel modules, or the size is refused', () => {
+    let brand: TestApi;
+    let own: string;
+    let workspaceId: string;
+    let links: Array<{ id: string; url: string }>;
+    const post = (body: object) => brand.request('POST', '/qr', { key: own, body });
+
+    beforeAll(async () => {
+      brand = await startTestApi('postgres', { env: { REDIRECT_BASE_URL: 'https://go.brand-example.com' } });
+      ({ key: own, workspaceId } = await brand.tenant());
+      links = [];
+      for (const shortCode of ['spring-sale', undefined, 'a-long-custom-code-for-the-autumn-2026-catalogue-mailing-page-01']) {
+        const link = (await brand.request('POST', '/links', { key: own, body: { destinationUrl: 'https://example.com/qr', shortCode } })).body.data;
+        links.push({ id: link.id, url: `${link.shortUrl}?qr=1` });
+      }
+      expect(links[0]!.url).toBe('https://go.brand-example.com/spring-sale?qr=1');
+    });
+    afterAll(() => brand?.close());
+
+    it("the reviewer's cases: size 64 at margin 16 and H, or at margin 4 and M or L, is refused naming the minimum; 78, 115, 156 and 307 at the defaults are that wide", async () => {
+      const [{ id: linkId, url }] = links as [{ id: string; url: string }];
+      for (const [margin, errorCorrection, minimum] of [[16, 'H', 146], [4, 'M', 82], [4, 'L', 74]] as const) {
+        const res = await post({ linkId, size: 64, margin, errorCorrection });
+        expect(res.status, `${margin} ${errorCorrection}`).toBe(400);
+        expect(res.body.error.code).toBe('VALIDATION_ERROR');
+        expect(res.body.error.details).toEqual([{ path: 'size', message: `must be at least ${minimum} for this link at margin ${margin} and error correction ${errorCorrection} (2 px a module)` }]);
+        expect((await post({ linkId, size: minimum, margin, errorCorrection })).status).toBe(201);
+      }
+      for (const size of [78, 115, 156, 307]) {
+        const res = await post({ linkId, size });
+        expect(res.status).toBe(201);
+        expect(res.body.data).toMatchObject({ size, margin: 2, errorCorrection: 'M', encodedUrl: url });
+        const png = fromDataUri(res.body.data.dataUri, 'image/png');
+        expectWholeModules(png, { url, size, margin: 2, errorCorrection: 'M' });
+        expect(decodePng(png)).toBe(url);
+        const served = await fetch(brand.url + res.body.data.imageUrl, { headers: { authorization: `Bearer ${own}` } });
+        expect(Buffer.from(await served.arrayBuffer()).equals(png)).toBe(true);
+      }
+    });
+
+    it('every size, margin, error correction and URL length: 400 below 2 px a module, else exactly size px that jsQR decodes', async () => {
+      let made = 0;
+      for (const { id: linkId, url } of links) {
+        for (const errorCorrection of ['L', 'M', 'Q', 'H'] as const) {
+          for (const margin of [0, 1, 2, 4, 16]) {
+            const minimum = 2 * (symbolModules(url, errorCorrection) + 2 * margin);
+            const sizes = [...new Set([64, 77, 78, 100, 115, 129, 156, 199, 307, minimum - 1, minimum, minimum + 1, 3 * minimum / 2 + 1])].filter((s) => s >= 64 && s <= 2048);
+            for (const size of sizes) {
+              const res = await post({ linkId, size, margin, errorCorrection });
+              const label = `${url.length} chars, ${errorCorrection}, margin ${margin}, size ${size}`;
+              if (size < minimum) {
+                expect(res.status, label).toBe(400);
+                expect(res.body.error.details.map((d: { path: string }) => d.path), label).toEqual(['size']);
+                expect(res.body.error.details[0].message, label).toContain(`at least ${minimum} `);
+                continue;
+              }
+              expect(res.status, label).toBe(201);
+              const png = fromDataUri(res.body.data.dataUri, 'image/png');
+              expectWholeModules(png, { url, size, margin, errorCorrection });
+              expect(decodePng(png), label).toBe(url);
+              made++;
+            }
+          }
+        }
+      }
+      expect(made).toBeGreaterThan(400);
+    }, 120_000);
+
+    it('large sizes, colours and the largest margin keep whole modules; an SVG is the same pixels as the PNG', async () => {
+      const [, { id: linkId, url }, long] = links as [unknown, { id: string; url: string }, { id: string; url: string }];
+      for (const [size, margin, errorCorrection] of [[1024, 2, 'M'], [2047, 16, 'H'], [2048, 0, 'L'], [1000, 4, 'Q']] as const) {
+        for (const link of [{ id: linkId, url }, long]) {
+          const look = { size, margin, errorCorrection, foreground: '#1a237e', background: '#fff8e1' };
+          const png = fromDataUri((await post({ linkId: link.id, ...look })).body.data.dataUri, 'image/png');
+          expectWholeModules(png, { url: link.url, ...look });
+          expect(decodePng(png)).toBe(link.url);
+        }
+      }
+      for (const [size, margin, errorCorrection] of [[78, 2, 'M'], [115, 0, 'H'], [307, 4, 'L'], [512, 2, 'M']] as const) {
+        const look = { size, margin, errorCorrection, foreground: '#1a237e', background: '#fff8e1' };
+        const svg = fromDataUri((await post({ linkId, format: 'svg', ...look })).body.data.dataUri, 'image/svg+xml').toString('utf8');
+        expect(svg).toMatch(new RegExp(`^<svg [^>]*width="${size}" height="${size}" viewBox="0 0 ${size} ${size}"`));
+        const image = PNG.sync.read(fromDataUri((await post({ linkId, ...look })).body.data.dataUri, 'image/png'));
+        const painted = svgPixels(svg, size, look.foreground);
+        const dark = Array.from({ length: size * size }, (_, i) => image.data[i * 4] === 0x1a);
+        expect(painted.join() === dark.join(), JSON.stringify(look)).toBe(true);
+      }
+    });
+
+    it('a record stored before sizes were checked, smaller than 2 px a module, is still drawn with whole modules', async () => {
+      const [{ id: linkId, url }] = links as [{ id: string; url: string }];
+      // Inserted as such a release stored it (an image made by POST would be the one kept rendered).
+      await brand.db.sql`
+        INSERT INTO qr_codes (id, workspace_id, link_id, format, size, margin, foreground, background, error_correction, encoded_url)
+        VALUES ('qr_legacy64', ${workspaceId}, ${linkId}, 'png', 64, 2, '#000000', '#ffffff', 'M', ${url})`;
+      const served = Buffer.from(await (await fetch(`${brand.url}/qr/${linkId}/qr_legacy64.png`, { headers: { authorization: `Bearer ${own}` } })).arrayBuffer());
+      // 37 modules with the margin: 1 px each, in 64 px.
+      expectWholeModules(served, { url, size: 64, margin: 2, errorCorrection: 'M' });
+      expect(decodePng(served)).toBe(url);
+    });
   });
 
   it('needs qr:write to create and links:read to read; other workspaces get 404', async () => {

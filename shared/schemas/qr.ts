@@ -6,6 +6,14 @@ export type QrFormat = (typeof qrFormats)[number];
 export const qrErrorCorrectionLevels = ['L', 'M', 'Q', 'H'] as const;
 export type QrErrorCorrection = (typeof qrErrorCorrectionLevels)[number];
 
+/**
+ * The fewest whole px a module of a code may take. jsQR reads 1 px modules behind a quiet
+ * zone, and phone cameras reading a screen manage 1 to 3; Denso Wave recommends 4 (what
+ * `qrcode` draws by default) to scan everywhere. 2 keeps small sizes for short links while
+ * refusing the 1 px codes many phones miss.
+ */
+export const MIN_QR_MODULE_PX = 2;
+
 /** Below this WCAG contrast ratio between the two colours scanners often fail to read a code. */
 export const MIN_QR_CONTRAST = 3;
 
@@ -36,8 +44,12 @@ export const qrCreateSchema = z
   .strictObject({
     linkId: z.string().min(1).max(100),
     format: z.enum(qrFormats, { error: 'must be png or svg' }).default('png'),
-    size: whole(64, 2048).default(512),
-    margin: whole(0, 16).default(2),
+    size: whole(64, 2048)
+      .default(512)
+      .describe(
+        `Width and height of the image in px. Each module takes the same whole number of px, at least ${MIN_QR_MODULE_PX}, the px left over widening the quiet zone, so the smallest size a link takes is ${MIN_QR_MODULE_PX} × (its code's modules + 2 × margin): a smaller one is refused (400 naming size and that minimum). A code has more modules the longer its URL and the higher its error correction: a 45-character short URL at M has 33, so at margin 2 its smallest size is 74`,
+      ),
+    margin: whole(0, 16).default(2).describe('Quiet zone around the code, in modules (scanners need light around a code to find it)'),
     foreground: hexColor.default('#000000'),
     background: hexColor.default('#ffffff'),
     errorCorrection: z.enum(qrErrorCorrectionLevels, { error: 'must be L, M, Q or H' }).default('M'),

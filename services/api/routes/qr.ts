@@ -1,12 +1,12 @@
 import type Router from '@koa/router';
-import QRCode from 'qrcode';
 import { AppError } from '../../../shared/errors.ts';
 import { parseInput } from '../../../shared/schemas/validation.ts';
 import { pagination } from '../../../shared/schemas/common.ts';
-import { qrCreateSchema, qrListQuerySchema, type QrCode, type QrCodeListItem } from '../../../shared/schemas/qr.ts';
+import { MIN_QR_MODULE_PX, qrCreateSchema, qrListQuerySchema, type QrCode, type QrCodeListItem } from '../../../shared/schemas/qr.ts';
 import { principalOf, type RequireScope } from '../middleware/auth.ts';
 import { bodyOf } from '../middleware/json-body.ts';
 import { created, okList } from '../respond.ts';
+import { qrMinSize, renderQr } from '../qr-image.ts';
 import type { PresentLink } from '../link-presenter.ts';
 import type { LinkStore } from '../stores/link-store.ts';
 import type { QrRecord, QrStore } from '../stores/qr-store.ts';
@@ -21,18 +21,6 @@ export interface QrRouteDeps {
 }
 
 const contentTypes = { png: 'image/png', svg: 'image/svg+xml' } as const;
-
-/** Renders the stored parameters; `qrcode` is deterministic, so a record needs no stored image. */
-export async function renderQr(record: Pick<QrRecord, 'format' | 'size' | 'margin' | 'foreground' | 'background' | 'errorCorrection' | 'encodedUrl'>): Promise<Buffer> {
-  const options = {
-    width: record.size,
-    margin: record.margin,
-    color: { dark: record.foreground, light: record.background },
-    errorCorrectionLevel: record.errorCorrection,
-  };
-  if (record.format === 'svg') return Buffer.from(await QRCode.toString(record.encodedUrl, { ...options, type: 'svg' }), 'utf8');
-  return QRCode.toBuffer(record.encodedUrl, { ...options, type: 'png' });
-}
 
 /** The short URL with the QR marker added (keeping any query it may already have). */
 export function qrEncodedUrl(shortUrl: string, marker: string): string {
@@ -80,7 +68,15 @@ export function qrRoutes(router: Router, deps: QrRouteDeps): void {
     const workspaceId = principalOf(ctx).workspaceId;
     const link = await links.byId(workspaceId, input.linkId);
     if (!link || link.deletedAt) throw new AppError('VALIDATION_ERROR', 'Invalid QR code', [{ path: 'linkId', message: 'link not found' }]);
-    const record = await qr.create(workspaceId, input, qrEncodedUrl(deps.presentLink(link).shortUrl, marker));
+    const encodedUrl = qrEncodedUrl(deps.presentLink(link).shortUrl, marker);
+    // How small a code can be depends on what it encodes, so the schema cannot say it alone.
+    const minSize = qrMinSize({ encodedUrl, errorCorrection: input.errorCorrection, margin: input.margin });
+    if (input.size < minSize) {
+      throw new AppError('VALIDATION_ERROR', 'Invalid QR code', [
+        { path: 'size', message: `must be at least ${minSize} for this link at margin ${input.margin} and error correction ${input.errorCorrection} (${MIN_QR_MODULE_PX} px a module)` },
+      ]);
+    }
+    const record = await qr.create(workspaceId, input, encodedUrl);
     created(ctx, await presentQr(record));
   });
 
