@@ -75,6 +75,10 @@ export function unfinishedInserts(bus: Bus, table: string): UnfinishedInserts {
     },
     forget,
     async finishAll(insert, replayed) {
+      // Not created to be read: with no insert ever recorded there is nothing to replay, and
+      // creating the replicated buckets needs every NATS server up (a redelivered batch comes
+      // just when one is down), where reading one needs a quorum.
+      if ((await bus.existingKv(kvBuckets.unfinishedInserts)) === null) return;
       const { index, bodies } = await open();
       const records: { token: string; rows: number }[] = [];
       for await (const entries of index.scan()) {

@@ -200,6 +200,12 @@ export interface Bus {
    */
   eventConsumer(durableName: string, filterSubject?: string, options?: { startAt?: 'all' | 'new'; ackWaitMs?: number }): Promise<EventConsumer>;
   kv(bucket: string): Promise<KvBucket>;
+  /**
+   * The bucket if it exists, else null, creating nothing: a reader of what may never have
+   * been written (creating a replicated bucket needs every one of its servers up, reading
+   * one only a quorum).
+   */
+  existingKv(bucket: string): Promise<KvBucket | null>;
   blobs(bucket: string): Promise<BlobStore>;
   /** The lease on `name` for `ttlMs`, or null while another holder has it. */
   tryLease(name: string, ttlMs: number): Promise<Lease | null>;

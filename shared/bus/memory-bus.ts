@@ -166,6 +166,7 @@ export function createMemoryBus(): MemoryBus {
       if (!kv) buckets.set(bucket, (kv = memoryKv()));
       return kv;
     },
+    existingKv: async (bucket) => buckets.get(bucket) ?? null,
     async blobs(bucket) {
       let store = blobStores.get(bucket);
       if (!store) blobStores.set(bucket, (store = memoryBlobStore()));

@@ -10,7 +10,7 @@ import {
   NatsError,
   type StreamConfig,
 } from 'nats';
-import type { Bus, BusMessage, EventConsumer } from './bus.ts';
+import type { Bus, BusMessage, EventConsumer, KvBucket } from './bus.ts';
 import { EVENTS_DEDUP_WINDOW_MS, EVENTS_STREAM, EVENTS_SUBJECTS, WEBHOOKS_STREAM, WEBHOOKS_SUBJECTS } from './bus.ts';
 import { isJetStreamError, jetStreamErrors } from './jetstream-errors.ts';
 import { natsBlobStore } from './nats-blob-store.ts';
@@ -140,6 +140,12 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
     subject !== undefined && WEBHOOKS_SUBJECTS.some((s) => subject.startsWith(s.slice(0, -1))) ? WEBHOOKS_STREAM : EVENTS_STREAM;
   let leases: Promise<KV> | null = null;
 
+  async function openKv(bucket: string): Promise<KvBucket> {
+    // History 1 everywhere: natsKv's scan relies on it.
+    const kv = await js.views.kv(bucket, { history: 1, replicas });
+    return natsKv(nc, js, bucket, kv, options.logger);
+  }
+
   return {
     kind: 'nats',
     async publishEvent(subject, data, msgId) {
@@ -217,10 +223,16 @@ export async function connectNatsBus(target: NatsTarget | string, options: NatsB
       };
       return fetcher;
     },
-    async kv(bucket) {
-      // History 1 everywhere: natsKv's scan relies on it.
-      const kv = await js.views.kv(bucket, { history: 1, replicas });
-      return natsKv(nc, js, bucket, kv, options.logger);
+    kv: openKv,
+    async existingKv(bucket) {
+      try {
+        await jsm.streams.info(`KV_${bucket}`);
+      } catch (err) {
+        // nats.js's own test for it when it creates a bucket (kv.js init).
+        if ((err as Error).message === 'stream not found') return null;
+        throw err;
+      }
+      return openKv(bucket);
     },
     blobs: (bucket) => natsBlobStore(nc, js, jsm, bucket, replicas),
     async tryLease(name, ttlMs) {
