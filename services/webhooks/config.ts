@@ -18,6 +18,13 @@ export const webhooksEnv = z.object({
   WEBHOOKS_ALLOW_PRIVATE_TARGETS: booleanEnv.default(false),
   /** Prefix of the durable consumer names: senders sharing it share the work. */
   WEBHOOKS_CONSUMER: z.string().regex(/^[\w-]+$/).default('webhooks'),
+  /**
+   * How long a Postgres connection may wait for the server's answer; past it the connection
+   * is closed and its statements fail (the batch is handed back, a claim let go), as in an
+   * outage. Without it a stalled path (a hung proxy, a load balancer that lost the
+   * connection's state) would hold the sender's work, and its pool, until TCP gave up.
+   */
+  WEBHOOKS_POSTGRES_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /** How long one attempt may take before it counts as failed. */
   WEBHOOKS_TIMEOUT_MS: ms(100, 10_000),
   /** First retry after about this long; each later one waits about twice as long. */

@@ -22,7 +22,7 @@ try {
   requireSettings(config, ['NATS_URL', 'DATABASE_URL'], 'for a standalone webhooks sender (npm start runs one in its own process)');
   // Before any store is reached: with a secret of its own it could unseal no endpoint's signing secret.
   const secret = await resolveExistingSecret(config.LINKROUTE_SECRET, config.DATA_DIR, 'a standalone webhooks sender');
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks' });
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute-webhooks', answerTimeoutMs: config.WEBHOOKS_POSTGRES_TIMEOUT_MS });
   await migrate(db.sql, logger);
   const bus = await connectNatsBus(natsTarget(config)!, { name: 'linkroute-webhooks', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS });
   const metrics = createMetricsRegistry();

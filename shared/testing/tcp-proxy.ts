@@ -7,6 +7,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * `restore()` listens again on the same port. `stall()` holds what clients send, their
  * connections kept (a stalled path: nothing reaches the server, nothing is lost, the
  * server's answers still flow), until `unstall()` lets it through in order.
+ * `stallOpen()` does so to the connections open now only, new ones pass (a path that lost
+ * its connections' state, as after a failover behind a load balancer).
  * `loseReplies(ms)` loses what the server answers on the connections open now and
  * destroys them `ms` later (a reply lost on a failing network: the server ran what it
  * was sent, the client never hears, then its connection fails).
@@ -16,6 +18,7 @@ export interface TcpProxy {
   cut(): Promise<void>;
   restore(): Promise<void>;
   stall(): void;
+  stallOpen(): void;
   unstall(): void;
   loseReplies(ms: number): void;
   close(): Promise<void>;
@@ -28,6 +31,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let server: Server | null = null;
   let port = 0;
   let stalled = false;
+  /** The connections stallOpen() holds. */
+  const held = new Set<Socket>();
 
   function track(socket: Socket): void {
     sockets.add(socket);
@@ -40,8 +45,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       track(client);
       track(upstream);
       upstreams.set(client, upstream);
-      client.once('close', () => upstreams.delete(client));
-      if (stalled) client.pause();
+      client.once('close', () => {
+        upstreams.delete(client);
+        held.delete(client);
+      });
+      if (stalled) hold(client, upstream);
       else client.pipe(upstream);
       upstream.pipe(client);
       client.on('error', () => upstream.destroy());
@@ -57,6 +65,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         resolve();
       });
     });
+  }
+
+  /** Unpiped and paused, a client's bytes wait in its socket's buffers. */
+  function hold(client: Socket, upstream: Socket): void {
+    if (held.has(client)) return;
+    held.add(client);
+    client.unpipe(upstream);
+    client.pause();
   }
 
   async function cut(): Promise<void> {
@@ -76,18 +92,17 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     stall() {
       if (stalled) return;
       stalled = true;
-      // Unpiped and paused, a client's bytes wait in its socket's buffers.
-      for (const [client, upstream] of upstreams) {
-        client.unpipe(upstream);
-        client.pause();
-      }
+      for (const [client, upstream] of upstreams) hold(client, upstream);
+    },
+    stallOpen() {
+      for (const [client, upstream] of upstreams) hold(client, upstream);
     },
     unstall() {
-      // Only once: a second pipe() to the same upstream would send everything twice.
-      if (!stalled) return;
       stalled = false;
-      // pipe() resumes the client: what it held goes first.
-      for (const [client, upstream] of upstreams) client.pipe(upstream);
+      // pipe() resumes the client: what it held goes first. Each held one once: a second
+      // pipe() to the same upstream would send everything twice.
+      for (const client of held) client.pipe(upstreams.get(client)!);
+      held.clear();
     },
     loseReplies(ms) {
       for (const [client, upstream] of upstreams) {
