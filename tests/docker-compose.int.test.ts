@@ -52,10 +52,10 @@ describe('docker-compose.yml', () => {
     const ours = Object.entries(compose.services).filter(([, s]) => s.build);
     expect(ours.map(([name]) => name).sort()).toEqual(['api', 'ingester', 'redirector-1', 'redirector-2', 'webhooks']);
     for (const [name, service] of ours) {
-      // Containers run the compiled service as `npm run start:*` does, without npm in between.
+      // Containers run the compiled service as `npm run start:*` does (its script execs node), without npm in between.
       const command = service.command?.join(' ') ?? '';
       expect(command, `${name} command`).toMatch(/^node dist\//);
-      const script = Object.keys(services).find((s) => pkg.scripts[s] === command) ?? '';
+      const script = Object.keys(services).find((s) => pkg.scripts[s] === `exec ${command}`) ?? '';
       const known = services[script];
       expect(known, `${name}: unknown command ${service.command}`).toBeDefined();
       const env = Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, substitute(String(v))]));

@@ -1,7 +1,7 @@
 /**
  * Stopping `npm start` loses no click: N browser clicks, then the stop a user or a
  * process manager gives (Ctrl-C to the terminal's process group, SIGTERM to the group,
- * SIGTERM to the node process alone), then a restart on the same data: the link counts
+ * SIGTERM to the node process alone, or to npm alone), then a restart on the same data: the link counts
  * exactly N more. A terminal's Ctrl-C reaches npm and node at once and npm relays it to
  * node again, so node sees the signal twice within milliseconds: still one graceful stop.
  */
@@ -94,6 +94,12 @@ describe('npm start stops without losing a click', () => {
 
   it('SIGTERM to the node process alone', async () => {
     await clickStopRestart((started) => process.kill(started.nodePid, 'SIGTERM'));
+  }, 120_000);
+
+  it('SIGTERM to npm alone (a supervisor that knows only the PID it started)', async () => {
+    // The script execs node: a shell between them would take npm's relayed signal and
+    // leave node serving, orphaned, on the ports the next start needs.
+    await clickStopRestart((started) => started.child.kill('SIGTERM'));
   }, 120_000);
 
   it('a signal while starting: stopped once started, gracefully, and the data starts again', async () => {
