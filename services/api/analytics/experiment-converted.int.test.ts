@@ -21,6 +21,7 @@ describe('experiment converted clicks', () => {
   let linkId: string;
   let ruleA: string;
   let ruleB: string;
+  let ruleC: string;
 
   beforeAll(async () => {
     ch = await createTestClickHouse();
@@ -35,6 +36,7 @@ describe('experiment converted clicks', () => {
       (await api.request('POST', '/rules', { key, body: { campaignId, linkId, name, type: 'percentage', conditions: { percentage: 30 }, destinationUrl: `https://shop.example/${name}` } })).body.data.id as string;
     ruleA = await rule('A');
     ruleB = await rule('B');
+    ruleC = await rule('C');
 
     let n = 0;
     const clicks: Record<string, unknown>[] = [];
@@ -71,6 +73,8 @@ describe('experiment converted clicks', () => {
     // Variant B: only clicks before the range, converted in it.
     click(ruleB, '2026-03-09T10:00:00Z', ['2026-03-10T10:00:00Z']);
     click(ruleB, '2026-03-12T10:00:00Z');
+    // Variant C: a click before the range only, converted in it: no variant of the range.
+    click(ruleC, '2026-03-05T10:00:00Z', ['2026-03-10T12:00:00Z']);
     await client.insert({ table: 'events', values: clicks, format: 'JSONEachRow' });
     await client.insert({ table: 'conversions', values: conversions, format: 'JSONEachRow' });
   }, 120_000);
@@ -128,10 +132,21 @@ describe('experiment converted clicks', () => {
       [ruleA]: [9, 10, 8, 88.89],
       default: [5, 3, 3, 60],
       [ruleB]: [2, 1, 1, 50],
+      [ruleC]: [1, 1, 1, 100],
     });
     // Instants: the UTC days' range, as dates give it.
     expect(figures(await report(`from=${encodeURIComponent('2026-03-10T00:00:00Z')}&to=${encodeURIComponent('2026-03-13T00:00:00Z')}`))).toEqual(
       figures(await report('from=2026-03-10&to=2026-03-12')),
     );
+  });
+
+  it('lists only the variants that decided clicks of the link in the range; one that did not is still a control, an empty arm', async () => {
+    // C's only click is before the range; its conversion in the range made it a row of
+    // the rule breakdown, listed here with 0 clicks, and choosable as the control of the rest.
+    expect(Object.keys(figures(await report('from=2026-03-10&to=2026-03-12'))).sort()).toEqual([ruleA, ruleB, 'default'].sort());
+    const withC = await report(`from=2026-03-10&to=2026-03-12&control=${ruleC}`);
+    expect(withC.variants.map((v) => [v.variant, v.isControl]).sort()).toEqual([[ruleA, false], [ruleB, false], ['default', false]].sort());
+    const a = withC.variants.find((v) => v.variant === ruleA)!;
+    expect(a.comparison).toEqual(compareWithControl({ clicks: 5, conversions: 3 }, { clicks: 0, conversions: 0 }));
   });
 });

@@ -33,7 +33,9 @@ export async function experimentReport(ch: ClickHouseClient, sql: Sql, f: Experi
   // within the range (breakdown-query.ts), never a conversion of an earlier range's click,
   // so an arm's successes never outnumber its clicks.
   const converted = (r: (typeof rows)[number]) => convertedClicks.get(r.value) ?? 0;
-  const variants = rows.filter((r) => r.value !== null);
+  // The rule breakdown also has a row for a rule whose only activity in the range is a
+  // conversion of an earlier click: no variant of this range (it decided none of its clicks).
+  const variants = rows.filter((r) => r.value !== null && r.clicks > 0);
   const control = variants.find((r) => r.value === f.control) ?? (f.control === 'default' ? undefined : null);
   if (control === null) {
     // A rule id that decided no click of the link in the range: it must be one of the
