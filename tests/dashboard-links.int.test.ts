@@ -763,6 +763,36 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await expect.poll(() => pager.locator('span').textContent()).toBe('Page 1 of 2 · 24 links');
   });
 
+  it('from five pages a page number can be typed: Go opens it (past the last, the last); one the browser cannot read ("5-") is said at the field, the page kept', async () => {
+    const res = await t.client.POST('/links/bulk', { body: { links: Array.from({ length: 80 }, (_, i) => ({ destinationUrl: `https://example.com/shelf-${i}`, title: `Shelf ${i}` })) } });
+    expect(res.response.status).toBe(200);
+    await page.goto(`${t.linkroute.apiUrl}/dashboard/links`);
+    const pager = page.getByRole('navigation', { name: 'links pages' });
+    const span = () => pager.locator('span').textContent();
+    await expect.poll(span).toMatch(/^Page 1 of \d+ · /);
+    const pages = Number(/of (\d+)/.exec((await span())!)![1]);
+    expect(pages).toBeGreaterThanOrEqual(5);
+    const jump = pager.getByLabel('Go to page');
+    await jump.fill('3');
+    await pager.getByRole('button', { name: 'Go' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe('3');
+    await expect.poll(span).toMatch(new RegExp(`^Page 3 of ${pages} · `));
+
+    await jump.pressSequentially('5-');
+    expect(await jump.evaluate((input: HTMLInputElement) => [input.value, input.validity.badInput])).toEqual(['', true]);
+    await pager.getByRole('button', { name: 'Go' }).click();
+    await expect.poll(() => jump.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator(`#${(await jump.getAttribute('aria-describedby'))!}`).textContent()).toBe(`Go to page: enter a page number from 1 to ${pages}`);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.id)).toBe('links-page-jump');
+    expect(new URL(page.url()).searchParams.get('page')).toBe('3');
+    await t.expectAccessible(page, 'links, a page number that is no number');
+
+    await jump.fill('999');
+    expect(await jump.getAttribute('aria-invalid')).toBeNull();
+    await pager.getByRole('button', { name: 'Go' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe(String(pages));
+  });
+
   it('a refused link form: each problem at its field in its label’s words, focus on the first; the button keeps focus while saving', async () => {
     await page.goto(`${t.linkroute.apiUrl}/dashboard/links/new`);
     await page.getByRole('heading', { name: 'Create link' }).waitFor();

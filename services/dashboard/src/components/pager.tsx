@@ -2,6 +2,7 @@ import type { Pagination } from '../api.ts';
 import { fmtInt } from '../format.ts';
 import { useState } from 'preact/hooks';
 import { setQuery } from '../router.ts';
+import { FieldError, invalidProps, type Problem } from './field-errors.tsx';
 
 /** From this many pages, Previous and Next alone are a long way to page 40: a page number can be typed. */
 const JUMP_FROM = 5;
@@ -16,6 +17,7 @@ export function Pager({ pagination, label, onPage = (to) => setQuery({ page: Str
   const page = pagination?.page ?? 1;
   const pages = pagination?.totalPages ?? 1;
   const [typed, setTyped] = useState('');
+  const [problems, setProblems] = useState<Problem[]>([]);
   if (!pagination) return null;
   const step = (to: number, allowed: boolean) => ({
     'aria-disabled': allowed ? undefined : ('true' as const),
@@ -34,18 +36,43 @@ export function Pager({ pagination, label, onPage = (to) => setQuery({ page: Str
         Next
       </button>
       {pages >= JUMP_FROM && (
+        // noValidate: said beside the field, in words, as the other forms do, where the
+        // browser's bubble would vanish; a number past either end opens that end.
         <form
           class="page-jump"
+          noValidate
           onSubmit={(e) => {
             e.preventDefault();
+            const input = document.getElementById(jumpId) as HTMLInputElement | null;
             const to = Math.min(pages, Math.max(1, Math.round(Number(typed))));
-            if (typed.trim() !== '' && Number.isFinite(to)) onPage(to);
+            // '5-' or '1e' reads as '' (badInput), as an empty field does: said at the
+            // field, focus kept there.
+            if (input?.validity.badInput || typed.trim() === '' || !Number.isFinite(to)) {
+              setProblems([{ id: jumpId, label: 'Go to page', message: `enter a page number from 1 to ${fmtInt(pages)}` }]);
+              input?.focus();
+              return;
+            }
+            setProblems([]);
+            onPage(to);
             setTyped('');
           }}
         >
           <label for={jumpId}>Go to page</label>
-          <input id={jumpId} type="number" inputMode="numeric" min={1} max={pages} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          <input
+            id={jumpId}
+            type="number"
+            inputMode="numeric"
+            min={1}
+            max={pages}
+            value={typed}
+            {...invalidProps(problems, jumpId)}
+            onInput={(e) => {
+              setTyped(e.currentTarget.value);
+              setProblems([]);
+            }}
+          />
           <button type="submit">Go</button>
+          <FieldError problems={problems} id={jumpId} />
         </form>
       )}
     </nav>
