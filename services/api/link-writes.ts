@@ -46,21 +46,23 @@ export function linkWrites(deps: {
     return hashOrClear(password);
   }
 
-  /** The items of a chunk that failed after earlier chunks were stored: each says so, with the failure's code (503 for an outage, 500 for a bug). */
-  function notCreated(err: unknown, writtenBefore: number): AppError {
+  /** The items not written when writing failed after others were stored: each says so, with the failure's code (503 for an outage, 500 for a bug). */
+  function notCreated(err: unknown, written: number): AppError {
     const cause = toAppError(err);
-    if (cause.code === 'INTERNAL_ERROR') deps.logger.error('bulk create failed part-way; the items written before it stay created', { writtenBefore, ...errorFields(err) });
-    else deps.logger.warn('bulk create failed part-way; the items written before it stay created', { writtenBefore, ...errorFields(err) });
-    return new AppError(cause.code, `Not created: the request's earlier items were written, then writing this one failed (${cause.message}); send the items that failed again`);
+    if (cause.code === 'INTERNAL_ERROR') deps.logger.error('bulk create failed part-way; the items written stay created', { written, ...errorFields(err) });
+    else deps.logger.warn('bulk create failed part-way; the items written stay created', { written, ...errorFields(err) });
+    return new AppError(cause.code, `Not created: some of the request's items were written, then writing this one failed (${cause.message}); send the items that failed again`);
   }
 
   return {
     /**
      * `chunk`: links per INSERT, each committed on its own; `written` is called after each
      * one that stored a link, so a caller can start publishing them while the next is
-     * written. A short code given twice fails its later items, across chunks too. A chunk
-     * that fails after an earlier one was stored fails its items and those after it, each
-     * with the failure's code; the items stored stay created and are answered so.
+     * written. A short code given twice fails its later items, across chunks too. A write
+     * failing once links are stored (by earlier chunks, or by its own chunk's first
+     * statement before a collided code's retry) fails the items not written and those
+     * after them, each with the failure's code; the items stored stay created and are
+     * answered so. Only with nothing stored is the failure thrown.
      */
     async create(
       workspaceId: string,
@@ -101,23 +103,25 @@ export function linkWrites(deps: {
         valid.push({ index, link: { input, campaignId: input.campaignId ?? defaultCampaign, passwordHash: hashes[index]! } });
       });
       const chunk = options.chunk ?? valid.length;
-      for (let start = 0; start < valid.length; start += chunk) {
+      let stored = 0;
+      let failed: AppError | undefined;
+      for (let start = 0; start < valid.length && !failed; start += chunk) {
         const part = valid.slice(start, start + chunk);
-        let created: Array<ItemResult<LinkRow>>;
-        try {
-          created = await links.createMany(workspaceId, part.map((v) => v.link));
-        } catch (err) {
-          // Nothing of the request is stored yet: it fails whole, and a retry runs it again.
-          if (start === 0) throw err;
-          // Earlier chunks are committed: a failed request (and its Idempotency-Key freed)
-          // would have a retry create them again. The answer says which items were created.
-          const failure = notCreated(err, start);
-          for (const v of valid.slice(start)) results[v.index] = failure;
-          break;
+        const { results: created, failure } = await links.createMany(workspaceId, part.map((v) => v.link));
+        const storedHere = created.filter((r) => r !== undefined && !isAppError(r)).length;
+        stored += storedHere;
+        if (failure !== undefined) {
+          // Nothing of the request is stored: it fails whole, and a retry runs it again.
+          if (stored === 0) throw failure;
+          // Links are committed: a failed request (and its Idempotency-Key freed) would
+          // have a retry create them again. The answer says which items were created.
+          failed = notCreated(failure, stored);
         }
-        part.forEach((v, i) => (results[v.index] = created[i]!));
-        if (created.some((r) => !isAppError(r))) options.written?.();
+        part.forEach((v, i) => (results[v.index] = created[i] ?? failed!));
+        if (storedHere > 0) options.written?.();
       }
+      // A failure ends the loop: the chunks after its own were never tried.
+      if (failed) for (const v of valid) results[v.index] ??= failed;
       return results as Array<ItemResult<LinkRow>>;
     },
 

@@ -121,7 +121,7 @@ describe.each(backends)('bulk links on %s', (backend) => {
       expect(answered.slice(0, 501).filter((i) => !i.success).map((i) => i.index)).toEqual([2]);
       expect(answered.slice(501).every((i) => !i.success && i.error.code === code)).toBe(true);
       const failed = answered[550]!;
-      expect(!failed.success && failed.error.message).toMatch(/^Not created: the request's earlier items were written, then writing this one failed/);
+      expect(!failed.success && failed.error.message).toMatch(/^Not created: some of the request's items were written, then writing this one failed/);
       const stored = () => api.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM links WHERE workspace_id = ${ws} AND deleted_at IS NULL`.then((r) => r[0]!.n);
       expect(await stored()).toBe(500);
       const created = answered.filter((i) => i.success).map((i) => (i as { data: { id: string } }).data.id);

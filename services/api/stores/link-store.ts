@@ -66,6 +66,16 @@ const GENERATION_ATTEMPTS = 8;
 /** One item of a bulk write: its result, or the client-facing error that item alone got. */
 export type ItemResult<T> = T | AppError;
 
+/**
+ * What createMany did. With `failure`, a statement failed and nothing more was tried:
+ * the items without a result were not written, and those with one stand, as the
+ * statements before it committed them.
+ */
+export interface CreatedLinks {
+  results: Array<ItemResult<LinkRow> | undefined>;
+  failure?: unknown;
+}
+
 const codeTaken = (code: string) => new AppError('CONFLICT', `Short code "${code}" is already taken on this domain`);
 /** A domain found verified before the insert, deleted or failed by the time it ran. */
 const domainNotServing = (domainId: string) => new AppError('VALIDATION_ERROR', 'Invalid link', [{ path: 'domainId', message: `domain ${domainId} is no longer verified` }]);
@@ -254,8 +264,12 @@ export function linkStore(sql: Sql) {
      * for all of them unless a generated code collides (those are retried with a new
      * code). A custom code taken fails that item alone; the caller gives each custom code
      * once (link-writes.ts: a repeat in a request is its own error there).
+     *
+     * A failing statement is returned, not thrown: a retry's comes after the first
+     * statement committed links, and a caller told only of the failure would take those
+     * for unwritten (and a client's retry would create them again).
      */
-    async createMany(workspaceId: string, links: readonly NewLink[]): Promise<Array<ItemResult<LinkRow>>> {
+    async createMany(workspaceId: string, links: readonly NewLink[]): Promise<CreatedLinks> {
       const results: Array<ItemResult<LinkRow> | undefined> = new Array(links.length);
       let pending = links.map((link, index) =>
         link.input.shortCode === undefined
@@ -263,7 +277,13 @@ export function linkStore(sql: Sql) {
           : { index, id: newId('link'), shortCode: link.input.shortCode, custom: true },
       );
       for (let attempt = 1; pending.length > 0 && attempt <= GENERATION_ATTEMPTS; attempt++) {
-        const { rows: inserted, verifiedDomains } = await insert(workspaceId, pending.map((p) => ({ id: p.id, link: links[p.index]!, shortCode: p.shortCode })));
+        let written: Awaited<ReturnType<typeof insert>>;
+        try {
+          written = await insert(workspaceId, pending.map((p) => ({ id: p.id, link: links[p.index]!, shortCode: p.shortCode })));
+        } catch (failure) {
+          return { results, failure };
+        }
+        const { rows: inserted, verifiedDomains } = written;
         const retry: typeof pending = [];
         for (const p of pending) {
           const row = inserted.get(p.id);
@@ -276,7 +296,7 @@ export function linkStore(sql: Sql) {
         pending = retry;
       }
       for (const p of pending) results[p.index] = new AppError('CONFLICT', 'Could not generate a free short code; try again');
-      return results as Array<ItemResult<LinkRow>>;
+      return { results };
     },
 
     /**
