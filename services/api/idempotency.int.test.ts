@@ -5,14 +5,19 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { createClickId } from '../../shared/click-id.ts';
+import { connectClickHouse, type ClickHouseClient } from '../../shared/clickhouse/clickhouse-client.ts';
+import { migrateClickHouse } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { looksSealed } from '../../shared/sealed-box.ts';
 import { startDnsServer, type DnsServer } from '../../shared/testing/dns-server.ts';
 import { connectPostgres, type Sql } from '../../shared/db/postgres.ts';
 import { createApiKey, createWorkspace } from '../../shared/db/workspaces.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
+import { backends, createTestDatabase, type TestDatabase } from '../../shared/testing/test-database.ts';
+import { createTestClickHouse, type TestClickHouse } from '../../shared/testing/test-clickhouse.ts';
+import { startTcpProxy, type TcpProxy } from '../../shared/testing/tcp-proxy.ts';
 import { createApiApp, type RouteTable } from './app.ts';
 import { loadApiConfig } from './config.ts';
+import { clickHouseLinkCounters } from './link-counters.ts';
 import { listen, type RunningServer } from './server.ts';
 import { idempotency, markResponseHoldsSecret } from './middleware/idempotency.ts';
 import { errorHandler } from './middleware/error-handler.ts';
@@ -542,6 +547,144 @@ describe('Idempotency-Key across two API instances', () => {
     for (const { method, path } of reads) {
       const res = await fetch(apis[0]!.url + path, { method, headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'not a valid key' } });
       expect(await res.text(), `${method} ${path}`).not.toContain('(headers).idempotency-key');
+    }
+  });
+});
+
+/**
+ * A replay is the first answer, headers that describe its body included: links read
+ * while ClickHouse could not answer carry zero counters and `X-Linkroute-Counters:
+ * unavailable`, and so must their replay, or the client takes the zeros for counts.
+ * Instance 0 reaches ClickHouse (embedded chDB) through a proxy the test cuts;
+ * instance 1 reaches it directly, so a replay there would count again if it ran.
+ */
+describe.each(backends)('Idempotency-Key replays the headers of the answer on %s', (backend) => {
+  let db: TestDatabase;
+  let ch: TestClickHouse;
+  let chProxy: TcpProxy;
+  const clients: ClickHouseClient[] = [];
+  const apis: RunningServer[] = [];
+  let key: string;
+  const secret = randomBytes(32);
+  const logger = createLogger('idempotency-headers-test', 'silent');
+
+  beforeAll(async () => {
+    db = await createTestDatabase(backend);
+    ch = await createTestClickHouse();
+    const direct = connectClickHouse(ch.url);
+    clients.push(direct);
+    await migrateClickHouse(direct);
+    chProxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(ch.url).port) });
+    const throughProxy = new URL(ch.url); // keeps the credentials and the database
+    throughProxy.port = String(chProxy.port);
+    const cut = connectClickHouse(throughProxy.toString());
+    clients.push(cut);
+    await chProxy.cut();
+    const config = loadApiConfig({});
+    for (const clickhouse of [cut, direct]) {
+      // Counters not kept: each read asks ClickHouse.
+      const counters = clickHouseLinkCounters(clickhouse, logger, { maxAgeMs: 0 });
+      apis.push(await listen(createApiApp({ sql: db.sql, config, logger, secret, bus: createMemoryBus(), analytics: clickhouse, counters }), 0, '127.0.0.1'));
+    }
+    const ws = await createWorkspace(db.sql, { name: 'replayed headers', plan: 'enterprise' });
+    key = (await createApiKey(db.sql, { workspaceId: ws.id })).key;
+  });
+  afterAll(async () => {
+    for (const api of apis) await api.close();
+    for (const client of clients) await client.close();
+    await chProxy?.close();
+    await ch?.close();
+    await db?.close();
+  });
+
+  async function send(instance: number, method: string, path: string, body: unknown, idem?: string): Promise<Answer> {
+    const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    if (idem !== undefined) headers['idempotency-key'] = idem;
+    const res = await fetch(apis[instance]!.url + path, { method, headers, body: JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, body: JSON.parse(text), text, headers: res.headers };
+  }
+  const idem = () => `hdr-${randomBytes(8).toString('hex')}`;
+  const storedHeaders = async (k: string) =>
+    (await db.sql<{ responseHeaders: string | null }[]>`SELECT response_headers FROM idempotency_keys WHERE key = ${k}`)[0]!.responseHeaders;
+  /** A new link (made where ClickHouse answers) and the two PATCHes that answer with its counters. */
+  async function patchesOfNewLink(title: string) {
+    const link = (await send(1, 'POST', '/links', { destinationUrl: `https://example.com/${encodeURIComponent(title)}` })).body.data;
+    return [
+      [`/links/${link.id}`, { title }],
+      ['/links/bulk', { ids: [link.id], patch: { title: `bulk ${title}` } }],
+    ] as const;
+  }
+
+  it('a PATCH whose counters were unavailable replays with X-Linkroute-Counters: unavailable, from an instance that reaches ClickHouse too', async () => {
+    for (const [path, body] of await patchesOfNewLink('counted?')) {
+      const k = idem();
+      const first = await send(0, 'PATCH', path, body, k);
+      expect([first.status, first.headers.get('x-linkroute-counters')], path).toEqual([200, 'unavailable']);
+      for (const instance of [1, 0]) {
+        const replay = await send(instance, 'PATCH', path, body, k);
+        expect(replay.headers.get('idempotent-replayed'), path).toBe('true');
+        expect(replay.text, path).toBe(first.text);
+        expect({ path, instance, counters: replay.headers.get('x-linkroute-counters') }).toEqual({ path, instance, counters: 'unavailable' });
+        // The rate limit's headers are the replay's own, not the first answer's.
+        expect(replay.headers.get('x-ratelimit-remaining'), path).not.toBe(first.headers.get('x-ratelimit-remaining'));
+      }
+      // Sealed like the body: a database dump does not read them.
+      const row = await storedHeaders(k);
+      expect(looksSealed(row!), path).toBe(true);
+      expect(row, path).not.toContain('unavailable');
+    }
+  });
+
+  it('an answer whose counters were read replays without the header, also where ClickHouse is cut; none is stored', async () => {
+    for (const [path, body] of await patchesOfNewLink('counted')) {
+      const k = idem();
+      const first = await send(1, 'PATCH', path, body, k);
+      expect([first.status, first.headers.get('x-linkroute-counters')], path).toEqual([200, null]);
+      const replay = await send(0, 'PATCH', path, body, k);
+      expect([replay.headers.get('idempotent-replayed'), replay.headers.get('x-linkroute-counters'), replay.text], path).toEqual(['true', null, first.text]);
+      expect(await storedHeaders(k), path).toBeNull();
+    }
+  });
+
+  it('repeats only the headers that describe the body, kept plain without LINKROUTE_SECRET; an answer stored without headers replays with none', async () => {
+    const workspace = await createWorkspace(db.sql, { name: 'header list', plan: 'enterprise' });
+    for (const withSecret of [true, false]) {
+      const withIdempotency = idempotency(db.sql, logger, withSecret ? secret : undefined);
+      let runs = 0;
+      const app = new Koa();
+      app.use(errorHandler(logger));
+      app.use((ctx, next) =>
+        withIdempotency(ctx, { workspaceId: workspace.id, keyId: 'key_test' }, async () => {
+          runs++;
+          ctx.set('X-Linkroute-Counters', 'unavailable');
+          ctx.set('X-Not-The-Answers', `run ${runs}`);
+          ctx.status = 200;
+          ctx.body = { success: true, data: { run: runs } };
+          await next();
+        }),
+      );
+      const server = await listen(app, 0, '127.0.0.1');
+      try {
+        const post = async (k: string) => {
+          const res = await fetch(`${server.url}/thing`, { method: 'POST', headers: { 'idempotency-key': k } });
+          return { text: await res.text(), counters: res.headers.get('x-linkroute-counters'), other: res.headers.get('x-not-the-answers'), replayed: res.headers.get('idempotent-replayed') };
+        };
+        const k = idem();
+        const first = await post(k);
+        expect(first).toEqual({ text: '{"success":true,"data":{"run":1}}', counters: 'unavailable', other: 'run 1', replayed: null });
+        expect(await post(k), `secret: ${withSecret}`).toEqual({ text: first.text, counters: 'unavailable', other: null, replayed: 'true' });
+        const row = await storedHeaders(k);
+        if (withSecret) expect(looksSealed(row!)).toBe(true);
+        else expect(JSON.parse(row!)).toEqual({ 'x-linkroute-counters': 'unavailable' });
+
+        // As stored before answers kept headers: the body alone.
+        await db.sql`UPDATE idempotency_keys SET response_headers = NULL WHERE key = ${k}`;
+        expect(await post(k)).toEqual({ text: first.text, counters: null, other: null, replayed: 'true' });
+        expect(runs).toBe(1);
+      } finally {
+        await server.close();
+      }
     }
   });
 });

@@ -26,10 +26,37 @@ const SEALING_PURPOSE = 'linkroute idempotent responses v1';
 export const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const METHODS = new Set(['POST', 'PATCH']);
 
+/**
+ * The headers a kept answer is stored and replayed with (lower case): those that
+ * describe its body, which a replay repeats byte for byte, so they are the answer's as
+ * much as the body is. `X-Linkroute-Counters: unavailable` says a link's zero counters
+ * are not counts (ClickHouse could not answer; link-presenter.ts): a replay without it
+ * passes them off as counts. Content-Type is always application/json for a kept answer.
+ * Not the headers of the exchange, which describe the replay itself and are its own:
+ * the rate limit's (the replay counts against it now), Retry-After, Date,
+ * Idempotent-Replayed, nor anything a later middleware adds. A route that adds a header
+ * describing its body (a Location, a Content-Language) adds it here.
+ */
+const ANSWER_HEADERS = ['x-linkroute-counters'] as const;
+
 interface StoredKey {
   fingerprint: string;
   responseStatus: number | null;
   responseBody: string | null;
+  /** JSON of ANSWER_HEADERS' values the answer had, sealed like the body; null: none (or kept before headers were). */
+  responseHeaders: string | null;
+}
+
+/** The answer's ANSWER_HEADERS, as JSON text; null when it has none. */
+function answerHeadersOf(ctx: Context): string | null {
+  const kept: Record<string, string> = {};
+  for (const name of ANSWER_HEADERS) {
+    // Node's own getHeader: undefined when not set.
+    const value: unknown = ctx.response.get(name);
+    if (value === undefined || value === '') continue;
+    kept[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return Object.keys(kept).length > 0 ? JSON.stringify(kept) : null;
 }
 
 interface SecretState {
@@ -89,7 +116,8 @@ function keepsAnswer(status: number, code?: string): boolean {
 /**
  * `Idempotency-Key` on POST and PATCH, with Stripe's semantics, exact across API
  * instances (the key is claimed by one INSERT in Postgres):
- * - the first request with a key runs; its answer (status and body) is stored;
+ * - the first request with a key runs; its answer (status, body and the headers that
+ *   describe the body, ANSWER_HEADERS) is stored;
  * - the same key with the same request (API key, method, path, query, JSON body with
  *   keys in any order) within 24 h gets that answer again, `Idempotent-Replayed: true`,
  *   and does nothing;
@@ -102,10 +130,12 @@ function keepsAnswer(status: number, code?: string): boolean {
  *
  * Stored answers are sealed (shared/sealed-box.ts, AES-256-GCM under LINKROUTE_SECRET)
  * like webhook signing secrets, because an answer may show a secret once (POST
- * /webhooks): a database dump reads none of them. A replay opens the answer and sends
- * the same bytes. Without `secret` (tests of the API alone), answers are kept as they
- * are, except one marked by markResponseHoldsSecret, which is not kept at all. Text
- * that is not sealed (stored by a version before sealing) is replayed as it is.
+ * /webhooks): a database dump reads none of them, nor their headers, sealed alike. A
+ * replay opens the answer and sends the same bytes with the same ANSWER_HEADERS (none
+ * for an answer kept before headers were). Without `secret` (tests of the API alone),
+ * answers are kept as they are, except one marked by markResponseHoldsSecret, which is
+ * not kept at all. Text that is not sealed (stored by a version before sealing) is
+ * replayed as it is.
  * An answer sealed under another LINKROUTE_SECRET does not open: a 500, as every
  * instance must share that secret.
  *
@@ -138,7 +168,7 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
         now() + make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS}))
       ON CONFLICT (workspace_id, key) DO UPDATE SET
         fingerprint = EXCLUDED.fingerprint, claim_token = EXCLUDED.claim_token, response_status = NULL, response_body = NULL,
-        locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
+        response_headers = NULL, locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
       WHERE idempotency_keys.expires_at <= now()
         OR (idempotency_keys.response_status IS NULL AND idempotency_keys.locked_until <= now()
             AND idempotency_keys.fingerprint = EXCLUDED.fingerprint)
@@ -182,9 +212,10 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
     };
   }
 
-  async function store(workspaceId: string, key: string, token: string, status: number, body: string): Promise<void> {
+  async function store(workspaceId: string, key: string, token: string, status: number, body: string, headers: string | null): Promise<void> {
     await sql`
-      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${sealed(body)}, locked_until = NULL, claim_token = NULL
+      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${sealed(body)},
+        response_headers = ${headers === null ? null : sealed(headers)}, locked_until = NULL, claim_token = NULL
       WHERE workspace_id = ${workspaceId} AND key = ${key} AND claim_token = ${token} AND response_status IS NULL`;
   }
 
@@ -210,7 +241,7 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
     const token = randomUUID();
     if (!(await claim(workspaceId, key, fingerprint, token))) {
       const [stored] = await sql<StoredKey[]>`
-        SELECT fingerprint, response_status, response_body FROM idempotency_keys
+        SELECT fingerprint, response_status, response_body, response_headers FROM idempotency_keys
         WHERE workspace_id = ${workspaceId} AND key = ${key}`;
       if (!stored) throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is in progress; retry shortly');
       if (stored.fingerprint !== fingerprint) {
@@ -223,6 +254,8 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
       ctx.status = stored.responseStatus;
       ctx.type = 'application/json';
       ctx.body = opened(stored.responseBody ?? '');
+      const headers = stored.responseHeaders === null ? {} : (JSON.parse(opened(stored.responseHeaders)) as Record<string, string>);
+      for (const name of ANSWER_HEADERS) if (typeof headers[name] === 'string') ctx.set(name, headers[name]);
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
@@ -234,7 +267,7 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
       stopRenewing();
       const status = isAppError(err) ? err.status : 500;
       if (isAppError(err) && keepsAnswer(status, err.code)) {
-        await store(workspaceId, key, token, status, JSON.stringify({ success: false, error: err.toJSON() }));
+        await store(workspaceId, key, token, status, JSON.stringify({ success: false, error: err.toJSON() }), answerHeadersOf(ctx));
       } else {
         await release(workspaceId, key, token);
       }
@@ -245,7 +278,7 @@ export function idempotency(sql: Sql, logger: Logger, secret?: Buffer, options: 
     const unsealable = !box && (ctx.state as SecretState).responseHoldsSecret === true;
     if (keepsAnswer(ctx.status) && !unsealable && body !== null && typeof body === 'object' && !Buffer.isBuffer(body)) {
       // Stored before the client sees it, so no retry can run the operation again.
-      await store(workspaceId, key, token, ctx.status, JSON.stringify(body)).catch((err) => {
+      await store(workspaceId, key, token, ctx.status, JSON.stringify(body), answerHeadersOf(ctx)).catch((err) => {
         logger.warn('idempotent answer not stored; the key stays claimed until its lease lapses', errorFields(err));
       });
     } else {

@@ -23,7 +23,7 @@ const idempotencyKey = {
   in: 'header',
   required: false,
   description:
-    `Makes a retry safe (a UUID per request is a good key): the first request with a key runs and its answer is kept for ${IDEMPOTENCY_WINDOW_HOURS} h; the same key with the same request gets that answer again ` +
+    `Makes a retry safe (a UUID per request is a good key): the first request with a key runs and its answer (status, body and X-Linkroute-Counters) is kept for ${IDEMPOTENCY_WINDOW_HOURS} h; the same key with the same request gets that answer again ` +
     '(Idempotent-Replayed: true) and nothing runs again. The same key with another request is 422 IDEMPOTENCY_KEY_REUSED; while the first still runs, 409 IDEMPOTENCY_KEY_IN_USE. Keys belong to the workspace.',
   // No example: a console would send the same key with every request it tries.
   schema: { type: 'string', pattern: KEY_PATTERN.source },

@@ -1,0 +1,14 @@
+-- The headers of a kept Idempotency-Key answer that describe its body
+-- (services/api/middleware/idempotency.ts, ANSWER_HEADERS), replayed with it: links read
+-- while ClickHouse could not answer carry zero counters and `X-Linkroute-Counters:
+-- unavailable`, and a replay without that header passed the zeros off as counts.
+--
+-- JSON text of an object, lower-case header name to value, sealed like response_body
+-- (v1.<iv>.<ciphertext+tag>) when the API has LINKROUTE_SECRET. NULL: the answer had
+-- none of those headers, or was kept before this column (replayed with none, as then).
+-- Nullable without a default: adding it rewrites no row.
+--
+-- An instance of the previous release (in a rolling upgrade) neither writes nor clears
+-- it; its claims set response_status and response_body only, so a key it reclaims after
+-- the 24 h of an answer with headers keeps them until a new instance claims it again.
+ALTER TABLE idempotency_keys ADD COLUMN response_headers text;
