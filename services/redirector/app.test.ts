@@ -74,6 +74,19 @@ function setCookieOf(answer: Answer): string | undefined {
   return answer.headers['set-cookie']?.[0];
 }
 
+/** The hidden fields of a page's form as a browser posts them back (names and values unescaped). */
+function hiddenFieldsOf(body: string): Record<string, string> {
+  const unescape = (text: string) => text.replace(/&(quot|#39|#96|lt|gt|amp);/g, (_, e: string) => ({ quot: '"', '#39': "'", '#96': '`', lt: '<', gt: '>', amp: '&' })[e]!);
+  const fields: Record<string, string> = {};
+  for (const [tag] of body.matchAll(/<input\b[^>]*>/g)) {
+    if (!/\stype="hidden"/.test(tag)) continue;
+    const name = /\sname="([^"]*)"/.exec(tag)?.[1];
+    const value = /\svalue="([^"]*)"/.exec(tag)?.[1];
+    if (name !== undefined) fields[unescape(name)] = unescape(value ?? '');
+  }
+  return fields;
+}
+
 function clickIdOf(location: string): string {
   const match = /[?&]clickId=(ck_[A-Za-z0-9_-]+)/.exec(location);
   if (!match) throw new Error(`no clickId in ${location}`);
@@ -1056,6 +1069,98 @@ describe('redirector app', () => {
       const changed = { ...compileLink(makeLink({ id, ...record }), [], []), passwordHash: await hashPassword('a new one') };
       store.apply({ version: ++version, linkId: id, link: changed });
       expect((await send(base, '/locked-pass', { headers: { ...agent, cookie } })).status).toBe(200);
+    });
+
+    it("records on the post's click the referrer the visitor came from, carried by the form, not the form page's own address", async () => {
+      clock = NOW + 25_200_000;
+      const agent = { 'user-agent': `${UA} password-referrer` };
+      // As a browser does it: the form (no action) posts back to the short URL, whose page is the post's Referer.
+      const ownPage = { ...agent, referer: `${base}/locked?utm_source=tw` };
+      const post = (fields: Record<string, string>, password: string) => ({
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...ownPage },
+        body: new URLSearchParams({ ...fields, password }).toString(),
+      });
+      const page = await send(base, '/locked?utm_source=tw', { headers: { ...agent, referer: 'https://twitter.com/somebody/status/1' } });
+      expect(page.status).toBe(200);
+      expect(sink.events).toHaveLength(0);
+      // A wrong answer's form carries it on.
+      const wrong = await send(base, '/locked?utm_source=tw', post(hiddenFieldsOf(page.body), 'nope'));
+      expect(wrong.status).toBe(403);
+      const right = await send(base, '/locked?utm_source=tw', post(hiddenFieldsOf(wrong.body), PASSWORD));
+      expect(right.status).toBe(302);
+      expect(sink.events).toHaveLength(1);
+      expect(sink.events[0]).toMatchObject({ linkId: ids.locked, utmSource: 'tw', referrerHost: 'twitter.com' });
+
+      // No referrer on the visit: none on the click (not the redirect domain's).
+      sink.events.length = 0;
+      const bare = await send(base, '/locked', { headers: agent });
+      expect(bare.status).toBe(200);
+      expect((await send(base, '/locked', post(hiddenFieldsOf(bare.body), PASSWORD))).status).toBe(302);
+      expect(sink.events.map((e) => e.referrerHost)).toEqual([null]);
+
+      // A visit with the pass (no form) records its own Referer, as any visit does.
+      sink.events.length = 0;
+      const pass = right.headers['set-cookie']!.find((c) => c.startsWith('lr_pw='))!.split(';')[0]!;
+      expect((await send(base, '/locked', { headers: { ...agent, cookie: pass, referer: 'https://news.example/today' } })).status).toBe(302);
+      expect(sink.events.map((e) => e.referrerHost)).toEqual(['news.example']);
+    });
+
+    it('carries a referrer host escaped in the form, and records null for a posted value no Referer could give', async () => {
+      clock = NOW + 28_800_000;
+      const agent = { 'user-agent': `${UA} password-referrer-hostile` };
+      const post = (body: string) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...agent, referer: `${base}/locked` }, body });
+      // A host URL parsing leaves with quotes and an ampersand (an opaque host, as of android-app://): escaped, and recorded as an open link records it.
+      const quoted = await send(base, '/locked', { headers: { ...agent, referer: `android-app://a"b'c&d\`e/x` } });
+      expect(quoted.status).toBe(200);
+      expect(quoted.body).toContain('value="a&quot;b&#39;c&amp;d&#96;e"');
+      expect(quoted.body).not.toContain('a"b');
+      expect(hiddenFieldsOf(quoted.body)).toEqual({ referrer: 'a"b\'c&d`e' });
+      expect((await send(base, '/locked', post(new URLSearchParams({ ...hiddenFieldsOf(quoted.body), password: PASSWORD }).toString()))).status).toBe(302);
+      expect(sink.events.map((e) => e.referrerHost)).toEqual(['a"b\'c&d`e']);
+
+      const hostile = [
+        '"><script>alert(1)</script>',
+        '<b>x</b>',
+        `${'a'.repeat(63)}.`.repeat(4) + 'com',
+        'https://evil.example/path',
+        'evil.example/path',
+        'user@evil.example',
+        'evil.example:8080',
+        'evil example',
+        'Evil.Example',
+        '[::ffff:1.2.3.4]',
+        'evil\u0000.example',
+        '',
+      ];
+      for (const value of hostile) {
+        clock += 61_000; // a minute of its own: the wrong answers stay under the throttles
+        sink.events.length = 0;
+        // A wrong answer's form carries nothing of it...
+        const wrong = await send(base, '/locked', post(new URLSearchParams({ referrer: value, password: 'nope' }).toString()));
+        expect(wrong.status, value).toBe(403);
+        expect(hiddenFieldsOf(wrong.body), value).toEqual({});
+        expect(wrong.body, value).not.toContain('<script>');
+        expect(wrong.body, value).not.toContain('<b>');
+        // ...and the right one records no referrer.
+        const right = await send(base, '/locked', post(new URLSearchParams({ referrer: value, password: PASSWORD }).toString()));
+        expect(right.status, value).toBe(302);
+        expect(sink.events.map((e) => e.referrerHost), value).toEqual([null]);
+      }
+      // Garbled bodies: malformed escapes, bytes that are not UTF-8, the field twice (the first counts), no field at all.
+      const garbled: Array<[string, string | null]> = [
+        [`referrer=%E0%A4%A&password=${encodeURIComponent(PASSWORD)}`, null],
+        [`referrer=%ff%fe.example&password=${encodeURIComponent(PASSWORD)}`, null],
+        [`referrer=&referrer=twitter.com&password=${encodeURIComponent(PASSWORD)}`, null],
+        [`referrer=twitter.com&referrer=evil.example&password=${encodeURIComponent(PASSWORD)}`, 'twitter.com'],
+        [`referrer&password=${encodeURIComponent(PASSWORD)}`, null],
+        [`password=${encodeURIComponent(PASSWORD)}`, null],
+      ];
+      for (const [body, expected] of garbled) {
+        sink.events.length = 0;
+        expect((await send(base, '/locked', post(body))).status, body).toBe(302);
+        expect(sink.events.map((e) => e.referrerHost), body).toEqual([expected]);
+      }
     });
 
     it('survives a client that disconnects mid-check', async () => {

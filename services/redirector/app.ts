@@ -85,7 +85,7 @@ export function createRedirectorApp(deps: RedirectorDeps): RedirectorApp {
     if (link === undefined) {
       counters.notFound++;
       sendPage(res, notFoundPage, head);
-    } else server.serve(res, info, link, head, false);
+    } else server.serve(res, info, link, head, null);
   }
 
   /** Times one request in LATENCY_SAMPLE_EVERY (request-counters.ts says why not all). */

@@ -1,6 +1,7 @@
 /**
  * The small HTML pages of the redirect domain. Anything variable (URLs, messages) is
- * HTML-escaped into attributes or text; no page reflects the request path or query, and
+ * HTML-escaped into attributes or text; no page reflects the request path or query (the
+ * password form carries the Referer's host, escaped, in a hidden field), and
  * the one script is static (its values come from data attributes), so a CSP that allows
  * only that script's hash blocks any injected one as a second line of defence.
  */
@@ -58,25 +59,37 @@ export const tooManyAttemptsPage: Page = page(
   '<h1>Too many attempts</h1><p>Too many wrong passwords. Please wait a minute and try again.</p>',
 );
 
+/** The password form's hidden field carrying the visitor's referrer host (password-post.ts). */
+export const REFERRER_FIELD = 'referrer';
+
 /**
  * The password form. It has no action attribute, so it posts back to the exact URL the
  * visitor opened (short code and query, e.g. utm and QR marker, included) without this
- * page ever echoing that URL.
+ * page ever echoing that URL. The post's own Referer is then this page, so the referrer
+ * host the visitor came with (`referrer`, null for none) rides along in a hidden field,
+ * escaped, for the click the right password records.
  */
-export function passwordPage(wrongPassword: boolean): Page {
+function buildPasswordPage(wrongPassword: boolean, referrer: string | null): Page {
   const error = wrongPassword ? '<p class="error" role="alert">Wrong password. Please try again.</p>' : '';
+  const carried = referrer === null ? '' : `\n<input type="hidden" name="${REFERRER_FIELD}" value="${escapeHtml(referrer)}">`;
   return page(
     wrongPassword ? '403 Forbidden' : '200 OK',
     'Password required',
     `<h1>This link is password protected</h1>${error}
 <form method="post"><label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
+<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>${carried}
 <button type="submit">Continue</button></form>`,
   );
 }
 
-export const passwordFormPage: Page = passwordPage(false);
-export const wrongPasswordPage: Page = passwordPage(true);
+const passwordFormPage: Page = buildPasswordPage(false, null);
+const wrongPasswordPage: Page = buildPasswordPage(true, null);
+
+/** The password form (200), or its answer to a wrong password (403); built per request only to carry a referrer. */
+export function passwordPage(wrongPassword: boolean, referrer: string | null): Page {
+  if (referrer === null) return wrongPassword ? wrongPasswordPage : passwordFormPage;
+  return buildPasswordPage(wrongPassword, referrer);
+}
 
 /** Static, so its hash can be pinned in the CSP; the URLs come from data attributes. */
 const DEEP_LINK_SCRIPT =

@@ -1,5 +1,6 @@
 /**
- * `POST /{shortCode}` with `password=...` (application/x-www-form-urlencoded), the one
+ * `POST /{shortCode}` with `password=...` (application/x-www-form-urlencoded; and the
+ * visitor's referrer host, `referrer=...`, as the form carries it from their GET), the one
  * asynchronous request path: scrypt runs in libuv's threadpool. uWS rules followed here:
  * every input is captured before the handler returns, onAborted is registered before
  * any asynchronous step, and every later write happens inside res.cork() and only when
@@ -25,15 +26,16 @@ import {
   internalErrorPage,
   methodNotAllowedPage,
   notFoundPage,
+  passwordPage,
   payloadTooLargePage,
+  REFERRER_FIELD,
   tooManyAttemptsPage,
   unavailablePage,
   unsupportedMediaPage,
-  wrongPasswordPage,
   type Page,
 } from '../pages/html-pages.ts';
 import { PasswordLimits } from './password-limits.ts';
-import { captureRequest, type RequestInfo } from './request-facts.ts';
+import { captureRequest, carriedReferrerHost, type RequestInfo } from './request-facts.ts';
 import { sendInternalError, sendPage } from '../pages/responses.ts';
 import type { LinkServer } from './serve-link.ts';
 
@@ -70,7 +72,11 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
       answerLater(res, pending, unsupportedMediaPage);
       return;
     }
-    const password = new URLSearchParams(Buffer.concat(pending.chunks).toString('utf8')).get('password') ?? '';
+    const form = new URLSearchParams(Buffer.concat(pending.chunks).toString('utf8'));
+    const password = form.get('password') ?? '';
+    // The visitor's referrer host, carried by the form from their GET (this POST's Referer
+    // is the form page itself): recorded on the click, and carried on by a wrong answer's form.
+    const referrer = carriedReferrerHost(form.get(REFERRER_FIELD) ?? '');
     const linkId = link.compiled.id;
     const now = clock();
     const visitor = server.visitorOf(info, now);
@@ -108,7 +114,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
       counters.passwordRejected++;
       // Only failures are shared: a right guess was never charged anywhere else.
       passwordFailures?.publish(keys);
-      answerLater(res, pending, wrongPasswordPage, cookie);
+      answerLater(res, pending, passwordPage(true, referrer), cookie);
       return;
     }
     limits.refund(keys, now);
@@ -121,7 +127,7 @@ export function createPasswordPostHandler(ctx: RedirectorContext, server: LinkSe
         if (current === undefined || current.compiled.id !== linkId) {
           counters.notFound++;
           sendPage(res, notFoundPage, false);
-        } else server.serve(res, info, current, false, true);
+        } else server.serve(res, info, current, false, { referrerHost: referrer });
       } catch (err) {
         // Marked done above, so the check's own failure path would write nothing: answer here.
         counters.error++;

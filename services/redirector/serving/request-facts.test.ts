@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GeoIp } from '../../../shared/request-facts/geo-ip.ts';
-import { decodeSegment, hostName, parseTracking, placeOf, referrerHost } from './request-facts.ts';
+import { carriedReferrerHost, decodeSegment, hostName, parseTracking, placeOf, referrerHost } from './request-facts.ts';
 
 describe('placeOf', () => {
   const geo = GeoIp.open();
@@ -87,5 +87,37 @@ describe('decodeSegment', () => {
     expect(decodeSegment('abc')).toBe('abc');
     expect(decodeSegment('%61bc')).toBe('abc');
     expect(decodeSegment('%E0%A4%A')).toBe('%E0%A4%A');
+  });
+});
+
+describe('carriedReferrerHost (a referrer host posted back through the password form)', () => {
+  it('takes every host referrerHost gives, as it gives it', () => {
+    for (const referer of ['https://t.co/abc', 'https://WWW.Example.com:8443/x', 'https://[2001:db8::1]:8080/', 'android-app://com.google.android.gm/', 'https://xn--mnchen-3ya.de/', 'https://münchen.de/', 'foo://é/', `android-app://a"b'c&d/`, 'http://192.168.0.1/', 'https://twitter.com./']) {
+      const host = referrerHost(referer)!;
+      expect(host, referer).not.toBeNull();
+      expect(carriedReferrerHost(host), referer).toBe(host);
+    }
+  });
+
+  it.each([
+    '',
+    '<script>alert(1)</script>',
+    '"><b>',
+    'https://evil.example/',
+    'evil.example/path',
+    'evil.example?x',
+    'evil.example#x',
+    'user@evil.example',
+    'evil.example:8080',
+    'evil example',
+    'evil\texample',
+    'Evil.Example',
+    '[::FFFF:1.2.3.4]',
+    '[::1',
+    'evil\0.example',
+    'évil.example',
+    `${'a'.repeat(250)}.com`,
+  ])('%j -> null', (value) => {
+    expect(carriedReferrerHost(value)).toBeNull();
   });
 });

@@ -137,6 +137,20 @@ export function referrerHost(referer: string): string | null {
   return host === '' || host.length > MAX_HOST_LENGTH ? null : host;
 }
 
+/**
+ * A referrer host posted back by a client (the password form carries the one of the
+ * visitor's GET, as the post's own Referer is the form page): `value` when it is one
+ * referrerHost() could have given, a host alone as it leaves it (lowercased, bounded, no
+ * userinfo, port, path or whitespace, an IPv6 literal as WHATWG URL writes it), else
+ * null. Worth no more than a Referer header, and no less. Read on the password post only.
+ */
+export function carriedReferrerHost(value: string): string | null {
+  if (value === '' || value.length > MAX_HOST_LENGTH) return null;
+  // Behind a non-special scheme, every host referrerHost() gives parses to itself (an opaque
+  // host, or the same IPv6 literal); anything else to another host, or to none.
+  return referrerHost(`x-carried://${value}/`) === value ? value : null;
+}
+
 export interface Tracking {
   utmSource: string | null;
   utmMedium: string | null;

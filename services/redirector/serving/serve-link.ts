@@ -16,20 +16,29 @@ import type { ClickEvent } from '../../../shared/schemas/click-event.ts';
 import { VisitorHasher, visitorCookie, visitorFromCookieHeader } from '../../../shared/visitor.ts';
 import type { RedirectorContext } from '../context.ts';
 import { appendClickId, CLICK_ID_PARAM, forwardQuery, headerSafeUrl, isHttpUrl, isSafeAppUrl } from './destination-url.ts';
-import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordFormPage } from '../pages/html-pages.ts';
+import { clicksLimitPage, deepLinkPage, expiredPage, internalErrorPage, notFoundPage, passwordPage } from '../pages/html-pages.ts';
 import { parseTracking, placeOf, referrerHost, type RequestInfo } from './request-facts.ts';
 import { sendNoContent, sendPage, sendRedirect, type SetCookies } from '../pages/responses.ts';
 import { hasPasswordPass, passwordPassCookie } from './password-pass.ts';
 import { UserAgentWorkCache } from './user-agent-work.ts';
 import { landingUtm } from './landing-utm.ts';
 
+/** The visitor just gave a protected link's right password (its form's POST). */
+export interface PasswordVerified {
+  /**
+   * The referrer host the visitor came to the form with, as the form carried it (null:
+   * none): the click records it, as the POST's own Referer is the form page.
+   */
+  referrerHost: string | null;
+}
+
 export interface LinkServer {
   /**
    * Answers a request for `link`. `passwordVerified`: the visitor just gave the right
-   * password (POST; the answer sets a pass remembering it, password-pass.ts); otherwise a
-   * protected link answers its form unless the request holds a valid pass.
+   * password (POST; the answer sets a pass remembering it, password-pass.ts); otherwise
+   * (null) a protected link answers its form unless the request holds a valid pass.
    */
-  serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void;
+  serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: PasswordVerified | null): void;
   /**
    * When decide() finds `link` not available to this request (disabled, no rule matched,
    * expired, at its clicks limit), answers exactly what serve() would (404, 410 or the
@@ -71,6 +80,11 @@ function needsBucket(link: RoutableLink): boolean {
   return needs;
 }
 
+/** Where a click's visitor came from: the request's Referer, or the one their password form carried. */
+function clickReferrer(info: RequestInfo, passwordVerified: PasswordVerified | null): string | null {
+  return passwordVerified === null ? referrerHost(info.referer) : passwordVerified.referrerHost;
+}
+
 export function createLinkServer(ctx: RedirectorContext): LinkServer {
   const { lookup, sink, secret, logger, counters, geo } = ctx;
   const clock = ctx.now;
@@ -94,6 +108,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     now: number,
     link: CompiledLink,
     info: RequestInfo,
+    referrer: string | null,
     visitorId: string,
     ua: UserAgentFacts,
     place: Place,
@@ -115,7 +130,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       deviceClass: ua.deviceClass,
       os: ua.os,
       browser: ua.browser,
-      referrerHost: referrerHost(info.referer),
+      referrerHost: referrer,
       utmSource: tracking.utmSource,
       utmMedium: tracking.utmMedium,
       utmCampaign: tracking.utmCampaign,
@@ -185,7 +200,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     return true;
   }
 
-  function serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: boolean): void {
+  function serve(res: HttpResponse, info: RequestInfo, link: RoutableLink, head: boolean, passwordVerified: PasswordVerified | null): void {
     const compiled = link.compiled;
     const now = clock();
     const uaWork = userAgents.get(info.userAgent);
@@ -200,12 +215,13 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
 
     let cookie: SetCookies = visitor.isNew ? visitorCookie(visitor.id) : null;
     if (compiled.hasPassword) {
-      if (passwordVerified) {
+      if (passwordVerified !== null) {
         const pass = passwordPassCookie(secret, compiled, info.code, now);
         cookie = cookie === null ? pass : [cookie, pass];
       } else if (!hasPasswordPass(info.cookie, secret, compiled, now)) {
         counters.passwordForm++;
-        sendPage(res, passwordFormPage, head, cookie);
+        // The form's POST has the form page as its Referer: the form carries this one's host.
+        sendPage(res, passwordPage(false, referrerHost(info.referer)), head, cookie);
         return;
       }
     }
@@ -218,7 +234,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     if (decision.kind === 'no_content') {
       counters.noContent++;
       sendNoContent(res, cookie);
-      if (record) emit('click', clickId, now, compiled, info, visitor.id, ua, place, decision.ruleId, null);
+      if (record) emit('click', clickId, now, compiled, info, clickReferrer(info, passwordVerified), visitor.id, ua, place, decision.ruleId, null);
       return;
     }
 
@@ -241,7 +257,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
       else counters.redirect++;
       sendRedirect(res, location, cookie);
     }
-    if (record) emit('click', clickId, now, compiled, info, visitor.id, ua, place, decision.ruleId, decision.destination);
+    if (record) emit('click', clickId, now, compiled, info, clickReferrer(info, passwordVerified), visitor.id, ua, place, decision.ruleId, decision.destination);
   }
 
   function recordImpression(info: RequestInfo, link: RoutableLink): void {
@@ -249,7 +265,7 @@ export function createLinkServer(ctx: RedirectorContext): LinkServer {
     const now = clock();
     const uaWork = userAgents.get(info.userAgent);
     const visitor = visitorOf(info, now, uaWork.digest);
-    emit('impression', clickIds.issue(compiled.id, now), now, compiled, info, visitor.id, uaWork.facts, placeOf(info, geo), null, null);
+    emit('impression', clickIds.issue(compiled.id, now), now, compiled, info, referrerHost(info.referer), visitor.id, uaWork.facts, placeOf(info, geo), null, null);
   }
 
   return { serve, answerIfUnavailable, recordImpression, visitorOf };
