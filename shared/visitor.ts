@@ -149,9 +149,16 @@ const COOKIE_NAME_EQ = `${VISITOR_COOKIE}=`;
 /**
  * The `lr_vid` value of a Cookie request header, validated, else null. Scans the raw
  * header instead of parsing every cookie: this runs on every redirect.
+ *
+ * Linear in the header, whatever it holds: a public visitor sends it, and a Cookie of
+ * 15,000 ` lr_vid=` with no `;` cost 31 ms when each match looked for its `;` (and
+ * trimmed back to it) afresh. The matches of one `;`-segment share its end, found once.
  */
 export function visitorFromCookieHeader(header: string): string | null {
   let from = 0;
+  /** The `;` (or the header's end) that ends the segment holding the current match, and the segment's end before trailing whitespace. */
+  let semi = -1;
+  let trimmed = -1;
   for (;;) {
     const at = header.indexOf(COOKIE_NAME_EQ, from);
     if (at === -1) return null;
@@ -159,10 +166,15 @@ export function visitorFromCookieHeader(header: string): string | null {
     const before = at === 0 ? 32 : header.charCodeAt(at - 1);
     if (before === 32 /* space */ || before === 59 /* ; */ || before === 9 /* tab */) {
       const start = at + COOKIE_NAME_EQ.length;
-      let end = header.indexOf(';', start);
-      if (end === -1) end = header.length;
-      while (end > start && (header.charCodeAt(end - 1) === 32 || header.charCodeAt(end - 1) === 9)) end--;
-      const found = visitorFromCookie(header.slice(start, end));
+      if (semi < start) {
+        semi = header.indexOf(';', start);
+        if (semi === -1) semi = header.length;
+        trimmed = semi;
+        while (trimmed > start && (header.charCodeAt(trimmed - 1) === 32 || header.charCodeAt(trimmed - 1) === 9)) trimmed--;
+      }
+      // Trimmed from a match earlier in the segment: past this one's start, the value is empty.
+      const end = Math.max(trimmed, start);
+      const found = end - start === ID_LENGTH ? visitorFromCookie(header.slice(start, end)) : null;
       if (found !== null) return found;
     }
     from = at + COOKIE_NAME_EQ.length;
