@@ -322,7 +322,9 @@ describe('QR codes API on postgres', () => {
         const dark = Array.from({ length: size * size }, (_, i) => image.data[i * 4] === 0x1a);
         expect(painted.join() === dark.join(), JSON.stringify(look)).toBe(true);
       }
-    });
+      // Eight 1,000-2,048 px images decoded by jsQR and four SVGs rasterised here: 17 s on
+      // a quiet 2-core machine, past 30 s beside other suites (CI at 51ff29d).
+    }, 120_000);
 
     it('a record stored before sizes were checked, smaller than 2 px a module, is still drawn with whole modules', async () => {
       const [{ id: linkId, url }] = links as [{ id: string; url: string }];
