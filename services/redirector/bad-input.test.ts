@@ -37,13 +37,17 @@ for (const page of Object.values(pages)) {
   const status = Number(page.status.slice(0, 3));
   if (status >= 400) pagesByStatus.set(status, (pagesByStatus.get(status) ?? new Set()).add(page.body.toString('utf8')));
 }
+// A wrong password's form (403) is built by passwordPage, with the visitor's referrer host
+// in a hidden field when the post carried one: without that field, the prebuilt page.
+pagesByStatus.set(403, (pagesByStatus.get(403) ?? new Set()).add(pages.passwordPage(true, null).body.toString('utf8')));
+const carriedReferrer = new RegExp(`\\n<input type="hidden" name="${pages.REFERRER_FIELD}" value="[^"<>]*">`);
 
 function problemOf(c: RedirectorCase, answer: RawResponse | 'closed' | 'timeout'): string | null {
   if (typeof answer === 'string') return c.mayGoUnanswered ? null : `no answer (${answer})`;
   if (answer.status >= 500) return `${answer.status} ${answer.body.slice(0, 200)}`;
   if (answer.status >= 400) {
     if (!/^text\/html/.test(answer.headers['content-type'] ?? '')) return `${answer.status} without an HTML page (${answer.headers['content-type'] ?? 'no content type'})`;
-    if (!c.head && !pagesByStatus.get(answer.status)?.has(answer.body)) return `${answer.status} that is none of the redirector's pages: ${answer.body.slice(0, 200)}`;
+    if (!c.head && !pagesByStatus.get(answer.status)?.has(answer.body.replace(carriedReferrer, ''))) return `${answer.status} that is none of the redirector's pages: ${answer.body.slice(0, 200)}`;
   }
   return null;
 }

@@ -116,6 +116,7 @@ describe('webhooks sender with Postgres stalled on its open connections', () => 
     // what a stalled connection holds up is its record, and every later statement.
     await until('the delivery made while the open connections stall recorded', () => succeeded(during), 20 * POSTGRES_TIMEOUT_MS);
     expect(receiver.received.some((r) => r.body.includes('link_during'))).toBe(true);
-    expect(sender.output).toMatch(/Postgres did not answer within 1000 ms/);
+    // Not asserted: that a stalled connection was closed. A sender whose open connections
+    // were all busy when the stall began records over a new one at once (CI at 51ff29d).
   }, 60_000);
 });
