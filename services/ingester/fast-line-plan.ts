@@ -13,7 +13,7 @@ import type { EventField, JsonForm } from '../../shared/schemas/event-field.ts';
 export type FieldValue =
   | { type: 'string'; prefix: Uint8Array | null; length: number | null }
   | { type: 'enum'; values: readonly string[]; bytes: Uint8Array[] }
-  | { type: 'safeint' }
+  | { type: 'safeint'; min: number; max: number }
   | { type: 'boolean' };
 
 export interface FieldRule {

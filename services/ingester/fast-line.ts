@@ -11,7 +11,7 @@ import type { FastLinePlan } from './fast-line-plan.ts';
  * declaration order (what redirectors send, see the event publisher):
  * no whitespace, every key once in order, strings without escapes or control
  * characters (text beyond ASCII as well-formed UTF-8, except in ids, enums and
- * fixed-length strings), safe integers in plain notation. Any other line returns false
+ * fixed-length strings), safe integers in plain notation within their declared range. Any other line returns false
  * untouched and takes the zod path. A line whose event id the batch already has
  * returns true with nothing written, as the zod path would write nothing. With
  * `genuine`, a line it fails returns false too (the zod path dead-letters it).
@@ -77,6 +77,8 @@ export function compileFastLine(plan: FastLinePlan): FastLine<NativeBlockWriter>
   const prefixes = fields.map((f) => (f.value.type === 'string' ? f.value.prefix : null));
   const lengths = fields.map((f) => (f.value.type === 'string' ? (f.value.length ?? -1) : -1));
   const enums = fields.map((f) => (f.value.type === 'enum' ? f.value.bytes : []));
+  const mins = fields.map((f) => (f.value.type === 'safeint' ? f.value.min : 0));
+  const maxs = fields.map((f) => (f.value.type === 'safeint' ? f.value.max : 0));
   // Strings that must be plain ASCII here: ids are read as latin1 text (batch dedup, the
   // origin check), and an exact length counts UTF-16 units, which only ASCII has one per byte.
   const asciiOnly = fields.map((f, i) => i === idField || i === linkField || (f.value.type === 'string' && f.value.length !== null));
@@ -147,7 +149,10 @@ export function compileFastLine(plan: FastLinePlan): FastLine<NativeBlockWriter>
         const digits = p - s;
         // JSON forbids leading zeros; fractions and exponents are left to the zod path.
         if (digits === 0 || digits > MAX_DIGITS || n > Number.MAX_SAFE_INTEGER || (digits > 1 && src[s] === ZERO)) return false;
-        numbers[f] = negative ? -n : n;
+        const value = negative ? -n : n;
+        // The declared range (a time its column holds): zod refuses the rest, and so does this path.
+        if (value < mins[f]! || value > maxs[f]!) return false;
+        numbers[f] = value;
       } else if (matches(src, p, end, TRUE)) {
         numbers[f] = 1;
         p += 4;

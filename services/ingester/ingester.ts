@@ -9,7 +9,7 @@ import type { EventRowBase, EventTable } from './event-tables.ts';
 import { insertBatch, insertsUnderWayDone } from './insert-batch.ts';
 import { readMessage } from './read-message.ts';
 import { storedEventIds } from './stored-event-ids.ts';
-import { unfinishedInserts } from './unfinished-inserts.ts';
+import { NothingRecorded, unfinishedInserts } from './unfinished-inserts.ts';
 import { openEventConsumer } from '../../shared/bus/open-event-consumer.ts';
 import { messagesInHand } from '../../shared/bus/messages-in-hand.ts';
 
@@ -46,6 +46,9 @@ export interface Ingester {
 }
 
 const encoder = new TextEncoder();
+
+/** What a batch's record of its failed insert (unfinished-inserts.ts) may have left on the bus. */
+type RecordState = 'none' | 'maybe' | 'written';
 
 /**
  * Moves events (clicks, or conversions) from the bus into ClickHouse, exactly once as far as
@@ -207,7 +210,7 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
       const token = createHash('sha256').update(batch.ids.join(',')).digest('hex');
       const body = batch.body.bytes();
       let abandoned = false;
-      let recorded = false;
+      let record: RecordState = 'none';
       const inserted = await untilDone('insert', async () => {
         if (connectionLost()) {
           abandoned = true;
@@ -217,7 +220,10 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
           await insertBatch(clickhouse, kind, body, token);
         } catch (err) {
           // It may have landed in part: kept for whoever gets these messages if this ingester lets them go.
-          if (!recorded) recorded = await recordUnfinished(token, body, batch.count);
+          if (record !== 'written') {
+            const attempt = await recordUnfinished(token, body, batch.count);
+            if (attempt !== 'none') record = attempt;
+          }
           throw err;
         }
       });
@@ -227,8 +233,9 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
         inHand.nak(messages);
         return;
       }
-      // Forgotten before the ack (unfinished-inserts.ts): stopping first leaves the messages unacked, so it is replayed soon.
-      if (recorded && !(await untilDone('forgetting a finished insert', () => unfinished.forget(token)))) return;
+      // Forgotten before the ack (unfinished-inserts.ts), a record whose write was reported
+      // failed too (it may have landed): stopping first leaves the messages unacked, so it is replayed soon.
+      if (record !== 'none' && !(await untilDone('forgetting a finished insert', () => unfinished.forget(token)))) return;
       stats.inserted += batch.count;
       stats.inserts++;
       stats.lastBatchLagMs = Date.now() - batch.oldestTs;
@@ -237,14 +244,18 @@ export function startIngester<Row extends EventRowBase, Body extends BatchBody>(
     logger.debug('batch stored', { kind: kind.name, messages: messages.length, rows: batch.count, parseMs: Math.round(parseMs), storeMs: Math.round(performance.now() - started) });
   }
 
-  /** Whether the record was written; a bus that cannot take it leaves the batch as before (unfinished-inserts.ts: not covered). */
-  async function recordUnfinished(token: string, body: Buffer, rows: number): Promise<boolean> {
+  /**
+   * What a record attempt left on the bus: all of it, maybe some (a write failed or its reply
+   * was lost: to be forgotten all the same), or nothing. A bus that cannot take it leaves the
+   * batch as before (unfinished-inserts.ts: not covered).
+   */
+  async function recordUnfinished(token: string, body: Buffer, rows: number): Promise<RecordState> {
     try {
       await unfinished.record(token, body, rows);
-      return true;
+      return 'written';
     } catch (err) {
       logger.warn('could not record a failed insert for replay; retrying it here', { kind: kind.name, ...errorFields(err) });
-      return false;
+      return err instanceof NothingRecorded ? 'none' : 'maybe';
     }
   }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kvBuckets, type Bus } from '../../shared/bus/bus.ts';
+import { blobBuckets, kvBuckets, type Bus } from '../../shared/bus/bus.ts';
 import { createMemoryBus } from '../../shared/bus/memory-bus.ts';
 import { connectNatsBus } from '../../shared/bus/nats-bus.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -55,6 +55,23 @@ describe.each(['nats', 'memory'] as const)('unfinished inserts (%s bus)', (busKi
     const fresh = createMemoryBus();
     await unfinishedInserts(fresh, 'events').finishAll(async () => Promise.reject(new Error('nothing to replay')), () => {});
     expect(await fresh.existingKv(kvBuckets.unfinishedInserts)).toBeNull();
+  });
+
+  it('forgets, without an error, a record never written or written only in part (its write reported failed)', async () => {
+    const table = `events_${randomBytes(4).toString('hex')}`;
+    const records = unfinishedInserts(bus, table);
+    await records.forget('token-never');
+    await records.forget('token-never'); // again: what is gone stays gone
+    // The body only (the entry's write failed): forgotten, and a second forget finds nothing either.
+    await (await bus.blobs(blobBuckets.unfinishedInserts)).put(`${table}.token-body`, (async function* () { yield Buffer.from('rows'); })(), { table });
+    await records.forget('token-body');
+    await records.forget('token-body');
+    expect(await (await bus.blobs(blobBuckets.unfinishedInserts)).info(`${table}.token-body`)).toBeNull();
+    await records.record('token-whole', Buffer.from('rows'), 2);
+    await records.forget('token-whole');
+    const replayed: string[] = [];
+    await records.finishAll(async (_body, token) => void replayed.push(token), () => {});
+    expect(replayed).toEqual([]);
   });
 
   it('keeps a record whose replay failed, for the next try', async () => {

@@ -23,18 +23,33 @@ import { blobBuckets, kvBuckets } from '../../shared/bus/bus.ts';
  *   ClickHouse still remembers its token (non_replicated_deduplication_window: the last
  *   1,000 inserts of each table);
  * - replaying a record twice, or one whose insert did land whole, adds nothing (its token).
+ * So a record write that was reported failed is forgotten like one that succeeded: it may
+ * have landed (its reply lost), and left behind it would be replayed at the next
+ * redelivery, maybe hours later, once ClickHouse no longer knows its token, and counted
+ * twice. Forgetting what was never written, or only in part, is harmless.
  * Not covered: an ingester killed between its failed attempt and the record (a few ms).
  */
 export interface UnfinishedInserts {
-  /** Records the body (of `rows` rows) and token of an insert that failed, before it is retried. */
+  /**
+   * Records the body (of `rows` rows) and token of an insert that failed, before it is
+   * retried. Rejects with NothingRecorded when nothing was written; on any other error part
+   * or all of the record may be on the bus: forget it all the same.
+   */
   record(token: string, body: Buffer, rows: number): Promise<void>;
-  /** Forgets the insert once one with its token succeeded. */
+  /** Forgets the insert once one with its token succeeded, whatever of its record was written (none, the body only, all). */
   forget(token: string): Promise<void>;
   /** Replays every recorded insert with `insert` (body, token), forgetting each once it lands: called after each. */
   finishAll(insert: (body: Buffer, token: string) => Promise<void>, replayed: (rows: number) => void): Promise<void>;
 }
 
 const decoder = new TextDecoder();
+
+/** record()'s error when its stores could not be opened: nothing was written, so there is nothing to forget. */
+export class NothingRecorded extends Error {
+  constructor(cause: unknown) {
+    super('unfinished inserts: the record stores could not be opened; nothing recorded', { cause });
+  }
+}
 
 /** One bucket of records for every ingester of one table: keys `<table>.<token>`, bodies under the same name. */
 export function unfinishedInserts(bus: Bus, table: string): UnfinishedInserts {
@@ -55,14 +70,17 @@ export function unfinishedInserts(bus: Bus, table: string): UnfinishedInserts {
 
   async function forget(token: string): Promise<void> {
     const { index, bodies } = await open();
-    // The index first: a body without its entry is never replayed.
+    // The index first: a body without its entry is never replayed. Deleting a key or a blob
+    // that does not exist throws nothing (a KV delete marker; the blob store finds no blob).
     await index.delete(key(token));
     await bodies.delete(key(token));
   }
 
   return {
     async record(token, body, rows) {
-      const { index, bodies } = await open();
+      const { index, bodies } = await open().catch((err: unknown) => {
+        throw new NothingRecorded(err);
+      });
       // The body first: an entry is only written once its body is whole.
       await bodies.put(
         key(token),

@@ -48,6 +48,9 @@ export const timeBounds = {
   latestStored: '9999-12-31T23:59:59.999Z',
 } as const;
 
+/** timeBounds' event range as epoch milliseconds: the `ts` of every event on the bus (click-event.ts, conversion.ts). */
+export const eventEpochMs = { min: Date.parse(timeBounds.earliest), max: Date.parse(timeBounds.latestEvent) } as const;
+
 /**
  * A timestamp a client sends, as an instant between `min` and `max` (UTC): the syntax
  * allows years 0000-9999 with any offset, which can name instants a store refuses

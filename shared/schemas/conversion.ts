@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { eventTimestamp } from './common.ts';
 import { documented } from './documented-as.ts';
+import { epochMs } from './event-field.ts';
 
 export const conversionEvents = ['purchase', 'signup', 'lead', 'install', 'conversion'] as const;
 
@@ -28,6 +29,13 @@ export const currencyCode = z
  * value has at most this many, wherever it comes from.
  */
 export const VALUE_DECIMALS = 4;
+
+/**
+ * Decimal(18, 4) holds less than 10^14 in magnitude (99,999,999,999,999.9999 at most;
+ * ClickHouse refuses more: "Decimal value is too big"), so a value is below this. The
+ * largest double below it, 99,999,999,999,999.98, fits.
+ */
+export const VALUE_LIMIT = 10 ** (18 - VALUE_DECIMALS);
 
 /** A value as text (the pixel's query): a plain decimal with at most VALUE_DECIMALS places, no sign, no exponent. */
 export const plainValueText = new RegExp(`^\\d+(\\.\\d{1,${VALUE_DECIMALS}})?$`);
@@ -118,19 +126,34 @@ export const conversionResultSchema = z
   .object({ conversionId: z.string(), attributed: z.boolean(), linkId: z.string(), campaignId: z.string(), duplicate: z.boolean() })
   .meta({ id: 'Conversion' });
 
-/** A conversion as it travels the bus to the ingester (one per message). */
+/**
+ * Text as the ingester sends it to ClickHouse (JSON.stringify, JSONEachRow): a lone
+ * surrogate is written as an escape ("\ud800") that ClickHouse refuses ("missing second
+ * part of surrogate pair"). A well-formed string is stored as sent.
+ */
+const storableText = z.string().refine((s) => !/\p{Cs}/u.test(s), 'must not hold a lone surrogate (unpaired UTF-16 half)');
+
+/**
+ * A conversion as it travels the bus to the ingester (one per message). Anything the
+ * `conversions` table (clickhouse/0003_conversions.sql) could not hold as sent is invalid
+ * here, so the ingester dead-letters that line instead of retrying its batch for good:
+ * a value as the API takes it (never negative, at most VALUE_DECIMALS places: ClickHouse
+ * would cut more off) within Decimal(18, 4), a time within DateTime64(3), text without
+ * lone surrogates. Published on NATS by anyone but our API and redirectors (which hold
+ * values to 1e12), such a line is refused here.
+ */
 export const conversionEventSchema = z.object({
-  id: z.string().startsWith('conv_'),
-  clickId: z.string(),
-  workspaceId: z.string(),
-  linkId: z.string(),
-  campaignId: z.string(),
+  id: storableText.startsWith('conv_'),
+  clickId: storableText,
+  workspaceId: storableText,
+  linkId: storableText,
+  campaignId: storableText,
   event: z.enum(conversionEvents),
-  value: z.number(),
-  currency: z.string(),
-  orderId: z.string().nullable(),
-  /** Epoch milliseconds of the conversion. */
-  ts: z.number().int(),
+  value: z.number().min(0).lt(VALUE_LIMIT).refine(hasValueDecimals, `must have at most ${VALUE_DECIMALS} decimal places`),
+  currency: storableText,
+  orderId: storableText.nullable(),
+  /** Epoch milliseconds of the conversion, within what the event tables hold (as a click's `ts`). */
+  ts: epochMs().zod,
   attributed: z.boolean(),
   source: z.enum(['s2s', 'pixel']),
 });

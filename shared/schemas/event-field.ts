@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventEpochMs } from './common.ts';
 
 /**
  * The kinds of value an event field holds, for declarations such as
@@ -14,8 +15,8 @@ export type JsonForm =
   /** A string; `prefix` and `length` (UTF-16 units) are checks zod makes too. */
   | { type: 'string'; prefix: string | null; length: number | null }
   | { type: 'enum'; values: readonly string[] }
-  /** A safe integer (zod's .int()). */
-  | { type: 'safeint' }
+  /** A safe integer (zod's .int()) from `min` to `max`, inclusive. */
+  | { type: 'safeint'; min: number; max: number }
   | { type: 'boolean' };
 
 export interface ValueKind<Z extends z.ZodType = z.ZodType> {
@@ -38,9 +39,14 @@ export function oneOf<const V extends readonly [string, ...string[]]>(values: V)
   return { zod: z.enum(values), json: { type: 'enum', values }, nullable: false } satisfies ValueKind;
 }
 
-/** A time as epoch milliseconds, a safe integer. */
+/**
+ * A time as epoch milliseconds, a safe integer within what the event tables' DateTime64(3)
+ * columns hold (common.ts eventEpochMs): ClickHouse would store a time past them as another
+ * (clamped on reading, in a partition of its own), never as sent.
+ */
 export function epochMs(): ValueKind<z.ZodNumber> {
-  return { zod: z.number().int(), json: { type: 'safeint' }, nullable: false };
+  const { min, max } = eventEpochMs;
+  return { zod: z.number().int().min(min).max(max), json: { type: 'safeint', min, max }, nullable: false };
 }
 
 export function flag(): ValueKind<z.ZodBoolean> {

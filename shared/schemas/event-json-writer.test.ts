@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sampleClickEvent } from '../testing/click-event-fixture.ts';
 import { clickEventFields, clickEventSchema, type ClickEvent } from './click-event.ts';
+import { eventEpochMs } from './common.ts';
 import { eventJsonWriter } from './event-json-writer.ts';
 
 const write = eventJsonWriter(clickEventFields);
@@ -15,7 +16,8 @@ describe('eventJsonWriter', () => {
       sampleClickEvent({ id: 'ck_abc', kind: 'impression', ts: 1_790_000_000_123, country: 'DE', region: 'Bayern', city: 'München', os: 'ios', browser: 'Mobile Safari', bot: true }),
       sampleClickEvent({ referrerHost: 'news.example', utmSource: 'news letter', utmMedium: 'e"mail', utmCampaign: 'back\\slash', utmTerm: 'tab\there\nnewline\u0000nul\u001f', utmContent: '😀 ok', ruleId: 'rl_1', destination: 'https://example.com/?a=1&b=<2>' }),
       sampleClickEvent({ utmSource: 'lone \ud800 high', utmMedium: 'lone \udc00 low', utmTerm: '\u2028\u2029', ts: -0, destination: '' }),
-      sampleClickEvent({ ts: Number.MAX_SAFE_INTEGER, source: 'qr', deviceClass: 'tablet' }),
+      // The last instant the event tables hold: the longest time a click carries.
+      sampleClickEvent({ ts: eventEpochMs.max, source: 'qr', deviceClass: 'tablet' }),
     ];
     for (const event of events) {
       expect(write(event)).toBe(inOrder(event));

@@ -23,7 +23,7 @@ function simplest(kind: ValueKind): unknown {
     case 'enum':
       return json.values[0];
     case 'safeint':
-      return 0;
+      return json.min;
     case 'boolean':
       return false;
   }
