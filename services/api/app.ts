@@ -91,11 +91,13 @@ export function createApiApp(deps: ApiDeps): Koa {
   /**
    * The change is committed and queued in the outbox (by trigger) whatever happens
    * here; publishing now just makes it live at once. A slow or failing bus never
-   * fails the request: the publisher's loop retries.
+   * fails the request: the publisher's loop retries. `directOnly`: the change queued
+   * direct rows only (links written), so it does not wait for a fan-out queued before it
+   * (a campaign-wide rule's links: migration 0032).
    */
-  async function publishChanges(): Promise<void> {
+  async function publishChanges(options?: { directOnly?: boolean }): Promise<void> {
     if (!deps.snapshot) return;
-    const published = deps.snapshot.flush().catch((err) => logger.warn('snapshot publish failed; will retry', errorFields(err)));
+    const published = deps.snapshot.flush(options).catch((err) => logger.warn('snapshot publish failed; will retry', errorFields(err)));
     await Promise.race([published, new Promise((r) => setTimeout(r, PUBLISH_WAIT_MS).unref())]);
   }
 
@@ -111,13 +113,15 @@ export function createApiApp(deps: ApiDeps): Koa {
     present: linkPresentation(linkPresenter(config.REDIRECT_BASE_URL), deps.counters ?? noLinkCounters),
     requireScope,
     rules,
-    onLinkChanged: publishChanges,
+    // A link's write queues its own rows (and moves its own rules), never a fan-out.
+    onLinkChanged: () => publishChanges({ directOnly: true }),
   };
   // Before /links/:id, which would take "bulk" for a short code.
   linkBulkRoutes(router, linkDeps);
   linkRoutes(router, linkDeps);
   tagRoutes(router, { tags: tagStore(sql), requireScope });
-  ruleRoutes(router, { rules, requireScope, onRuleChanged: publishChanges });
+  // A link rule (its link fixed for life) queues its link alone; a campaign-wide one, a fan-out.
+  ruleRoutes(router, { rules, requireScope, onRuleChanged: (rule) => publishChanges({ directOnly: rule.linkId !== null }) });
   qrRoutes(router, { qr: qrStore(sql), links, presentLink: linkPresenter(config.REDIRECT_BASE_URL), requireScope, qrMarkerParam: config.QR_MARKER_PARAM });
   conversionRoutes(router, { sql, requireScope, bus: deps.bus, secret: deps.secret });
   domainRoutes(router, { domains, verifier: deps.verifier ?? dnsVerifier(config.DNS_SERVERS ?? []), requireScope, onDomainChanged: publishChanges, recheckGraceMs: config.DOMAIN_RECHECK_GRACE_MS ?? DOMAIN_RECHECK_GRACE_DEFAULT_MS });

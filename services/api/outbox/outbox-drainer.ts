@@ -7,10 +7,23 @@ export interface BatchTaken {
    * Keys of queued rows that another transaction held, which the take passed by (SKIP
    * LOCKED): another API instance's batch publishing them, or a change queuing them
    * again. They may not be on the bus yet, so the drainer has the next batch wait for
-   * them first. Looked for only by a batch that is not full; empty where the outbox
-   * does not wait for them.
+   * them first. Looked for only by a batch that is not full, or that took every direct
+   * row (directDone: then those of the direct lane); empty where the outbox does not wait
+   * for them.
    */
   held: readonly string[];
+  /**
+   * The batch left rows it could have taken: one of its lanes' bounds was reached (the
+   * snapshot outbox's fan-out lane). Without it, a full batch (batchSize rows) means so.
+   */
+  more?: boolean;
+  /**
+   * The batch took every row of the direct lane but those in `held` (the snapshot outbox,
+   * migration 0032), though it left fan-out rows: a flush({ directOnly }) made before its
+   * take is answered once it is live (after a batch that waits for `held`), not at the end
+   * of a fan-out's pass.
+   */
+  directDone?: boolean;
 }
 
 /**
@@ -27,8 +40,11 @@ export interface OutboxDrainer {
    * Publishes everything queued; concurrent callers share one run. Resolves when what was
    * queued before the call is on the bus, rows another API instance was publishing included
    * (within what the publisher waits for them: see PublishBatch's `waitForHeld`).
+   * `directOnly`: the caller's change queued direct rows only (a link written), so it is
+   * answered once those are on the bus, not after a fan-out queued before it (see
+   * BatchTaken.directDone); where batches say nothing of lanes, the same as a flush.
    */
-  flush(): Promise<void>;
+  flush(options?: { directOnly?: boolean }): Promise<void>;
   /** Publishes leftovers (from crashes, bus outages, other writers) every `intervalMs`. */
   start(intervalMs: number): void;
   stop(): Promise<void>;
@@ -36,7 +52,8 @@ export interface OutboxDrainer {
 
 /**
  * Drains a transactional outbox (rows queued in Postgres with the change that made
- * them) by calling `publishBatch` until it takes less than a full batch.
+ * them) by calling `publishBatch` until it takes less than a full batch (and says of no
+ * more rows: see BatchTaken.more).
  * `publishBatch` takes its rows with SKIP LOCKED and deletes them once published, so
  * several API instances may drain at once. When a batch passed by rows another
  * transaction held, the pass ends with a batch that first waits for them, so a caller is
@@ -47,6 +64,11 @@ export interface OutboxDrainer {
  * calls are done: a caller waits for at most the pass running now and the next one,
  * never for a whole busy period of passes triggered by later changes.
  *
+ * A pass lasts until the queue is drained, a fan-out of thousands of rows included; a
+ * directOnly call is answered within it, by the first batch taken after the call that
+ * took every direct row (and once the rows it passed by are let go), so a change made
+ * while a campaign's fan-out drains waits for one batch, not the fan-out.
+ *
  * A batch's bookkeeping (deleting its rows, committing) is not waited for: callers are
  * answered once the rows are on the bus, and the next batch starts beside it. It cannot
  * take those rows, which stay locked until the commit; a change to one of their links
@@ -56,15 +78,16 @@ export interface OutboxDrainer {
 export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, logger: Logger, what: string): OutboxDrainer {
   let timer: NodeJS.Timeout | null = null;
   let requested = 0;
-  const waiters: Array<{ upTo: number; resolve(): void; reject(err: unknown): void }> = [];
+  const waiters: Array<{ upTo: number; directOnly: boolean; resolve(): void; reject(err: unknown): void }> = [];
   let running: Promise<void> | null = null;
   /** Batches published whose bookkeeping is still under way. */
   const committing = new Set<Promise<void>>();
 
-  function settle(covers: number, err?: unknown): void {
+  /** Settles the waiters numbered up to `covers` (`directOnly`: only the directOnly ones). */
+  function settle(covers: number, err?: unknown, directOnly = false): void {
     for (let i = waiters.length - 1; i >= 0; i--) {
       const w = waiters[i]!;
-      if (w.upTo > covers) continue;
+      if (w.upTo > covers || (directOnly && !w.directOnly)) continue;
       waiters.splice(i, 1);
       if (err === undefined) w.resolve();
       else w.reject(err);
@@ -105,10 +128,26 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
           // or their holder is stalled (the outbox bounds the wait).
           let waitFor: readonly string[] = [];
           let waited = false;
+          /** DirectOnly calls up to this number are answered once the batch under way, which waited for their held rows, is live. */
+          let directAfterWait = 0;
           for (;;) {
+            // The batch's take reads the queue after every call made so far had committed its change.
+            const batchCovers = requested;
             const taken = await batchLive(waitFor);
             waitFor = [];
-            if (taken.count === batchSize) continue;
+            if (directAfterWait > 0) settle(directAfterWait, undefined, true);
+            directAfterWait = 0;
+            if (taken.count === batchSize || taken.more === true) {
+              // A pass under way through a fan-out: the directOnly calls it covers need not wait for the rest.
+              if (taken.directDone === true) {
+                if (taken.held.length === 0) settle(batchCovers, undefined, true);
+                else if (waiters.some((w) => w.directOnly && w.upTo <= batchCovers)) {
+                  waitFor = taken.held;
+                  directAfterWait = batchCovers;
+                }
+              }
+              continue;
+            }
             if (waited || taken.held.length === 0) break;
             waited = true;
             waitFor = taken.held;
@@ -127,9 +166,10 @@ export function outboxDrainer(publishBatch: PublishBatch, batchSize: number, log
   }
 
   const drainer: OutboxDrainer = {
-    flush() {
+    flush(options) {
       const mine = ++requested;
-      const published = new Promise<void>((resolve, reject) => waiters.push({ upTo: mine, resolve, reject }));
+      const directOnly = options?.directOnly === true;
+      const published = new Promise<void>((resolve, reject) => waiters.push({ upTo: mine, directOnly, resolve, reject }));
       running ??= passes();
       return published;
     },

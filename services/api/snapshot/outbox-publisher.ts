@@ -18,6 +18,18 @@ import { MAX_BULK_LINKS } from '../../../shared/schemas/link-bulk.ts';
  */
 const BATCH = 2 * MAX_BULK_LINKS;
 
+/**
+ * Fan-out rows (migration 0032: a campaign-wide rule's links, a domain's) a batch takes at
+ * most after the direct rows queued: FAN_OUT_BATCH when there were none, FAN_OUT_BESIDE_DIRECT
+ * beside some. A direct change made while a fan-out drains waits for the batch under way
+ * and goes out in the next, so both are kept short; the share beside direct rows keeps a
+ * fan-out draining under a steady stream of direct changes. Smaller batches cost a fan-out
+ * more of them (a 20,000-link campaign drained in about the same time with 500 as with
+ * 2,000: the cost is per row).
+ */
+const FAN_OUT_BATCH = MAX_BULK_LINKS / 2;
+const FAN_OUT_BESIDE_DIRECT = MAX_BULK_LINKS / 10;
+
 /** How long a pass waits for outbox rows another transaction holds (another instance's batch takes milliseconds). */
 const WAIT_FOR_HELD_MS = 1_000;
 /** After a wait ran out, how long held rows are not waited for (see stalledHolder()). */
@@ -27,8 +39,13 @@ const SAY_STALLED_EVERY_MS = 60_000;
 const MAX_HELD_REPORTED = 2 * BATCH;
 
 export interface OutboxPublisher {
-  /** Publishes everything queued; concurrent callers share one run. Resolves when what was queued before the call is in the bucket (see OutboxDrainer.flush). */
-  flush(): Promise<void>;
+  /**
+   * Publishes everything queued; concurrent callers share one run. Resolves when what was
+   * queued before the call is in the bucket; `directOnly` (a caller that wrote links, no
+   * rule or domain): when the direct rows queued before it are, though a campaign's or a
+   * domain's fan-out queued before it may still be draining (see OutboxDrainer.flush).
+   */
+  flush(options?: { directOnly?: boolean }): Promise<void>;
   /** Queues every link (and every domain with a marker: verified, or ever verified) when the bucket has never been written (a new NATS, or first start). */
   seedIfEmpty(): Promise<number>;
   /** Publishes leftovers (from crashes, NATS outages, other writers) every `intervalMs`. */
@@ -69,7 +86,8 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
         taken = queued.rows.map((q) => q.linkId);
         for (const id of taken) heldHere.add(id);
         const held = Date.now() >= notWaitingUntil ? queued.held : [];
-        if (taken.length === 0) return { count: 0, held };
+        const { more, directDone } = queued;
+        if (taken.length === 0) return { count: 0, held, more, directDone };
         // Links, and the domains' markers (their ids share the outbox: migration 0012).
         const ids = taken;
         const domainIds = ids.filter((id) => hasPrefix(id, 'domain'));
@@ -96,7 +114,7 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
             return { key: id, value, expectedRevision: lastSeq.get(id) ?? 0 };
           }),
         );
-        live({ count: ids.length, held });
+        live({ count: ids.length, held, more, directDone });
         // Together, in this transaction: the sequences recorded are those of what is
         // published, and the rows go only with them. By key in the delete: each id a probe
         // of the primary key (a join with the pairs was planned as a hash join over a full
@@ -110,7 +128,7 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
           t`
             DELETE FROM snapshot_outbox WHERE link_id = ANY(${ids}::text[]) AND generation = ANY(${queued.rows.map((q) => q.generation)}::bigint[])`,
         ]);
-        return { count: ids.length, held };
+        return { count: ids.length, held, more, directDone };
       });
     } finally {
       for (const id of taken) heldHere.delete(id);
@@ -118,36 +136,64 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
   };
 
   /**
-   * The batch's rows, the oldest not held (SKIP LOCKED), and when the batch is not full
-   * the rows it passed by that a transaction other than this process's batches held:
-   * another instance's batch publishing them, a change queuing them again, or a stalled
-   * holder. A full batch does not look (another batch follows it anyway), nor does its
-   * look cost anything: the one-time filter comes first. The look walks the queue's
-   * index, as the take does, past the dead entries the take marks.
+   * The batch's rows, not held by another transaction (SKIP LOCKED): the oldest of the
+   * direct lane (up to BATCH), then the oldest of the fan-out lane (up to FAN_OUT_BATCH,
+   * or FAN_OUT_BESIDE_DIRECT beside direct rows: migration 0032), so a direct change waits
+   * for one short batch of a campaign's fan-out, never for all of it. `more`: a lane had
+   * rows past what the batch took, so the drainer takes another; `directDone`: the direct
+   * lane had none.
+   *
+   * `held`: the rows the batch passed by that a transaction other than this process's
+   * batches held (another instance's batch publishing them, a change queuing them again,
+   * or a stalled holder): those of the direct lane when it took all the others, and of the
+   * fan-out lane too when it took all of that. A batch that left direct rows does not look
+   * (another batch follows it anyway), nor does its look cost anything then: the one-time
+   * filters come first. Take and look walk the queue's index by lane, the look past the
+   * dead entries the take marks.
    */
-  async function take(t: Sql): Promise<{ rows: Array<{ linkId: string; generation: string }>; held: string[] }> {
+  async function take(t: Sql): Promise<{ rows: Array<{ linkId: string; generation: string }>; held: string[]; more: boolean; directDone: boolean }> {
     // NOT IN a subquery is hashed: this process may hold a bulk's thousands of rows.
     const rows = await takeFromQueue(
       t,
-      t<Array<{ linkId: string | null; generation: string | null; held: string[] | null }>>`
-        WITH taken AS MATERIALIZED (
-          SELECT link_id, generation FROM snapshot_outbox ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED
+      t<Array<{ linkId: string | null; generation: string | null; held: string[] | null; more: boolean | null; directDone: boolean | null }>>`
+        WITH direct AS MATERIALIZED (
+          SELECT link_id, generation FROM snapshot_outbox WHERE NOT fan_out ORDER BY queued_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED
+        ), room AS MATERIALIZED (
+          SELECT n AS direct, least(CASE WHEN n = 0 THEN ${FAN_OUT_BATCH}::bigint ELSE ${FAN_OUT_BESIDE_DIRECT}::bigint END, ${BATCH}::bigint - n) AS fan_out
+          FROM (SELECT count(*) AS n FROM direct) d
+        ), fanned AS MATERIALIZED (
+          SELECT link_id, generation FROM snapshot_outbox WHERE fan_out ORDER BY queued_at LIMIT (SELECT fan_out FROM room) FOR UPDATE SKIP LOCKED
+        ), taken AS (
+          SELECT link_id, generation FROM direct UNION ALL SELECT link_id, generation FROM fanned
+        ), said AS MATERIALIZED (
+          SELECT direct = ${BATCH} OR (SELECT count(*) FROM fanned) = fan_out AS more, direct < ${BATCH} AS direct_done FROM room
+        ), passed AS NOT MATERIALIZED (
+          SELECT o.link_id, o.fan_out, o.queued_at FROM snapshot_outbox o
+          WHERE o.link_id NOT IN (SELECT link_id FROM taken) AND o.link_id NOT IN (SELECT unnest(${[...heldHere]}::text[]))
         )
-        SELECT link_id, generation, NULL::text[] AS held FROM taken
+        SELECT link_id, generation, NULL::text[] AS held, NULL::boolean AS more, NULL::boolean AS direct_done FROM taken
+        UNION ALL
+        SELECT NULL, NULL, NULL, more, direct_done FROM said
         UNION ALL
         SELECT NULL, NULL, ARRAY(
-          SELECT o.link_id FROM snapshot_outbox o
-          WHERE o.link_id NOT IN (SELECT link_id FROM taken) AND o.link_id NOT IN (SELECT unnest(${[...heldHere]}::text[]))
-          ORDER BY o.queued_at LIMIT ${MAX_HELD_REPORTED})
-        WHERE (SELECT count(*) FROM taken) < ${BATCH}`,
+          (SELECT link_id FROM passed WHERE NOT fan_out ORDER BY queued_at LIMIT ${MAX_HELD_REPORTED})
+          UNION ALL
+          (SELECT link_id FROM passed WHERE fan_out AND NOT (SELECT more FROM said) ORDER BY queued_at LIMIT ${MAX_HELD_REPORTED})
+        ), NULL, NULL
+        WHERE (SELECT direct_done FROM said)`,
     );
     const queued: Array<{ linkId: string; generation: string }> = [];
     let held: string[] = [];
+    let more = false;
+    let directDone = false;
     for (const r of rows) {
       if (r.held !== null) held = r.held;
-      else if (r.linkId !== null && r.generation !== null) queued.push({ linkId: r.linkId, generation: r.generation });
+      else if (r.more !== null) {
+        more = r.more;
+        directDone = r.directDone === true;
+      } else if (r.linkId !== null && r.generation !== null) queued.push({ linkId: r.linkId, generation: r.generation });
     }
-    return { rows: queued, held };
+    return { rows: queued, held, more, directDone };
   }
 
   /**
@@ -197,11 +243,12 @@ export function outboxPublisher(deps: { sql: Sql; kv: KvBucket; logger: Logger; 
       if ((await kv.status()).entries > 0) return 0;
       // The sequences recorded are of a bucket that is gone (a new NATS, a bucket deleted):
       // with them every key's first put would be refused once and made again. Clearing one
-      // a pass recorded meanwhile costs no more than that.
+      // a pass recorded meanwhile costs no more than that. Queued as a fan-out (migration
+      // 0032): changes made while a large bucket is seeded go ahead of it.
       const [row] = await sql<{ n: number }[]>`
         WITH cleared AS (DELETE FROM snapshot_kv_sequences), queued AS (
-          SELECT snapshot_enqueue(id) FROM links WHERE deleted_at IS NULL
-          UNION ALL SELECT snapshot_enqueue(id) FROM domains WHERE status = 'verified' AND deleted_at IS NULL OR ever_verified
+          SELECT snapshot_enqueue_fan_out(id) FROM links WHERE deleted_at IS NULL
+          UNION ALL SELECT snapshot_enqueue_fan_out(id) FROM domains WHERE status = 'verified' AND deleted_at IS NULL OR ever_verified
         ) SELECT count(*)::int AS n FROM queued`;
       logger.info('snapshot bucket empty: queued every live link and every verified domain, or one verified once', { entries: row!.n });
       return row!.n;
