@@ -88,6 +88,18 @@ async function lateBytesArrive(): Promise<void> {
   await kvA.putMany([{ key: 'probe', value: new Uint8Array(1) }]);
 }
 
+/**
+ * Whether the link's outbox row is gone, within 2 s: a flush answers once its puts are
+ * acknowledged, and the pass's bookkeeping (the row deleted, the sequence recorded, in
+ * one transaction) commits just after.
+ */
+async function outboxRowGone(id: string): Promise<boolean> {
+  const queued = async () => (await db.sql`SELECT 1 FROM snapshot_outbox WHERE link_id = ${id}`).length > 0;
+  const deadline = Date.now() + 2_000;
+  while ((await queued()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return !(await queued());
+}
+
 const stored = async (id: string): Promise<SnapshotEntry> => decodeSnapshotEntry((await kvB.get(id))!.value!);
 
 /** What a redirector starting now serves for the short code: its load replays the bucket. */
@@ -117,7 +129,7 @@ it('a put whose pass timed out does not replace the newer entry another instance
   expect(await stored(id)).toMatchObject({ version: byB.version, link: { defaultDestination: 'https://example.com/Z' } });
   expect(await servedByNewRedirector(code)).toBe('https://example.com/Z');
   // Nothing is left to publish: the outbox row went with B's pass.
-  expect((await db.sql`SELECT 1 FROM snapshot_outbox WHERE link_id = ${id}`).length).toBe(0);
+  expect(await outboxRowGone(id)).toBe(true);
 }, 30_000);
 
 it('a put whose pass timed out and that lands first is replaced by the next pass (its sequence learnt from the refusal)', async () => {
@@ -134,6 +146,7 @@ it('a put whose pass timed out and that lands first is replaced by the next pass
   expect(decodeSnapshotEntry(entry!.value!).link?.defaultDestination).toBe('https://example.com/Z');
   expect(await servedByNewRedirector(code)).toBe('https://example.com/Z');
   // The sequence recorded is the entry's, so the next put expects the right one.
+  expect(await outboxRowGone(id)).toBe(true);
   const [recorded] = await db.sql<{ seq: string }[]>`SELECT seq FROM snapshot_kv_sequences WHERE id = ${id}`;
   expect(Number(recorded!.seq)).toBe(entry!.revision);
 }, 30_000);
