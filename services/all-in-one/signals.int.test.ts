@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realUserAgents } from '../../shared/request-facts/sample-user-agents.ts';
 import { npmStart, signalGroup, stopNpmStart, type NpmStart } from '../../shared/testing/npm-start.ts';
+import { seedEmbeddedPostgres } from '../../shared/testing/seed-embedded-postgres.ts';
 
 const browsers = [realUserAgents.windowsChrome, realUserAgents.iphoneSafari, realUserAgents.androidPhoneChrome, realUserAgents.macSafari, realUserAgents.linuxFirefox];
 const CLICKS = 300;
@@ -72,6 +73,7 @@ describe('npm start stops without losing a click', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'linkroute-signals-'));
+    await seedEmbeddedPostgres(dataDir);
     running = await npmStart({ DATA_DIR: dataDir });
     key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(running.output())![1]!;
     linkId = (await api('/links', { method: 'POST', body: JSON.stringify({ destinationUrl: 'https://example.com/sig', shortCode: 'sig' }) })).data.id;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../shared/testing/run-command.ts';
 import { npmStart, stopNpmStart } from '../../shared/testing/npm-start.ts';
+import { seedEmbeddedPostgres } from '../../shared/testing/seed-embedded-postgres.ts';
 
 /** A port nothing listens on right now (the kernel's pick for port 0). */
 function freePort(): Promise<number> {
@@ -71,6 +72,7 @@ describe('npm start on embedded defaults', () => {
   it('puts shortUrl and QR codes on REDIRECT_PORT when REDIRECT_BASE_URL is unset', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-port-'));
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    await seedEmbeddedPostgres(dataDir); // a first start on empty data is the walkthrough's
     const redirectPort = await freePort();
     const started = await npmStart({ DATA_DIR: dataDir, REDIRECT_PORT: String(redirectPort) });
     cleanup.push(() => stopNpmStart(started));
@@ -101,6 +103,7 @@ describe('npm start on embedded defaults', () => {
   it('keeps a reached clicksLimit across a restart on the in-process bus, for browsers and bots alike, counting clicks from before a limit was set', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-limit-'));
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    await seedEmbeddedPostgres(dataDir);
     const first = await npmStart({ DATA_DIR: dataDir });
     cleanup.push(() => stopNpmStart(first));
     const key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(first.output())![1]!;

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { npmStart, stopNpmStart, type NpmStart } from '../../shared/testing/npm-start.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../shared/testing/webhook-receiver.ts';
+import { seedEmbeddedPostgres } from '../../shared/testing/seed-embedded-postgres.ts';
 
 const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
 
@@ -20,6 +21,7 @@ describe('webhooks under npm start (the sender in the one process, in-process bu
 
   it('delivers link.created, a link.clicked batch and conversion.created (pixel and s2s, once per order), signed', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'linkroute-webhooks-'));
+    await seedEmbeddedPostgres(dataDir);
     started = await npmStart({ DATA_DIR: dataDir, WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true' });
     const key = /export LINKROUTE_API_KEY=(lr_live_\w+)/.exec(started.output())![1]!;
     const call = async (method: string, path: string, body?: unknown) =>

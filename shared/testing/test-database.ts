@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectPostgres, type Sql } from '../db/postgres.ts';
 import { startEmbeddedPostgres } from '../db/embedded-postgres.ts';
 import { migrate } from '../db/migrate.ts';
 
 /**
  * Test databases on both backends we support: the machine's real Postgres
- * (a fresh database per call, dropped on close) and embedded PGlite (in memory,
- * served on a loopback socket exactly as `npm start` serves it).
+ * (a fresh database per call, dropped on close) and embedded PGlite (in a data
+ * directory of its own, seeded from the run's migrated template, served on a Unix
+ * socket exactly as `npm start` serves it; removed on close).
  */
 export type Backend = 'postgres' | 'pglite';
 export const backends: readonly Backend[] = ['postgres', 'pglite'];
@@ -33,7 +37,11 @@ export async function dropOpenTestDatabases(): Promise<void> {
 
 export async function createTestDatabase(backend: Backend): Promise<TestDatabase> {
   if (backend === 'pglite') {
-    const embedded = await startEmbeddedPostgres();
+    // Imported here: it is vitest's (the template is the run's), and benchmarks use Postgres.
+    const { seedEmbeddedPostgres } = await import('./seed-embedded-postgres.ts');
+    const dataDir = await mkdtemp(join(tmpdir(), 'lr-test-pglite-'));
+    await seedEmbeddedPostgres(dataDir);
+    const embedded = await startEmbeddedPostgres({ dataDir });
     const sql = connectPostgres(embedded.url, { max: 1 });
     await migrate(sql);
     return {
@@ -43,6 +51,7 @@ export async function createTestDatabase(backend: Backend): Promise<TestDatabase
       async close() {
         await sql.end({ timeout: 5 });
         await embedded.stop();
+        await rm(dataDir, { recursive: true, force: true });
       },
     };
   }

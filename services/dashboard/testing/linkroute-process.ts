@@ -2,13 +2,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../../shared/testing/free-port.ts';
+import { seedEmbeddedPostgres } from '../../../shared/testing/seed-embedded-postgres.ts';
 import { startChildService, type ChildService } from '../../../shared/testing/child-service.ts';
 
 /**
  * linkroute as `npm start` runs it (services/all-in-one: API, redirector,
  * ingester, embedded Postgres and ClickHouse) in a child process on free ports,
  * with the country taken from a trusted proxy header so visitors can come
- * "from" any country on loopback.
+ * "from" any country on loopback. Its DATA_DIR starts with the run's migrated
+ * embedded Postgres (seed-embedded-postgres.ts): a first start's initdb is not what
+ * these tests are about.
  */
 export const COUNTRY_HEADER = 'x-test-country';
 
@@ -46,6 +49,7 @@ class PortTaken extends Error {
 
 async function startOnce(env: Record<string, string>): Promise<LinkrouteProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-dashboard-'));
+  await seedEmbeddedPostgres(dataDir);
   const [apiPort, redirectPort] = [await freePort(), await freePort()];
   const redirectUrl = `http://127.0.0.1:${redirectPort}`;
   const service = startChildService('services/all-in-one/main.ts', {
