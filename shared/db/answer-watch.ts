@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { CodedError } from '../coded-error.ts';
+import { WireExchanges } from './wire-exchanges.ts';
 
 /**
  * Postgres did not answer on an open connection within the bound: the connection is
@@ -24,6 +25,8 @@ export interface AnswerWatch {
 
 interface Watched {
   socket: Socket;
+  /** Its exchanges, counted off the plaintext protocol; opaque under TLS. */
+  exchanges: WireExchanges;
   read: number;
   written: number;
   /** Since when the connection has sent bytes and received none; null: it is not waiting. */
@@ -41,12 +44,16 @@ interface Watched {
  * connection had open, so a 503 leaves nothing half done), and postgres.js opens a new
  * connection for the next query.
  *
- * The sockets' byte counts are read on a timer, not their events: with TLS postgres.js
- * replaces the socket's listeners and its reads and writes bypass the JS socket, while
- * the counts still move. A read ends a wait, so a stall that begins once part of what a
- * connection awaits has arrived (the rest of a long result, a pipelined second query's
- * answer) is caught at its next write only; an idle connection, or one inside a
- * transaction while its request does something else, is never closed.
+ * A connection waits while an exchange it sent (a statement, a pipelined batch of them)
+ * has not been answered to its ReadyForQuery (wire-exchanges.ts), and the bound runs from
+ * the last byte it received: a stall that begins once part of what it awaits has arrived
+ * (the first of two pipelined answers, the start of a long result) is caught too. An idle
+ * connection, or one inside a transaction while its request does something else, is never
+ * closed. Under TLS the messages cannot be read, and the sockets' byte counts stand in
+ * (read on a timer: postgres.js replaces the socket's listeners, and its reads and writes
+ * bypass the JS socket, while the counts still move): there a read ends a wait, so such a
+ * stall, or one of a statement sent within the same tick (tickMs) as an answer arrived,
+ * is caught at the connection's next write only.
  */
 export function answerWatch(timeoutMs: number): AnswerWatch {
   const watched = new Set<Watched>();
@@ -66,7 +73,11 @@ export function answerWatch(timeoutMs: number): AnswerWatch {
       }
       const read = w.socket.bytesRead;
       const written = w.socket.bytesWritten;
-      if (read !== w.read) w.waitingSince = null;
+      if (!w.exchanges.opaque) {
+        // Waiting from the last byte received while an exchange is unanswered.
+        if (w.exchanges.unanswered <= 0) w.waitingSince = null;
+        else if (read !== w.read || w.waitingSince === null) w.waitingSince = now;
+      } else if (read !== w.read) w.waitingSince = null;
       else if (written !== w.written && w.waitingSince === null) w.waitingSince = now;
       w.read = read;
       w.written = written;
@@ -103,7 +114,19 @@ export function answerWatch(timeoutMs: number): AnswerWatch {
         // postgres.js reads these for TLS's server name and its errors' messages.
         Object.assign(socket, { host: target.host[i], port: target.port[i] });
       }
-      const w: Watched = { socket, read: 0, written: 0, waitingSince: null, overdue: false };
+      const exchanges = new WireExchanges();
+      // What postgres.js writes and reads passes here too while the connection is plaintext
+      // (a TLS upgrade takes these listeners off, and writes go to the TLS socket: opaque).
+      // Data arrives only after postgres.js has added its own listener (the socket is not
+      // connected yet), so listening does not take bytes from it.
+      const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+      socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+        if (chunk instanceof Uint8Array) exchanges.sentBytes(chunk);
+        else if (typeof chunk === 'string') exchanges.sentBytes(Buffer.from(chunk));
+        return write(chunk, ...rest);
+      }) as Socket['write'];
+      socket.on('data', (chunk: Buffer) => exchanges.receivedBytes(chunk));
+      const w: Watched = { socket, exchanges, read: 0, written: 0, waitingSince: null, overdue: false };
       watched.add(w);
       timer ??= setInterval(tick, tickMs).unref();
       return socket;

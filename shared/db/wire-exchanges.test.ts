@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { WireExchanges } from './wire-exchanges.ts';
+
+/** A typed protocol message: type byte, length (counting itself), body. */
+const message = (type: string, body = Buffer.alloc(0)) => {
+  const header = Buffer.alloc(5);
+  header.write(type, 0, 'latin1');
+  header.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([header, body]);
+};
+/** An untyped first message: length, code, body. */
+const first = (code: number, body = Buffer.alloc(0)) => {
+  const header = Buffer.alloc(8);
+  header.writeInt32BE(body.length + 8, 0);
+  header.writeInt32BE(code, 4);
+  return Buffer.concat([header, body]);
+};
+const startup = first(196608, Buffer.from('user\0postgres\0\0'));
+const ready = message('Z', Buffer.from('I'));
+/** Feeds `bytes` in pieces of `size` bytes. */
+const inPieces = (bytes: Buffer, size: number, feed: (b: Buffer) => void) => {
+  for (let i = 0; i < bytes.length; i += size) feed(bytes.subarray(i, i + size));
+};
+
+describe('WireExchanges', () => {
+  it('counts the startup and each Sync or Query until its ReadyForQuery, however the bytes are cut', () => {
+    for (const size of [1, 2, 3, 7, 1_000]) {
+      const x = new WireExchanges();
+      inPieces(startup, size, (b) => x.sentBytes(b));
+      expect(x.unanswered).toBe(1);
+      inPieces(Buffer.concat([message('R', Buffer.alloc(4)), message('S', Buffer.from('a\0b\0')), message('K', Buffer.alloc(8)), ready]), size, (b) => x.receivedBytes(b));
+      expect(x.unanswered).toBe(0);
+      // Two pipelined statements (Parse, Bind, Describe, Execute, Sync each) and a simple query.
+      const extended = Buffer.concat([message('P', Buffer.from('\0SELECT 1\0\0\0')), message('B', Buffer.alloc(10)), message('D', Buffer.from('P\0')), message('E', Buffer.alloc(5)), message('S')]);
+      inPieces(Buffer.concat([extended, extended, message('Q', Buffer.from('SELECT 2\0'))]), size, (b) => x.sentBytes(b));
+      expect(x.unanswered).toBe(3);
+      // The first answered: its rows (a long DataRow included), then ReadyForQuery.
+      inPieces(Buffer.concat([message('1'), message('2'), message('D', Buffer.alloc(70_000)), message('C', Buffer.from('SELECT 1\0')), ready]), size, (b) => x.receivedBytes(b));
+      expect(x.unanswered, `pieces of ${size}`).toBe(2);
+      inPieces(Buffer.concat([message('A', Buffer.alloc(12)), ready, ready]), size, (b) => x.receivedBytes(b));
+      expect(x.unanswered).toBe(0);
+      expect(x.opaque).toBe(false);
+    }
+  });
+
+  it('is opaque once TLS is asked for, and for a cancel request', () => {
+    const tls = new WireExchanges();
+    tls.sentBytes(first(80877103));
+    tls.receivedBytes(Buffer.from('S'));
+    tls.sentBytes(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
+    expect(tls.opaque).toBe(true);
+    expect(tls.unanswered).toBe(0);
+    const cancel = new WireExchanges();
+    cancel.sentBytes(first(80877102, Buffer.alloc(8)));
+    expect(cancel.opaque).toBe(true);
+  });
+});

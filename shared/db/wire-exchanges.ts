@@ -1,0 +1,103 @@
+/**
+ * How many of a Postgres connection's exchanges are still unanswered, read off the
+ * plaintext wire protocol as it passes (answer-watch.ts): each Sync or simple Query the
+ * client sends, and its startup message, is answered by exactly one ReadyForQuery ('Z')
+ * once the server has sent everything it had for it. Byte counts cannot tell a connection
+ * that heard its last answer from one that heard the first of two pipelined answers and
+ * then nothing; this can.
+ *
+ * A connection that asks for TLS (SSLRequest) or sends a CancelRequest becomes opaque
+ * (`opaque`: its messages can no longer be read), and the caller falls back to bytes.
+ */
+const SSL_REQUEST_CODE = 80877103;
+const CANCEL_REQUEST_CODE = 80877102;
+const GSSENC_REQUEST_CODE = 80877104;
+const SYNC = 0x53; // 'S'
+const QUERY = 0x51; // 'Q'
+const READY_FOR_QUERY = 0x5a; // 'Z'
+
+/**
+ * Splits one direction of the protocol into messages, fed in chunks of any size: a
+ * type byte and a 4-byte length that counts itself and the body; in the client's
+ * direction the first message has no type byte.
+ */
+class MessageSplitter {
+  /** The header being read: [type,] length. */
+  private readonly header = Buffer.alloc(8);
+  private headerFill = 0;
+  /** Body bytes of the current message still to pass. */
+  private bodyLeft = 0;
+  private untyped: boolean;
+  private readonly onMessage: (type: number | null, code: number | null) => void;
+
+  /** `untyped`: the first message has no type byte; its code (bytes 4-8) is read with its length. */
+  constructor(untyped: boolean, onMessage: (type: number | null, code: number | null) => void) {
+    this.untyped = untyped;
+    this.onMessage = onMessage;
+  }
+
+  feed(chunk: Uint8Array): void {
+    let i = 0;
+    while (i < chunk.length) {
+      if (this.bodyLeft > 0) {
+        const n = Math.min(this.bodyLeft, chunk.length - i);
+        this.bodyLeft -= n;
+        i += n;
+        continue;
+      }
+      // An untyped first message: its length, then its code (protocol version or request code).
+      const headerSize = this.untyped ? 8 : 5;
+      const n = Math.min(headerSize - this.headerFill, chunk.length - i);
+      this.header.set(chunk.subarray(i, i + n), this.headerFill);
+      this.headerFill += n;
+      i += n;
+      if (this.headerFill < headerSize) continue;
+      this.headerFill = 0;
+      if (this.untyped) {
+        const length = this.header.readInt32BE(0);
+        this.untyped = false;
+        this.bodyLeft = Math.max(0, length - 8);
+        this.onMessage(null, this.header.readInt32BE(4));
+      } else {
+        const length = this.header.readInt32BE(1);
+        this.bodyLeft = Math.max(0, length - 4);
+        this.onMessage(this.header[0]!, null);
+      }
+    }
+  }
+}
+
+export class WireExchanges {
+  private asked = 0;
+  private answered = 0;
+  private isOpaque = false;
+  private readonly sent = new MessageSplitter(true, (type, code) => {
+    if (type === null) {
+      if (code === SSL_REQUEST_CODE || code === CANCEL_REQUEST_CODE || code === GSSENC_REQUEST_CODE) this.isOpaque = true;
+      else this.asked++; // the startup message: answered once authentication is done
+    } else if (type === SYNC || type === QUERY) this.asked++;
+  });
+  private readonly received = new MessageSplitter(false, (type) => {
+    if (type === READY_FOR_QUERY) this.answered++;
+  });
+
+  /** Bytes the client wrote. */
+  sentBytes(chunk: Uint8Array): void {
+    if (!this.isOpaque) this.sent.feed(chunk);
+  }
+
+  /** Bytes the server sent. */
+  receivedBytes(chunk: Uint8Array): void {
+    if (!this.isOpaque) this.received.feed(chunk);
+  }
+
+  /** Its messages cannot be read (TLS, a cancel request): count nothing. */
+  get opaque(): boolean {
+    return this.isOpaque;
+  }
+
+  /** Exchanges sent whose ReadyForQuery has not come back. */
+  get unanswered(): number {
+    return this.asked - this.answered;
+  }
+}
