@@ -52,3 +52,33 @@ describe('answer watch', () => {
   });
 });
 
+
+describe('answer watch, a pool of one connection (the embedded database)', () => {
+  it('fails the statements handed to a connection it closed, as it closes: none waits for ever, and the pool goes on', async () => {
+    const db = await createTestDatabase('postgres');
+    const sql = connectPostgres(db.url, { max: 1, answerTimeoutMs: BOUND_MS });
+    /** What `work` came to within 10 s: its rows as JSON, 'store unavailable' (an outage's error), or 'waited for ever'. */
+    const settled = (work: Promise<unknown>) =>
+      Promise.race([
+        work.then(
+          (rows) => JSON.stringify(rows),
+          (err: unknown) => (isStoreUnavailable(err) ? 'store unavailable' : String(err)),
+        ),
+        new Promise((r) => setTimeout(() => r('waited for ever'), 10_000)),
+      ]);
+    try {
+      await sql`SELECT 1`;
+      // Sent the moment the first fails, between its socket's 'error' and 'close' events:
+      // before (postgres.js 3.4.9, patches/), it was handed to the closing connection and
+      // never failed nor sent again, and with it everything after it on the pool of one.
+      expect(await settled(sql`SELECT pg_sleep(5)`.catch(() => sql`SELECT 4 AS four`))).toBe('store unavailable');
+      expect(await sql`SELECT 5 AS five`).toEqual([{ five: 5 }]);
+      // A transaction's statements, and its ROLLBACK, once its connection is gone.
+      expect(await settled(sql.begin((t) => Promise.all([t`SELECT 1`, t`SELECT pg_sleep(5)`])).catch(() => sql.begin((t) => t`SELECT 6 AS six`)))).toMatch(/^(store unavailable|\[\{"six":6\}\])$/);
+      expect(await sql.begin((t) => t`SELECT 7 AS seven`)).toEqual([{ seven: 7 }]);
+    } finally {
+      await sql.end({ timeout: 5 });
+      await db.close();
+    }
+  });
+});
