@@ -114,7 +114,13 @@ describe('webhooks sender with Postgres stalled on its open connections', () => 
     const during = await publish('link_during');
     // Attempted before it is stored (a link event's id is stable), so it may arrive at once;
     // what a stalled connection holds up is its record, and every later statement.
-    await until('the delivery made while the open connections stall recorded', () => succeeded(during), 20 * POSTGRES_TIMEOUT_MS);
+    await until('the delivery made while the open connections stall recorded', () => succeeded(during), 20 * POSTGRES_TIMEOUT_MS).catch(async (err: unknown) => {
+      // What a failure needs to be traced: the sender's own account, what it stored, what its backends were doing.
+      const deliveries = await db.sql`SELECT event_id, status, attempts, next_attempt_at FROM webhook_deliveries ORDER BY created_at`;
+      const backends = await db.sql`SELECT application_name, state, wait_event, left(query, 100) AS query, state_change FROM pg_stat_activity WHERE datname = current_database()`;
+      console.error(`sender output:\n${sender.output}\ndeliveries: ${JSON.stringify(deliveries)}\nbackends: ${JSON.stringify(backends)}\nreceived: ${receiver.received.length}`);
+      throw err;
+    });
     expect(receiver.received.some((r) => r.body.includes('link_during'))).toBe(true);
     // Not asserted: that a stalled connection was closed. A sender whose open connections
     // were all busy when the stall began records over a new one at once (CI at 51ff29d).

@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../testing/test-database.
 import { isStoreUnavailable } from '../store-unavailable.ts';
 import { PostgresAnswerTimeout } from './answer-watch.ts';
 import { connectPostgres, type Sql } from './postgres.ts';
+import { startTcpProxy } from '../testing/tcp-proxy.ts';
 
 const BOUND_MS = 500;
 
@@ -52,6 +53,39 @@ describe('answer watch', () => {
   });
 });
 
+describe('answer watch, a path that stalls', () => {
+  it("bounds a statement's first run on a connection, whose description is asked for before it runs", async () => {
+    // postgres.js asks for a new statement's parameter types first (Parse, Describe, Flush:
+    // no Sync, so no ReadyForQuery answers it), then runs it. Before, a stall right then went
+    // unseen: the webhooks sender's insert waited for ever (postgres-stall.int, 1 run in 10).
+    const db = await createTestDatabase('postgres');
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
+    const url = new URL(db.url);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const sql = connectPostgres(url.toString(), { max: 1, answerTimeoutMs: BOUND_MS });
+    try {
+      await sql`SELECT 1`;
+      proxy.stallOpen();
+      const started = Date.now();
+      const outcome = await Promise.race([
+        sql`SELECT ${'first run'}::text AS said`.then(
+          () => 'answered',
+          (err: unknown) => err,
+        ),
+        new Promise((r) => setTimeout(() => r('waited for ever'), 10_000)),
+      ]);
+      expect(outcome).toBeInstanceOf(PostgresAnswerTimeout);
+      expect(Date.now() - started).toBeLessThan(4_000);
+      // Over a new connection (the stalled one is left to the proxy), described and run.
+      expect(await sql`SELECT ${'again'}::text AS said`).toEqual([{ said: 'again' }]);
+    } finally {
+      proxy.unstall();
+      await sql.end({ timeout: 5 });
+      await proxy.close();
+      await db.close();
+    }
+  });
+});
 
 describe('answer watch, a pool of one connection (the embedded database)', () => {
   it('fails the statements handed to a connection it closed, as it closes: none waits for ever, and the pool goes on', async () => {

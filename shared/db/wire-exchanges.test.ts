@@ -43,6 +43,37 @@ describe('WireExchanges', () => {
     }
   });
 
+  it("counts a Flush until what it flushed is answered: a statement's description, a cursor's rows, an error", () => {
+    const x = new WireExchanges();
+    x.sentBytes(startup);
+    x.receivedBytes(ready);
+    // A statement's first run: Parse, Describe, Flush; the description comes back in two messages.
+    x.sentBytes(Buffer.concat([message('P', Buffer.from('\0SELECT $1\0\0\0')), message('D', Buffer.from('S\0')), message('H')]));
+    expect(x.unanswered).toBe(1);
+    x.receivedBytes(Buffer.concat([message('1'), message('t', Buffer.alloc(6))]));
+    expect(x.unanswered, 'parameter types alone: the description goes on').toBe(1);
+    x.receivedBytes(message('T', Buffer.alloc(20)));
+    expect(x.unanswered).toBe(0);
+    // Then bound and run with a Sync, behind which a cursor's Execute, Flush is pipelined.
+    x.sentBytes(Buffer.concat([message('B', Buffer.alloc(10)), message('E', Buffer.alloc(5)), message('S'), message('E', Buffer.alloc(5)), message('H')]));
+    expect(x.unanswered).toBe(2);
+    // The first statement's CommandComplete answers the statement's run, not the Flush behind it.
+    x.receivedBytes(Buffer.concat([message('2'), message('C', Buffer.from('SELECT 1\0'))]));
+    expect(x.unanswered).toBe(2);
+    x.receivedBytes(ready);
+    expect(x.unanswered).toBe(1);
+    x.receivedBytes(Buffer.concat([message('D', Buffer.alloc(30)), message('s')]));
+    expect(x.unanswered, 'rows up to the cursor batch').toBe(0);
+    // A description refused (an ErrorResponse) ends the Flush; the Sync sent after it is answered by its ReadyForQuery.
+    x.sentBytes(Buffer.concat([message('P', Buffer.from('\0SELEC\0\0\0')), message('D', Buffer.from('S\0')), message('H')]));
+    x.receivedBytes(message('E', Buffer.from('Serror\0\0')));
+    expect(x.unanswered).toBe(0);
+    x.sentBytes(message('S'));
+    expect(x.unanswered).toBe(1);
+    x.receivedBytes(ready);
+    expect(x.unanswered).toBe(0);
+  });
+
   it('is opaque once TLS is asked for, and for a cancel request', () => {
     const tls = new WireExchanges();
     tls.sentBytes(first(80877103));

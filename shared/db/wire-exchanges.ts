@@ -6,6 +6,14 @@
  * that heard its last answer from one that heard the first of two pipelined answers and
  * then nothing; this can.
  *
+ * A Flush (no Sync after it) asks for the answers so far without a ReadyForQuery:
+ * postgres.js sends Parse, Describe, Flush for a statement's first run on a connection
+ * (its parameter types come back before it is bound and run), and Execute, Flush for a
+ * cursor's rows. It is one more exchange, answered by the message that ends what it
+ * flushed (a description: RowDescription or NoData; rows: CommandComplete,
+ * PortalSuspended or EmptyQueryResponse; an ErrorResponse) once the exchanges sent
+ * before it are answered.
+ *
  * A connection that asks for TLS (SSLRequest) or sends a CancelRequest becomes opaque
  * (`opaque`: its messages can no longer be read), and the caller falls back to bytes.
  */
@@ -15,6 +23,9 @@ const GSSENC_REQUEST_CODE = 80877104;
 const SYNC = 0x53; // 'S'
 const QUERY = 0x51; // 'Q'
 const READY_FOR_QUERY = 0x5a; // 'Z'
+const FLUSH = 0x48; // 'H'
+/** The server's messages that end what a Flush asked for: RowDescription, NoData, CommandComplete, PortalSuspended, EmptyQueryResponse, ErrorResponse. */
+const FLUSH_ANSWERS = new Set([0x54, 0x6e, 0x43, 0x73, 0x49, 0x45]); // 'T' 'n' 'C' 's' 'I' 'E'
 
 /**
  * Splits one direction of the protocol into messages, fed in chunks of any size: a
@@ -71,14 +82,23 @@ export class WireExchanges {
   private asked = 0;
   private answered = 0;
   private isOpaque = false;
+  /** A Flush sent and its answer not ended; it follows the answers to the first `flushAfter` exchanges. */
+  private flushed = false;
+  private flushAfter = 0;
   private readonly sent = new MessageSplitter(true, (type, code) => {
     if (type === null) {
       if (code === SSL_REQUEST_CODE || code === CANCEL_REQUEST_CODE || code === GSSENC_REQUEST_CODE) this.isOpaque = true;
       else this.asked++; // the startup message: answered once authentication is done
     } else if (type === SYNC || type === QUERY) this.asked++;
+    else if (type === FLUSH) {
+      this.flushed = true;
+      this.flushAfter = this.asked;
+    }
   });
   private readonly received = new MessageSplitter(false, (type) => {
     if (type === READY_FOR_QUERY) this.answered++;
+    // A Sync sent after the Flush ends its wait too: what it flushed is answered before that ReadyForQuery.
+    if (this.flushed && (this.answered > this.flushAfter || (this.answered === this.flushAfter && type !== null && FLUSH_ANSWERS.has(type)))) this.flushed = false;
   });
 
   /** Bytes the client wrote. */
@@ -96,8 +116,8 @@ export class WireExchanges {
     return this.isOpaque;
   }
 
-  /** Exchanges sent whose ReadyForQuery has not come back. */
+  /** Exchanges sent whose ReadyForQuery (or a Flush's answer) has not come back. */
   get unanswered(): number {
-    return this.asked - this.answered;
+    return this.asked - this.answered + (this.flushed ? 1 : 0);
   }
 }
