@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedClickHouse } from '../services/clickhouse-embedded/embedded-clickhouse.ts';
 import { createLogger } from '../shared/logger.ts';
+import { startSideBySide } from '../shared/start-side-by-side.ts';
 import { buildEmbeddedPostgresTemplate } from '../shared/testing/embedded-postgres-template.ts';
 import type {} from '../shared/testing/test-clickhouse.ts'; // declares what is provided
 import type {} from '../shared/testing/seed-embedded-postgres.ts';
@@ -13,7 +14,10 @@ import type {} from '../shared/testing/seed-embedded-postgres.ts';
  * migrated embedded Postgres that new DATA_DIRs are seeded from (seed-embedded-postgres.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [clickhouse, template] = await Promise.all([startEmbeddedClickHouse({ logger: createLogger('test-clickhouse', 'warn') }), buildEmbeddedPostgresTemplate()]);
+  const [clickhouse, template] = await startSideBySide([startEmbeddedClickHouse({ logger: createLogger('test-clickhouse', 'warn') }), buildEmbeddedPostgresTemplate()], async ([clickhouse, template]) => {
+    await clickhouse?.stop();
+    await template?.remove();
+  });
   project.provide('clickhouseUrl', clickhouse.url);
   project.provide('embeddedPostgresTemplate', template.dataDir);
   return async () => {

@@ -37,6 +37,7 @@ import { connectClickHouse } from '../../shared/clickhouse/clickhouse-client.ts'
 import { migrateClickHouseAt } from '../../shared/clickhouse/clickhouse-migrate.ts';
 import { migrateClickHouseExclusively } from '../../shared/clickhouse/migrate-exclusively.ts';
 import { restoreClickCounts } from './restore-click-counts.ts';
+import { startSideBySide } from '../../shared/start-side-by-side.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
 
 const config = configOrExit('linkroute', () => loadApiConfig());
@@ -55,18 +56,30 @@ try {
   const secret = config.NATS_URL
     ? await resolveExistingSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR, '`npm start` with NATS_URL set (it shares NATS with other services)')
     : await resolveSecret(redirectorConfig.LINKROUTE_SECRET, config.DATA_DIR);
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute', answerTimeoutMs: config.API_POSTGRES_TIMEOUT_MS });
-  await migrate(db.sql, logger);
   const memoryBus = config.NATS_URL ? null : createMemoryBus();
-  const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS }));
-  const embeddedClickHouse = config.CLICKHOUSE_URL
-    ? null
-    : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger, password: (await embeddedClickHousePassword(undefined, config.DATA_DIR)).value });
-  const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
-  // On the in-process bus its lease reaches this process alone: exclusive only for the
-  // embedded engine it owns, not for a CLICKHOUSE_URL other processes may migrate too.
-  if (config.NATS_URL || embeddedClickHouse) await migrateClickHouseExclusively(clickhouseUrl, { bus, logger });
-  else await migrateClickHouseAt(clickhouseUrl, { logger });
+  // Postgres and ClickHouse start side by side, each migrated: a first start's embedded
+  // Postgres initdb (5 s of CPU on this thread) and the embedded ClickHouse's start and
+  // migrations (1.4 s, mostly on its engine's thread) overlap. A failure of one is
+  // reported once the other has settled: never in the middle of its migrations.
+  const [db, { bus, embeddedClickHouse, clickhouseUrl }] = await startSideBySide([
+    (async () => {
+      const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR, applicationName: 'linkroute', answerTimeoutMs: config.API_POSTGRES_TIMEOUT_MS });
+      await migrate(db.sql, logger);
+      return db;
+    })(),
+    (async () => {
+      const bus = memoryBus ?? (await connectNatsBus(natsTarget(config)!, { name: 'linkroute', logger, replicas: config.NATS_STREAM_REPLICAS, eventsRetentionHours: config.NATS_EVENTS_RETENTION_HOURS }));
+      const embeddedClickHouse = config.CLICKHOUSE_URL
+        ? null
+        : await startEmbeddedClickHouse({ dataDir: join(config.DATA_DIR, 'clickhouse'), logger, password: (await embeddedClickHousePassword(undefined, config.DATA_DIR)).value });
+      const clickhouseUrl = config.CLICKHOUSE_URL ?? embeddedClickHouse!.url;
+      // On the in-process bus its lease reaches this process alone: exclusive only for the
+      // embedded engine it owns, not for a CLICKHOUSE_URL other processes may migrate too.
+      if (config.NATS_URL || embeddedClickHouse) await migrateClickHouseExclusively(clickhouseUrl, { bus, logger });
+      else await migrateClickHouseAt(clickhouseUrl, { logger });
+      return { bus, embeddedClickHouse, clickhouseUrl };
+    })(),
+  ]);
   const clickhouse = connectClickHouse(clickhouseUrl);
   // The ingesters and the webhooks sender have no HTTP server here: their metrics go with the
   // API's, and all of them are served with the redirector's on its admin port (ADMIN_PORT).

@@ -1,8 +1,8 @@
-import { access } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../config/config-error.ts';
 import { connectPostgres, type Sql } from './postgres.ts';
 import { findRunningEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
+import { pathExists } from '../path-exists.ts';
 
 export interface Database {
   sql: Sql;
@@ -34,7 +34,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     const sql = connectPostgres(running.url, { max: 1, applicationName: options.applicationName, answerTimeoutMs: options.answerTimeoutMs });
     return { sql, embedded: null, description: `embedded Postgres in ${dbPath}, served by process ${running.pid}`, close: () => sql.end({ timeout: 5 }) };
   }
-  if (options.create === false && !(await exists(join(dbPath, 'PG_VERSION')))) {
+  if (options.create === false && !(await pathExists(join(dbPath, 'PG_VERSION')))) {
     throw new ConfigError(`no linkroute database in ${dbPath} (DATA_DIR=${options.dataDir}): set DATA_DIR to the one linkroute runs with, or DATABASE_URL; only migrate and workspace create make a new one`, [
       { path: 'DATA_DIR', message: `holds no database: ${dbPath}` },
     ]);
@@ -50,16 +50,6 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       await embedded.stop();
     },
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
 }
 
 function redact(url: string): string {

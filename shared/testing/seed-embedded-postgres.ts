@@ -1,6 +1,7 @@
-import { cp, stat } from 'node:fs/promises';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { pathExists } from '../path-exists.ts';
 
 /**
  * Gives `dataDir` (a DATA_DIR no linkroute has run on) the run's migrated embedded
@@ -8,18 +9,8 @@ import { inject } from 'vitest';
  */
 export async function seedEmbeddedPostgres(dataDir: string): Promise<void> {
   const target = join(dataDir, 'postgres');
-  if (await exists(target)) throw new Error(`${target} exists: seed only a new DATA_DIR`);
+  if (await pathExists(target)) throw new Error(`${target} exists: seed only a new DATA_DIR`);
   await cp(join(inject('embeddedPostgresTemplate'), 'postgres'), target, { recursive: true });
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
 }
 
 declare module 'vitest' {
