@@ -124,13 +124,6 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     await expect.poll(async () => (await follow('autumn')).location, { timeout: 15_000 }).toBe('https://example.com/autumn-2026');
   });
 
-  /**
-   * Opens a link's page once its sections have loaded. They load after the link, each
-   * growing the page above the ones below it, and a click whose mousedown and mouseup
-   * straddle such a shift reaches no button (Playwright checks the target of the first
-   * event only): a press on the QR form went nowhere so on a loaded CI machine.
-   */
-  const openLinkPage = (p: Page, id: string) => p.goto(`${t.linkroute.apiUrl}/dashboard/links/${id}`, { waitUntil: 'networkidle' });
   /** The QR codes the API holds for a link, newest first. */
   const qrCodesOf = async (linkId: string) => (await t.client.GET('/qr/{linkId}', { params: { path: { linkId }, query: { limit: 100 } } })).data!.data;
   /** A QR code's image as the API serves it at its imageUrl. */
@@ -165,7 +158,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
 
       // The link page's QR form: a size that is no number is refused the same way, and no code is made.
       const codes = (await qrCodesOf(link.id)).length;
-      await openLinkPage(page, link.id);
+      await t.openLoaded(page, `links/${link.id}`);
       const form = page.getByRole('form', { name: 'New QR code' });
       const size = form.getByLabel('Size');
       await size.fill('');
@@ -275,7 +268,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
         if (/^\/qr\/[^/]+\/[^/]+\.(png|svg)$/.test(new URL(r.url()).pathname)) images.push(r.url());
       };
       page.on('request', onRequest);
-      await openLinkPage(page, own.id);
+      await t.openLoaded(page, `links/${own.id}`);
       const section = page.getByRole('region', { name: 'QR codes', exact: true });
       const rows = section.locator('tbody tr[data-qr-id]');
       const rowIds = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-qr-id')));
@@ -492,7 +485,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     const ruleNow = async (id: string) => (await rulesNow()).find((r: Rule) => r.id === id);
     const order = () => page.locator('.rules-table tbody tr[data-rule-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-rule-id')));
 
-    await openLinkPage(page, link.id);
+    await t.openLoaded(page, `links/${link.id}`);
     await expect.poll(order).toEqual([germany.id, half.id]);
 
     // Edit: the form holds the rule; the saved rule is the API's.
@@ -579,7 +572,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
     // Tied at 100, the older rule is evaluated first.
     const older = await rule('older');
     const newer = await rule('newer');
-    await openLinkPage(page, own.id);
+    await t.openLoaded(page, `links/${own.id}`);
     const order = () => page.locator('.rules-table tbody tr[data-rule-id]').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-rule-id')));
     await expect.poll(order).toEqual([older.id, newer.id]);
     await page.locator(`tr[data-rule-id="${newer.id}"] [data-move="up"]`).click();
@@ -604,7 +597,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
         ((await t.client.GET('/rules', { params: { query: { linkId: own.id } } })).data!.data as Rule[])
           .sort((a, b) => b.priority - a.priority || Date.parse(a.createdAt) - Date.parse(b.createdAt))
           .map((r) => r.name);
-      await openLinkPage(page, own.id);
+      await t.openLoaded(page, `links/${own.id}`);
       await expect.poll(shown).toEqual(['A', 'B', 'C']);
 
       await page.getByRole('button', { name: 'Move C rule up' }).click();
@@ -631,7 +624,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
       const onRequest = (r: Request) => {
         if (r.method() === 'POST') sent.push(new URL(r.url()).pathname);
       };
-      await openLinkPage(page, own.id);
+      await t.openLoaded(page, `links/${own.id}`);
       await page.getByRole('button', { name: 'Add rule' }).click();
       const creating = page.getByRole('form', { name: 'New rule' });
       await creating.getByRole('textbox', { name: 'Name', exact: true }).fill('Variant');
@@ -670,7 +663,7 @@ describe('dashboard: links, rules and scopes in chromium', () => {
         (await t.client.POST('/rules', { body: { linkId: own.id, campaignId: own.campaignId, type: 'geo', name, destinationUrl: `https://example.com/${name}`, conditions: { countries: ['DE'], operator: 'in' } } as never })).data!.data;
       const doomed = await rule('Doomed');
       await rule('Kept');
-      await openLinkPage(page, own.id);
+      await t.openLoaded(page, `links/${own.id}`);
       const row = page.locator(`tr[data-rule-id="${doomed.id}"]`);
       await row.waitFor();
       await page.getByRole('button', { name: 'Edit Doomed rule' }).click();

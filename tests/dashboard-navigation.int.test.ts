@@ -219,8 +219,7 @@ describe('dashboard: navigation, pickers and dates in chromium', () => {
     expect((await hrefOf('Click log')).get('campaignId')).toBe(carried.id);
 
     // A link's page, with its own period: its click log and conversions keep it.
-    // Once its sections have loaded: the link sits below the analytics, which move it as they land (a click straddling that reaches nothing).
-    await page.goto(url(`links/${link.id}?range=custom&from=2025-03-01&to=2025-03-31&tz=Europe/Berlin`), { waitUntil: 'networkidle' });
+    await t.openLoaded(page, `links/${link.id}?range=custom&from=2025-03-01&to=2025-03-31&tz=Europe/Berlin`);
     await page.getByRole('link', { name: 'Click log of this link' }).click();
     await page.getByRole('heading', { name: 'Click log', exact: true }).waitFor();
     expect([search('linkId'), search('from'), search('to'), search('tz')]).toEqual([link.id, '2025-03-01', '2025-03-31', 'Europe/Berlin']);

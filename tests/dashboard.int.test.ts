@@ -248,8 +248,7 @@ describe('dashboard in chromium against npm start', () => {
   });
 
   it('the link page adds a 50 % rule through the form; the experiment table compares it with the default', async () => {
-    // Once its sections have loaded: the rules sit below the analytics, which move them as they land (a click straddling that reaches nothing).
-    await page.goto(`${linkroute.apiUrl}/dashboard/links/${linkId}`, { waitUntil: 'networkidle' });
+    await t.openLoaded(page, `links/${linkId}`);
     await page.getByRole('heading', { name: 'Routing rules' }).waitFor();
     await page.getByRole('button', { name: 'Add rule' }).click();
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Variant B');

@@ -33,6 +33,13 @@ export interface DashboardTest {
   /** A context as a user in UTC with US English has it, unless `options` say otherwise. */
   newContext(options?: BrowserContextOptions): Promise<BrowserContext>;
   newPage(context: BrowserContext): Promise<Page>;
+  /**
+   * Opens `path` (under /dashboard/) once its sections have loaded, for a test that clicks
+   * below one: each section that lands grows the page above those after it, and a click
+   * whose mousedown and mouseup straddle such a shift reaches no button (Playwright checks
+   * the target of the first event only), while reporting success.
+   */
+  openLoaded(page: Page, path: string): Promise<unknown>;
   /** Opens the dashboard and signs in through the form; resolves once the signed-in shell shows. */
   signIn(page: Page, key?: string): Promise<void>;
   expectAccessible(page: Page, view: string): Promise<void>;
@@ -72,6 +79,9 @@ export async function startDashboardTest(env: Record<string, string> = {}): Prom
       const page = await context.newPage();
       page.on('pageerror', (err) => errors.push(err.message));
       return page;
+    },
+    openLoaded(page, path) {
+      return page.goto(`${linkroute.apiUrl}/dashboard/${path}`, { waitUntil: 'networkidle' });
     },
     async signIn(page, key = linkroute.apiKey) {
       await page.goto(`${linkroute.apiUrl}/dashboard/`);
