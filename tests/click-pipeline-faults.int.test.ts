@@ -37,13 +37,13 @@ describe('click pipeline: no click lost or doubled through faults', () => {
   let chUrl: string;
 
   const startClickHouse = async () => {
-    chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'faults-test' });
+    chService = startChildService('services/clickhouse-embedded/main.ts', { DATA_DIR: dataDir, CLICKHOUSE_PORT: String(chPort), CLICKHOUSE_PASSWORD: 'faults-test' }, { compiled: true });
     await chService.waitFor(/listening|"url"/);
   };
   const startIngester = async () => {
     // INGEST_PORT 0: its health server must not collide with other tests' ingesters.
     // The redirector's secret: the ingester stores only clicks whose click id it MACed.
-    ingester = startChildService('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: chUrl, INGEST_LINGER_MS: '100', INGEST_PORT: '0', LINKROUTE_SECRET: SECRET });
+    ingester = startChildService('services/ingester/main.ts', { NATS_URL: nats.url, CLICKHOUSE_URL: chUrl, INGEST_LINGER_MS: '100', INGEST_PORT: '0', LINKROUTE_SECRET: SECRET }, { compiled: true });
     await ingester.waitFor(/ingester running/);
   };
   const addLink = async (shortCode: string) => {

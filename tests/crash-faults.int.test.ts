@@ -42,12 +42,12 @@ describe('crashes and stops while clicks flow', () => {
       await sleep(500);
       await nats.start();
     }
-    let answered = await clicking;
+    let { answered } = await clicking;
     const tail = stack.click('broker-crash', whileDown, { paceMs: 20 });
     await sleep(200);
     await nats.kill('SIGKILL');
     await nats.start();
-    answered += await tail;
+    answered += (await tail).answered;
     await stack.drained(90_000);
     expectCountedOnce('nats-server SIGKILL x3', CLICKS, answered, await stack.figures(linkId), stack.output());
   }, 240_000);
@@ -59,7 +59,7 @@ describe('crashes and stops while clicks flow', () => {
     await stack.killClickHouse('SIGKILL');
     await sleep(2_000); // the ingester's insert fails; clicks wait in NATS meanwhile
     await stack.startClickHouse();
-    const answered = await clicking;
+    const { answered } = await clicking;
     await stack.drained(120_000);
     expectCountedOnce('embedded ClickHouse SIGKILL', CLICKS, answered, await stack.figures(linkId), stack.output());
   }, 240_000);
@@ -68,7 +68,7 @@ describe('crashes and stops while clicks flow', () => {
     const linkId = await stack.createLink('redirector-stop');
     const redirector = await stack.startRedirector();
     const url = stack.redirectorUrls.at(-1)!;
-    const answered = await stack.click('redirector-stop', CLICKS, { concurrency: 16, via: [url] });
+    const { answered } = await stack.click('redirector-stop', CLICKS, { concurrency: 16, via: [url] });
     await redirector.kill('SIGTERM');
     const code = await redirector.exited;
     if (code !== 0) throw new Error(`redirector exited ${code}:\n${redirector.output}`);

@@ -71,10 +71,10 @@ describe.each(cases)('services on NATS with $name', (c) => {
     ]);
     const common = { NATS_URL: c.natsUrl(nats.port), ...c.env(cert), HOST: '127.0.0.1', DATA_DIR: dataDir, LINKROUTE_SECRET: randomBytes(32).toString('hex') };
     children.push(
-      startChildService('services/api/main.ts', { ...common, DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, API_PORT: String(ports.api), ADMIN_PORT: '0' }),
-      startChildService('services/redirector/main.ts', { ...common, REDIRECT_PORT: String(ports.redirect), ADMIN_PORT: String(ports.redirectAdmin) }),
-      startChildService('services/ingester/main.ts', { ...common, CLICKHOUSE_URL: ch.url, INGEST_PORT: String(ports.ingest), INGEST_LINGER_MS: '100' }),
-      startChildService('services/webhooks/main.ts', { ...common, DATABASE_URL: db.url, WEBHOOKS_PORT: String(ports.webhooks) }),
+      startChildService('services/api/main.ts', { ...common, DATABASE_URL: db.url, CLICKHOUSE_URL: ch.url, API_PORT: String(ports.api), ADMIN_PORT: '0' }, { compiled: true }),
+      startChildService('services/redirector/main.ts', { ...common, REDIRECT_PORT: String(ports.redirect), ADMIN_PORT: String(ports.redirectAdmin) }, { compiled: true }),
+      startChildService('services/ingester/main.ts', { ...common, CLICKHOUSE_URL: ch.url, INGEST_PORT: String(ports.ingest), INGEST_LINGER_MS: '100' }, { compiled: true }),
+      startChildService('services/webhooks/main.ts', { ...common, DATABASE_URL: db.url, WEBHOOKS_PORT: String(ports.webhooks) }, { compiled: true }),
     );
   }, 60_000);
 

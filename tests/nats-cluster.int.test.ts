@@ -14,8 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNatsCluster, type TestNatsCluster, type TestNatsServer } from '../shared/testing/nats-server.ts';
 import { eventually, expectCountedOnce, sleep, startProcessStack, type ProcessStack } from './process-stack.ts';
 
-/** Paced to flow for ~40 s, through the SIGKILL and both restarts (done at ~22 s when measured). */
-const CLICKS = 7_000;
+/**
+ * Paced to flow for up to ~100 s, through the SIGKILL and both restarts (done at ~22 s when
+ * measured), and ended once they are: the stream's length is the faults', not a guess at it.
+ */
+const MAX_CLICKS = 20_000;
 const PACE_MS = 40;
 /** Clicks stored while a node is down before it comes back: ingestion carried on without it. */
 const STORED_WHILE_DOWN = 150;
@@ -103,10 +106,11 @@ describe('on a NATS cluster of three', () => {
       await allCurrent(jsm);
     };
 
-    const clicking = stack.click('cluster', CLICKS, { paceMs: PACE_MS });
+    const faultsDone = new AbortController();
+    const clicking = stack.click('cluster', MAX_CLICKS, { paceMs: PACE_MS, until: faultsDone.signal });
     let clicked = false;
     void clicking.then(() => (clicked = true));
-    while ((await stack.storedCount(linkId)) < CLICKS * 0.1) await sleep(20);
+    while ((await stack.storedCount(linkId)) < STORED_WHILE_DOWN) await sleep(20);
     // The node leading the click stream: its loss moves the stream's leadership.
     // Asked again on a timeout: under load a JetStream API request may go unanswered for its 5 s.
     const leader = await eventually(async () => (await jsm.streams.info('LINKROUTE_EVENTS')).cluster?.leader);
@@ -125,9 +129,10 @@ describe('on a NATS cluster of three', () => {
 
     // Every server went down and came back while clicks were flowing.
     expect(clicked).toBe(false);
-    const answered = await clicking;
+    faultsDone.abort();
+    const { sent, answered } = await clicking;
     await stack.drained(120_000);
-    expectCountedOnce('nats cluster', CLICKS, answered, await stack.figures(linkId), stack.output());
+    expectCountedOnce('nats cluster', sent, answered, await stack.figures(linkId), stack.output());
     // At least once each (a delivery retried after a lost acknowledgement comes twice).
     await eventually(async () => expect([...new Set(updated)].sort()).toEqual([...destinations].sort()), 60_000, 200);
   }, 600_000);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { expect } from 'vitest';
+import { COUNTERS_MAX_AGE_MS } from '../services/api/link-counters.ts';
 import { natsConnectOptions } from '../shared/bus/nats-connect-options.ts';
 import { parseNatsUrl } from '../shared/config/nats-env.ts';
 import { connectClickHouse, type ClickHouseClient } from '../shared/clickhouse/clickhouse-client.ts';
@@ -92,10 +93,11 @@ export interface ProcessStack {
   createLink(shortCode: string): Promise<string>;
   /**
    * `count` GETs of the short link spread over the redirectors, `concurrency` at a time,
-   * (or those in `via`) from VISITORS browsers; returns how many were answered 302.
-   * `paceMs` slows each client down (a stream long enough to kill things in).
+   * (or those in `via`) from VISITORS browsers; returns how many were sent and how many answered 302.
+   * `paceMs` slows each client down (a stream long enough to kill things in); `until`
+   * ends the stream early, for a test whose faults take however long they take.
    */
-  click(shortCode: string, count: number, options?: { concurrency?: number; paceMs?: number; via?: string[] }): Promise<number>;
+  click(shortCode: string, count: number, options?: { concurrency?: number; paceMs?: number; via?: string[]; until?: AbortSignal }): Promise<{ sent: number; answered: number }>;
   startIngester(): Promise<ChildService>;
   startRedirector(): Promise<ChildService>;
   killClickHouse(signal: NodeJS.Signals): Promise<void>;
@@ -109,6 +111,7 @@ export interface ProcessStack {
    * pending or unacknowledged). Only then is everything answered either stored or lost.
    */
   drained(timeoutMs?: number): Promise<void>;
+  /** What is stored and reported for the link, once drained: waits out the link counters' staleness bound first. */
   figures(linkId: string): Promise<LinkFigures>;
   /** Every process's output, for failure messages. */
   output(): string;
@@ -147,6 +150,8 @@ export async function startProcessStack(options: {
   let clickhouseProcess: ChildService;
   let key = '';
   let nats: NatsConnection | null = null;
+  /** When `drained` last saw everything stored (0: never; `figures` then does not wait). */
+  let drainedAt = 0;
 
   const ready = async (name: string, url: string, child: ChildService) => {
     try {
@@ -225,7 +230,7 @@ export async function startProcessStack(options: {
       }
       return created.body.data.id as string;
     },
-    async click(shortCode, count, { concurrency = 8, paceMs = 0, via = redirectorUrls } = {}) {
+    async click(shortCode, count, { concurrency = 8, paceMs = 0, via = redirectorUrls, until } = {}) {
       let next = 0;
       let answered = 0;
       /** What the clicks not answered 302 got instead (a status, or the fetch error), for the log. */
@@ -233,7 +238,7 @@ export async function startProcessStack(options: {
       const failed = (what: string) => failures.set(what, (failures.get(what) ?? 0) + 1);
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
-          while (next < count) {
+          while (next < count && !until?.aborted) {
             const i = next++;
             const visitor = i % VISITORS;
             const res = await fetch(`${via[i % via.length]}/${shortCode}`, {
@@ -247,7 +252,7 @@ export async function startProcessStack(options: {
         }),
       );
       if (failures.size > 0) console.warn(`clicks on ${shortCode} not answered 302: ${JSON.stringify(Object.fromEntries(failures))}`);
-      return answered;
+      return { sent: next, answered };
     },
     startIngester,
     startRedirector,
@@ -285,8 +290,12 @@ export async function startProcessStack(options: {
           if (info.num_pending > 0 || info.num_ack_pending > 0) throw new Error(`${consumer}: ${info.num_pending} pending, ${info.num_ack_pending} unacknowledged`);
         }
       }, Math.max(1_000, deadline - Date.now()), 250);
+      drainedAt = Date.now();
     },
     async figures(linkId) {
+      // The link's counters answer from a query sent at most COUNTERS_MAX_AGE_MS before the
+      // read: one this long after the drain was sent after everything was stored.
+      await sleep(drainedAt + COUNTERS_MAX_AGE_MS - Date.now());
       const [row] = await (
         await stack.clickhouse.query({
           query: 'SELECT count() AS rows, uniqExact(click_id) AS clicks, uniqExact(visitor_id) AS visitors FROM events WHERE link_id = {l:String}',

@@ -62,7 +62,7 @@ async function startOnce(env: Record<string, string>): Promise<LinkrouteProcess>
     TRUSTED_COUNTRY_HEADER: COUNTRY_HEADER,
     LOG_LEVEL: 'warn',
     ...env,
-  });
+  }, { compiled: true });
   const stop = async () => {
     await service.kill('SIGTERM');
     await rm(dataDir, { recursive: true, force: true });

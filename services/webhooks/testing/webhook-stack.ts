@@ -80,7 +80,7 @@ export async function startWebhookStack(secretText: string): Promise<WebhookStac
         WEBHOOKS_PORT: String(await freePort()),
         LOG_LEVEL: 'info',
         ...env,
-      });
+      }, { compiled: true });
       await sender.waitFor(/webhooks sender running/, 60_000);
       senders.push(sender);
       return sender;
