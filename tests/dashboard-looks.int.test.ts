@@ -99,6 +99,54 @@ describe('dashboard looks in chromium: phone width and dark mode, every view', (
     }, 120_000);
   }
 
+  /**
+   * Layout shift as chromium measures it for Core Web Vitals (the Layout Instability API):
+   * a link page whose analytics answer last, as a busy ClickHouse makes them, keeps what
+   * the reader may be about to click (rules, QR codes) in place when the figures land.
+   */
+  for (const [look, viewport] of [
+    ['wide', { width: 1280, height: 900 }],
+    ['phone', { width: 390, height: 844 }],
+  ] as const) {
+    it(`a link page, ${look}: its sections stay in place while its analytics load (cumulative layout shift under 0.1, "good")`, async () => {
+      const context = await t.newContext({ viewport });
+      try {
+        const page = await t.newPage(context);
+        await t.signIn(page);
+        await page.addInitScript(() => {
+          const shifts: number[] = ((window as unknown as { shifts: number[] }).shifts = []);
+          new PerformanceObserver((list) => {
+            for (const entry of list.getEntries() as unknown as { value: number; hadRecentInput: boolean }[]) if (!entry.hadRecentInput) shifts.push(entry.value);
+          }).observe({ type: 'layout-shift', buffered: true });
+        });
+        let release = () => {};
+        const held = new Promise<void>((resolve) => (release = resolve));
+        await page.route(
+          (url) => url.pathname.startsWith('/analytics'),
+          async (route) => {
+            await held;
+            await route.continue();
+          },
+        );
+        await page.goto(`${t.linkroute.apiUrl}/dashboard/links/${linkId}`);
+        await page.getByRole('heading', { name: 'QR codes' }).waitFor();
+        await page.locator('.rules-table tbody tr').first().waitFor();
+        release();
+        for (const group of ['locations', 'devices', 'sources', 'links']) await page.locator(`.analytics[data-loaded-key]:not([data-loaded-key=""]) [data-group="${group}"][data-loaded="true"]`).waitFor();
+        await page.locator('.realtime').waitFor();
+        await page.locator('.experiments-table tbody tr[data-variant]').first().waitFor();
+        await page.locator('.chart-canvas[data-ready="true"]').waitFor();
+        // Shifts are reported after the frame that made them.
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        const shifts = await page.evaluate(() => (window as unknown as { shifts: number[] }).shifts);
+        const cls = shifts.reduce((sum, v) => sum + v, 0);
+        expect(cls, `layout shifts: ${shifts.map((v) => v.toFixed(3)).join(', ')}`).toBeLessThan(0.1);
+      } finally {
+        await context.close();
+      }
+    }, 60_000);
+  }
+
   it('no page error and no request beyond loopback in any of it', () => {
     expect(t.errors).toEqual([]);
     expect(t.offOrigin).toEqual([]);

@@ -97,18 +97,8 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
       {exportError && <ErrorBox error={exportError} />}
       <BreakdownCard
         id={`bd-${group.id}`}
-        title={group.dimensions.length > 1 ? group.title : dimensionLabels[dimension]}
-        header={
-          group.dimensions.length > 1 && (
-            <div class="tabs" role="group" aria-label={`${group.title}: show by`}>
-              {group.dimensions.map((d) => (
-                <button key={d} type="button" aria-pressed={d === dimension} onClick={() => setQuery({ [`by_${group.id}`]: d === group.dimensions[0] ? undefined : d }, { replace: true })}>
-                  {dimensionLabels[d]}
-                </button>
-              ))}
-            </div>
-          )
-        }
+        title={cardTitle(group, dimension)}
+        header={<DimensionTabs group={group} dimension={dimension} choose={(d) => setQuery({ [`by_${group.id}`]: d === group.dimensions[0] ? undefined : d }, { replace: true })} />}
         columnLabel={dimensionLabels[dimension]}
         countLabel="Clicks"
         selectLabel="Filter by"
@@ -126,6 +116,35 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
           </button>
         }
       />
+    </div>
+  );
+}
+
+const cardTitle = (group: BreakdownGroup, dimension: Dimension) => (group.dimensions.length > 1 ? group.title : dimensionLabels[dimension]);
+
+/** A group's tab per dimension (none for a group of one); without `choose`, shown disabled. */
+function DimensionTabs({ group, dimension, choose }: { group: BreakdownGroup; dimension: Dimension; choose?: (d: Dimension) => void }) {
+  if (group.dimensions.length < 2) return null;
+  return (
+    <div class="tabs" role="group" aria-label={`${group.title}: show by`}>
+      {group.dimensions.map((d) => (
+        <button key={d} type="button" aria-pressed={d === dimension} disabled={!choose} onClick={() => choose?.(d)}>
+          {dimensionLabels[d]}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+/** A group's card before its scope is known (the figures above it load first), with its title and tabs, so it takes its place from the start. */
+export function BreakdownTabsPending({ group }: { group: BreakdownGroup }) {
+  return (
+    <div class="breakdown-group" data-group={group.id} data-loaded="false">
+      <section class="card breakdown">
+        <h2>{cardTitle(group, group.dimensions[0]!)}</h2>
+        <DimensionTabs group={group} dimension={group.dimensions[0]!} />
+        <p class="muted">Loading…</p>
+      </section>
     </div>
   );
 }

@@ -2,7 +2,8 @@ import { fmtChange } from '../format.ts';
 
 export interface Kpi {
   label: string;
-  value: number;
+  /** Not known yet: the box shows its label and note, and an ellipsis for the figure. */
+  value: number | undefined;
   previous?: number | undefined;
   format(n: number): string;
   /** What the figure is made of, where its label alone would mislead (shown under it). */
@@ -14,14 +15,18 @@ export function Kpis({ items, comparedTo }: { items: Kpi[]; comparedTo?: string 
   return (
     <dl class="kpis">
       {items.map((k) => {
-        const change = k.previous === undefined ? null : fmtChange(k.value, k.previous);
+        const change = k.previous === undefined || k.value === undefined ? null : fmtChange(k.value, k.previous);
         return (
           <div class="kpi" key={k.label}>
             <dt>{k.label}</dt>
             <dd>
-              <span class="kpi-value" data-kpi={k.label}>
-                {k.format(k.value)}
-              </span>
+              {k.value === undefined ? (
+                <span class="kpi-value muted">…</span>
+              ) : (
+                <span class="kpi-value" data-kpi={k.label}>
+                  {k.format(k.value)}
+                </span>
+              )}
               {change && (
                 <span class={`change ${change.direction}`} title={comparedTo ? `against ${comparedTo}` : undefined}>
                   {change.text}

@@ -17,7 +17,7 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
   const updatedAt = useMemo(() => new Date(), [rt.data]);
   const data = rt.data?.data;
   if (rt.error && !data) return <ErrorBox error={rt.error} onRetry={rt.reload} />;
-  if (!data) return null;
+  if (!data) return <RealtimePending />;
   const live = !rt.error && !paused;
   const max = Math.max(1, ...data.minutes.map((m) => m.clicks));
   const lastFive = data.minutes.slice(-5).reduce((n, m) => n + m.clicks, 0);
@@ -47,6 +47,23 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
       <p class="muted realtime-top">
         {data.topLinks.length > 0 && <>Top links: {data.topLinks.map((l) => `${topLinkName(l)} (${fmtInt(l.clicks)})`).join(', ')}. </>}
         {data.topCountries.length > 0 && <>Countries: {data.topCountries.map((c) => `${countryName(c.country || null)} (${fmtInt(c.clicks)})`).join(', ')}.</>}
+      </p>
+    </section>
+  );
+}
+
+/**
+ * The strip's box before its first answer, as tall as it will be with its figures, so
+ * what is below does not move when they come. Not `.realtime`: that is the strip with figures.
+ */
+export function RealtimePending() {
+  return (
+    <section class="realtime-pending card" aria-labelledby="realtime-title" aria-busy="true">
+      <h2 id="realtime-title">Last 60 minutes</h2>
+      <p class="realtime-figures muted">Loading…</p>
+      <div class="sparkbars" aria-hidden="true" />
+      <p class="muted realtime-top" aria-hidden="true">
+        &nbsp;
       </p>
     </section>
   );
