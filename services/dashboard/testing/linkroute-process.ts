@@ -49,20 +49,27 @@ class PortTaken extends Error {
 
 async function startOnce(env: Record<string, string>): Promise<LinkrouteProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'linkroute-dashboard-'));
-  await seedEmbeddedPostgres(dataDir);
   const [apiPort, redirectPort] = [await freePort(), await freePort()];
   const redirectUrl = `http://127.0.0.1:${redirectPort}`;
-  const service = startChildService('services/all-in-one/main.ts', {
-    DATA_DIR: dataDir,
-    API_PORT: String(apiPort),
-    REDIRECT_PORT: String(redirectPort),
-    // Any free port: several of these may run at once.
-    ADMIN_PORT: '0',
-    REDIRECT_BASE_URL: redirectUrl,
-    TRUSTED_COUNTRY_HEADER: COUNTRY_HEADER,
-    LOG_LEVEL: 'warn',
-    ...env,
-  }, { compiled: true });
+  let service: ChildService;
+  try {
+    await seedEmbeddedPostgres(dataDir);
+    service = startChildService('services/all-in-one/main.ts', {
+      DATA_DIR: dataDir,
+      API_PORT: String(apiPort),
+      REDIRECT_PORT: String(redirectPort),
+      // Any free port: several of these may run at once.
+      ADMIN_PORT: '0',
+      REDIRECT_BASE_URL: redirectUrl,
+      TRUSTED_COUNTRY_HEADER: COUNTRY_HEADER,
+      LOG_LEVEL: 'warn',
+      ...env,
+    }, { compiled: true });
+  } catch (err) {
+    // Nothing started (a dist/ older than the sources, say): the data dir goes too.
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   const stop = async () => {
     await service.kill('SIGTERM');
     await rm(dataDir, { recursive: true, force: true });
