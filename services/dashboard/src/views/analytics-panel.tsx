@@ -127,7 +127,8 @@ function kpiItems(s: Summary | undefined, p: Summary | undefined): Kpi[] {
  */
 function AnalyticsPending({ realtime }: { realtime: boolean }) {
   return (
-    <div class="analytics" aria-busy="true" data-loaded-key="">
+    // Not dimmed as figures being replaced are (styles.css): there are none, and dimmed text fails contrast.
+    <div class="analytics analytics-pending" aria-busy="true" data-loaded-key="">
       {realtime && <RealtimePending />}
       <Kpis items={kpiItems(undefined, undefined)} />
       <figure class="chart">
