@@ -18,15 +18,12 @@ import { watchShutdownSignals } from '../../shared/shutdown.ts';
 import { createApiApp } from '../api/app.ts';
 import { startDomainRechecks } from '../api/domain-rechecks.ts';
 import { rateLimiter } from '../api/middleware/rate-limit.ts';
-import { loadApiConfig, localShortUrlWarning, withRedirectorPort } from '../api/config.ts';
+import { localShortUrlWarning, withRedirectorPort } from '../api/config.ts';
 import { listen } from '../api/server.ts';
 import { startSnapshotPublishing } from '../api/snapshot/snapshot-publishing.ts';
 import { clickHouseLinkCounters } from '../api/link-counters.ts';
-import { loadRedirectorConfig } from '../redirector/config.ts';
 import { startRedirector } from '../redirector/redirector.ts';
-import { loadIngesterConfig } from '../ingester/config.ts';
 import { startEventIngesters } from '../ingester/event-ingesters.ts';
-import { loadWebhooksConfig } from '../webhooks/config.ts';
 import { startWebhooks } from '../webhooks/webhooks.ts';
 import { linkPresenter } from '../api/link-presenter.ts';
 import { startWebhookEventPublishing } from '../api/outbox/webhook-outbox-publisher.ts';
@@ -39,11 +36,9 @@ import { migrateClickHouseExclusively } from '../../shared/clickhouse/migrate-ex
 import { restoreClickCounts } from './restore-click-counts.ts';
 import { startSideBySide } from '../../shared/start-side-by-side.ts';
 import { configOrExit } from '../../shared/config/config-or-exit.ts';
+import { loadAllInOneConfig } from './config.ts';
 
-const config = configOrExit('linkroute', () => loadApiConfig());
-const redirectorConfig = configOrExit('linkroute', () => loadRedirectorConfig());
-const ingesterConfig = configOrExit('linkroute', () => loadIngesterConfig());
-const webhooksConfig = configOrExit('linkroute', () => loadWebhooksConfig());
+const { api: config, redirector: redirectorConfig, ingester: ingesterConfig, webhooks: webhooksConfig } = configOrExit('linkroute', () => loadAllInOneConfig());
 const logger = createLogger('linkroute', config.LOG_LEVEL);
 // Before anything starts: a signal during start-up stops the service once started.
 const signals = watchShutdownSignals(logger);
