@@ -102,13 +102,16 @@ describe('dashboard looks in chromium: phone width and dark mode, every view', (
   /**
    * Layout shift as chromium measures it for Core Web Vitals (the Layout Instability API):
    * a link page whose analytics answer last, as a busy ClickHouse makes them, keeps what
-   * the reader may be about to click (rules, QR codes) in place when the figures land.
+   * the reader may be about to click (rules, QR codes) in place when the figures land,
+   * in the first screen and below it.
    */
   for (const [look, options] of [
     ['wide, dark', { viewport: { width: 1280, height: 900 }, colorScheme: 'dark' }],
     ['phone', { viewport: { width: 390, height: 844 }, colorScheme: 'light' }],
+    // Every section in view, as a reader scrolled down to the rules or the experiments sees them.
+    ['in a window that holds it all', { viewport: { width: 1280, height: 3000 }, colorScheme: 'light' }],
   ] as const) {
-    it(`a link page, ${look}: its sections stay in place while its analytics load (cumulative layout shift under 0.1, "good"), and the frame they load into passes axe`, async () => {
+    it(`a link page, ${look}: its sections stay in place while its analytics load (cumulative layout shift under 0.1, "good"; the sections below them unmoved), and the frame they load into passes axe`, async () => {
       const context = await t.newContext(options);
       try {
         const page = await t.newPage(context);
@@ -134,6 +137,9 @@ describe('dashboard looks in chromium: phone width and dark mode, every view', (
         // Past the 0.4 s after which figures being replaced are dimmed (styles.css): the frame has none, and is not.
         await page.waitForTimeout(500);
         await t.expectAccessible(page, `link page, ${look}, analytics loading`);
+        // Where the sections below the analytics are, in the page (not the window).
+        const below = () => page.evaluate(() => Object.fromEntries(['#rules-title', '#qr-title', '#experiments-title'].map((sel) => [sel, Math.round(document.querySelector(sel)!.getBoundingClientRect().top + window.scrollY)])));
+        const before = await below();
         release();
         for (const group of ['locations', 'devices', 'sources', 'links']) await page.locator(`.analytics[data-loaded-key]:not([data-loaded-key=""]) [data-group="${group}"][data-loaded="true"]`).waitFor();
         await page.locator('.realtime').waitFor();
@@ -144,6 +150,12 @@ describe('dashboard looks in chromium: phone width and dark mode, every view', (
         const shifts = await page.evaluate(() => (window as unknown as { shifts: number[] }).shifts);
         const cls = shifts.reduce((sum, v) => sum + v, 0);
         expect(cls, `layout shifts: ${shifts.map((v) => v.toFixed(3)).join(', ')}`).toBeLessThan(0.1);
+        // Below the first screen too: the rules, the QR codes and the experiments are where they were
+        // (the analytics' cards take a page of rows from the start; the experiments, which load with
+        // them, come last). On a phone the realtime strip's line of top links and countries wraps to
+        // as many lines as its answer needs, which only the answer tells: one line more here.
+        const moved = Object.entries(await below()).map(([sel, top]) => Math.abs(top - before[sel]!));
+        expect(Math.max(...moved), `before ${JSON.stringify(before)}, after ${JSON.stringify(await below())}`).toBeLessThanOrEqual(look === 'phone' ? 21 : 1);
       } finally {
         await context.close();
       }

@@ -56,6 +56,10 @@ function Marker({ marker }: { marker: NonNullable<BreakdownRow['marker']> }) {
  * A ranked list of one dimension. Each row is a button (or a link) that filters
  * by that value: keyboard and screen readers reach it like any control. The bars
  * are decoration; the numbers are text.
+ *
+ * Its rows take the room of a full page of them (`.breakdown-rows`, styles.css) whatever
+ * they are (loading, none, a few), as Plausible's and Dub's cards do: a card that grew
+ * when its rows landed moved everything below it under the reader.
  */
 export function BreakdownCard(props: {
   title: string;
@@ -100,79 +104,81 @@ export function BreakdownCard(props: {
       <h2 id={`${props.id}-title`}>{props.title}</h2>
       {props.header}
       {props.chosen && props.chosen.size > 0 && <p class="muted facet-note">Every value under the other filters; the chosen are marked.</p>}
-      {props.loading && <p class="muted">Loading…</p>}
-      {!props.loading && noneListed && (
-        <p class="muted" data-empty>
-          {filtersOn() ? 'No clicks match these filters. Remove one (the chips above) to see more.' : 'No clicks in this range.'}
-        </p>
-      )}
-      {!props.loading && props.rows.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{props.columnLabel ?? props.title}</th>
-              <th scope="col" class="num">
-                {props.countLabel}
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.rows.map((row, i) => {
-              // Not in a title alone (WCAG 1.3.1, 2.1.1): keyboard and screen-reader users never get a tooltip.
-              const figuresId = row.title ? `${props.id}-figures-${i}` : undefined;
-              const isChosen = props.chosen?.has(row.value ?? '(none)') ?? false;
-              const content = (
-                <>
-                  <span class="bar" style={{ width: `${(row.count / max) * 100}%` }} aria-hidden="true" />
-                  <span class="bar-label">{row.label}</span>
-                </>
-              );
-              const control = row.href ? (
-                <a class="bar-row" href={row.href} aria-describedby={figuresId}>
-                  {content}
-                </a>
-              ) : props.onSelect ? (
-                <button
-                  type="button"
-                  class="bar-row"
-                  onClick={(event) => {
-                    if (isChosen && (row.unmatched || row.pastPage)) expectLeaving({ button: event.currentTarget, index: i, chosenKey });
-                    props.onSelect!(row);
-                  }}
-                  aria-pressed={props.chosen ? isChosen : undefined}
-                  // One name whatever the state: aria-pressed says whether the filter is on (WCAG 4.1.2).
-                  aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}${row.marker ? ` (${row.marker.text})` : ''}`}
-                  aria-describedby={figuresId}
-                >
-                  {content}
-                </button>
-              ) : (
-                <span class="bar-row">{content}</span>
-              );
-              return (
-                <tr key={row.value ?? '(none)'} data-value={row.value ?? ''} title={row.title}>
-                  <th scope="row">
-                    {row.marker ? (
-                      <div class="bar-marked">
-                        {control}
-                        <Marker marker={row.marker} />
-                      </div>
-                    ) : (
-                      control
-                    )}
-                    {figuresId && (
-                      <span id={figuresId} class="row-figures">
-                        {row.title}
-                      </span>
-                    )}
-                  </th>
-                  <td class="num">{row.display ?? fmtInt(row.count)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
+      <div class="breakdown-rows">
+        {props.loading && <p class="muted">Loading…</p>}
+        {!props.loading && noneListed && (
+          <p class="muted" data-empty>
+            {filtersOn() ? 'No clicks match these filters. Remove one (the chips above) to see more.' : 'No clicks in this range.'}
+          </p>
+        )}
+        {!props.loading && props.rows.length > 0 && (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{props.columnLabel ?? props.title}</th>
+                <th scope="col" class="num">
+                  {props.countLabel}
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.rows.map((row, i) => {
+                // Not in a title alone (WCAG 1.3.1, 2.1.1): keyboard and screen-reader users never get a tooltip.
+                const figuresId = row.title ? `${props.id}-figures-${i}` : undefined;
+                const isChosen = props.chosen?.has(row.value ?? '(none)') ?? false;
+                const content = (
+                  <>
+                    <span class="bar" style={{ width: `${(row.count / max) * 100}%` }} aria-hidden="true" />
+                    <span class="bar-label">{row.label}</span>
+                  </>
+                );
+                const control = row.href ? (
+                  <a class="bar-row" href={row.href} aria-describedby={figuresId}>
+                    {content}
+                  </a>
+                ) : props.onSelect ? (
+                  <button
+                    type="button"
+                    class="bar-row"
+                    onClick={(event) => {
+                      if (isChosen && (row.unmatched || row.pastPage)) expectLeaving({ button: event.currentTarget, index: i, chosenKey });
+                      props.onSelect!(row);
+                    }}
+                    aria-pressed={props.chosen ? isChosen : undefined}
+                    // One name whatever the state: aria-pressed says whether the filter is on (WCAG 4.1.2).
+                    aria-label={`${props.selectLabel ?? 'Filter by'} ${row.label}${row.marker ? ` (${row.marker.text})` : ''}`}
+                    aria-describedby={figuresId}
+                  >
+                    {content}
+                  </button>
+                ) : (
+                  <span class="bar-row">{content}</span>
+                );
+                return (
+                  <tr key={row.value ?? '(none)'} data-value={row.value ?? ''} title={row.title}>
+                    <th scope="row">
+                      {row.marker ? (
+                        <div class="bar-marked">
+                          {control}
+                          <Marker marker={row.marker} />
+                        </div>
+                      ) : (
+                        control
+                      )}
+                      {figuresId && (
+                        <span id={figuresId} class="row-figures">
+                          {row.title}
+                        </span>
+                      )}
+                    </th>
+                    <td class="num">{row.display ?? fmtInt(row.count)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        )}
+      </div>
       {props.footer}
     </section>
   );

@@ -106,17 +106,18 @@ export function BreakdownTabs({ group, scope, selected }: { group: BreakdownGrou
         loading={!rows.data}
         onSelect={(row) => (chosen.has(row.value ?? NONE) ? removeFilter(dimension, row.value ?? NONE) : addFilter(dimension, row.value))}
         rows={cardRows}
-        footer={
-          <button
-            type="button"
-            class="linkish"
-            onClick={() => downloadCsv('/analytics/breakdown', { ...cardScope, dimension }).catch((err: unknown) => (err instanceof ApiFailure ? setExportError(err) : Promise.reject(err)))}
-          >
-            CSV of {dimensionLabels[dimension].toLowerCase()}
-          </button>
-        }
+        footer={<CsvButton dimension={dimension} download={() => downloadCsv('/analytics/breakdown', { ...cardScope, dimension }).catch((err: unknown) => (err instanceof ApiFailure ? setExportError(err) : Promise.reject(err)))} />}
       />
     </div>
+  );
+}
+
+/** A card's export of its dimension under its filters; without `download` (the scope not known yet), shown disabled. */
+function CsvButton({ dimension, download }: { dimension: Dimension; download?: () => void }) {
+  return (
+    <button type="button" class="linkish" disabled={!download} onClick={download}>
+      CSV of {dimensionLabels[dimension].toLowerCase()}
+    </button>
   );
 }
 
@@ -143,7 +144,10 @@ export function BreakdownTabsPending({ group }: { group: BreakdownGroup }) {
       <section class="card breakdown">
         <h2>{cardTitle(group, group.dimensions[0]!)}</h2>
         <DimensionTabs group={group} dimension={group.dimensions[0]!} />
-        <p class="muted">Loading…</p>
+        <div class="breakdown-rows">
+          <p class="muted">Loading…</p>
+        </div>
+        <CsvButton dimension={group.dimensions[0]!} />
       </section>
     </div>
   );

@@ -60,7 +60,10 @@ export function RealtimePending() {
   return (
     <section class="realtime-pending card" aria-labelledby="realtime-title" aria-busy="true">
       <h2 id="realtime-title">Last 60 minutes</h2>
-      <p class="realtime-figures muted">Loading…</p>
+      {/* The words of the figures line, which wraps on a phone, with "…" for the figures: as many lines as it will have. */}
+      <p class="realtime-figures muted">
+        <span class="visually-hidden">Loading: </span>… clicks · … visitors · … in the last 5 minutes
+      </p>
       <div class="sparkbars" aria-hidden="true" />
       <p class="muted realtime-top" aria-hidden="true">
         &nbsp;

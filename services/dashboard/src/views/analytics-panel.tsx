@@ -74,7 +74,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
   }, [loaded.loading, filterWords]);
 
   if (loaded.error && !loaded.data) return <ErrorBox error={loaded.error} onRetry={loaded.reload} />;
-  if (!loaded.data) return <AnalyticsPending realtime={realtime} />;
+  if (!loaded.data) return <AnalyticsPending realtime={realtime} range={range} />;
   const now = loaded.data;
 
   return (
@@ -89,7 +89,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
       {/* After the figures: the embedded ClickHouse answers one statement at a time, so the KPIs go first. */}
       {realtime && <RealtimeStrip scope={{ ...shownScope, from: undefined, to: undefined, timezone: undefined }} timeZone={shownRange.timezone} />}
       <Kpis comparedTo={now.previous ? `${now.previous.from} to ${now.previous.to}` : undefined} items={kpiItems(now.summary, now.previous?.summary)} />
-      {series && <TimeChart title={`Clicks by ${shownRange.granularity}, ${rangeWords(shownRange)} (${shownRange.timezone})`} dates={dates} series={series} granularity={shownRange.granularity} timeZone={shownRange.timezone} />}
+      {series && <TimeChart title={chartTitle(shownRange)} dates={dates} series={series} granularity={shownRange.granularity} timeZone={shownRange.timezone} />}
       <div class="cards">
         {breakdownGroups.map((g) => (
           <BreakdownTabs key={g.id} group={g} scope={shownScope} selected={(loc.query.get(`by_${g.id}`) as Dimension | null) ?? undefined} />
@@ -102,6 +102,8 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
 }
 
 type Summary = Overview['summary'];
+
+const chartTitle = (range: Range) => `Clicks by ${range.granularity}, ${rangeWords(range)} (${range.timezone})`;
 
 /** The headline figures, with their changes against `previous` (none given: the frame of figures still loading). */
 function kpiItems(s: Summary | undefined, p: Summary | undefined): Kpi[] {
@@ -125,23 +127,27 @@ function kpiItems(s: Summary | undefined, p: Summary | undefined): Kpi[] {
  * 1280x900: 0.35 ("poor" is over 0.25) with that line; 0 with this and the header's quota
  * line holding its place too (app.tsx), checked by dashboard-looks.int.
  */
-function AnalyticsPending({ realtime }: { realtime: boolean }) {
+function AnalyticsPending({ realtime, range }: { realtime: boolean; range: Range }) {
   return (
     // Not dimmed as figures being replaced are (styles.css): there are none, and dimmed text fails contrast.
     <div class="analytics analytics-pending" aria-busy="true" data-loaded-key="">
       {realtime && <RealtimePending />}
       <Kpis items={kpiItems(undefined, undefined)} />
       <figure class="chart">
-        <figcaption class="loading-caption" aria-live="polite">
-          Loading analytics…
-        </figcaption>
-        <div class="chart-canvas chart-pending" />
+        {/* The chart's own caption, which the range gives before the figures: as many lines as it will have (it wraps on a phone). */}
+        <figcaption>{chartTitle(range)}</figcaption>
+        <div class="chart-canvas chart-pending">
+          <p class="muted" aria-live="polite">
+            Loading analytics…
+          </p>
+        </div>
       </figure>
       <div class="cards">
         {breakdownGroups.map((g) => (
           <BreakdownTabsPending key={g.id} group={g} />
         ))}
       </div>
+      <GeoAttribution />
     </div>
   );
 }

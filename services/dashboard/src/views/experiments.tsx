@@ -59,7 +59,8 @@ export function ExperimentsSection({ linkId, range, filters }: { linkId: string;
         {data ? `${fmtInt(data.minimumSample.clicks)} clicks and ${fmtInt(data.minimumSample.conversions)} converted clicks` : 'enough clicks and converted clicks'} per variant.
       </p>
       {report.error && <ErrorBox error={report.error} onRetry={report.reload} />}
-      {data && (
+      {/* The table's frame from the start (its header, a row saying it loads), so what is below moves the less when the answer lands. */}
+      {(data || !report.error) && (
         <TableScroll label={'Variants of this link against the control'}>
           <table class="experiments-table">
             <caption class="visually-hidden">Variants of this link against the control</caption>
@@ -85,14 +86,21 @@ export function ExperimentsSection({ linkId, range, filters }: { linkId: string;
               </tr>
             </thead>
             <tbody>
-              {data.variants.length === 0 && (
+              {!data && (
+                <tr class="experiments-pending">
+                  <td colSpan={7} class="muted">
+                    Loading…
+                  </td>
+                </tr>
+              )}
+              {data?.variants.length === 0 && (
                 <tr>
                   <td colSpan={7} class="muted">
                     No clicks in this range yet.
                   </td>
                 </tr>
               )}
-              {data.variants.map((v) => (
+              {data?.variants.map((v) => (
                 <tr key={v.variant} data-variant={v.variant}>
                   <th scope="row">
                     {v.variant === 'default' ? 'Default destination' : v.name || `${v.type ?? ''} rule`}

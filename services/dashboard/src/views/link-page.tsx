@@ -118,8 +118,9 @@ export function LinkPageView({ loc, linkId }: { loc: Location; linkId: string })
       </dl>
       {canReadAnalytics && <LinkAnalyticsSection loc={loc} linkId={l.id} range={range} realtime />}
       <RulesSection linkId={l.id} campaignId={l.campaignId} />
-      {canReadAnalytics && <ExperimentsSection linkId={l.id} range={range} filters={filtersFrom(loc.query)} />}
       <QrCodesSection link={l} made={qrMade} />
+      {/* Last: it loads with the analytics, and grows by a row per variant when they land; nothing below it moves then. */}
+      {canReadAnalytics && <ExperimentsSection linkId={l.id} range={range} filters={filtersFrom(loc.query)} />}
       {mutations.dialog(() => navigate(href('links')))}
     </>
   );
