@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backends } from '../../shared/testing/test-database.ts';
 import { linkSchema } from '../../shared/schemas/link.ts';
+import { verifyPassword } from '../../shared/auth/password-hash.ts';
 import { startTestApi, type TestApi } from './testing/api-harness.ts';
 import { whileLocked } from './testing/while-locked.ts';
 
@@ -300,6 +301,42 @@ describe.each(backends)('bulk links on %s', (backend) => {
     expect(errorCodes(await bulk('PATCH', { ids: ['code-a'], patch: { title: 'Gone' } }))).toEqual(['NOT_FOUND']);
     expect((await api.request('PATCH', '/links/code-a', { key, body: { title: 'Gone' } })).status).toBe(404);
   });
+
+  it('hashes a password once for all the items that set it, and at most 100 different passwords a request (each a slow hash): the 101st fails alone', async () => {
+    const hashesOf = async (ids: string[]) => (await api.db.sql<{ passwordHash: string | null }[]>`SELECT DISTINCT password_hash FROM links WHERE id = ANY(${ids})`).map((r) => r.passwordHash);
+    const same = await bulk('POST', { links: Array.from({ length: 150 }, (_, i) => ({ destinationUrl: `https://example.com/pw-same/${i}`, password: 'one for all' })) });
+    expect(errorCodes(same).every((c) => c === 'ok')).toBe(true);
+    const sameIds = items(same).map((i) => (i.success ? (i.data.id as string) : ''));
+    const [shared] = await hashesOf(sameIds);
+    expect(await hashesOf(sameIds)).toHaveLength(1);
+    expect(await verifyPassword('one for all', shared!)).toBe(true);
+
+    const many = await bulk('POST', {
+      links: [
+        ...Array.from({ length: 101 }, (_, i) => ({ destinationUrl: `https://example.com/pw-many/${i}`, password: `secret-${i}` })),
+        // A password already hashed for this request costs nothing more; no password, nothing.
+        { destinationUrl: 'https://example.com/pw-many/again', password: 'secret-7' },
+        { destinationUrl: 'https://example.com/pw-many/none' },
+      ],
+    });
+    expect(errorCodes(many)).toEqual([...Array.from({ length: 100 }, () => 'ok'), 'VALIDATION_ERROR', 'ok', 'ok']);
+    const refused = items(many)[100]!;
+    expect(!refused.success && refused.error.details).toEqual([{ path: 'password', message: expect.stringContaining('at most 100 different passwords') }]);
+    expect(await api.db.sql`SELECT 1 FROM links WHERE workspace_id = ${workspaceId} AND destination_url = 'https://example.com/pw-many/100'`).toHaveLength(0);
+
+    // One password set on 150 links: one hash; set again, each link keeps it (one check, as they share it): nothing changes.
+    const plain = await bulk('POST', { links: Array.from({ length: 150 }, (_, i) => ({ destinationUrl: `https://example.com/pw-patch/${i}` })) });
+    const ids = items(plain).map((i) => (i.success ? (i.data.id as string) : ''));
+    const patched = await bulk('PATCH', { ids, patch: { password: 'patched' } });
+    expect(errorCodes(patched).every((c) => c === 'ok')).toBe(true);
+    const [patchedHash] = await hashesOf(ids);
+    expect(await hashesOf(ids)).toHaveLength(1);
+    expect(await verifyPassword('patched', patchedHash!)).toBe(true);
+    const before = items(patched).map((i) => i.success && i.data.updatedAt);
+    const again = await bulk('PATCH', { ids, patch: { password: 'patched' } });
+    expect(items(again).map((i) => i.success && i.data.updatedAt)).toEqual(before);
+    expect(await hashesOf(ids)).toEqual([patchedHash]);
+  }, 60_000);
 
   it('refuses a bad envelope as a whole with 400, and needs links:write', async () => {
     const tooMany = { links: Array.from({ length: 1_001 }, () => ({ destinationUrl: 'https://example.com/' })) };
