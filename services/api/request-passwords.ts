@@ -22,15 +22,12 @@ export const MAX_PASSWORD_CHECKS = 100;
 export class RequestPasswords {
   readonly #hashes = new Map<string, Promise<string>>();
   readonly #checks = new Map<string, Promise<boolean>>();
-  #hashed = 0;
-  #checked = 0;
 
   /** A hash of `password`, or null when the request has hashed MAX_PASSWORDS others. */
   hash(password: string): Promise<string> | null {
     let hash = this.#hashes.get(password);
     if (hash === undefined) {
-      if (this.#hashed === MAX_PASSWORDS) return null;
-      this.#hashed++;
+      if (this.#hashes.size === MAX_PASSWORDS) return null;
       hash = hashPassword(password);
       this.#hashes.set(password, hash);
     }
@@ -42,8 +39,7 @@ export class RequestPasswords {
     const key = `${stored}\n${password}`;
     let check = this.#checks.get(key);
     if (check === undefined) {
-      if (this.#checked === MAX_PASSWORD_CHECKS) return null;
-      this.#checked++;
+      if (this.#checks.size === MAX_PASSWORD_CHECKS) return null;
       check = verifyPassword(password, stored);
       this.#checks.set(key, check);
     }

@@ -59,7 +59,7 @@ export function ExperimentsSection({ linkId, range, filters }: { linkId: string;
         {data ? `${fmtInt(data.minimumSample.clicks)} clicks and ${fmtInt(data.minimumSample.conversions)} converted clicks` : 'enough clicks and converted clicks'} per variant.
       </p>
       {report.error && <ErrorBox error={report.error} onRetry={report.reload} />}
-      {/* The table's frame from the start (its header, a row saying it loads), so what is below moves the less when the answer lands. */}
+      {/* The table's frame from the start (its header, a row saying it loads): only its rows come with the answer. */}
       {(data || !report.error) && (
         <TableScroll label={'Variants of this link against the control'}>
           <table class="experiments-table">
