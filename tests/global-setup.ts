@@ -14,14 +14,14 @@ import type {} from '../shared/testing/seed-embedded-postgres.ts';
  * migrated embedded Postgres that new DATA_DIRs are seeded from (seed-embedded-postgres.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [clickhouse, template] = await startSideBySide([startEmbeddedClickHouse({ logger: createLogger('test-clickhouse', 'warn') }), buildEmbeddedPostgresTemplate()], async ([clickhouse, template]) => {
+  /** Both at the end of the run, and whichever started when the other failed to. */
+  const stop = async ([clickhouse, template]: [{ stop(): Promise<void> }?, { remove(): Promise<void> }?]) => {
     await clickhouse?.stop();
     await template?.remove();
-  });
+  };
+  const started = await startSideBySide([startEmbeddedClickHouse({ logger: createLogger('test-clickhouse', 'warn') }), buildEmbeddedPostgresTemplate()], stop);
+  const [clickhouse, template] = started;
   project.provide('clickhouseUrl', clickhouse.url);
   project.provide('embeddedPostgresTemplate', template.dataDir);
-  return async () => {
-    await clickhouse.stop();
-    await template.remove();
-  };
+  return () => stop(started);
 }
