@@ -418,7 +418,7 @@ describe('dashboard: deleted links in chromium', () => {
     await page.goto(url(''));
     const top = page.locator('.realtime .realtime-top');
     // The strip also lists the earlier tests' recent clicks: only these two links' entries are this test's.
-    const entries = async () => ((await top.textContent()) ?? '').split(/[:,.] /).filter((e) => e.includes('names-sale'));
+    const entries = async () => ((await top.locator('p').first().textContent()) ?? '').replace(/\.$/, '').split(/[:,] /).filter((e) => e.includes('names-sale'));
     await expect.poll(entries, { timeout: 15_000 }).toEqual([`${host}/names-sale (2)`, '/names-sale (1)']);
     const card = await linksCard(page);
     expect(await card.locator(`tr[data-value="${branded.id}"] th`).textContent()).toContain(`${host}/names-sale`);

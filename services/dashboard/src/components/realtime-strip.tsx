@@ -44,10 +44,10 @@ export function RealtimeStrip({ scope, timeZone }: { scope: Record<string, strin
           <span key={m.minute} style={{ height: `${Math.max(2, (m.clicks / max) * 100)}%` }} title={`${fmtTime(m.minute, timeZone)}: ${m.clicks}`} />
         ))}
       </div>
-      <p class="muted realtime-top">
-        {data.topLinks.length > 0 && <>Top links: {data.topLinks.map((l) => `${topLinkName(l)} (${fmtInt(l.clicks)})`).join(', ')}. </>}
-        {data.topCountries.length > 0 && <>Countries: {data.topCountries.map((c) => `${countryName(c.country || null)} (${fmtInt(c.clicks)})`).join(', ')}.</>}
-      </p>
+      <TopLines
+        links={data.topLinks.length > 0 ? `Top links: ${data.topLinks.map((l) => `${topLinkName(l)} (${fmtInt(l.clicks)})`).join(', ')}.` : ''}
+        countries={data.topCountries.length > 0 ? `Countries: ${data.topCountries.map((c) => `${countryName(c.country || null)} (${fmtInt(c.clicks)})`).join(', ')}.` : ''}
+      />
     </section>
   );
 }
@@ -65,10 +65,26 @@ export function RealtimePending() {
         <span class="visually-hidden">Loading: </span>… clicks · … visitors · … in the last 5 minutes
       </p>
       <div class="sparkbars" aria-hidden="true" />
-      <p class="muted realtime-top" aria-hidden="true">
-        &nbsp;
-      </p>
+      <TopLines links="" countries="" />
     </section>
+  );
+}
+
+/**
+ * The top links and the top countries, a line each, cut with an ellipsis where the
+ * screen is narrower (the whole line is its title, and screen readers read it all):
+ * the strip is as tall with any answer as before its first, so what is below it
+ * stays where it is when the figures land and at every poll, on a phone too.
+ */
+function TopLines({ links, countries }: { links: string; countries: string }) {
+  return (
+    <div class="muted realtime-top">
+      {[links, countries].map((line, i) => (
+        <p key={i} title={line || undefined} aria-hidden={line ? undefined : 'true'}>
+          {line || '\u00a0'}
+        </p>
+      ))}
+    </div>
   );
 }
 
