@@ -7,10 +7,12 @@ import { TableScroll } from './table-scroll.tsx';
 
 export interface Series {
   label: string;
-  /** null: a bucket not begun yet (no figure, not zero). */
+  /** null: no figure, not zero (a bucket not begun yet; for the previous period, one it lacks). */
   values: Array<number | null>;
   /** CSS custom property holding the colour, so light and dark themes both read well. */
   color: string;
+  /** Drawn dashed and unfilled: a reference line (the previous period), not a figure of the range. */
+  dashed?: boolean;
 }
 
 /** Bucket labels are local to the report's time zone: drawn as written, never shifted by the browser's zone. */
@@ -75,7 +77,7 @@ export function TimeChart({ dates, series, title, granularity, timeZone }: { dat
                   <th scope="row">{d.replace('T', ' ')}</th>
                   {series.map((s) => (
                     <td class="num" key={s.label}>
-                      {s.values[i] === null ? <span aria-label="not begun yet">–</span> : fmtInt(s.values[i] ?? 0)}
+                      {s.values[i] === null ? <span aria-label={s.dashed ? 'no such period' : 'not begun yet'}>–</span> : fmtInt(s.values[i] ?? 0)}
                     </td>
                   ))}
                 </tr>

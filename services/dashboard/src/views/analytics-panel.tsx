@@ -46,11 +46,17 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
     const now = Date.now();
     const future = ts.map((p) => localToInstant(hourBucketStart(p.date, range.timezone), range.timezone) > now);
     const values = (pick: (p: Overview['timeSeries'][number]) => number) => ts.map((p, i) => (future[i] ? null : pick(p)));
-    return [
+    const shown: Series[] = [
       { label: 'Clicks', values: values((p) => p.clicks), color: '--series-1' },
       { label: 'Unique clicks', values: values((p) => p.uniqueClicks), color: '--series-2' },
       { label: 'Conversions', values: values((p) => p.conversions), color: '--series-3' },
     ];
+    // The previous period's clicks bucket by bucket (its first beside the range's first), as
+    // Plausible's comparison line: the same length, so the same buckets but for a week or month
+    // cut by the range's ends, or an hour a DST change adds; a bucket it lacks has no figure.
+    const previous = loaded.data?.previous?.timeSeries;
+    if (previous) shown.push({ label: 'Clicks, previous period', values: ts.map((_, i) => previous[i]?.clicks ?? null), color: '--muted', dashed: true });
+    return shown;
   }, [loaded.data]);
   const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
   const scope = { from: range.from, to: range.to, timezone: range.timezone, campaignId: filters.campaignId, linkId: filters.linkId, ...filters.dimensions };
