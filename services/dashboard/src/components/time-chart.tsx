@@ -4,6 +4,8 @@ import type uPlot from 'uplot';
 import { fmtInt } from '../format.ts';
 import { hourBucketStart } from '../hour-bucket-start.ts';
 import { TableScroll } from './table-scroll.tsx';
+// In the first chunk, not the chart's: the legend's frame (below) takes uPlot's styles before uPlot loads.
+import 'uplot/dist/uPlot.min.css';
 
 export interface Series {
   label: string;
@@ -18,6 +20,36 @@ export interface Series {
 /** Bucket labels are local to the report's time zone: drawn as written, never shifted by the browser's zone. */
 function bucketSeconds(date: string): number {
   return Date.parse(date.length === 10 ? `${date}T00:00:00Z` : `${date}:00Z`) / 1000;
+}
+
+/** Line widths in CSS px; the legend's markers take them as borders, in uPlot and in its frame alike. */
+export const LINE_WIDTH = 2;
+export const DASHED_WIDTH = 1.5;
+
+/**
+ * uPlot's inline legend as it draws it while no bucket is pointed at ("--" for each value),
+ * for the time before the chart is drawn: as tall as the legend will be at any width, so
+ * nothing below moves when the chart draws (the chart's code is a chunk that loads after
+ * the figures, and on a busy machine lands frames later).
+ */
+export function LegendFrame({ series }: { series: ReadonlyArray<Pick<Series, 'label' | 'color' | 'dashed'>> }) {
+  return (
+    <div class="uplot legend-frame" aria-hidden="true">
+      <table class="u-legend u-inline u-live">
+        <tbody>
+          {[{ label: 'Time', color: '', dashed: false }, ...series].map((s, i) => (
+            <tr class="u-series" key={s.label}>
+              <th>
+                <div class="u-marker" style={i > 0 ? { border: `${s.dashed ? DASHED_WIDTH : LINE_WIDTH}px ${s.dashed ? 'dashed' : 'solid'} var(${s.color})` } : undefined} />
+                <div class="u-label">{s.label}</div>
+              </th>
+              <td class="u-value">--</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 /**
@@ -56,6 +88,7 @@ export function TimeChart({ dates, series, title, granularity, timeZone }: { dat
     <figure class="chart">
       <figcaption>{title}</figcaption>
       <div ref={box} class="chart-canvas" aria-hidden="true" data-ready={plot ? 'true' : 'false'} />
+      {!plot && <LegendFrame series={series} />}
       <details>
         <summary>Show as a table</summary>
         <TableScroll label={title}>

@@ -1,6 +1,5 @@
 import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
-import type { Series } from './time-chart.tsx';
+import { DASHED_WIDTH, LINE_WIDTH, type Series } from './time-chart.tsx';
 
 const cssVar = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
@@ -82,7 +81,7 @@ export function drawChart(target: HTMLElement, xs: number[], series: Series[], k
       // One bucket alone: uPlot would span years around it; half a day either side keeps it a point in its day.
       scales: { x: { time: true, range: (_u, min, max) => (min === max ? [min - DAY / 2, max + DAY / 2] : [min, max]) } },
       axes: [xAxis, { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? t.toLocaleString() : '')) }],
-      series: [{ value: (_u, x) => (x === null ? '' : bucketLabel(granularity, x)) }, ...series.map((s): uPlot.Series => (s.dashed ? { label: s.label, stroke: cssVar(s.color), width: 1.5, dash: [6, 4], points: { show: false } } : { label: s.label, stroke: cssVar(s.color), width: 2, fill: `${cssVar(s.color)}22`, points: { show: xs.length < 60 } }))],
+      series: [{ value: (_u, x) => (x === null ? '' : bucketLabel(granularity, x)) }, ...series.map((s): uPlot.Series => (s.dashed ? { label: s.label, stroke: cssVar(s.color), width: DASHED_WIDTH, dash: [6, 4], points: { show: false } } : { label: s.label, stroke: cssVar(s.color), width: LINE_WIDTH, fill: `${cssVar(s.color)}22`, points: { show: xs.length < 60 } }))],
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
     },

@@ -9,7 +9,7 @@ import { GeoAttribution } from '../components/geo-attribution.tsx';
 import { RealtimePending, RealtimeStrip } from '../components/realtime-strip.tsx';
 import { Kpis, type Kpi } from '../components/kpis.tsx';
 import { rangeWords, type Range } from '../components/range-controls.tsx';
-import { TimeChart, type Series } from '../components/time-chart.tsx';
+import { LegendFrame, TimeChart, type Series } from '../components/time-chart.tsx';
 import { fmtInt, fmtMoney, fmtPercent } from '../format.ts';
 import type { Location } from '../router.ts';
 import { useLoad } from '../use-load.ts';
@@ -46,16 +46,17 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
     const now = Date.now();
     const future = ts.map((p) => localToInstant(hourBucketStart(p.date, range.timezone), range.timezone) > now);
     const values = (pick: (p: Overview['timeSeries'][number]) => number) => ts.map((p, i) => (future[i] ? null : pick(p)));
+    const [clicks, unique, conversions, previousClicks] = chartSeries;
     const shown: Series[] = [
-      { label: 'Clicks', values: values((p) => p.clicks), color: '--series-1' },
-      { label: 'Unique clicks', values: values((p) => p.uniqueClicks), color: '--series-2' },
-      { label: 'Conversions', values: values((p) => p.conversions), color: '--series-3' },
+      { ...clicks, values: values((p) => p.clicks) },
+      { ...unique, values: values((p) => p.uniqueClicks) },
+      { ...conversions, values: values((p) => p.conversions) },
     ];
     // The previous period's clicks bucket by bucket (its first beside the range's first), as
     // Plausible's comparison line: the same length, so the same buckets but for a week or month
     // cut by the range's ends, or an hour a DST change adds; a bucket it lacks has no figure.
     const previous = loaded.data?.previous?.timeSeries;
-    if (previous) shown.push({ label: 'Clicks, previous period', values: ts.map((_, i) => previous[i]?.clicks ?? null), color: '--muted', dashed: true });
+    if (previous) shown.push({ ...previousClicks, values: ts.map((_, i) => previous[i]?.clicks ?? null) });
     return shown;
   }, [loaded.data]);
   const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
@@ -109,6 +110,14 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
 
 type Summary = Overview['summary'];
 
+/** The chart's lines, in the order drawn; the last is drawn when the answer has the previous period (always asked: compare=previous). */
+const chartSeries = [
+  { label: 'Clicks', color: '--series-1' },
+  { label: 'Unique clicks', color: '--series-2' },
+  { label: 'Conversions', color: '--series-3' },
+  { label: 'Clicks, previous period', color: '--muted', dashed: true },
+] as const;
+
 const chartTitle = (range: Range) => `Clicks by ${range.granularity}, ${rangeWords(range)} (${range.timezone})`;
 
 /** The headline figures, with their changes against `previous` (none given: the frame of figures still loading). */
@@ -147,6 +156,11 @@ function AnalyticsPending({ realtime, range }: { realtime: boolean; range: Range
             Loading analytics…
           </p>
         </div>
+        <LegendFrame series={chartSeries} />
+        {/* Where "Show as a table" will be. */}
+        <p class="chart-table-pending" aria-hidden="true">
+          &nbsp;
+        </p>
       </figure>
       <div class="cards">
         {breakdownGroups.map((g) => (
