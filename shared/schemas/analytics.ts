@@ -70,7 +70,12 @@ const filterFields = {
 const { linkId: _linkFilter, ...linkFilterFields } = filterFields;
 
 /** `format=csv` (or `Accept: text/csv`) streams the answer as CSV. */
-const formatField = { format: z.enum(['json', 'csv'], { error: 'must be json or csv' }).optional() };
+const formatField = {
+  format: z
+    .enum(['json', 'csv'], { error: 'must be json or csv' })
+    .describe('csv (or Accept: text/csv): a CSV download of every row of the range and filters, streamed; with limit or page, of that page alone')
+    .optional(),
+};
 
 const overviewFields = {
   from: rangeBound.optional(),

@@ -394,6 +394,21 @@ describe('analytics by dimension', () => {
     const convRows = parse(await conv.text(), { columns: true }) as Record<string, string>[];
     const report = (await get(`/analytics/conversions?from=${FROM}&to=${TO}&utm_source=newsletter&limit=100`)).data;
     expect(convRows.map((r) => ({ ...r, value: +r.value! }))).toEqual(report.conversions);
+
+    // With `limit` or `page`, the CSV is that page alone, as the JSON's (the export above is every row).
+    const csvPage = async (path: string) => {
+      const res = await fetch(`${api.url}${path}&format=csv`, { headers: { authorization: `Bearer ${a.key}` } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-disposition')).toMatch(/^attachment; /);
+      return parse(await res.text(), { columns: true }) as Record<string, string>[];
+    };
+    const logPage = await csvPage(`/analytics/clicks?from=${FROM}&to=${TO}&country=DE&limit=100&page=2`);
+    expect(logPage).toHaveLength(100);
+    expect(logPage.map((r) => ({ ...Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === '' ? null : v])), bot: r.bot === 'true', device: r.device, source: r.source }))).toEqual(pages.slice(100, 200));
+    expect(logRows.slice(100, 200)).toEqual(logPage);
+    const convPage = await csvPage(`/analytics/conversions?from=${FROM}&to=${TO}&utm_source=newsletter&limit=2&page=2`);
+    expect(convPage.map((r) => ({ ...r, value: +r.value! }))).toEqual(report.conversions.slice(2, 4));
+    expect(convPage.length).toBe(Math.min(2, Math.max(0, report.conversions.length - 2)));
   }, HEAVY);
 
   it('experiments: each rule and the default against the control, with the statistics of experiment-statistics.ts', async () => {

@@ -9,7 +9,9 @@ import {
   analyticsLinkQuerySchema,
   analyticsQuerySchema,
   breakdownQuerySchema,
+  clickLogEntrySchema,
   clickLogQuerySchema,
+  conversionRecordSchema,
   conversionReportQuerySchema,
   experimentQuerySchema,
   realtimeQuerySchema,
@@ -60,6 +62,13 @@ const breakdownColumns = (dimension: Dimension) => [
   'revenue',
   'conversionRate',
 ];
+
+/**
+ * A CSV export holds every row (or value) of the range unless `limit` or `page` asks for
+ * a page, which is then the CSV alone, as in JSON: cut at a default page, an export
+ * would pass for the whole.
+ */
+const pageAsked = (ctx: Context) => ctx.query.limit !== undefined || ctx.query.page !== undefined;
 
 export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void {
   const { sql, links, requireScope } = deps;
@@ -167,8 +176,7 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     const f = { ...query, ...scope, dimension };
     if (wantsCsv(ctx, query.format)) {
       const name = `breakdown-${dimension}-${query.from}-${query.to}`;
-      // Every value unless a page is asked for: an export cut at a page would pass for the whole.
-      if (ctx.query.limit === undefined && ctx.query.page === undefined) {
+      if (!pageAsked(ctx)) {
         return sendCsv(ctx, name, csvStream(breakdownColumns(dimension), await breakdownExport(store(), sql, f, linkValuePeriods(), requestSignal(ctx))));
       }
       return sendCsv(ctx, name, toCsv(breakdownColumns(dimension), (await breakdown(store(), sql, f, linkValuePeriods(), requestSignal(ctx))).rows));
@@ -195,7 +203,11 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
     const query = parseInput(conversionReportQuerySchema, ctx.query, 'query');
     const scope = await scopeOf(ctx, query);
     const f = { ...query, ...scope };
-    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `conversions-${query.from}-${query.to}`, await conversionsCsv(store(), f, requestSignal(ctx)));
+    if (wantsCsv(ctx, query.format)) {
+      const name = `conversions-${query.from}-${query.to}`;
+      if (!pageAsked(ctx)) return sendCsv(ctx, name, await conversionsCsv(store(), f, requestSignal(ctx)));
+      return sendCsv(ctx, name, toCsv(Object.keys(conversionRecordSchema.shape), (await conversionReport(store(), f, requestSignal(ctx))).report.conversions));
+    }
     const { report, total } = await conversionReport(store(), f, requestSignal(ctx));
     ctx.body = { success: true, data: report, pagination: pagination(query.page, query.limit, total) };
   });
@@ -204,7 +216,11 @@ export function analyticsRoutes(router: Router, deps: AnalyticsRouteDeps): void 
   router.get('/analytics/clicks', requireScope('analytics:read'), whileClientConnected, async (ctx) => {
     const query = parseInput(clickLogQuerySchema, ctx.query, 'query');
     const scope = await scopeOf(ctx, query);
-    if (wantsCsv(ctx, query.format)) return sendCsv(ctx, `clicks${query.from ? `-${query.from}` : ''}${query.to ? `-${query.to}` : ''}`, await clickLogCsv(store(), scope, query, requestSignal(ctx)));
+    if (wantsCsv(ctx, query.format)) {
+      const name = `clicks${query.from ? `-${query.from}` : ''}${query.to ? `-${query.to}` : ''}`;
+      if (!pageAsked(ctx)) return sendCsv(ctx, name, await clickLogCsv(store(), scope, query, requestSignal(ctx)));
+      return sendCsv(ctx, name, toCsv(Object.keys(clickLogEntrySchema.shape), (await clickLog(store(), scope, query, requestSignal(ctx))).items));
+    }
     const { items, total } = await clickLog(store(), scope, query, requestSignal(ctx));
     okList(ctx, items, pagination(query.page, query.limit, total));
   });
