@@ -73,7 +73,7 @@ const { linkId: _linkFilter, ...linkFilterFields } = filterFields;
 const formatField = {
   format: z
     .enum(['json', 'csv'], { error: 'must be json or csv' })
-    .describe('csv (or Accept: text/csv): a CSV download of every row of the range and filters, streamed; with limit or page, of that page alone')
+    .describe('csv (or Accept: text/csv): a CSV download of the whole answer (every row of the range and filters; every value of a breakdown), streamed; with limit or page, of that page alone')
     .optional(),
 };
 

@@ -11,6 +11,8 @@ export interface Series {
   label: string;
   /** null: no figure, not zero (a bucket not begun yet; for the previous period, one it lacks). */
   values: Array<number | null>;
+  /** What a null says, in the table, to screen readers: "not begun yet" unless the series says otherwise. */
+  noFigure?: string;
   /** CSS custom property holding the colour, so light and dark themes both read well. */
   color: string;
   /** Drawn dashed and unfilled: a reference line (the previous period), not a figure of the range. */
@@ -110,7 +112,7 @@ export function TimeChart({ dates, series, title, granularity, timeZone }: { dat
                   <th scope="row">{d.replace('T', ' ')}</th>
                   {series.map((s) => (
                     <td class="num" key={s.label}>
-                      {s.values[i] === null ? <span aria-label={s.dashed ? 'no such period' : 'not begun yet'}>–</span> : fmtInt(s.values[i] ?? 0)}
+                      {s.values[i] === null ? <span aria-label={s.noFigure ?? 'not begun yet'}>–</span> : fmtInt(s.values[i] ?? 0)}
                     </td>
                   ))}
                 </tr>

@@ -56,7 +56,7 @@ export function AnalyticsPanel({ range, filters, loc, realtime = false }: { rang
     // Plausible's comparison line: the same length, so the same buckets but for a week or month
     // cut by the range's ends, or an hour a DST change adds; a bucket it lacks has no figure.
     const previous = loaded.data?.previous?.timeSeries;
-    if (previous) shown.push({ ...previousClicks, values: ts.map((_, i) => previous[i]?.clicks ?? null) });
+    if (previous) shown.push({ ...previousClicks, values: ts.map((_, i) => previous[i]?.clicks ?? null), noFigure: 'no such bucket in the previous period' });
     return shown;
   }, [loaded.data]);
   const dates = useMemo(() => loaded.data?.timeSeries.map((p) => p.date) ?? [], [loaded.data]);
