@@ -42,6 +42,7 @@ import { median, percentile } from '../stats.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { cpuMeter } from '../process-cpu.ts';
 import { benchTempDir, startBenchService } from '../cleanup.ts';
+import { processRssMb } from '../process-memory.ts';
 
 export const name = 'analytics';
 
@@ -231,7 +232,7 @@ async function diagnose(ch: ClickHouseClient, sql: Sql, workspaceId: string, fro
  * runs the API in-process) before, at its peak while streaming (sampled every 20 ms),
  * and after. Constant memory means the peak does not grow with the rows.
  */
-async function measureCsvExport(url: string, key: string, ch: ClickHouseClient, workspaceId: string, nowMs: number): Promise<{ row: Row; note: string; rows: number; seconds: number; rowsPerSecond: number; rss: string }> {
+async function measureCsvExport(url: string, key: string, ch: ClickHouseClient, enginePid: number, workspaceId: string, nowMs: number): Promise<{ row: Row; note: string; rows: number; seconds: number; rowsPerSecond: number; rss: string }> {
   // Whole UTC days back from yesterday until about 1M clicks are covered.
   const to = new Date(nowMs - MS_DAY).toISOString().slice(0, 10);
   let from = to;
@@ -242,10 +243,10 @@ async function measureCsvExport(url: string, key: string, ch: ClickHouseClient, 
     });
     if (n >= 1_000_000) break;
   }
-  const streamed = await streamCsv(url, key, `/analytics/clicks?format=csv&from=${from}&to=${to}`);
+  const streamed = await streamCsv(url, key, `/analytics/clicks?format=csv&from=${from}&to=${to}`, enginePid);
   const { rows, seconds, rowsPerSecond, rss } = streamed;
   return {
-    row: { name: `click log CSV export, ${from}..${to}`, tier: 'last', requests: 1, rows, 'rows/s': Math.round(rowsPerSecond), seconds: Number(seconds.toFixed(2)), 'API RSS growth MB': streamed.growthMb },
+    row: { name: `click log CSV export, ${from}..${to}`, tier: 'last', requests: 1, rows, 'rows/s': Math.round(rowsPerSecond), seconds: Number(seconds.toFixed(2)), 'API RSS growth MB': streamed.growthMb, 'first byte s': Number(streamed.firstByteSeconds.toFixed(2)), 'ClickHouse RSS growth MB': streamed.engineGrowthMb },
     note: `CSV export: ${fmt(rows)} click-log rows (${from}..${to}) in ${seconds.toFixed(2)} s over HTTP = ${fmt(rowsPerSecond)} rows/s; RSS of the process running the API: ${rss}`,
     rows,
     seconds,
@@ -255,22 +256,30 @@ async function measureCsvExport(url: string, key: string, ch: ClickHouseClient, 
 }
 
 /**
- * A CSV export streamed through the API: its data rows, the time over HTTP, and the RSS
- * of the bench process (which runs the API in-process) before, at its peak while
- * streaming (sampled every 20 ms), and after.
+ * A CSV export streamed through the API: its data rows, the time over HTTP and to its
+ * first byte, the RSS of the bench process (which runs the API in-process) before, at
+ * its peak while streaming (sampled every 20 ms), and after, and the peak RSS growth
+ * of the ClickHouse process (the embedded engine holds a statement's whole answer).
  */
-async function streamCsv(url: string, key: string, path: string): Promise<{ rows: number; seconds: number; rowsPerSecond: number; rss: string; growthMb: number }> {
+async function streamCsv(url: string, key: string, path: string, enginePid: number): Promise<{ rows: number; seconds: number; firstByteSeconds: number; rowsPerSecond: number; rss: string; growthMb: number; engineGrowthMb: number }> {
   global.gc?.();
   const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
   const before = process.memoryUsage().rss;
+  const engineBefore = (await processRssMb(enginePid)).now;
   let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  let enginePeak = engineBefore;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+    void processRssMb(enginePid).then((r) => (enginePeak = Math.max(enginePeak, r.now)));
+  }, 20);
   const started = performance.now();
   const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } });
   if (res.status !== 200) throw new Error(`CSV export ${path}: ${res.status} ${await res.text()}`);
   let lines = 0;
+  let firstByteSeconds = 0;
   // Newlines counted natively: a byte loop in JS here cost as much CPU as the export, in the API's process.
   for await (const chunk of res.body!) {
+    firstByteSeconds ||= (performance.now() - started) / 1000;
     const buf = Buffer.from(chunk as Uint8Array);
     for (let at = buf.indexOf(10); at !== -1; at = buf.indexOf(10, at + 1)) lines++;
   }
@@ -281,9 +290,11 @@ async function streamCsv(url: string, key: string, path: string): Promise<{ rows
   return {
     rows,
     seconds,
+    firstByteSeconds,
     rowsPerSecond: rows / seconds,
-    rss: `before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), after ${mb(after)}`,
+    rss: `before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), after ${mb(after)}; first byte after ${firstByteSeconds.toFixed(2)} s; ClickHouse process peak +${enginePeak - engineBefore > 0 ? (enginePeak - engineBefore).toFixed(0) : 0} MB`,
     growthMb: Number(((peak - before) / 1e6).toFixed(0)),
+    engineGrowthMb: Math.round(Math.max(0, enginePeak - engineBefore)),
   };
 }
 
@@ -292,12 +303,12 @@ async function streamCsv(url: string, key: string, path: string): Promise<{ rows
  * the dimensions with the most values over the 30 days, each labelled from Postgres
  * (links) or not (destinations, cities), rows and time over HTTP and the API's RSS.
  */
-async function measureBreakdownExports(url: string, key: string, from: string, to: string): Promise<{ rows: Row[]; notes: string[] }> {
+async function measureBreakdownExports(url: string, key: string, enginePid: number, from: string, to: string): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
   for (const dimension of ['link', 'destination', 'city']) {
-    const streamed = await streamCsv(url, key, `/analytics/breakdown?dimension=${dimension}&format=csv&from=${from}&to=${to}`);
-    rows.push({ name: `breakdown CSV export, every ${dimension}, ${from}..${to}`, tier: 'last', requests: 1, rows: streamed.rows, 'rows/s': Math.round(streamed.rowsPerSecond), seconds: Number(streamed.seconds.toFixed(2)), 'API RSS growth MB': streamed.growthMb });
+    const streamed = await streamCsv(url, key, `/analytics/breakdown?dimension=${dimension}&format=csv&from=${from}&to=${to}`, enginePid);
+    rows.push({ name: `breakdown CSV export, every ${dimension}, ${from}..${to}`, tier: 'last', requests: 1, rows: streamed.rows, 'rows/s': Math.round(streamed.rowsPerSecond), seconds: Number(streamed.seconds.toFixed(2)), 'API RSS growth MB': streamed.growthMb, 'first byte s': Number(streamed.firstByteSeconds.toFixed(2)), 'ClickHouse RSS growth MB': streamed.engineGrowthMb });
     notes.push(`breakdown CSV export by ${dimension}: ${fmt(streamed.rows)} values (${from}..${to}) in ${streamed.seconds.toFixed(2)} s over HTTP; RSS of the process running the API: ${streamed.rss}`);
   }
   return { rows, notes };
@@ -576,10 +587,10 @@ export async function run(): Promise<SuiteResult> {
     rows.push(...diag.rows);
     notes.push(...diag.notes);
     const p50 = overviewP50.get(biggest)!;
-    const csv = await measureCsvExport(api.url, key, clickhouse, workspaceId, nowMs);
+    const csv = await measureCsvExport(api.url, key, clickhouse, ch.pid, workspaceId, nowMs);
     rows.push(csv.row);
     notes.push(csv.note);
-    const exports = await measureBreakdownExports(api.url, key, from30, today);
+    const exports = await measureBreakdownExports(api.url, key, ch.pid, from30, today);
     rows.push(...exports.rows);
     notes.push(...exports.notes);
     const checks: Check[] = [

@@ -17,9 +17,9 @@
  *    Baseline, same run: a bare NATS KV put -> watch delivery of the same payload.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { connect } from 'nats';
 import { startBenchService } from '../cleanup.ts';
+import { processRssMb } from '../process-memory.ts';
 import { freePort } from '../../shared/testing/free-port.ts';
 import { benchLink } from '../servers/bench-links.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -122,12 +122,6 @@ async function bareBlobRead(bus: Bus): Promise<{ seconds: number; bytes: number 
   return { seconds: (performance.now() - started) / 1000, bytes };
 }
 
-async function rssMb(pid: number): Promise<{ now: number; peak: number }> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
-  return { now: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
-
 interface LoadResult {
   baselineS: number;
   compaction: CompactionResult;
@@ -185,7 +179,7 @@ async function measureLoad(natsUrl: string, bus: Bus, apiBus: Bus): Promise<Load
       else await new Promise((r) => setTimeout(r, 50));
     }
     const oursS = (performance.now() - spawned) / 1000;
-    const rss = await rssMb(redirector.pid);
+    const rss = await processRssMb(redirector.pid);
     // Served as well as held: spread-out codes answer with their own destinations, and
     // links changed after the compaction with their new one (the catch-up).
     let redirectsChecked = 0;

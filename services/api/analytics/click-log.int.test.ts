@@ -3,6 +3,9 @@ import { createTestClickHouse, type TestClickHouse } from '../../../shared/testi
 import { connectClickHouse, type ClickHouseClient } from '../../../shared/clickhouse/clickhouse-client.ts';
 import { migrateClickHouse } from '../../../shared/clickhouse/clickhouse-migrate.ts';
 import { startTestApi, type TestApi } from '../testing/api-harness.ts';
+import { parse } from 'csv-parse/sync';
+import { clickLogQuerySchema } from '../../../shared/schemas/analytics.ts';
+import { clickLogCsv } from './click-log-query.ts';
 
 /**
  * The click log (clickhouse/0012, clicks_by_time) lists and counts a click stored twice once, whether
@@ -75,6 +78,37 @@ describe('click log', () => {
     expect(res.body.data.map((c: { clickId: string }) => c.clickId)).toEqual(Array.from({ length: 100 }, (_, i) => deep(149 - i).click_id));
     const last = await api.request('GET', '/analytics/clicks?limit=100&page=12', { key: tenant.key });
     expect(last.body.data.map((c: { clickId: string }) => c.clickId)).toEqual(Array.from({ length: 50 }, (_, i) => deep(49 - i).click_id));
+  });
+
+  it('exports the same clicks, once each, newest first, in windows of any size as in one', async () => {
+    const tenant = await api.tenant();
+    const own = (await api.request('POST', '/links', { key: tenant.key, body: { destinationUrl: 'https://example.com/log' } })).body.data.id;
+    // Minute m holds m % 3 + 1 clicks (two of them at the same instant), the 5 newest stored twice, unmerged.
+    const clicks = Array.from({ length: 20 }, (_, m) => Array.from({ length: (m % 3) + 1 }, (_, k) => ({
+      ...click(m), workspace_id: tenant.workspaceId, link_id: own, ts: Date.parse('2026-06-12T00:00:00Z') + m * 60_000 + Math.min(k, 1) * 1_000, click_id: `ck_win_${m}_${k}`,
+    }))).flat();
+    await client.insert({ table: 'events', values: clicks, format: 'JSONEachRow' });
+    await client.insert({ table: 'events', values: clicks.slice(-5), format: 'JSONEachRow', clickhouse_settings: { insert_deduplicate: 0 } });
+    const scope = { workspaceId: tenant.workspaceId, includeBots: false, filters: {} };
+    const exported = async (query: Record<string, string>, windowRows?: number, linked = false) => {
+      const stream = await clickLogCsv(client, linked ? { ...scope, linkId: own } : scope, clickLogQuerySchema.parse(query), undefined, windowRows ? { windowRows } : {});
+      const text = (await stream.toArray()).join('');
+      // The header once, first, as ClickHouse writes it.
+      const header = '"clickId","linkId","campaignId","timestamp","country","region","city","device","os","browser","referrerHost","utmSource","utmMedium","utmCampaign","utmTerm","utmContent","source","ruleId","destination","bot"';
+      expect(text.split('\n')[0]).toBe(header);
+      expect(text.split(header).length).toBe(2);
+      return (parse(text, { columns: true }) as Array<{ clickId: string }>).map((r) => r.clickId);
+    };
+    for (const [query, linked] of [[{}, false], [{}, true], [{ from: '2026-06-12T00:04:00Z', to: '2026-06-12T00:13:00Z' }, false], [{ from: '2026-06-12T00:04:00Z', to: '2026-06-12T00:13:00Z' }, true]] as const) {
+      const res = await api.request('GET', `/analytics/clicks?limit=100&${new URLSearchParams({ ...query, ...(linked ? { linkId: own } : {}) })}`, { key: tenant.key });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const listed = res.body.data.map((c: { clickId: string }) => c.clickId);
+      expect(listed.length).toBe(query.from ? 18 : 39);
+      expect(await exported(query, undefined, linked)).toEqual(listed);
+      for (const windowRows of [1, 5]) expect(await exported(query, windowRows, linked), `windows of ${windowRows}, ${JSON.stringify(query)}, linked ${linked}`).toEqual(listed);
+    }
+    // No clicks in the range: the header alone.
+    expect(await exported({ from: '2026-06-13', to: '2026-06-13' }, 1)).toEqual([]);
   });
 
   it('0012 copies the clicks stored before it, once, with region, city and destination', async () => {
