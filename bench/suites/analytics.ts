@@ -287,14 +287,15 @@ async function streamCsv(url: string, key: string, path: string, enginePid: numb
   clearInterval(sampler);
   const after = process.memoryUsage().rss;
   const rows = lines - 1;
+  const engineGrowthMb = Math.round(Math.max(0, enginePeak - engineBefore));
   return {
     rows,
     seconds,
     firstByteSeconds,
     rowsPerSecond: rows / seconds,
-    rss: `before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), after ${mb(after)}; first byte after ${firstByteSeconds.toFixed(2)} s; ClickHouse process peak +${enginePeak - engineBefore > 0 ? (enginePeak - engineBefore).toFixed(0) : 0} MB`,
+    rss: `before ${mb(before)}, peak ${mb(peak)} (+${mb(peak - before)}), after ${mb(after)}; first byte after ${firstByteSeconds.toFixed(2)} s; ClickHouse process peak +${engineGrowthMb} MB`,
     growthMb: Number(((peak - before) / 1e6).toFixed(0)),
-    engineGrowthMb: Math.round(Math.max(0, enginePeak - engineBefore)),
+    engineGrowthMb,
   };
 }
 
