@@ -110,16 +110,21 @@ describe('webhooks sender with Postgres stalled on its open connections', () => 
     const before = await publish('link_before');
     await until('the first delivery recorded', () => succeeded(before), 30_000);
 
+    const stalledAt = Date.now();
     proxy.stallOpen();
     const during = await publish('link_during');
     // Attempted before it is stored (a link event's id is stable), so it may arrive at once;
     // what a stalled connection holds up is its record, and every later statement.
     await until('the delivery made while the open connections stall recorded', () => succeeded(during), 20 * POSTGRES_TIMEOUT_MS).catch(async (err: unknown) => {
-      // What a failure needs to be traced: the sender's own account, what it stored, what its backends were doing.
-      const deliveries = await db.sql`SELECT event_id, status, attempts, next_attempt_at FROM webhook_deliveries ORDER BY created_at`;
-      const backends = await db.sql`SELECT application_name, state, wait_event, left(query, 100) AS query, state_change FROM pg_stat_activity WHERE datname = current_database()`;
-      console.error(`sender output:\n${sender.output}\ndeliveries: ${JSON.stringify(deliveries)}\nbackends: ${JSON.stringify(backends)}\nreceived: ${receiver.received.length}`);
-      throw err;
+      // What a failure needs to be traced: the sender's own account, what it stored, what its
+      // backends were doing. In the error itself: CI keeps the end of its log, where the
+      // failures are summed up, and a stray print earlier was lost (stop 52).
+      const deliveries = await db.sql`SELECT event_id, status, attempts, next_attempt_at, created_at FROM webhook_deliveries ORDER BY created_at`;
+      const backends = await db.sql`SELECT application_name, state, wait_event, left(query, 100) AS query, backend_start, state_change FROM pg_stat_activity WHERE datname = current_database()`;
+      const output = sender.output.split('\n').slice(-40).join('\n');
+      throw new Error(
+        `${(err as Error).message} (stalled at ${new Date(stalledAt).toISOString()})\nsender output (its last 40 lines):\n${output}\ndeliveries: ${JSON.stringify(deliveries)}\nbackends: ${JSON.stringify(backends)}\nreceived: ${receiver.received.length}`,
+      );
     });
     expect(receiver.received.some((r) => r.body.includes('link_during'))).toBe(true);
     // Not asserted: that a stalled connection was closed. A sender whose open connections

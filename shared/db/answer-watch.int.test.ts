@@ -53,16 +53,28 @@ describe('answer watch', () => {
   });
 });
 
+/** A pool of `max` connections with the answer watch, reaching a database of its own through a TCP proxy. */
+async function behindProxy(max: number) {
+  const db = await createTestDatabase('postgres');
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
+  const url = new URL(db.url);
+  url.host = `127.0.0.1:${proxy.port}`;
+  const sql = connectPostgres(url.toString(), { max, answerTimeoutMs: BOUND_MS });
+  const close = async () => {
+    proxy.unstall();
+    await sql.end({ timeout: 5 });
+    await proxy.close();
+    await db.close();
+  };
+  return { sql, proxy, close };
+}
+
 describe('answer watch, a path that stalls', () => {
   it("bounds a statement's first run on a connection, whose description is asked for before it runs", async () => {
     // postgres.js asks for a new statement's parameter types first (Parse, Describe, Flush:
     // no Sync, so no ReadyForQuery answers it), then runs it. Before, a stall right then went
     // unseen: the webhooks sender's insert waited for ever (postgres-stall.int, 1 run in 10).
-    const db = await createTestDatabase('postgres');
-    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
-    const url = new URL(db.url);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const sql = connectPostgres(url.toString(), { max: 1, answerTimeoutMs: BOUND_MS });
+    const { sql, proxy, close } = await behindProxy(1);
     try {
       await sql`SELECT 1`;
       proxy.stallOpen();
@@ -79,10 +91,51 @@ describe('answer watch, a path that stalls', () => {
       // Over a new connection (the stalled one is left to the proxy), described and run.
       expect(await sql`SELECT ${'again'}::text AS said`).toEqual([{ said: 'again' }]);
     } finally {
+      await close();
+    }
+  });
+});
+
+describe('answer watch, a path that stalls every open connection of a pool', () => {
+  it('recovers within one bound however many connections were open, and keeps a transaction left open meanwhile', async () => {
+    // A failover behind a load balancer: every open connection stops passing anything on,
+    // new ones work. Before, each idle connection was found stalled by a statement of its
+    // own, each failing after a whole bound: ten connections, ten bounds (13 s at 1 s).
+    const { sql, proxy, close } = await behindProxy(10);
+    let endTransaction!: () => void;
+    const transactionEnds = new Promise<void>((r) => (endTransaction = r));
+    try {
+      // Nine connections opened and left idle, and a tenth inside a transaction that waits on its request.
+      let inTransaction!: () => void;
+      const transactionOpen = new Promise<void>((r) => (inTransaction = r));
+      const transaction = sql.begin(async (t) => {
+        await t`SELECT 1`;
+        inTransaction();
+        await transactionEnds;
+        return t`SELECT 'committed' AS said`;
+      });
+      await transactionOpen;
+      await Promise.all(Array.from({ length: 9 }, () => sql`SELECT pg_sleep(0.2)`));
+      proxy.stallOpen();
+
+      const outcomes: string[] = [];
+      for (;;) {
+        const outcome = await sql`SELECT 'through' AS said`.then(
+          (rows) => String(rows[0]?.said),
+          (err: unknown) => (err instanceof PostgresAnswerTimeout ? 'timeout' : String(err)),
+        );
+        outcomes.push(outcome);
+        if (outcome === 'through' || outcomes.length >= 10) break;
+      }
+      expect(outcomes, 'one statement fails with the first stalled connection; the next goes through a new one').toEqual(['timeout', 'through']);
+
+      // The transaction's connection was left open: once the path passes its bytes again, it commits.
       proxy.unstall();
-      await sql.end({ timeout: 5 });
-      await proxy.close();
-      await db.close();
+      endTransaction();
+      expect(await transaction).toEqual([{ said: 'committed' }]);
+    } finally {
+      endTransaction();
+      await close();
     }
   });
 });

@@ -31,6 +31,8 @@ interface Watched {
   written: number;
   /** Since when the connection has sent bytes and received none; null: it is not waiting. */
   waitingSince: number | null;
+  /** When it last received a byte (when it was opened, before the first); plaintext only. */
+  heardAt: number;
   /** The bound was found passed on one tick already. */
   overdue: boolean;
 }
@@ -54,6 +56,17 @@ interface Watched {
  * bypass the JS socket, while the counts still move): there a read ends a wait, so such a
  * stall, or one of a statement sent within the same tick (tickMs) as an answer arrived,
  * is caught at the connection's next write only.
+ *
+ * A connection closed for its silence takes with it the pool's idle connections (nothing
+ * unanswered, outside a transaction) that have heard nothing since its wait began: a
+ * stalled path (a failover behind a load balancer) stalls every open connection, and
+ * found one statement at a time, each at the cost of a whole bound, a pool of ten took
+ * ten bounds to recover, its requests failing meanwhile. Closing an idle connection fails
+ * nothing sent (postgres.js opens a new one for its next query), and leaves no transaction
+ * half done, so a connection that was fine costs a reconnect only. One case costs more: a
+ * statement handed to it in the same instant, whose write postgres.js defers to the end
+ * of the loop turn, fails as the silent connection's statements do (a 503). Under TLS an
+ * idle connection cannot be told apart, and waits for its own bound.
  */
 export function answerWatch(timeoutMs: number): AnswerWatch {
   const watched = new Set<Watched>();
@@ -94,7 +107,24 @@ export function answerWatch(timeoutMs: number): AnswerWatch {
         continue;
       }
       watched.delete(w);
-      w.socket.destroy(new PostgresAnswerTimeout('POSTGRES_ANSWER_TIMEOUT', `Postgres did not answer within ${timeoutMs} ms; connection closed`));
+      const timedOut = () => w.socket.destroy(new PostgresAnswerTimeout('POSTGRES_ANSWER_TIMEOUT', `Postgres did not answer within ${timeoutMs} ms; connection closed`));
+      const silentSince = w.waitingSince;
+      const silent = w.exchanges.opaque ? [] : [...watched].filter((other) => !other.socket.destroyed && other.exchanges.idle && other.heardAt <= silentSince);
+      if (silent.length === 0) {
+        timedOut();
+        continue;
+      }
+      // The idle ones first, and the silent one's queries failed once postgres.js has seen
+      // them close (within the loop turn; a tick at the latest): a caller that tries again at
+      // once (the failure would come before the closes otherwise) would be handed one of them
+      // and fail again.
+      const closes = silent.map((other) => {
+        watched.delete(other);
+        const closed = new Promise((resolve) => other.socket.once('close', resolve));
+        other.socket.destroy();
+        return closed;
+      });
+      void Promise.race([Promise.all(closes), new Promise((resolve) => setTimeout(resolve, tickMs))]).then(timedOut);
     }
     if (watched.size === 0 && timer !== null) {
       clearInterval(timer);
@@ -125,8 +155,11 @@ export function answerWatch(timeoutMs: number): AnswerWatch {
         else if (typeof chunk === 'string') exchanges.sentBytes(Buffer.from(chunk));
         return write(chunk, ...rest);
       }) as Socket['write'];
-      socket.on('data', (chunk: Buffer) => exchanges.receivedBytes(chunk));
-      const w: Watched = { socket, exchanges, read: 0, written: 0, waitingSince: null, overdue: false };
+      const w: Watched = { socket, exchanges, read: 0, written: 0, waitingSince: null, heardAt: performance.now(), overdue: false };
+      socket.on('data', (chunk: Buffer) => {
+        w.heardAt = performance.now();
+        exchanges.receivedBytes(chunk);
+      });
       watched.add(w);
       timer ??= setInterval(tick, tickMs).unref();
       return socket;

@@ -81,8 +81,43 @@ describe('WireExchanges', () => {
     tls.sentBytes(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
     expect(tls.opaque).toBe(true);
     expect(tls.unanswered).toBe(0);
+    expect(tls.idle, 'its transaction state cannot be read').toBe(false);
     const cancel = new WireExchanges();
     cancel.sentBytes(first(80877102, Buffer.alloc(8)));
     expect(cancel.opaque).toBe(true);
+  });
+
+  it('is idle with nothing unanswered outside a transaction, as each ReadyForQuery says, however the bytes are cut', () => {
+    const inTransaction = message('Z', Buffer.from('T'));
+    const failedTransaction = message('Z', Buffer.from('E'));
+    const query = (text: string) => message('Q', Buffer.from(`${text}\0`));
+    for (const size of [1, 5, 1_000]) {
+      const x = new WireExchanges();
+      const receive = (b: Buffer) => inPieces(b, size, (p) => x.receivedBytes(p));
+      x.sentBytes(startup);
+      expect(x.idle, 'connecting').toBe(false);
+      receive(Buffer.concat([message('R', Buffer.alloc(4)), ready]));
+      expect(x.idle).toBe(true);
+      x.sentBytes(query('BEGIN'));
+      expect(x.idle, 'a statement unanswered').toBe(false);
+      receive(Buffer.concat([message('C', Buffer.from('BEGIN\0')), inTransaction]));
+      expect(x.idle, 'inside a transaction').toBe(false);
+      x.sentBytes(query('SELEC'));
+      receive(Buffer.concat([message('E', Buffer.from('Serror\0\0')), failedTransaction]));
+      expect(x.idle, 'inside a failed transaction').toBe(false);
+      x.sentBytes(query('ROLLBACK'));
+      receive(Buffer.concat([message('C', Buffer.from('ROLLBACK\0')), ready]));
+      expect(x.idle, `pieces of ${size}`).toBe(true);
+    }
+    // A ReadyForQuery whose status byte is still on the way says nothing yet.
+    const x = new WireExchanges();
+    x.sentBytes(startup);
+    x.receivedBytes(ready);
+    x.sentBytes(message('Q', Buffer.from('BEGIN\0')));
+    x.receivedBytes(inTransaction.subarray(0, 5));
+    expect(x.unanswered).toBe(0);
+    expect(x.idle).toBe(false);
+    x.receivedBytes(inTransaction.subarray(5));
+    expect(x.idle).toBe(false);
   });
 });

@@ -14,6 +14,9 @@
  * PortalSuspended or EmptyQueryResponse; an ErrorResponse) once the exchanges sent
  * before it are answered.
  *
+ * Each ReadyForQuery also says whether the connection is inside a transaction: `idle`
+ * is a connection with nothing unanswered, outside one.
+ *
  * A connection that asks for TLS (SSLRequest) or sends a CancelRequest becomes opaque
  * (`opaque`: its messages can no longer be read), and the caller falls back to bytes.
  */
@@ -24,6 +27,8 @@ const SYNC = 0x53; // 'S'
 const QUERY = 0x51; // 'Q'
 const READY_FOR_QUERY = 0x5a; // 'Z'
 const FLUSH = 0x48; // 'H'
+/** ReadyForQuery's transaction status: idle, outside a transaction. */
+const NOT_IN_TRANSACTION = 0x49; // 'I'
 /** The server's messages that end what a Flush asked for: RowDescription, NoData, CommandComplete, PortalSuspended, EmptyQueryResponse, ErrorResponse. */
 const FLUSH_ANSWERS = new Set([0x54, 0x6e, 0x43, 0x73, 0x49, 0x45]); // 'T' 'n' 'C' 's' 'I' 'E'
 
@@ -39,18 +44,29 @@ class MessageSplitter {
   /** Body bytes of the current message still to pass. */
   private bodyLeft = 0;
   private untyped: boolean;
+  /** The current message's type, and whether its first body byte has passed. */
+  private type: number | null = null;
+  private bodyStarted = false;
   private readonly onMessage: (type: number | null, code: number | null) => void;
+  private readonly onFirstBodyByte: (type: number, byte: number) => void;
 
-  /** `untyped`: the first message has no type byte; its code (bytes 4-8) is read with its length. */
-  constructor(untyped: boolean, onMessage: (type: number | null, code: number | null) => void) {
+  /**
+   * `untyped`: the first message has no type byte; its code (bytes 4-8) is read with its
+   * length. `onMessage` is called once a message's header has passed, `onFirstBodyByte`
+   * once the first byte of a typed message's body has (it may come in a later chunk).
+   */
+  constructor(untyped: boolean, onMessage: (type: number | null, code: number | null) => void, onFirstBodyByte: (type: number, byte: number) => void = () => undefined) {
     this.untyped = untyped;
     this.onMessage = onMessage;
+    this.onFirstBodyByte = onFirstBodyByte;
   }
 
   feed(chunk: Uint8Array): void {
     let i = 0;
     while (i < chunk.length) {
       if (this.bodyLeft > 0) {
+        if (!this.bodyStarted && this.type !== null) this.onFirstBodyByte(this.type, chunk[i]!);
+        this.bodyStarted = true;
         const n = Math.min(this.bodyLeft, chunk.length - i);
         this.bodyLeft -= n;
         i += n;
@@ -68,11 +84,14 @@ class MessageSplitter {
         const length = this.header.readInt32BE(0);
         this.untyped = false;
         this.bodyLeft = Math.max(0, length - 8);
+        this.type = null;
         this.onMessage(null, this.header.readInt32BE(4));
       } else {
         const length = this.header.readInt32BE(1);
         this.bodyLeft = Math.max(0, length - 4);
-        this.onMessage(this.header[0]!, null);
+        this.type = this.header[0]!;
+        this.bodyStarted = false;
+        this.onMessage(this.type, null);
       }
     }
   }
@@ -85,6 +104,8 @@ export class WireExchanges {
   /** A Flush sent and its answer not ended; it follows the answers to the first `flushAfter` exchanges. */
   private flushed = false;
   private flushAfter = 0;
+  /** The last ReadyForQuery's transaction status; null until it has come (none yet, or its byte is still on the way). */
+  private status: number | null = null;
   private readonly sent = new MessageSplitter(true, (type, code) => {
     if (type === null) {
       if (code === SSL_REQUEST_CODE || code === CANCEL_REQUEST_CODE || code === GSSENC_REQUEST_CODE) this.isOpaque = true;
@@ -95,11 +116,20 @@ export class WireExchanges {
       this.flushAfter = this.asked;
     }
   });
-  private readonly received = new MessageSplitter(false, (type) => {
-    if (type === READY_FOR_QUERY) this.answered++;
-    // A Sync sent after the Flush ends its wait too: what it flushed is answered before that ReadyForQuery.
-    if (this.flushed && (this.answered > this.flushAfter || (this.answered === this.flushAfter && type !== null && FLUSH_ANSWERS.has(type)))) this.flushed = false;
-  });
+  private readonly received = new MessageSplitter(
+    false,
+    (type) => {
+      if (type === READY_FOR_QUERY) {
+        this.answered++;
+        this.status = null;
+      }
+      // A Sync sent after the Flush ends its wait too: what it flushed is answered before that ReadyForQuery.
+      if (this.flushed && (this.answered > this.flushAfter || (this.answered === this.flushAfter && type !== null && FLUSH_ANSWERS.has(type)))) this.flushed = false;
+    },
+    (type, byte) => {
+      if (type === READY_FOR_QUERY) this.status = byte;
+    },
+  );
 
   /** Bytes the client wrote. */
   sentBytes(chunk: Uint8Array): void {
@@ -114,6 +144,15 @@ export class WireExchanges {
   /** Its messages cannot be read (TLS, a cancel request): count nothing. */
   get opaque(): boolean {
     return this.isOpaque;
+  }
+
+  /**
+   * Nothing sent is unanswered, and the last answer left the connection outside a
+   * transaction: closing it now fails nothing sent, and leaves no transaction half done.
+   * False while opaque.
+   */
+  get idle(): boolean {
+    return !this.isOpaque && this.unanswered <= 0 && this.status === NOT_IN_TRANSACTION;
   }
 
   /** Exchanges sent whose ReadyForQuery (or a Flush's answer) has not come back. */
