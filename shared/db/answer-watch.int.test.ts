@@ -9,6 +9,7 @@ import { isStoreUnavailable } from '../store-unavailable.ts';
 import { PostgresAnswerTimeout } from './answer-watch.ts';
 import { connectPostgres, type Sql } from './postgres.ts';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
+import { startPostgresTlsProxy } from '../testing/postgres-tls-proxy.ts';
 
 const BOUND_MS = 500;
 
@@ -25,23 +26,6 @@ describe('answer watch', () => {
     await db?.close();
   });
 
-  it('bounds the answer to a pipelined statement once an earlier one of the batch was answered', async () => {
-    // Sent together; the first answer arrives at once, the second not for 5 s. Before, that
-    // first answer ended the connection's wait, and the second was waited for unbounded
-    // (as a stalled path after the first answer would have been: for ever).
-    const started = Date.now();
-    const outcome = await sql
-      .begin((t) => Promise.all([t`SELECT 1 AS one`, t`SELECT pg_sleep(5)`]))
-      .then(
-        () => 'answered',
-        (err: unknown) => err,
-      );
-    expect(isStoreUnavailable(outcome), String(outcome)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(4_000);
-    // The pool goes on over a new connection.
-    expect(await sql`SELECT 2 AS two`).toEqual([{ two: 2 }]);
-  });
-
   it('leaves a connection alone while its transaction waits on the request, and bounds a lone statement', async () => {
     const rows = await sql.begin(async (t) => {
       await t`SELECT 1`;
@@ -53,28 +37,61 @@ describe('answer watch', () => {
   });
 });
 
-/** A pool of `max` connections with the answer watch, reaching a database of its own through a TCP proxy. */
-async function behindProxy(max: number) {
+/**
+ * A pool of `max` connections with the answer watch, reaching a database of its own through
+ * a TCP proxy (`proxy`, to stall the path); with `tls`, over TLS (`sslmode=require`) to a
+ * proxy that ends it in front of that one.
+ */
+async function behindProxy(max: number, options: { tls?: boolean } = {}) {
   const db = await createTestDatabase('postgres');
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
+  const tls = options.tls ? await startPostgresTlsProxy({ host: '127.0.0.1', port: proxy.port }) : null;
   const url = new URL(db.url);
-  url.host = `127.0.0.1:${proxy.port}`;
+  url.host = `127.0.0.1:${tls?.port ?? proxy.port}`;
+  if (tls) url.searchParams.set('sslmode', 'require');
   const sql = connectPostgres(url.toString(), { max, answerTimeoutMs: BOUND_MS });
   const close = async () => {
     proxy.unstall();
     await sql.end({ timeout: 5 });
+    await tls?.close();
     await proxy.close();
     await db.close();
   };
-  return { sql, proxy, close };
+  return { sql, proxy, tls, close };
 }
 
-describe('answer watch, a path that stalls', () => {
+describe.each([
+  ['in the clear', false],
+  ['over TLS', true],
+])('answer watch, a path that stalls (%s)', (_, overTls) => {
+  it('bounds the answer to a pipelined statement once an earlier one of the batch was answered', async () => {
+    // Sent together; the first answer arrives at once, the second not for 5 s. Before, that
+    // first answer ended the connection's wait, and the second was waited for unbounded
+    // (as a stalled path after the first answer would have been: for ever). Over TLS it was
+    // so until the watch read the protocol there too: byte counts cannot tell the answers apart.
+    const { sql, close } = await behindProxy(2, { tls: overTls });
+    try {
+      const started = Date.now();
+      const outcome = await sql
+        .begin((t) => Promise.all([t`SELECT 1 AS one`, t`SELECT pg_sleep(5)`]))
+        .then(
+          () => 'answered',
+          (err: unknown) => err,
+        );
+      expect(isStoreUnavailable(outcome), String(outcome)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(4_000);
+      // The pool goes on over a new connection.
+      expect(await sql`SELECT 2 AS two`).toEqual([{ two: 2 }]);
+    } finally {
+      await close();
+    }
+  });
+
   it("bounds a statement's first run on a connection, whose description is asked for before it runs", async () => {
     // postgres.js asks for a new statement's parameter types first (Parse, Describe, Flush:
     // no Sync, so no ReadyForQuery answers it), then runs it. Before, a stall right then went
     // unseen: the webhooks sender's insert waited for ever (postgres-stall.int, 1 run in 10).
-    const { sql, proxy, close } = await behindProxy(1);
+    const { sql, proxy, close } = await behindProxy(1, { tls: overTls });
     try {
       await sql`SELECT 1`;
       proxy.stallOpen();
@@ -96,12 +113,15 @@ describe('answer watch, a path that stalls', () => {
   });
 });
 
-describe('answer watch, a path that stalls every open connection of a pool', () => {
+describe.each([
+  ['in the clear', false],
+  ['over TLS', true],
+])('answer watch, a path that stalls every open connection of a pool (%s)', (_, overTls) => {
   it('recovers within one bound however many connections were open, and keeps a transaction left open meanwhile', async () => {
     // A failover behind a load balancer: every open connection stops passing anything on,
     // new ones work. Before, each idle connection was found stalled by a statement of its
     // own, each failing after a whole bound: ten connections, ten bounds (13 s at 1 s).
-    const { sql, proxy, close } = await behindProxy(10);
+    const { sql, proxy, tls, close } = await behindProxy(10, { tls: overTls });
     let endTransaction!: () => void;
     const transactionEnds = new Promise<void>((r) => (endTransaction = r));
     try {
@@ -116,6 +136,7 @@ describe('answer watch, a path that stalls every open connection of a pool', () 
       });
       await transactionOpen;
       await Promise.all(Array.from({ length: 9 }, () => sql`SELECT pg_sleep(0.2)`));
+      if (tls) expect(tls.secured, 'every connection over TLS').toBe(10);
       proxy.stallOpen();
 
       const outcomes: string[] = [];

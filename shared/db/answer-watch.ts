@@ -37,6 +37,30 @@ interface Watched {
   overdue: boolean;
 }
 
+/** What the patched postgres.js calls on a socket the `socket` option made, once it has made a TLS socket over it. */
+interface TlsUpgradable {
+  onTlsUpgrade?: (tlsSocket: Socket) => void;
+}
+
+/**
+ * Reads what postgres.js writes to `socket` and reads from it into `w.exchanges`, and when it
+ * last heard anything. Data arrives only after postgres.js has added its own listener (the
+ * socket is not connected yet; over TLS, the server says nothing before the startup message
+ * postgres.js sends once listening), so listening does not take bytes from it.
+ */
+function readWire(w: Watched, socket: Socket): void {
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (chunk instanceof Uint8Array) w.exchanges.sentBytes(chunk);
+    else if (typeof chunk === 'string') w.exchanges.sentBytes(Buffer.from(chunk));
+    return write(chunk, ...rest);
+  }) as Socket['write'];
+  socket.on('data', (chunk: Buffer) => {
+    w.heardAt = performance.now();
+    w.exchanges.receivedBytes(chunk);
+  });
+}
+
 /**
  * Closes a connection that has sent Postgres something and heard nothing back for
  * `timeoutMs`. postgres.js has no per-query timeout, and `connect_timeout` covers only
@@ -51,11 +75,12 @@ interface Watched {
  * the last byte it received: a stall that begins once part of what it awaits has arrived
  * (the first of two pipelined answers, the start of a long result) is caught too. An idle
  * connection, or one inside a transaction while its request does something else, is never
- * closed. Under TLS the messages cannot be read, and the sockets' byte counts stand in
- * (read on a timer: postgres.js replaces the socket's listeners, and its reads and writes
- * bypass the JS socket, while the counts still move): there a read ends a wait, so such a
- * stall, or one of a statement sent within the same tick (tickMs) as an answer arrived,
- * is caught at the connection's next write only.
+ * closed. Over TLS the messages are read on the TLS socket postgres.js makes, in the clear
+ * (postgres.js hands it over: patches/). A connection whose messages cannot be read
+ * (`opaque`: none that postgres.js opens, but a cancel request's) falls back to the
+ * socket's byte counts, read on a timer: there a read ends a wait, so a stall after part of
+ * an answer, or of a statement sent within the same tick (tickMs) as an answer arrived, is
+ * caught at the connection's next write only.
  *
  * A connection closed for its silence takes with it the pool's idle connections (nothing
  * unanswered, outside a transaction) that have heard nothing since its wait began: a
@@ -65,8 +90,7 @@ interface Watched {
  * nothing sent (postgres.js opens a new one for its next query), and leaves no transaction
  * half done, so a connection that was fine costs a reconnect only. One case costs more: a
  * statement handed to it in the same instant, whose write postgres.js defers to the end
- * of the loop turn, fails as the silent connection's statements do (a 503). Under TLS an
- * idle connection cannot be told apart, and waits for its own bound.
+ * of the loop turn, fails as the silent connection's statements do (a 503).
  */
 export function answerWatch(timeoutMs: number): AnswerWatch {
   const watched = new Set<Watched>();
@@ -144,22 +168,19 @@ export function answerWatch(timeoutMs: number): AnswerWatch {
         // postgres.js reads these for TLS's server name and its errors' messages.
         Object.assign(socket, { host: target.host[i], port: target.port[i] });
       }
-      const exchanges = new WireExchanges();
-      // What postgres.js writes and reads passes here too while the connection is plaintext
-      // (a TLS upgrade takes these listeners off, and writes go to the TLS socket: opaque).
-      // Data arrives only after postgres.js has added its own listener (the socket is not
-      // connected yet), so listening does not take bytes from it.
-      const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
-      socket.write = ((chunk: unknown, ...rest: unknown[]) => {
-        if (chunk instanceof Uint8Array) exchanges.sentBytes(chunk);
-        else if (typeof chunk === 'string') exchanges.sentBytes(Buffer.from(chunk));
-        return write(chunk, ...rest);
-      }) as Socket['write'];
-      const w: Watched = { socket, exchanges, read: 0, written: 0, waitingSince: null, heardAt: performance.now(), overdue: false };
-      socket.on('data', (chunk: Buffer) => {
-        w.heardAt = performance.now();
-        exchanges.receivedBytes(chunk);
-      });
+      const w: Watched = { socket, exchanges: new WireExchanges(), read: 0, written: 0, waitingSince: null, heardAt: performance.now(), overdue: false };
+      readWire(w, socket);
+      // Asked for TLS, postgres.js hands over the TLS socket it made over this one (patches/):
+      // the protocol passes there in the clear, from its startup message on, and the watch
+      // follows it, and closes it on a timeout. (This socket's own exchanges went opaque at
+      // the SSLRequest.)
+      (socket as Socket & TlsUpgradable).onTlsUpgrade = (tlsSocket) => {
+        w.socket = tlsSocket;
+        w.exchanges = new WireExchanges();
+        w.read = 0;
+        w.written = 0;
+        readWire(w, tlsSocket);
+      };
       watched.add(w);
       timer ??= setInterval(tick, tickMs).unref();
       return socket;

@@ -18,7 +18,9 @@
  * is a connection with nothing unanswered, outside one.
  *
  * A connection that asks for TLS (SSLRequest) or sends a CancelRequest becomes opaque
- * (`opaque`: its messages can no longer be read), and the caller falls back to bytes.
+ * (`opaque`: its messages can no longer be read here). Over TLS the caller reads the TLS
+ * socket's clear side with a new instance, from its startup message on; else it falls
+ * back to bytes.
  */
 const SSL_REQUEST_CODE = 80877103;
 const CANCEL_REQUEST_CODE = 80877102;
