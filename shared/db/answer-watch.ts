@@ -31,7 +31,7 @@ interface Watched {
   written: number;
   /** Since when the connection has sent bytes and received none; null: it is not waiting. */
   waitingSince: number | null;
-  /** When it last received a byte (when it was opened, before the first); plaintext only. */
+  /** When its socket last received a byte (when it was opened, before the first); over TLS, the TLS socket. */
   heardAt: number;
   /** The bound was found passed on one tick already. */
   overdue: boolean;
