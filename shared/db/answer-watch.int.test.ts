@@ -37,18 +37,28 @@ describe('answer watch', () => {
   });
 });
 
+/** How a test's pool reaches Postgres: in the clear, over TLS, or asking for TLS of a server without it. */
+type Path = 'clear' | 'tls' | 'tls refused';
+const paths = [
+  ['in the clear', 'clear'],
+  ['over TLS', 'tls'],
+  ['asking a server without TLS for it (sslmode=prefer)', 'tls refused'],
+] as const satisfies ReadonlyArray<readonly [string, Path]>;
+
 /**
  * A pool of `max` connections with the answer watch, reaching a database of its own through
- * a TCP proxy (`proxy`, to stall the path); with `tls`, over TLS (`sslmode=require`) to a
- * proxy that ends it in front of that one.
+ * a TCP proxy (`proxy`, to stall the path). Over TLS (`sslmode=require`) it reaches a proxy
+ * that ends TLS in front of that one; with `sslmode=prefer` the machine's server, which has
+ * TLS off, refuses it and the connection goes on in the clear.
  */
-async function behindProxy(max: number, options: { tls?: boolean } = {}) {
+async function behindProxy(max: number, path: Path = 'clear') {
   const db = await createTestDatabase('postgres');
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(db.url).port || 5432) });
-  const tls = options.tls ? await startPostgresTlsProxy({ host: '127.0.0.1', port: proxy.port }) : null;
+  const tls = path === 'tls' ? await startPostgresTlsProxy({ host: '127.0.0.1', port: proxy.port }) : null;
   const url = new URL(db.url);
   url.host = `127.0.0.1:${tls?.port ?? proxy.port}`;
-  if (tls) url.searchParams.set('sslmode', 'require');
+  if (path === 'tls') url.searchParams.set('sslmode', 'require');
+  if (path === 'tls refused') url.searchParams.set('sslmode', 'prefer');
   const sql = connectPostgres(url.toString(), { max, answerTimeoutMs: BOUND_MS });
   const close = async () => {
     proxy.unstall();
@@ -60,16 +70,13 @@ async function behindProxy(max: number, options: { tls?: boolean } = {}) {
   return { sql, proxy, tls, close };
 }
 
-describe.each([
-  ['in the clear', false],
-  ['over TLS', true],
-])('answer watch, a path that stalls (%s)', (_, overTls) => {
+describe.each(paths)('answer watch, a path that stalls (%s)', (_, path) => {
   it('bounds the answer to a pipelined statement once an earlier one of the batch was answered', async () => {
     // Sent together; the first answer arrives at once, the second not for 5 s. Before, that
     // first answer ended the connection's wait, and the second was waited for unbounded
     // (as a stalled path after the first answer would have been: for ever). Over TLS it was
     // so until the watch read the protocol there too: byte counts cannot tell the answers apart.
-    const { sql, close } = await behindProxy(2, { tls: overTls });
+    const { sql, close } = await behindProxy(2, path);
     try {
       const started = Date.now();
       const outcome = await sql
@@ -91,7 +98,7 @@ describe.each([
     // postgres.js asks for a new statement's parameter types first (Parse, Describe, Flush:
     // no Sync, so no ReadyForQuery answers it), then runs it. Before, a stall right then went
     // unseen: the webhooks sender's insert waited for ever (postgres-stall.int, 1 run in 10).
-    const { sql, proxy, close } = await behindProxy(1, { tls: overTls });
+    const { sql, proxy, close } = await behindProxy(1, path);
     try {
       await sql`SELECT 1`;
       proxy.stallOpen();
@@ -113,15 +120,12 @@ describe.each([
   });
 });
 
-describe.each([
-  ['in the clear', false],
-  ['over TLS', true],
-])('answer watch, a path that stalls every open connection of a pool (%s)', (_, overTls) => {
+describe.each(paths)('answer watch, a path that stalls every open connection of a pool (%s)', (_, path) => {
   it('recovers within one bound however many connections were open, and keeps a transaction left open meanwhile', async () => {
     // A failover behind a load balancer: every open connection stops passing anything on,
     // new ones work. Before, each idle connection was found stalled by a statement of its
     // own, each failing after a whole bound: ten connections, ten bounds (13 s at 1 s).
-    const { sql, proxy, tls, close } = await behindProxy(10, { tls: overTls });
+    const { sql, proxy, tls, close } = await behindProxy(10, path);
     let endTransaction!: () => void;
     const transactionEnds = new Promise<void>((r) => (endTransaction = r));
     try {

@@ -74,7 +74,7 @@ describe('WireExchanges', () => {
     expect(x.unanswered).toBe(0);
   });
 
-  it('is opaque once TLS is asked for, and for a cancel request', () => {
+  it('is opaque once TLS is asked for, and for a cancel request; readable again when the server refuses TLS', () => {
     const tls = new WireExchanges();
     tls.sentBytes(first(80877103));
     tls.receivedBytes(Buffer.from('S'));
@@ -82,6 +82,16 @@ describe('WireExchanges', () => {
     expect(tls.opaque).toBe(true);
     expect(tls.unanswered).toBe(0);
     expect(tls.idle, 'its transaction state cannot be read').toBe(false);
+    const refused = new WireExchanges();
+    refused.sentBytes(first(80877103));
+    expect(refused.opaque, 'until the server answers').toBe(true);
+    refused.receivedBytes(Buffer.from('N'));
+    expect(refused.opaque, 'refused: the clear goes on').toBe(false);
+    refused.sentBytes(startup);
+    expect(refused.unanswered).toBe(1);
+    refused.receivedBytes(Buffer.concat([message('R', Buffer.alloc(4)), ready]));
+    expect(refused.unanswered).toBe(0);
+    expect(refused.idle).toBe(true);
     const cancel = new WireExchanges();
     cancel.sentBytes(first(80877102, Buffer.alloc(8)));
     expect(cancel.opaque).toBe(true);

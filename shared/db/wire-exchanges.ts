@@ -20,7 +20,8 @@
  * A connection that asks for TLS (SSLRequest) or sends a CancelRequest becomes opaque
  * (`opaque`: its messages can no longer be read here). Over TLS the caller reads the TLS
  * socket's clear side with a new instance, from its startup message on; else it falls
- * back to bytes.
+ * back to bytes. A server that refuses TLS ('N') leaves the connection in the clear, and
+ * readable again.
  */
 const SSL_REQUEST_CODE = 80877103;
 const CANCEL_REQUEST_CODE = 80877102;
@@ -29,6 +30,8 @@ const SYNC = 0x53; // 'S'
 const QUERY = 0x51; // 'Q'
 const READY_FOR_QUERY = 0x5a; // 'Z'
 const FLUSH = 0x48; // 'H'
+/** The server's answer to an SSLRequest that refuses it. */
+const SSL_REFUSED = 0x4e; // 'N'
 /** ReadyForQuery's transaction status: idle, outside a transaction. */
 const NOT_IN_TRANSACTION = 0x49; // 'I'
 /** The server's messages that end what a Flush asked for: RowDescription, NoData, CommandComplete, PortalSuspended, EmptyQueryResponse, ErrorResponse. */
@@ -61,6 +64,11 @@ class MessageSplitter {
     this.untyped = untyped;
     this.onMessage = onMessage;
     this.onFirstBodyByte = onFirstBodyByte;
+  }
+
+  /** The next message has no type byte (a startup message after a refused SSLRequest). */
+  expectUntyped(): void {
+    this.untyped = true;
   }
 
   feed(chunk: Uint8Array): void {
@@ -106,11 +114,16 @@ export class WireExchanges {
   /** A Flush sent and its answer not ended; it follows the answers to the first `flushAfter` exchanges. */
   private flushed = false;
   private flushAfter = 0;
+  /** An SSLRequest was sent and its one-byte answer has not come: 'S' (TLS follows) or 'N' (the clear goes on). */
+  private sslAnswerDue = false;
   /** The last ReadyForQuery's transaction status; null until it has come (none yet, or its byte is still on the way). */
   private status: number | null = null;
   private readonly sent = new MessageSplitter(true, (type, code) => {
     if (type === null) {
-      if (code === SSL_REQUEST_CODE || code === CANCEL_REQUEST_CODE || code === GSSENC_REQUEST_CODE) this.isOpaque = true;
+      if (code === SSL_REQUEST_CODE) {
+        this.isOpaque = true;
+        this.sslAnswerDue = true;
+      } else if (code === CANCEL_REQUEST_CODE || code === GSSENC_REQUEST_CODE) this.isOpaque = true;
       else this.asked++; // the startup message: answered once authentication is done
     } else if (type === SYNC || type === QUERY) this.asked++;
     else if (type === FLUSH) {
@@ -140,6 +153,15 @@ export class WireExchanges {
 
   /** Bytes the server sent. */
   receivedBytes(chunk: Uint8Array): void {
+    if (this.sslAnswerDue && chunk.length > 0) {
+      // Refused ('N', as `sslmode=prefer` takes it from a server without TLS), the connection
+      // goes on in the clear with its startup message: readable again.
+      this.sslAnswerDue = false;
+      if (chunk[0] !== SSL_REFUSED) return;
+      this.isOpaque = false;
+      this.sent.expectUntyped();
+      chunk = chunk.subarray(1);
+    }
     if (!this.isOpaque) this.received.feed(chunk);
   }
 
