@@ -168,6 +168,10 @@ describe('dashboard live states in chromium', () => {
     const to = asked7.get('to')!;
     await expect.poll(() => caption.textContent()).toBe(captionOf(addDays(to, -29), to));
     expect(await table.locator('tbody tr').count()).toBe(30);
+    // Still the tablets' figures (every visit was made today, within both ranges): the device
+    // filter stays across the range change, as the old check of the 30 days' request held.
+    expect(new URL(page.url()).searchParams.get('device')).toBe('tablet');
+    expect(digits(await page.locator('[data-kpi="Clicks"]').textContent())).toBe(tablets);
     await page.close();
   }, 60_000);
 
